@@ -1,0 +1,130 @@
+//! Starting the project's daemon on demand. Concurrent clients serialize on a start lock,
+//! so exactly one spawns it; the spawned daemon reports readiness on a pipe (`ready
+//! <socket>`), so nobody sleeps and guesses.
+
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::error::ClientError;
+use crate::paths::ProjectPaths;
+
+/// How long a starting daemon may take to become ready (it migrates the schema first).
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The `coordd` binary: `$COORDD_BIN`, else beside the running executable, else `PATH`.
+pub fn daemon_binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("COORDD_BIN").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let exe = format!("coordd{}", std::env::consts::EXE_SUFFIX);
+    if let Ok(me) = std::env::current_exe()
+        && let Some(dir) = me.parent()
+    {
+        let beside = dir.join(&exe);
+        if beside.is_file() {
+            return beside;
+        }
+        // `cargo test` puts test binaries in target/<profile>/deps.
+        if let Some(up) = dir.parent().map(|d| d.join(&exe))
+            && dir.ends_with("deps")
+            && up.is_file()
+        {
+            return up;
+        }
+    }
+    PathBuf::from(exe)
+}
+
+/// What happened when we tried to start the daemon.
+pub enum Started {
+    /// Our daemon (or one started meanwhile by someone else) is ready.
+    Ready,
+    /// Another daemon holds the database lock; it is (or is about to be) listening.
+    AlreadyRunning,
+}
+
+/// Start the daemon for `paths` in the background and wait until it is ready. Blocking:
+/// call it from `spawn_blocking`. `still_down` is re-checked under the start lock, so a
+/// client that waited for another client's start does not start a second daemon.
+pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Started, ClientError> {
+    let unavailable = |reason: String| ClientError::DaemonUnavailable { db: paths.db.clone(), reason };
+    let dir = paths.db.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| unavailable(format!("cannot create {}: {e}", dir.display())))?;
+    let start_lock_path = paths.lock.with_extension("start");
+    let start_lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&start_lock_path)
+        .map_err(|e| unavailable(format!("cannot open {}: {e}", start_lock_path.display())))?;
+    start_lock.lock().map_err(|e| unavailable(format!("cannot lock {}: {e}", start_lock_path.display())))?;
+    if !still_down() {
+        return Ok(Started::Ready);
+    }
+
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&paths.log)
+        .map_err(|e| unavailable(format!("cannot open log {}: {e}", paths.log.display())))?;
+    let bin = daemon_binary();
+    let mut cmd = Command::new(&bin);
+    cmd.arg("serve")
+        .arg("--db")
+        .arg(&paths.db)
+        .arg("--log-file")
+        .arg(&paths.log)
+        .arg("--notify-ready")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log));
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // Own process group: a Ctrl-C in the caller's terminal does not kill the daemon.
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn().map_err(|e| unavailable(format!("cannot start {}: {e}", bin.display())))?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let r = BufReader::new(stdout).read_line(&mut line).map(|_| line);
+        let _ = tx.send(r);
+    });
+    let outcome = rx.recv_timeout(READY_TIMEOUT);
+    drop(start_lock);
+    match outcome {
+        Ok(Ok(line)) if line.starts_with("ready") => {
+            // Reap the daemon when it eventually exits, without blocking anyone.
+            std::thread::spawn(move || child.wait());
+            Ok(Started::Ready)
+        }
+        Ok(_) => {
+            let status = child.wait().ok();
+            let tail = log_tail(&paths.log);
+            if tail.contains("already running") {
+                return Ok(Started::AlreadyRunning);
+            }
+            Err(unavailable(format!(
+                "the daemon exited during start-up ({}); last log lines from {}:\n{tail}",
+                status.map_or("unknown status".into(), |s| s.to_string()),
+                paths.log.display()
+            )))
+        }
+        Err(_) => Err(unavailable(format!(
+            "the daemon did not become ready within {READY_TIMEOUT:?}; see {}",
+            paths.log.display()
+        ))),
+    }
+}
+
+fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join("\n")
+}

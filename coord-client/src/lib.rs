@@ -1,0 +1,240 @@
+//! coord-client: the typed async Rust client of coordd, used by the `inbox` and `orch` CLIs
+//! and by any Rust program that wants to coordinate through a project's daemon.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), coord_client::ClientError> {
+//! use coord_client::{Client, ConnectOptions};
+//! use coord_proto::types::FetchParams;
+//!
+//! let client = Client::connect(ConnectOptions::for_cwd(None)).await?;
+//! let work = client.fetch(FetchParams { agent: "backend-worker".into(), ..Default::default() }).await?;
+//! println!("{} pending threads", work.threads.len());
+//! # Ok(()) }
+//! ```
+//!
+//! Calls go through the `CoordApiClient` trait that jsonrpsee generates from
+//! `coord_proto::api`; this crate adds the socket transport, daemon auto-start, the
+//! protocol-version handshake and [`ClientError`].
+
+pub mod autostart;
+mod error;
+pub mod paths;
+pub mod socket;
+pub mod transport;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use coord_proto::PROTOCOL_VERSION;
+use coord_proto::api::CoordApiClient;
+use coord_proto::types::*;
+use jsonrpsee::core::client::{ClientBuilder, Subscription};
+
+pub use error::ClientError;
+pub use paths::ProjectPaths;
+
+/// How to reach the daemon.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    pub paths: ProjectPaths,
+    /// Start the daemon when none is listening (default true; off with `COORD_NO_AUTOSTART=1`).
+    pub autostart: bool,
+}
+
+impl ConnectOptions {
+    /// The project around the current directory, or an explicit database.
+    pub fn for_cwd(db: Option<&Path>) -> Self {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Self::for_dir(db, &cwd)
+    }
+
+    pub fn for_dir(db: Option<&Path>, cwd: &Path) -> Self {
+        ConnectOptions { paths: paths::resolve(db, cwd), autostart: !autostart_disabled_by_env() }
+    }
+}
+
+/// True when `COORD_NO_AUTOSTART` is set to anything but empty, `0` or `false`.
+pub fn autostart_disabled_by_env() -> bool {
+    std::env::var("COORD_NO_AUTOSTART").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
+}
+
+/// A connection to one daemon.
+pub struct Client {
+    rpc: jsonrpsee::core::client::Client,
+    hello: HelloResult,
+}
+
+fn is_down(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), NotFound | ConnectionRefused)
+}
+
+impl Client {
+    /// Connect to the project's daemon, starting it first if needed and allowed.
+    pub async fn connect(opts: ConnectOptions) -> Result<Client, ClientError> {
+        let paths = &opts.paths;
+        match socket::connect(&paths.socket).await {
+            Ok(stream) => return Self::handshake(stream).await,
+            Err(e) if !is_down(&e) => return Err(ClientError::Connect { socket: paths.socket.clone(), source: e }),
+            Err(_) if !opts.autostart => {
+                return Err(ClientError::DaemonUnavailable {
+                    db: paths.db.clone(),
+                    reason: format!(
+                        "nothing listens on {} and auto-start is off (--no-autostart or COORD_NO_AUTOSTART); \
+                         start it with `coordd serve`",
+                        paths.socket.display()
+                    ),
+                });
+            }
+            Err(_) => {}
+        }
+        let p = paths.clone();
+        let started = tokio::task::spawn_blocking(move || {
+            let sock = p.socket.clone();
+            autostart::start(&p, move || sync_connect(&sock).is_err())
+        })
+        .await
+        .map_err(|e| ClientError::Transport(format!("auto-start task failed: {e}")))??;
+        match started {
+            autostart::Started::Ready => {}
+            autostart::Started::AlreadyRunning => {
+                // Another daemon won the lock a moment ago and binds right after taking it.
+                let mut delay = Duration::from_millis(2);
+                for _ in 0..12 {
+                    if socket::connect(&paths.socket).await.is_ok() {
+                        break;
+                    }
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+            }
+        }
+        let stream = socket::connect(&paths.socket)
+            .await
+            .map_err(|e| ClientError::Connect { socket: paths.socket.clone(), source: e })?;
+        Self::handshake(stream).await
+    }
+
+    /// Connect to a socket path directly, without auto-start.
+    pub async fn connect_socket(path: &Path) -> Result<Client, ClientError> {
+        let stream =
+            socket::connect(path).await.map_err(|e| ClientError::Connect { socket: path.to_path_buf(), source: e })?;
+        Self::handshake(stream).await
+    }
+
+    async fn handshake(stream: interprocess::local_socket::tokio::Stream) -> Result<Client, ClientError> {
+        let (r, w) = tokio::io::split(stream);
+        let (tx, rx) = transport::new(r, w);
+        let rpc = ClientBuilder::default()
+            .request_timeout(Duration::from_secs(600))
+            .max_buffer_capacity_per_subscription(4096)
+            .build_with_tokio(tx, rx);
+        let hello = rpc.hello().await?;
+        if hello.protocol_version != PROTOCOL_VERSION {
+            return Err(ClientError::ProtocolMismatch {
+                server: hello.protocol_version,
+                server_version: hello.version,
+                client: PROTOCOL_VERSION,
+            });
+        }
+        Ok(Client { rpc, hello })
+    }
+
+    /// What the daemon said at connect time (version, pid, socket, db, ...).
+    pub fn hello(&self) -> &HelloResult {
+        &self.hello
+    }
+
+    /// The generated jsonrpsee client, for calls not wrapped here.
+    pub fn rpc(&self) -> &jsonrpsee::core::client::Client {
+        &self.rpc
+    }
+
+    /// Ask the daemon again for its status.
+    pub async fn status(&self) -> Result<HelloResult, ClientError> {
+        Ok(self.rpc.hello().await?)
+    }
+
+    pub async fn shutdown(&self, reason: Option<String>) -> Result<ShutdownResult, ClientError> {
+        Ok(self.rpc.shutdown(ShutdownParams { reason }).await?)
+    }
+
+    pub async fn init(&self) -> Result<InitResult, ClientError> {
+        Ok(self.rpc.init().await?)
+    }
+
+    pub async fn send(&self, p: SendParams) -> Result<MessageResult, ClientError> {
+        Ok(self.rpc.send(p).await?)
+    }
+
+    pub async fn fetch(&self, p: FetchParams) -> Result<ThreadsResult, ClientError> {
+        Ok(self.rpc.fetch(p).await?)
+    }
+
+    pub async fn claim(&self, p: ClaimParams) -> Result<LeaseResult, ClientError> {
+        Ok(self.rpc.claim(p).await?)
+    }
+
+    pub async fn renew(&self, p: RenewParams) -> Result<LeaseResult, ClientError> {
+        Ok(self.rpc.renew(p).await?)
+    }
+
+    pub async fn update(&self, p: UpdateParams) -> Result<MessageResult, ClientError> {
+        Ok(self.rpc.update(p).await?)
+    }
+
+    pub async fn reply(&self, p: ReplyParams) -> Result<MessageResult, ClientError> {
+        Ok(self.rpc.reply(p).await?)
+    }
+
+    pub async fn done(&self, p: FinishParams) -> Result<MessageResult, ClientError> {
+        Ok(self.rpc.done(p).await?)
+    }
+
+    pub async fn fail(&self, p: FinishParams) -> Result<MessageResult, ClientError> {
+        Ok(self.rpc.fail(p).await?)
+    }
+
+    pub async fn cancel(&self, p: CancelParams) -> Result<MessageResult, ClientError> {
+        Ok(self.rpc.cancel(p).await?)
+    }
+
+    pub async fn list(&self, p: ListParams) -> Result<ThreadsResult, ClientError> {
+        Ok(self.rpc.list(p).await?)
+    }
+
+    pub async fn show(&self, p: ShowParams) -> Result<ShowResult, ClientError> {
+        Ok(self.rpc.show(p).await?)
+    }
+
+    pub async fn mark_read(&self, p: MarkReadParams) -> Result<MarkReadResult, ClientError> {
+        Ok(self.rpc.mark_read(p).await?)
+    }
+
+    pub async fn events(&self, p: EventsListParams) -> Result<EventsResult, ClientError> {
+        Ok(self.rpc.events_list(p).await?)
+    }
+
+    /// Subscribe to matching events: first those stored after the filter's cursor, then
+    /// new ones as they commit.
+    pub async fn subscribe(&self, filter: EventFilter) -> Result<EventStream, ClientError> {
+        Ok(EventStream { inner: self.rpc.subscribe_events(filter).await? })
+    }
+}
+
+/// A live event subscription.
+pub struct EventStream {
+    inner: Subscription<Event>,
+}
+
+impl EventStream {
+    /// The next event; `None` when the daemon ended the subscription or the connection.
+    pub async fn next(&mut self) -> Option<Result<Event, ClientError>> {
+        self.inner.next().await.map(|r| r.map_err(|e| ClientError::Transport(format!("bad event notification: {e}"))))
+    }
+}
+
+fn sync_connect(path: &Path) -> std::io::Result<()> {
+    use interprocess::local_socket::traits::Stream as _;
+    interprocess::local_socket::Stream::connect(socket::name(path)?).map(drop)
+}

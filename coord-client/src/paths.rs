@@ -1,0 +1,159 @@
+//! Where a project's daemon lives: project root discovery, the database, and the socket,
+//! lock and log files beside it. The daemon and every client compute the same paths from
+//! the same inputs, so they always meet.
+
+use std::path::{Path, PathBuf};
+
+use coord_proto::{DB_FILE, SOCKET_FILE};
+
+/// Longest socket path used as is. Linux allows 107 bytes, macOS 103; stay under both.
+pub const MAX_SOCKET_PATH: usize = 100;
+
+/// The files of one project's coordination state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectPaths {
+    /// The database file (`<project>/.agents/coord.db` by default).
+    pub db: PathBuf,
+    /// The local socket the daemon listens on.
+    pub socket: PathBuf,
+    /// True when the natural socket path was too long and `socket` is the short fallback.
+    pub socket_fallback: bool,
+    /// The daemon's lock file; it also records the pid and socket of the running daemon.
+    pub lock: PathBuf,
+    /// Where an auto-started daemon logs.
+    pub log: PathBuf,
+}
+
+/// The project root for `cwd`: the nearest ancestor holding a `.agents/` folder, else the
+/// nearest git root, else `cwd` itself.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    for dir in cwd.ancestors() {
+        if dir.join(".agents").is_dir() {
+            return dir.to_path_buf();
+        }
+    }
+    for dir in cwd.ancestors() {
+        if dir.join(".git").exists() {
+            return dir.to_path_buf();
+        }
+    }
+    cwd.to_path_buf()
+}
+
+/// Resolve the paths for an explicit database, or for the project around `cwd`.
+/// Relative `db` paths are taken from `cwd`.
+pub fn resolve(db: Option<&Path>, cwd: &Path) -> ProjectPaths {
+    let db = match db {
+        Some(p) if p.is_absolute() => p.to_path_buf(),
+        Some(p) => cwd.join(p),
+        None => project_root(cwd).join(".agents").join(DB_FILE),
+    };
+    let db = normalize(&db);
+    let dir = db.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let file = db.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let sibling = |suffix: &str| -> PathBuf {
+        if file == DB_FILE { dir.join(format!("coordd.{suffix}")) } else { dir.join(format!("{file}.coordd.{suffix}")) }
+    };
+    let natural = if file == DB_FILE { dir.join(SOCKET_FILE) } else { sibling("sock") };
+    let (socket, socket_fallback) =
+        if natural.as_os_str().len() > MAX_SOCKET_PATH { (fallback_socket(&db), true) } else { (natural, false) };
+    ProjectPaths { socket, socket_fallback, lock: sibling("lock"), log: sibling("log"), db }
+}
+
+/// Make a path absolute and drop `.` and `..` components without touching the disk
+/// (the database may not exist yet). Symlinked parents are resolved when they exist.
+fn normalize(p: &Path) -> PathBuf {
+    if let (Some(parent), Some(name)) = (p.parent(), p.file_name())
+        && let Ok(real) = std::fs::canonicalize(parent)
+    {
+        return real.join(name);
+    }
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A short socket path in the user's runtime directory, unique per database.
+fn fallback_socket(db: &Path) -> PathBuf {
+    let hash = fnv1a(db.as_os_str().as_encoded_bytes());
+    runtime_dir().join(format!("coordd-{hash:016x}.sock"))
+}
+
+/// `$XDG_RUNTIME_DIR`, else a per-user folder under the temp dir.
+pub fn runtime_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        let p = PathBuf::from(d);
+        if p.is_dir() {
+            return p;
+        }
+    }
+    #[cfg(unix)]
+    let user = format!("coordd-{}", current_uid());
+    #[cfg(not(unix))]
+    let user = "coordd".to_string();
+    let base = if cfg!(unix) { PathBuf::from("/tmp") } else { std::env::temp_dir() };
+    base.join(user)
+}
+
+#[cfg(unix)]
+fn current_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// 64-bit FNV-1a: stable across processes and builds (unlike std's hasher).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_layout_under_agents() {
+        let tmp = std::env::temp_dir().join(format!("coord-paths-{}", std::process::id()));
+        std::fs::create_dir_all(tmp.join("sub/.agents")).unwrap();
+        let deep = tmp.join("sub/a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        let p = resolve(None, &deep);
+        let root = std::fs::canonicalize(tmp.join("sub")).unwrap();
+        assert_eq!(p.db, root.join(".agents/coord.db"));
+        assert_eq!(p.socket, root.join(".agents/coordd.sock"));
+        assert_eq!(p.lock, root.join(".agents/coordd.lock"));
+        assert_eq!(p.log, root.join(".agents/coordd.log"));
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn custom_db_name_gets_its_own_socket_and_lock() {
+        let p = resolve(Some(Path::new("/x/y/other.db")), Path::new("/"));
+        assert_eq!(p.socket, PathBuf::from("/x/y/other.db.coordd.sock"));
+        assert_eq!(p.lock, PathBuf::from("/x/y/other.db.coordd.lock"));
+        assert!(!p.socket_fallback);
+    }
+
+    #[test]
+    fn long_paths_fall_back_to_a_short_stable_socket() {
+        let long = format!("/{}/coord.db", "d".repeat(150));
+        let a = resolve(Some(Path::new(&long)), Path::new("/"));
+        let b = resolve(Some(Path::new(&long)), Path::new("/"));
+        assert!(a.socket_fallback);
+        assert_eq!(a.socket, b.socket);
+        assert!(a.socket.as_os_str().len() <= MAX_SOCKET_PATH);
+        assert!(a.lock.starts_with(format!("/{}", "d".repeat(150))));
+    }
+}

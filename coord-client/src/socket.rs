@@ -1,0 +1,33 @@
+//! Local-socket names and connections, the same on both ends: a Unix socket file on Unix,
+//! a named pipe (derived from the socket path) on Windows.
+
+use std::io;
+use std::path::Path;
+
+use interprocess::local_socket::Name;
+
+/// The interprocess name for a socket path.
+pub fn name(path: &Path) -> io::Result<Name<'static>> {
+    #[cfg(unix)]
+    {
+        use interprocess::local_socket::{GenericFilePath, ToFsName};
+        path.to_path_buf().to_fs_name::<GenericFilePath>()
+    }
+    #[cfg(windows)]
+    {
+        use interprocess::local_socket::{GenericNamespaced, ToNsName};
+        // Named pipes live in their own namespace; derive a stable name from the path.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in path.as_os_str().as_encoded_bytes() {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("coordd-{h:016x}").to_ns_name::<GenericNamespaced>()
+    }
+}
+
+/// Connect to the daemon's socket.
+pub async fn connect(path: &Path) -> io::Result<interprocess::local_socket::tokio::Stream> {
+    use interprocess::local_socket::traits::tokio::Stream as _;
+    interprocess::local_socket::tokio::Stream::connect(name(path)?).await
+}

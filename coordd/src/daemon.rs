@@ -1,0 +1,214 @@
+//! The daemon's life: take the lock, replace a stale socket, bind (mode 0600), open the
+//! store, announce readiness, accept connections until SIGTERM/SIGINT or
+//! `system.shutdown`, then close connections, drain the writer and remove the socket.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use coord_client::paths::ProjectPaths;
+use coord_proto::PROTOCOL_VERSION;
+use interprocess::local_socket::ListenerOptions;
+use interprocess::local_socket::traits::tokio::Listener as _;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::lockfile::{Acquire, DaemonLock, LockInfo};
+use crate::rpc::{self, DaemonInfo};
+use crate::sqlite::SqliteStore;
+use crate::{transport, util};
+
+/// How long connections get to finish in-flight calls at shutdown.
+const DRAIN: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("coordd is already running for {db} (pid {pid}, socket {socket})")]
+    AlreadyRunning { db: String, pid: String, socket: String },
+    #[error("{context}: {source}")]
+    Io { context: String, source: std::io::Error },
+    #[error("cannot open the database {db}: {source}")]
+    Store { db: String, source: Box<crate::error::Error> },
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
+    let context = context.into();
+    move |source| DaemonError::Io { context, source }
+}
+
+pub struct ServeOptions {
+    pub paths: ProjectPaths,
+    /// Print `ready <socket>` on stdout once serving (used by auto-start).
+    pub notify_ready: bool,
+}
+
+/// Run the daemon until it is told to stop.
+pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
+    let paths = opts.paths;
+    let dir = paths.db.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    std::fs::create_dir_all(&dir).map_err(io(format!("cannot create {}", dir.display())))?;
+
+    let mut lock = match DaemonLock::try_acquire(&paths.lock)
+        .map_err(io(format!("cannot open lock file {}", paths.lock.display())))?
+    {
+        Acquire::Acquired(l) => l,
+        Acquire::Held(info) => {
+            return Err(DaemonError::AlreadyRunning {
+                db: paths.db.display().to_string(),
+                pid: info.as_ref().map_or("unknown".into(), |i| i.pid.to_string()),
+                socket: info.map_or(paths.socket.display().to_string(), |i| i.socket),
+            });
+        }
+    };
+
+    let listener = bind(&paths).await?;
+    let started = Instant::now();
+    let started_at = util::ts(util::now());
+    lock.write_info(&LockInfo {
+        pid: std::process::id(),
+        socket: paths.socket.display().to_string(),
+        socket_fallback: paths.socket_fallback,
+        db: paths.db.display().to_string(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        protocol_version: PROTOCOL_VERSION,
+        started_at: started_at.clone(),
+    })
+    .map_err(io(format!("cannot write lock file {}", lock.path().display())))?;
+
+    let db_path = paths.db.clone();
+    let store = tokio::task::spawn_blocking(move || {
+        SqliteStore::open(db_path.clone())
+            .map_err(|source| DaemonError::Store { db: db_path.display().to_string(), source: Box::new(source) })
+    })
+    .await
+    .map_err(|e| io("database open task failed")(std::io::Error::other(e)))??;
+    let store = Arc::new(store);
+
+    let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
+    let info = DaemonInfo {
+        socket: paths.socket.display().to_string(),
+        db: paths.db.display().to_string(),
+        started_at,
+        started,
+    };
+    let methods: jsonrpsee::Methods = rpc::module(store.clone(), info, shutdown_tx.clone()).into();
+
+    tracing::info!(socket = %paths.socket.display(), db = %paths.db.display(), pid = std::process::id(), "coordd ready");
+    if opts.notify_ready {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "ready {}", paths.socket.display());
+        let _ = out.flush();
+    }
+
+    let signals = shutdown_signal();
+    tokio::pin!(signals);
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(stream) => {
+                    let (r, w) = tokio::io::split(stream);
+                    conns.spawn(transport::serve(r, w, methods.clone(), shutdown_rx.clone()));
+                }
+                Err(e) => tracing::warn!(error = %e, "accept failed"),
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            sig = &mut signals => {
+                tracing::info!(signal = sig, "shutting down");
+                break;
+            }
+            _ = shutdown_rx.changed() => {
+                tracing::info!("shutting down on request");
+                break;
+            }
+        }
+    }
+    let _ = shutdown_tx.send(true);
+    drop(listener);
+    let _ = std::fs::remove_file(&paths.socket);
+    let drained = tokio::time::timeout(DRAIN, async { while conns.join_next().await.is_some() {} }).await;
+    if drained.is_err() {
+        tracing::warn!("connections did not finish within {DRAIN:?}; closing them");
+        conns.abort_all();
+    }
+    drop(methods);
+    match Arc::try_unwrap(store) {
+        Ok(store) => tokio::task::spawn_blocking(move || store.close()).await.ok().unwrap_or(()),
+        Err(_) => tracing::warn!("store still in use at shutdown; the writer stops when the process exits"),
+    }
+    drop(lock);
+    tracing::info!("coordd stopped");
+    Ok(())
+}
+
+/// Bind the socket, replacing a stale one. We hold the lock, so a socket file that nobody
+/// answers on is stale by definition; one that answers means another daemon somehow serves
+/// it, and we refuse rather than steal it.
+async fn bind(paths: &ProjectPaths) -> Result<interprocess::local_socket::tokio::Listener, DaemonError> {
+    if paths.socket_fallback
+        && let Some(parent) = paths.socket.parent()
+    {
+        create_private_dir(parent)?;
+    }
+    let name = coord_client::socket::name(&paths.socket).map_err(io("invalid socket name"))?;
+    #[cfg(unix)]
+    if paths.socket.exists() {
+        if coord_client::socket::connect(&paths.socket).await.is_ok() {
+            return Err(DaemonError::AlreadyRunning {
+                db: paths.db.display().to_string(),
+                pid: "unknown".into(),
+                socket: paths.socket.display().to_string(),
+            });
+        }
+        tracing::warn!(socket = %paths.socket.display(), "removing stale socket");
+        std::fs::remove_file(&paths.socket)
+            .map_err(io(format!("cannot remove stale socket {}", paths.socket.display())))?;
+    }
+    let opts = ListenerOptions::new().name(name).reclaim_name(true);
+    #[cfg(unix)]
+    let opts = {
+        use interprocess::os::unix::local_socket::ListenerOptionsExt;
+        opts.mode(0o600)
+    };
+    opts.create_tokio().map_err(io(format!("cannot listen on {}", paths.socket.display())))
+}
+
+fn create_private_dir(dir: &std::path::Path) -> Result<(), DaemonError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        if !dir.is_dir() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(io(format!("cannot create {}", dir.display())))?;
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))
+    }
+}
+
+/// Resolves with the name of the first SIGTERM or SIGINT (Ctrl-C on Windows).
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            (Ok(mut term), Ok(mut int)) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            },
+            _ => std::future::pending().await,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "ctrl-c"
+    }
+}

@@ -1,0 +1,136 @@
+//! Versioned, append-only schema migrations. The schema version is SQLite's `user_version`.
+//! Never edit a shipped migration: add a new one at the end of [`MIGRATIONS`].
+
+use rusqlite::Connection;
+
+/// Each entry moves the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the inbox core (threads, messages, leases, artifacts, events) from the inbox CLI
+    // contract, plus lease generations, event context columns and per-agent read marks.
+    r#"
+    CREATE TABLE threads (
+        thread_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        assigned_to TEXT NOT NULL,
+        status TEXT NOT NULL,
+        priority TEXT NOT NULL DEFAULT 'normal',
+        latest_message_id TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE messages (
+        message_id TEXT PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        body TEXT NOT NULL DEFAULT '',
+        payload_json TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        event_id INTEGER NOT NULL DEFAULT 0,
+        FOREIGN KEY(thread_id) REFERENCES threads(thread_id)
+    );
+    CREATE TABLE leases (
+        thread_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        lease_token TEXT NOT NULL,
+        claimed_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        released_at TEXT,
+        generation INTEGER NOT NULL DEFAULT 1
+    );
+    CREATE TABLE artifacts (
+        artifact_id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        metadata_json TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        FOREIGN KEY(message_id) REFERENCES messages(message_id)
+    );
+    CREATE TABLE events (
+        event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        message_id TEXT,
+        summary TEXT NOT NULL DEFAULT '',
+        payload_json TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        actor TEXT NOT NULL DEFAULT '',
+        assigned_to TEXT NOT NULL DEFAULT '',
+        created_by TEXT NOT NULL DEFAULT '',
+        thread_status TEXT NOT NULL DEFAULT '',
+        message_kind TEXT
+    );
+    CREATE TABLE reads (
+        agent_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        read_event_id INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, thread_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_threads_status_assigned ON threads(status, assigned_to, updated_at);
+    CREATE INDEX idx_threads_created_by ON threads(created_by, status);
+    CREATE INDEX idx_threads_run_task ON threads(run_id, task_id);
+    CREATE INDEX idx_messages_thread_created ON messages(thread_id, created_at);
+    CREATE INDEX idx_messages_thread_event ON messages(thread_id, event_id);
+    CREATE INDEX idx_messages_to ON messages(to_agent, thread_id, event_id);
+    CREATE INDEX idx_artifacts_message ON artifacts(message_id);
+    CREATE INDEX idx_events_thread_event ON events(thread_id, event_id);
+    CREATE INDEX idx_events_run_event ON events(run_id, event_id);
+    "#,
+];
+
+/// The schema version this binary writes.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Apply every migration newer than the database's version, each in its own transaction.
+/// Refuses a database written by a newer coordd.
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > latest_version() {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
+            Some(format!(
+                "database schema version {current} is newer than this coordd supports ({})",
+                latest_version()
+            )),
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(latest_version())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_fresh_db_and_is_idempotent() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), latest_version());
+        assert_eq!(migrate(&mut conn).unwrap(), latest_version());
+        let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(v, latest_version());
+    }
+
+    #[test]
+    fn refuses_newer_schema() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", 999).unwrap();
+        assert!(migrate(&mut conn).is_err());
+    }
+}

@@ -1,0 +1,140 @@
+//! SQLite plumbing: opening the database (WAL), migrations, the single group-committing
+//! writer, the read-only connection pool and the in-process event bus. Domain modules
+//! (`inbox`, `events`) hold their own SQL and run it through [`Db::write`] and [`Db::read`].
+
+pub mod migrations;
+pub mod writer;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use coord_proto::types::Event;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::value::RawValue;
+use tokio::sync::broadcast;
+
+use crate::error::{Error, Result};
+pub use writer::WriteCtx;
+
+/// Capacity of the event bus; a subscriber that falls further behind resyncs from the
+/// database (see `events::subscription`).
+const BUS_CAPACITY: usize = 8192;
+/// Read-only connections in the pool.
+const READERS: u32 = 4;
+
+/// An event as published on the bus: the value and its JSON, serialized once for every
+/// subscriber.
+pub struct Published {
+    pub event: Event,
+    pub json: Box<RawValue>,
+}
+
+impl Published {
+    pub fn new(event: Event) -> serde_json::Result<Self> {
+        let json = serde_json::value::to_raw_value(&event)?;
+        Ok(Published { event, json })
+    }
+}
+
+/// The open database: one writer thread, a reader pool and the event bus.
+pub struct Db {
+    writer: writer::Writer,
+    readers: r2d2::Pool<SqliteConnectionManager>,
+    bus: broadcast::Sender<Arc<Published>>,
+    last_event_id: Arc<AtomicI64>,
+    schema_version: i64,
+    writer_thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(())
+}
+
+impl Db {
+    /// Open (creating if needed) and migrate the database at `path`.
+    pub fn open(path: &Path) -> Result<Db> {
+        let mut conn = Connection::open(path)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::Internal(format!("cannot enable WAL (journal_mode={mode})")));
+        }
+        configure(&conn)?;
+        let schema_version = migrations::migrate(&mut conn)?;
+        conn.execute_batch("PRAGMA optimize=0x10002")?;
+        let last: i64 = conn.query_row("SELECT COALESCE(MAX(event_id), 0) FROM events", [], |r| r.get(0))?;
+
+        let manager = SqliteConnectionManager::file(path)
+            .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .with_init(|c| {
+                c.busy_timeout(std::time::Duration::from_secs(5))?;
+                c.pragma_update(None, "query_only", "ON")
+            });
+        let readers = r2d2::Pool::builder().max_size(READERS).min_idle(Some(1)).build(manager)?;
+
+        let (bus, _) = broadcast::channel(BUS_CAPACITY);
+        let last_event_id = Arc::new(AtomicI64::new(last));
+        let (writer, handle) = writer::Writer::spawn(conn, bus.clone(), last_event_id.clone())
+            .map_err(|e| Error::Internal(format!("cannot start writer thread: {e}")))?;
+        Ok(Db {
+            writer,
+            readers,
+            bus,
+            last_event_id,
+            schema_version,
+            writer_thread: std::sync::Mutex::new(Some(handle)),
+        })
+    }
+
+    /// Run `f` in the group-committed write transaction; returns after the commit.
+    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
+    {
+        self.writer.write(f).await
+    }
+
+    /// Run `f` on a pooled read-only connection, off the async executor threads.
+    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let pool = self.readers.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = pool.get()?;
+            f(&conn)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("read task failed: {e}")))?
+    }
+
+    /// Subscribe to events published after their commit.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
+        self.bus.subscribe()
+    }
+
+    /// Id of the newest committed and published event.
+    pub fn last_event_id(&self) -> i64 {
+        self.last_event_id.load(Ordering::SeqCst)
+    }
+
+    pub fn schema_version(&self) -> i64 {
+        self.schema_version
+    }
+
+    /// Stop accepting writes, let the writer finish what is queued, and checkpoint.
+    pub fn close(self) {
+        let Db { writer, readers, writer_thread, .. } = self;
+        drop(writer);
+        drop(readers);
+        if let Some(h) = writer_thread.lock().ok().and_then(|mut g| g.take()) {
+            let _ = h.join();
+        }
+    }
+}

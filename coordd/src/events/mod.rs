@@ -1,0 +1,218 @@
+//! The shared event stream: appending events inside write transactions, filtering them
+//! (in SQL for stored events, in memory for live ones; both agree), listing them, and the
+//! subscription loop that replays then streams (see [`subscription`]).
+
+pub mod subscription;
+
+use coord_proto::DEFAULT_LIMIT;
+use coord_proto::types::*;
+use rusqlite::{Connection, OptionalExtension, params_from_iter, types::Value as SqlValue};
+use serde_json::Value;
+
+use crate::db::WriteCtx;
+use crate::error::{Error, Result};
+use crate::inbox;
+
+/// Which layer writes inbox events.
+pub const SOURCE_INBOX: &str = "inbox";
+
+/// An event about to be written: the thread's state after the change and what caused it.
+pub struct Draft<'a> {
+    pub event_type: EventType,
+    pub thread: &'a Thread,
+    pub actor: &'a str,
+    pub message_id: Option<&'a str>,
+    pub message_kind: Option<MessageKind>,
+    pub summary: &'a str,
+    pub payload: &'a Value,
+    pub created_at: &'a str,
+}
+
+/// Insert the event row and return its id. The caller publishes it with [`publish`] once
+/// everything it refers to is written.
+pub fn insert(conn: &Connection, d: &Draft<'_>) -> Result<i64> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO events (run_id, task_id, thread_id, source, event_type, message_id, summary, \
+         payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?;
+    stmt.execute(rusqlite::params![
+        d.thread.run_id,
+        d.thread.task_id,
+        d.thread.thread_id,
+        SOURCE_INBOX,
+        d.event_type.as_str(),
+        d.message_id,
+        d.summary,
+        d.payload.to_string(),
+        d.created_at,
+        d.actor,
+        d.thread.assigned_to,
+        d.thread.created_by,
+        d.thread.status.as_str(),
+        d.message_kind.map(|k| k.as_str()),
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Queue the event for publication after the commit.
+pub fn publish(ctx: &mut WriteCtx<'_>, id: i64, d: &Draft<'_>, message: Option<Message>) {
+    ctx.push_event(Event {
+        event_id: id,
+        event_type: d.event_type,
+        source: SOURCE_INBOX.to_string(),
+        run_id: d.thread.run_id.clone(),
+        task_id: d.thread.task_id.clone(),
+        thread_id: d.thread.thread_id.clone(),
+        actor: d.actor.to_string(),
+        assigned_to: d.thread.assigned_to.clone(),
+        created_by: d.thread.created_by.clone(),
+        thread_status: d.thread.status,
+        message_id: d.message_id.map(str::to_string),
+        summary: d.summary.to_string(),
+        payload_json: d.payload.clone(),
+        created_at: d.created_at.to_string(),
+        message,
+    });
+}
+
+/// A filter whose message cursor has been turned into an event id.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub after: i64,
+    pub f: EventFilter,
+}
+
+/// Check a filter and turn `after_message` into an event cursor. `default_after` applies
+/// when neither cursor is given.
+pub fn resolve(conn: &Connection, f: EventFilter, default_after: i64) -> Result<Resolved> {
+    if let Some(a) = &f.agent {
+        inbox::check_agent("agent", a)?;
+    }
+    if let Some(t) = &f.thread_id {
+        inbox::check_id("thread_id", t)?;
+        let exists = conn.prepare_cached("SELECT 1 FROM threads WHERE thread_id = ?1")?.exists([t])?;
+        if !exists {
+            return Err(Error::not_found(format!("thread '{t}' not found")));
+        }
+    }
+    let mut after = match f.after_event {
+        Some(n) if n < 0 => return Err(Error::invalid("after_event must not be negative")),
+        Some(n) => n,
+        None => default_after,
+    };
+    if let Some(mid) = &f.after_message {
+        let ev: Option<(i64, String)> = conn
+            .prepare_cached("SELECT event_id, thread_id FROM messages WHERE message_id = ?1")?
+            .query_row([mid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let (ev, thread) = ev.ok_or_else(|| Error::not_found(format!("message '{mid}' not found")))?;
+        if let Some(t) = &f.thread_id
+            && *t != thread
+        {
+            return Err(Error::invalid(format!("message '{mid}' is not in thread '{t}'")));
+        }
+        after = if f.after_event.is_some() { after.max(ev) } else { ev };
+    }
+    Ok(Resolved { after, f })
+}
+
+impl Resolved {
+    /// Does a live event pass the filter? Must agree with [`Resolved::sql`].
+    pub fn matches(&self, e: &Event) -> bool {
+        let f = &self.f;
+        let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        e.event_id > self.after
+            && eq(&f.thread_id, &e.thread_id)
+            && eq(&f.run_id, &e.run_id)
+            && eq(&f.task_id, &e.task_id)
+            && f.agent.as_deref().is_none_or(|a| (e.assigned_to == a || e.created_by == a) && e.actor != a)
+            && (f.statuses.is_empty() || f.statuses.contains(&e.thread_status))
+            && (f.event_types.is_empty() || f.event_types.contains(&e.event_type))
+            && (f.kinds.is_empty() || e.message.as_ref().is_some_and(|m| f.kinds.contains(&m.kind)))
+    }
+
+    /// WHERE clause and arguments selecting the same events as [`Resolved::matches`].
+    fn sql(&self) -> (String, Vec<SqlValue>) {
+        let f = &self.f;
+        let mut args: Vec<SqlValue> = vec![SqlValue::Integer(self.after)];
+        let mut clauses = vec!["e.event_id > ?1".to_string()];
+        for (col, v) in [("thread_id", &f.thread_id), ("run_id", &f.run_id), ("task_id", &f.task_id)] {
+            if let Some(v) = v {
+                args.push(SqlValue::Text(v.clone()));
+                clauses.push(format!("e.{col} = ?{}", args.len()));
+            }
+        }
+        if let Some(a) = &f.agent {
+            args.push(SqlValue::Text(a.clone()));
+            let n = args.len();
+            clauses.push(format!("((e.assigned_to = ?{n} OR e.created_by = ?{n}) AND e.actor <> ?{n})"));
+        }
+        let statuses: Vec<&str> = f.statuses.iter().map(|s| s.as_str()).collect();
+        let types: Vec<&str> = f.event_types.iter().map(|s| s.as_str()).collect();
+        let kinds: Vec<&str> = f.kinds.iter().map(|s| s.as_str()).collect();
+        for (col, vals) in [("thread_status", statuses), ("event_type", types), ("message_kind", kinds)] {
+            if vals.is_empty() {
+                continue;
+            }
+            let mut marks = Vec::with_capacity(vals.len());
+            for v in vals {
+                args.push(SqlValue::Text(v.to_string()));
+                marks.push(format!("?{}", args.len()));
+            }
+            clauses.push(format!("e.{col} IN ({})", marks.join(",")));
+        }
+        (clauses.join(" AND "), args)
+    }
+}
+
+const EVENT_COLUMNS: &str = "e.event_id, e.event_type, e.source, e.run_id, e.task_id, e.thread_id, \
+     e.actor, e.assigned_to, e.created_by, e.thread_status, e.message_id, e.summary, \
+     e.payload_json, e.created_at";
+
+fn event_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
+    let conv =
+        |i: usize, e: String| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into());
+    let et: String = row.get(1)?;
+    let st: String = row.get(9)?;
+    let payload: String = row.get(12)?;
+    Ok(Event {
+        event_id: row.get(0)?,
+        event_type: et.parse().map_err(|e| conv(1, e))?,
+        source: row.get(2)?,
+        run_id: row.get(3)?,
+        task_id: row.get(4)?,
+        thread_id: row.get(5)?,
+        actor: row.get(6)?,
+        assigned_to: row.get(7)?,
+        created_by: row.get(8)?,
+        thread_status: st.parse().map_err(|e| conv(9, e))?,
+        message_id: row.get(10)?,
+        summary: row.get(11)?,
+        payload_json: serde_json::from_str(&payload).map_err(|e| conv(12, e.to_string()))?,
+        created_at: row.get(13)?,
+        message: None,
+    })
+}
+
+/// Stored events matching the filter, in order, each with its message.
+pub fn query(conn: &Connection, r: &Resolved, limit: u32) -> Result<Vec<Event>> {
+    let (clause, args) = r.sql();
+    let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE {clause} ORDER BY e.event_id LIMIT {limit}");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut events: Vec<Event> = stmt.query_map(params_from_iter(args), event_from_row)?.collect::<Result<_, _>>()?;
+    for e in &mut events {
+        if let Some(mid) = &e.message_id {
+            e.message = inbox::read::message(conn, mid)?;
+        }
+    }
+    Ok(events)
+}
+
+/// `events.list`: stored events after the cursor (from the start by default).
+pub fn list(conn: &Connection, p: EventsListParams) -> Result<EventsResult> {
+    let limit = inbox::check_limit(p.limit, DEFAULT_LIMIT)?;
+    let last_event_id: i64 = conn.query_row("SELECT COALESCE(MAX(event_id), 0) FROM events", [], |r| r.get(0))?;
+    let r = resolve(conn, p.filter, 0)?;
+    Ok(EventsResult { events: query(conn, &r, limit)?, last_event_id })
+}

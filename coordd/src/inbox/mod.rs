@@ -1,0 +1,196 @@
+//! The inbox domain: threads, messages, leases, artifacts and read marks.
+//!
+//! `write` holds the state-changing operations (each runs inside the writer's transaction
+//! and appends its event there); `read` holds the queries that run on the reader pool.
+//! This file holds what both share: row mapping and input validation.
+
+pub mod read;
+pub mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::str::FromStr;
+
+use coord_proto::types::{Artifact, ArtifactInput, LeaseView, Message, MessageInput, Thread};
+use coord_proto::{MAX_LIMIT, types::ThreadStatus};
+use rusqlite::Row;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Columns of [`thread_from_row`], with the current lease joined in.
+pub const THREAD_COLUMNS: &str = "t.thread_id, t.run_id, t.task_id, t.subject, t.created_by, \
+     t.assigned_to, t.status, t.priority, t.latest_message_id, t.created_at, t.updated_at, \
+     l.agent_id, l.generation, l.claimed_at, l.expires_at, l.released_at";
+/// `FROM` clause matching [`THREAD_COLUMNS`].
+pub const THREAD_FROM: &str = "threads t LEFT JOIN leases l ON l.thread_id = t.thread_id";
+
+/// Columns of [`message_from_row`].
+pub const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
+     m.summary, m.body, m.payload_json, m.created_at, m.event_id";
+
+/// Columns of [`artifact_from_row`].
+pub const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
+
+fn parse<T: FromStr<Err = String>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
+    let s: String = row.get(idx)?;
+    T::from_str(&s).map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into()))
+}
+
+fn json(row: &Row<'_>, idx: usize) -> rusqlite::Result<Value> {
+    let s: String = row.get(idx)?;
+    serde_json::from_str(&s)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into()))
+}
+
+/// Map a row selected with [`THREAD_COLUMNS`]; `now` decides whether the lease is active.
+pub fn thread_from_row(row: &Row<'_>, now: &str) -> rusqlite::Result<Thread> {
+    let lease_agent: Option<String> = row.get(11)?;
+    let lease = match lease_agent {
+        None => None,
+        Some(agent_id) => {
+            let expires_at: String = row.get(14)?;
+            let released_at: Option<String> = row.get(15)?;
+            Some(LeaseView {
+                agent_id,
+                generation: row.get(12)?,
+                claimed_at: row.get(13)?,
+                active: released_at.is_none() && expires_at.as_str() > now,
+                expires_at,
+            })
+        }
+    };
+    Ok(Thread {
+        thread_id: row.get(0)?,
+        run_id: row.get(1)?,
+        task_id: row.get(2)?,
+        subject: row.get(3)?,
+        created_by: row.get(4)?,
+        assigned_to: row.get(5)?,
+        status: parse(row, 6)?,
+        priority: parse(row, 7)?,
+        latest_message_id: row.get(8)?,
+        created_at: row.get(9)?,
+        updated_at: row.get(10)?,
+        lease,
+    })
+}
+
+/// Map a row selected with [`MESSAGE_COLUMNS`] (artifacts are loaded separately).
+pub fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
+    Ok(Message {
+        message_id: row.get(0)?,
+        thread_id: row.get(1)?,
+        from_agent: row.get(2)?,
+        to_agent: row.get(3)?,
+        kind: parse(row, 4)?,
+        summary: row.get(5)?,
+        body: row.get(6)?,
+        payload_json: json(row, 7)?,
+        created_at: row.get(8)?,
+        event_id: row.get(9)?,
+        artifacts: Vec::new(),
+    })
+}
+
+/// Map a row selected with [`ARTIFACT_COLUMNS`].
+pub fn artifact_from_row(row: &Row<'_>) -> rusqlite::Result<Artifact> {
+    Ok(Artifact {
+        artifact_id: row.get(0)?,
+        message_id: row.get(1)?,
+        path: row.get(2)?,
+        kind: row.get(3)?,
+        metadata_json: json(row, 4)?,
+        created_at: row.get(5)?,
+    })
+}
+
+/// Longest agent name, id or subject accepted.
+const MAX_NAME: usize = 200;
+/// Longest summary accepted.
+const MAX_SUMMARY: usize = 4000;
+
+/// An agent name: non-empty, at most 200 characters, no whitespace or control characters.
+pub fn check_agent(field: &str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::invalid(format!("{field} is required")));
+    }
+    if value.chars().count() > MAX_NAME {
+        return Err(Error::invalid(format!("{field} is longer than {MAX_NAME} characters")));
+    }
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::invalid(format!("{field} '{value}' contains whitespace or control characters")));
+    }
+    Ok(())
+}
+
+/// A required identifier such as a thread id.
+pub fn check_id(field: &str, value: &str) -> Result<()> {
+    if value.trim().is_empty() {
+        return Err(Error::invalid(format!("{field} is required")));
+    }
+    if value.len() > MAX_NAME {
+        return Err(Error::invalid(format!("{field} is longer than {MAX_NAME} characters")));
+    }
+    Ok(())
+}
+
+/// A message's summary, payload and artifacts.
+pub fn check_message(input: &MessageInput) -> Result<()> {
+    check_summary(&input.summary)?;
+    if let Some(p) = &input.payload_json {
+        check_object("payload_json", p)?;
+    }
+    check_artifacts(&input.artifacts)
+}
+
+pub fn check_summary(summary: &str) -> Result<()> {
+    if summary.trim().is_empty() {
+        return Err(Error::invalid("summary is required and must not be blank"));
+    }
+    if summary.chars().count() > MAX_SUMMARY {
+        return Err(Error::invalid(format!("summary is longer than {MAX_SUMMARY} characters")));
+    }
+    Ok(())
+}
+
+pub fn check_object(field: &str, v: &Value) -> Result<()> {
+    if !v.is_object() {
+        return Err(Error::invalid(format!("{field} must be a JSON object, got {v}")));
+    }
+    Ok(())
+}
+
+pub fn check_artifacts(artifacts: &[ArtifactInput]) -> Result<()> {
+    for a in artifacts {
+        if a.path.trim().is_empty() {
+            return Err(Error::invalid("artifact path must not be empty"));
+        }
+        if let Some(k) = &a.kind
+            && k.trim().is_empty()
+        {
+            return Err(Error::invalid("artifact kind must not be empty"));
+        }
+        if let Some(m) = &a.metadata_json {
+            check_object("artifact metadata_json", m)?;
+        }
+    }
+    Ok(())
+}
+
+/// A `limit`: 1..=MAX_LIMIT, defaulting to `default`.
+pub fn check_limit(limit: Option<u32>, default: u32) -> Result<u32> {
+    match limit {
+        None => Ok(default),
+        Some(0) => Err(Error::invalid("limit must be at least 1")),
+        Some(n) if n > MAX_LIMIT => Err(Error::invalid(format!("limit must be at most {MAX_LIMIT}"))),
+        Some(n) => Ok(n),
+    }
+}
+
+/// SQL placeholder list for a set of statuses, and their text values.
+pub fn status_list(statuses: &[ThreadStatus]) -> (String, Vec<String>) {
+    let marks = vec!["?"; statuses.len()].join(",");
+    (marks, statuses.iter().map(|s| s.as_str().to_string()).collect())
+}

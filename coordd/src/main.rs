@@ -1,0 +1,183 @@
+//! The `coordd` binary: `serve` runs the daemon in the foreground, `status` and `stop` talk
+//! to a running one.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use coord_client::{Client, ClientError, ConnectOptions, paths};
+use coordd::daemon::{self, DaemonError, ServeOptions};
+
+/// The per-project coordination daemon for teams of coding agents.
+///
+/// One daemon serves one project: it owns `<project>/.agents/coord.db` (SQLite, WAL) and
+/// listens on `<project>/.agents/coordd.sock`, speaking JSON-RPC 2.0, one message per line.
+/// The project is found by walking up to a `.agents/` folder, else the git root, else the
+/// current directory. The `inbox` and `orch` CLIs start it on demand.
+#[derive(Parser)]
+#[command(name = "coordd", version, about, long_about)]
+struct Cli {
+    /// Database file (default: <project>/.agents/coord.db); the socket sits beside it.
+    #[arg(long, global = true, env = "COORD_DB", value_name = "PATH")]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the daemon in the foreground, logging to stderr (or --log-file).
+    Serve {
+        /// Append logs to this file instead of stderr.
+        #[arg(long, value_name = "FILE")]
+        log_file: Option<PathBuf>,
+        /// Print `ready <socket>` on stdout once accepting connections (for launchers).
+        #[arg(long)]
+        notify_ready: bool,
+    },
+    /// Report version, protocol version, pid, socket, database and uptime.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the running daemon and wait until it has exited.
+    Stop {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let paths = paths::resolve(cli.db.as_deref(), &std::env::current_dir().unwrap_or_else(|_| ".".into()));
+    let result = match cli.command {
+        Cmd::Serve { log_file, notify_ready } => serve(paths, log_file, notify_ready),
+        Cmd::Status { json } => runtime().and_then(|rt| rt.block_on(status(paths, json))),
+        Cmd::Stop { json } => runtime().and_then(|rt| rt.block_on(stop(paths, json))),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("coordd: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+fn serve(paths: paths::ProjectPaths, log_file: Option<PathBuf>, notify_ready: bool) -> anyhow::Result<ExitCode> {
+    init_tracing(log_file.as_deref())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("coordd")
+        .build()
+        .context("cannot start the async runtime")?;
+    match rt.block_on(daemon::serve(ServeOptions { paths, notify_ready })) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e @ DaemonError::AlreadyRunning { .. }) => {
+            tracing::error!("{e}");
+            eprintln!("coordd: {e}");
+            Ok(ExitCode::from(3))
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            Err(e.into())
+        }
+    }
+}
+
+fn init_tracing(log_file: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("COORDD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open log file {}", path.display()))?;
+            builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+        }
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+    Ok(())
+}
+
+async fn connect_existing(paths: &paths::ProjectPaths) -> Result<Client, ClientError> {
+    Client::connect(ConnectOptions { paths: paths.clone(), autostart: false }).await
+}
+
+async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
+    let client = match connect_existing(&paths).await {
+        Ok(c) => c,
+        Err(ClientError::DaemonUnavailable { .. }) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"ok": true, "running": false, "db": paths.db, "socket": paths.socket})
+                );
+            } else {
+                println!("coordd is not running for {}", paths.db.display());
+            }
+            return Ok(ExitCode::from(3));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let h = client.status().await?;
+    let lock = coordd::lockfile::read_info(&paths.lock);
+    if json {
+        let mut v = serde_json::to_value(&h)?;
+        v["ok"] = true.into();
+        v["running"] = true.into();
+        v["lock_file"] = paths.lock.display().to_string().into();
+        v["socket_fallback"] = lock.as_ref().is_some_and(|l| l.socket_fallback).into();
+        println!("{v}");
+    } else {
+        println!("coordd {} (protocol {}) running", h.version, h.protocol_version);
+        println!("  pid         {}", h.pid);
+        println!("  socket      {}{}", h.socket, if paths.socket_fallback { " (short fallback path)" } else { "" });
+        println!("  db          {}", h.db);
+        println!("  lock file   {}", paths.lock.display());
+        println!("  started     {}", h.started_at);
+        println!("  uptime      {}", humantime::format_duration(std::time::Duration::from_secs(h.uptime_ms / 1000)));
+        println!("  last event  {}", h.last_event_id);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
+    let client = match connect_existing(&paths).await {
+        Ok(c) => c,
+        Err(ClientError::DaemonUnavailable { .. }) => {
+            if json {
+                println!("{}", serde_json::json!({"ok": true, "stopped": false, "running": false}));
+            } else {
+                println!("coordd is not running for {}", paths.db.display());
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let pid = client.shutdown(Some("coordd stop".into())).await?.pid;
+    drop(client);
+    let lock = paths.lock.clone();
+    let exited =
+        tokio::task::spawn_blocking(move || coordd::lockfile::wait_released(&lock, std::time::Duration::from_secs(30)))
+            .await??;
+    if !exited {
+        anyhow::bail!("coordd (pid {pid}) did not exit within 30 s");
+    }
+    if json {
+        println!("{}", serde_json::json!({"ok": true, "stopped": true, "pid": pid}));
+    } else {
+        println!("coordd (pid {pid}) stopped");
+    }
+    Ok(ExitCode::SUCCESS)
+}

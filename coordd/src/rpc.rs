@@ -1,0 +1,136 @@
+//! The one place where every JSON-RPC method is registered: [`Rpc`] implements the
+//! `CoordApiServer` trait generated from `coord_proto::api`, delegating to the [`Store`]
+//! seam. No storage logic lives here.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use coord_proto::PROTOCOL_VERSION;
+use coord_proto::api::CoordApiServer;
+use coord_proto::types::*;
+use jsonrpsee::core::{RpcResult, SubscriptionResult, async_trait};
+use jsonrpsee::{PendingSubscriptionSink, RpcModule};
+use tokio::sync::watch;
+
+use crate::events::subscription;
+use crate::store::Store;
+
+/// Static facts about the running daemon, reported by `system.hello`.
+#[derive(Debug, Clone)]
+pub struct DaemonInfo {
+    pub socket: String,
+    pub db: String,
+    pub started_at: String,
+    pub started: Instant,
+}
+
+pub struct Rpc<S> {
+    store: Arc<S>,
+    info: DaemonInfo,
+    methods: Vec<String>,
+    shutdown: watch::Sender<bool>,
+}
+
+/// Build the module holding every method. `shutdown` is set when a client asks the daemon
+/// to stop.
+pub fn module<S: Store>(store: Arc<S>, info: DaemonInfo, shutdown: watch::Sender<bool>) -> RpcModule<Rpc<S>> {
+    // Discover the names from the generated module itself, so the list cannot drift.
+    let names: Vec<String> = {
+        let probe = Rpc { store: store.clone(), info: info.clone(), methods: vec![], shutdown: shutdown.clone() };
+        let mut v: Vec<String> = probe.into_rpc().method_names().map(str::to_string).collect();
+        v.sort();
+        v
+    };
+    Rpc { store, info, methods: names, shutdown }.into_rpc()
+}
+
+#[async_trait]
+impl<S: Store> CoordApiServer for Rpc<S> {
+    async fn hello(&self) -> RpcResult<HelloResult> {
+        Ok(HelloResult {
+            server: "coordd".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            protocol_version: PROTOCOL_VERSION,
+            pid: std::process::id(),
+            socket: self.info.socket.clone(),
+            db: self.info.db.clone(),
+            started_at: self.info.started_at.clone(),
+            uptime_ms: self.info.started.elapsed().as_millis() as u64,
+            last_event_id: self.store.last_event_id(),
+            schema_version: self.store.info().schema_version,
+            methods: self.methods.clone(),
+        })
+    }
+
+    async fn shutdown(&self, params: ShutdownParams) -> RpcResult<ShutdownResult> {
+        tracing::info!(reason = params.reason.as_deref().unwrap_or("requested"), "shutdown requested");
+        let _ = self.shutdown.send(true);
+        Ok(ShutdownResult { pid: std::process::id() })
+    }
+
+    async fn init(&self) -> RpcResult<InitResult> {
+        let info = self.store.info();
+        Ok(InitResult {
+            db: info.location,
+            socket: self.info.socket.clone(),
+            schema_version: info.schema_version,
+            journal_mode: info.journal_mode,
+        })
+    }
+
+    async fn send(&self, params: SendParams) -> RpcResult<MessageResult> {
+        Ok(self.store.send(params).await?)
+    }
+
+    async fn fetch(&self, params: FetchParams) -> RpcResult<ThreadsResult> {
+        Ok(ThreadsResult { threads: self.store.fetch(params).await? })
+    }
+
+    async fn claim(&self, params: ClaimParams) -> RpcResult<LeaseResult> {
+        Ok(self.store.claim(params).await?)
+    }
+
+    async fn renew(&self, params: RenewParams) -> RpcResult<LeaseResult> {
+        Ok(self.store.renew(params).await?)
+    }
+
+    async fn update(&self, params: UpdateParams) -> RpcResult<MessageResult> {
+        Ok(self.store.update(params).await?)
+    }
+
+    async fn reply(&self, params: ReplyParams) -> RpcResult<MessageResult> {
+        Ok(self.store.reply(params).await?)
+    }
+
+    async fn done(&self, params: FinishParams) -> RpcResult<MessageResult> {
+        Ok(self.store.finish(params, ThreadStatus::Done).await?)
+    }
+
+    async fn fail(&self, params: FinishParams) -> RpcResult<MessageResult> {
+        Ok(self.store.finish(params, ThreadStatus::Failed).await?)
+    }
+
+    async fn cancel(&self, params: CancelParams) -> RpcResult<MessageResult> {
+        Ok(self.store.cancel(params).await?)
+    }
+
+    async fn list(&self, params: ListParams) -> RpcResult<ThreadsResult> {
+        Ok(ThreadsResult { threads: self.store.list(params).await? })
+    }
+
+    async fn show(&self, params: ShowParams) -> RpcResult<ShowResult> {
+        Ok(self.store.show(params).await?)
+    }
+
+    async fn mark_read(&self, params: MarkReadParams) -> RpcResult<MarkReadResult> {
+        Ok(self.store.mark_read(params).await?)
+    }
+
+    async fn events_list(&self, params: EventsListParams) -> RpcResult<EventsResult> {
+        Ok(self.store.events_list(params).await?)
+    }
+
+    async fn subscribe_events(&self, pending: PendingSubscriptionSink, filter: EventFilter) -> SubscriptionResult {
+        subscription::run(self.store.clone(), pending, filter).await
+    }
+}

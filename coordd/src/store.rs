@@ -1,0 +1,50 @@
+//! The storage seam. The RPC layer talks only to [`Store`]; [`crate::sqlite::SqliteStore`]
+//! is today's implementation. A PostgreSQL backend for teams spanning machines implements
+//! the same trait (LISTEN/NOTIFY in place of the in-process bus) without touching the
+//! protocol, the RPC layer or the CLIs.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use coord_proto::types::*;
+use tokio::sync::broadcast;
+
+use crate::db::Published;
+use crate::error::Result;
+use crate::events::Resolved;
+
+/// Facts about the backing store, for discovery and `inbox.init`.
+#[derive(Debug, Clone)]
+pub struct StoreInfo {
+    pub location: String,
+    pub schema_version: i64,
+    pub journal_mode: String,
+}
+
+/// Everything the protocol needs from storage. Writes return only after they are durable
+/// and their events are published; reads never write.
+pub trait Store: Send + Sync + 'static {
+    fn info(&self) -> StoreInfo;
+    /// Id of the newest published event.
+    fn last_event_id(&self) -> i64;
+    /// A receiver of events published from now on.
+    fn subscribe(&self) -> broadcast::Receiver<Arc<Published>>;
+
+    fn send(&self, p: SendParams) -> impl Future<Output = Result<MessageResult>> + Send;
+    fn claim(&self, p: ClaimParams) -> impl Future<Output = Result<LeaseResult>> + Send;
+    fn renew(&self, p: RenewParams) -> impl Future<Output = Result<LeaseResult>> + Send;
+    fn update(&self, p: UpdateParams) -> impl Future<Output = Result<MessageResult>> + Send;
+    fn reply(&self, p: ReplyParams) -> impl Future<Output = Result<MessageResult>> + Send;
+    fn finish(&self, p: FinishParams, status: ThreadStatus) -> impl Future<Output = Result<MessageResult>> + Send;
+    fn cancel(&self, p: CancelParams) -> impl Future<Output = Result<MessageResult>> + Send;
+    fn mark_read(&self, p: MarkReadParams) -> impl Future<Output = Result<MarkReadResult>> + Send;
+
+    fn fetch(&self, p: FetchParams) -> impl Future<Output = Result<Vec<Thread>>> + Send;
+    fn list(&self, p: ListParams) -> impl Future<Output = Result<Vec<Thread>>> + Send;
+    fn show(&self, p: ShowParams) -> impl Future<Output = Result<ShowResult>> + Send;
+    fn events_list(&self, p: EventsListParams) -> impl Future<Output = Result<EventsResult>> + Send;
+    /// Validate a filter and resolve its cursor (`default_after` when it names none).
+    fn resolve_filter(&self, f: EventFilter, default_after: i64) -> impl Future<Output = Result<Resolved>> + Send;
+    /// Stored events matching `r` (after `r.after`), oldest first, at most `limit`.
+    fn events_after(&self, r: Resolved, limit: u32) -> impl Future<Output = Result<Vec<Event>>> + Send;
+}

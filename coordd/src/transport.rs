@@ -1,0 +1,406 @@
+//! Newline-delimited JSON-RPC 2.0 over one local-socket connection, dispatched through the
+//! jsonrpsee [`Methods`] built in `rpc`.
+//!
+//! One reader loop parses lines and drives the in-flight calls of the connection; one
+//! writer task owns the socket's write half and flushes whenever its queue runs dry.
+//! Responses may go out in any order (clients match them by id). Subscriptions write their
+//! notifications into the same queue through a `MethodSink`. On read EOF the in-flight
+//! calls finish and their replies are flushed before the connection closes; subscriptions
+//! end with the connection. A line longer than [`MAX_REQUEST_BYTES`] is discarded with an
+//! error reply and the connection keeps going.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use coord_proto::MAX_REQUEST_BYTES;
+use coord_proto::error::{REQUEST_TOO_LARGE, TOO_MANY_SUBSCRIPTIONS};
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use jsonrpsee::core::id_providers::RandomIntegerIdProvider;
+use jsonrpsee::core::server::{
+    BoundedSubscriptions, ConnectionId, Extensions, MethodCallback, MethodResponse, MethodSink, Methods,
+    SubscriptionState,
+};
+use jsonrpsee::types::error::ErrorCode;
+use jsonrpsee::types::{ErrorObject, Id, Params, Request};
+use serde_json::value::RawValue;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::{mpsc, oneshot};
+
+/// Most subscriptions one connection may hold open.
+pub const MAX_SUBSCRIPTIONS_PER_CONNECTION: u32 = 4096;
+/// Outgoing messages queued per connection before senders wait.
+const OUT_QUEUE: usize = 1024;
+
+static NEXT_CONNECTION: AtomicUsize = AtomicUsize::new(1);
+static ID_PROVIDER: RandomIntegerIdProvider = RandomIntegerIdProvider;
+
+/// A response to write, or nothing (notifications and subscription calls answer themselves).
+type Reply = BoxFuture<'static, Option<Box<RawValue>>>;
+
+/// Serve one connection until the peer closes it or `shutdown` fires.
+pub async fn serve<R, W>(read: R, write: W, methods: Methods, mut shutdown: tokio::sync::watch::Receiver<bool>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let conn_id = ConnectionId(NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed));
+    let (tx, rx) = mpsc::channel::<Box<RawValue>>(OUT_QUEUE);
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let writer = tokio::spawn(write_loop(write, rx, stop_rx));
+    let subs = BoundedSubscriptions::new(MAX_SUBSCRIPTIONS_PER_CONNECTION);
+    let mut reader = LineReader::new(read);
+    let mut line = Vec::new();
+    let mut in_flight: FuturesUnordered<Reply> = FuturesUnordered::new();
+    let conn = Conn { methods, conn_id, sink: tx.clone(), subs };
+
+    loop {
+        tokio::select! {
+            read = reader.next(&mut line) => match read {
+                Ok(Line::Data) => {
+                    if let Some(reply) = conn.handle(&line) {
+                        in_flight.push(reply);
+                    }
+                }
+                Ok(Line::TooLong) => {
+                    let err = ErrorObject::owned(
+                        REQUEST_TOO_LARGE,
+                        format!("request line exceeds the {MAX_REQUEST_BYTES}-byte limit and was discarded"),
+                        Some(serde_json::json!({"code": "request_too_large", "limit": MAX_REQUEST_BYTES})),
+                    );
+                    let _ = tx.send(MethodResponse::error(Id::Null, err).into_json()).await;
+                }
+                Ok(Line::Eof) => break,
+                Err(e) => {
+                    tracing::debug!(conn = conn_id.0, error = %e, "read failed");
+                    break;
+                }
+            },
+            Some(reply) = in_flight.next(), if !in_flight.is_empty() => {
+                if let Some(json) = reply {
+                    let _ = tx.send(json).await;
+                }
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+    // Finish what the peer already asked for, then flush and close.
+    while let Some(reply) = in_flight.next().await {
+        if let Some(json) = reply {
+            let _ = tx.send(json).await;
+        }
+    }
+    drop(tx);
+    drop(conn);
+    let _ = stop_tx.send(());
+    let _ = writer.await;
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    write: W,
+    mut rx: mpsc::Receiver<Box<RawValue>>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    let mut out = BufWriter::with_capacity(64 * 1024, write);
+    loop {
+        let msg = tokio::select! {
+            m = rx.recv() => m,
+            _ = &mut stop => {
+                // Send what is already queued, then close.
+                while let Ok(m) = rx.try_recv() {
+                    if write_one(&mut out, &m).await.is_err() {
+                        return;
+                    }
+                }
+                let _ = out.flush().await;
+                let _ = out.shutdown().await;
+                return;
+            }
+        };
+        let Some(msg) = msg else { break };
+        if write_one(&mut out, &msg).await.is_err() {
+            return;
+        }
+        while let Ok(m) = rx.try_recv() {
+            if write_one(&mut out, &m).await.is_err() {
+                return;
+            }
+        }
+        if out.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = out.flush().await;
+}
+
+async fn write_one<W: AsyncWrite + Unpin>(out: &mut BufWriter<W>, msg: &RawValue) -> std::io::Result<()> {
+    out.write_all(msg.get().as_bytes()).await?;
+    out.write_all(b"\n").await
+}
+
+struct Conn {
+    methods: Methods,
+    conn_id: ConnectionId,
+    sink: mpsc::Sender<Box<RawValue>>,
+    subs: BoundedSubscriptions,
+}
+
+#[derive(serde::Deserialize)]
+struct IdOnly<'a> {
+    #[serde(borrow, default)]
+    id: Option<Id<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct NotificationOnly<'a> {
+    jsonrpc: jsonrpsee::types::TwoPointZero,
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
+}
+
+fn error_json(id: Id<'_>, code: ErrorCode) -> Box<RawValue> {
+    MethodResponse::error(id, ErrorObject::from(code)).into_json()
+}
+
+impl Conn {
+    /// Parse and start one line: a request, a notification (ignored) or a batch.
+    fn handle(&self, line: &[u8]) -> Option<Reply> {
+        let first = line.iter().find(|b| !b.is_ascii_whitespace())?;
+        if *first == b'[' {
+            return self.handle_batch(line);
+        }
+        match self.start(line, false) {
+            Started::Reply(r) => Some(r),
+            Started::Now(json) => Some(Box::pin(async move { Some(json) })),
+            Started::Nothing => None,
+        }
+    }
+
+    fn handle_batch(&self, line: &[u8]) -> Option<Reply> {
+        let items: Vec<&RawValue> = match serde_json::from_slice(line) {
+            Ok(v) => v,
+            Err(_) => {
+                let code = if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() {
+                    ErrorCode::InvalidRequest
+                } else {
+                    ErrorCode::ParseError
+                };
+                return Some(ready(error_json(Id::Null, code)));
+            }
+        };
+        if items.is_empty() {
+            return Some(ready(error_json(Id::Null, ErrorCode::InvalidRequest)));
+        }
+        let mut parts: Vec<Reply> = Vec::with_capacity(items.len());
+        for item in items {
+            match self.start(item.get().as_bytes(), true) {
+                Started::Reply(r) => parts.push(r),
+                Started::Now(json) => parts.push(ready(json)),
+                Started::Nothing => {}
+            }
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        Some(Box::pin(async move {
+            let done: Vec<Box<RawValue>> = futures::future::join_all(parts).await.into_iter().flatten().collect();
+            if done.is_empty() {
+                return None;
+            }
+            let joined = format!("[{}]", done.iter().map(|r| r.get()).collect::<Vec<_>>().join(","));
+            RawValue::from_string(joined).ok()
+        }))
+    }
+
+    fn start(&self, data: &[u8], in_batch: bool) -> Started {
+        let req: Request<'_> = match serde_json::from_slice(data) {
+            Ok(r) => r,
+            Err(_) => return self.bad_request(data),
+        };
+        let id = req.id.clone().into_owned();
+        // Every method takes one params object; accept it bare (by name) or wrapped in a
+        // one-element array (what the generated client sends).
+        let wrapped;
+        let params_str: Option<&str> = match req.params.as_deref().map(RawValue::get) {
+            Some(p) if p.trim_start().starts_with('{') => {
+                wrapped = format!("[{p}]");
+                Some(wrapped.as_str())
+            }
+            other => other,
+        };
+        let params = Params::new(params_str).into_owned();
+        let mut ext = Extensions::new();
+        ext.insert(self.conn_id);
+        let max = usize::MAX;
+        match self.methods.method(&req.method) {
+            None => Started::Now(error_json(id, ErrorCode::MethodNotFound)),
+            Some(MethodCallback::Sync(cb)) => Started::Now((cb)(id, params, max, ext).into_json()),
+            Some(MethodCallback::Async(cb)) => {
+                let fut = (cb)(id, params, self.conn_id, max, ext);
+                Started::Reply(Box::pin(async move { Some(fut.await.into_json()) }))
+            }
+            Some(MethodCallback::Unsubscription(cb)) => {
+                Started::Now((cb)(id, params, self.conn_id, max, ext).into_json())
+            }
+            Some(MethodCallback::Subscription(cb)) => {
+                if in_batch {
+                    let err = ErrorObject::owned(
+                        ErrorCode::InvalidRequest.code(),
+                        "subscriptions are not allowed inside a batch",
+                        None::<()>,
+                    );
+                    return Started::Now(MethodResponse::error(id, err).into_json());
+                }
+                let Some(permit) = self.subs.acquire() else {
+                    let err = ErrorObject::owned(
+                        TOO_MANY_SUBSCRIPTIONS,
+                        format!("at most {MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection"),
+                        None::<()>,
+                    );
+                    return Started::Now(MethodResponse::error(id, err).into_json());
+                };
+                let state =
+                    SubscriptionState { conn_id: self.conn_id, id_provider: &ID_PROVIDER, subscription_permit: permit };
+                let sink = MethodSink::new(self.sink.clone());
+                let fut = (cb)(id, params, sink, state, ext);
+                // The subscription answers its own call through the sink; the returned
+                // response is a copy kept for bookkeeping, so it is not sent again.
+                Started::Reply(Box::pin(async move {
+                    let _ = fut.await;
+                    None
+                }))
+            }
+        }
+    }
+
+    /// A line that is not a valid request: ignore notifications, report the rest.
+    fn bad_request(&self, data: &[u8]) -> Started {
+        if serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err() {
+            return Started::Now(error_json(Id::Null, ErrorCode::ParseError));
+        }
+        match serde_json::from_slice::<IdOnly<'_>>(data) {
+            Ok(IdOnly { id: Some(id) }) => Started::Now(error_json(id.into_owned(), ErrorCode::InvalidRequest)),
+            _ if serde_json::from_slice::<NotificationOnly<'_>>(data).is_ok() => Started::Nothing,
+            _ => Started::Now(error_json(Id::Null, ErrorCode::InvalidRequest)),
+        }
+    }
+}
+
+enum Started {
+    Reply(Reply),
+    Now(Box<RawValue>),
+    Nothing,
+}
+
+fn ready(json: Box<RawValue>) -> Reply {
+    Box::pin(async move { Some(json) })
+}
+
+/// Outcome of reading one line.
+#[derive(Debug, PartialEq)]
+enum Line {
+    Data,
+    TooLong,
+    Eof,
+}
+
+/// Reads `\n`-terminated lines, never buffering more than [`MAX_REQUEST_BYTES`] of one.
+struct LineReader<R> {
+    inner: BufReader<R>,
+    max: usize,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    fn new(r: R) -> Self {
+        Self::with_max(r, MAX_REQUEST_BYTES)
+    }
+
+    fn with_max(r: R, max: usize) -> Self {
+        LineReader { inner: BufReader::with_capacity(64 * 1024, r), max }
+    }
+
+    /// Read the next non-empty line into `buf` (without its newline).
+    async fn next(&mut self, buf: &mut Vec<u8>) -> std::io::Result<Line> {
+        loop {
+            buf.clear();
+            let mut too_long = false;
+            loop {
+                let avail = self.inner.fill_buf().await?;
+                if avail.is_empty() {
+                    if too_long {
+                        return Ok(Line::TooLong);
+                    }
+                    if buf.iter().all(u8::is_ascii_whitespace) {
+                        return Ok(Line::Eof);
+                    }
+                    return Ok(Line::Data);
+                }
+                let (chunk, found) = match avail.iter().position(|&b| b == b'\n') {
+                    Some(i) => (&avail[..i], Some(i + 1)),
+                    None => (avail, None),
+                };
+                if !too_long {
+                    if buf.len() + chunk.len() > self.max {
+                        too_long = true;
+                        buf.clear();
+                        buf.shrink_to(64 * 1024);
+                    } else {
+                        buf.extend_from_slice(chunk);
+                    }
+                }
+                let used = found.unwrap_or(avail.len());
+                self.inner.consume(used);
+                if found.is_some() {
+                    break;
+                }
+            }
+            if too_long {
+                return Ok(Line::TooLong);
+            }
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            if !buf.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Line::Data);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], max: usize) -> Vec<(Line, Vec<u8>)> {
+        let mut r = LineReader::with_max(input, max);
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        loop {
+            let l = r.next(&mut buf).await.unwrap();
+            if l == Line::Eof {
+                return out;
+            }
+            out.push((l, buf.clone()));
+        }
+    }
+
+    #[tokio::test]
+    async fn splits_lines_skips_blanks_and_discards_long_ones() {
+        let got = lines(b"abc\n\n  \r\nTOO-LONG-LINE\nxy\r\nlast", 5).await;
+        assert_eq!(
+            got,
+            vec![
+                (Line::Data, b"abc".to_vec()),
+                (Line::TooLong, vec![]),
+                (Line::Data, b"xy".to_vec()),
+                (Line::Data, b"last".to_vec()),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn long_line_at_eof_is_reported() {
+        let got = lines(b"ok\n0123456789", 5).await;
+        assert_eq!(got, vec![(Line::Data, b"ok".to_vec()), (Line::TooLong, vec![])]);
+    }
+}

@@ -1,0 +1,76 @@
+//! Small helpers shared by the domain modules: timestamps and identifiers.
+
+use std::time::{Duration, SystemTime};
+
+/// Now, as the fixed-width RFC 3339 UTC text stored in the database.
+pub fn now() -> SystemTime {
+    SystemTime::now()
+}
+
+/// Format a time as `YYYY-MM-DDTHH:MM:SS.mmmZ` (fixed width, so it sorts as text).
+pub fn ts(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// `t + secs`, as text.
+pub fn ts_after(t: SystemTime, secs: u64) -> String {
+    ts(t + Duration::from_secs(secs))
+}
+
+/// A random identifier with a readable prefix, e.g. `thr_5f2c9a0b1d3e4f60a7b8`.
+pub fn new_id(prefix: &str) -> String {
+    let mut buf = [0u8; 10];
+    fill_random(&mut buf);
+    let mut s = String::with_capacity(prefix.len() + 1 + 20);
+    s.push_str(prefix);
+    s.push('_');
+    push_hex(&mut s, &buf);
+    s
+}
+
+/// A 128-bit secret lease token.
+pub fn new_token() -> String {
+    let mut buf = [0u8; 16];
+    fill_random(&mut buf);
+    let mut s = String::with_capacity(3 + 32);
+    s.push_str("lt_");
+    push_hex(&mut s, &buf);
+    s
+}
+
+fn fill_random(buf: &mut [u8]) {
+    // getrandom only fails when the OS has no entropy source at all.
+    getrandom::fill(buf).expect("the OS random source is unavailable");
+}
+
+fn push_hex(s: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_fixed_width_and_sortable() {
+        let a = ts(SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_000));
+        let b = ts_after(SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_000), 1);
+        assert_eq!(a.len(), 24);
+        assert_eq!(b.len(), 24);
+        assert!(a < b);
+        assert!(a.ends_with('Z'));
+    }
+
+    #[test]
+    fn ids_are_prefixed_and_unique() {
+        let a = new_id("thr");
+        assert!(a.starts_with("thr_"));
+        assert_eq!(a.len(), 24);
+        assert_ne!(a, new_id("thr"));
+        assert_eq!(new_token().len(), 35);
+    }
+}

@@ -1,0 +1,312 @@
+//! Command-line definitions of `inbox`: every command and flag of the inbox CLI contract.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use coord_proto::types::{MessageKind, Priority, ThreadStatus};
+
+/// Durable coordination bus for agents: threads, messages, leases, artifacts and waits.
+///
+/// Workers fetch work, claim a thread (a lease), report progress, ask when blocked, wait
+/// for the reply, and finish with done or fail. All state lives in the project's coordd
+/// daemon (started on first use) and its SQLite database, `<project>/.agents/coord.db`.
+///
+/// Exit codes: 0 ok, 10 nothing matched (fetch found no work, a wait timed out),
+/// 20 conflict (lease held by another, not the holder, stale or expired lease),
+/// 30 invalid input or state transition, 40 not found, 50 storage or internal error.
+/// With --json every command prints one envelope: {"ok":true,"command":...} or
+/// {"ok":false,"command":...,"error":{"code":...,"message":...}}.
+#[derive(Parser)]
+#[command(name = "inbox", version, about, long_about, after_help = WORKER_FLOW)]
+pub struct Cli {
+    /// Database file (default: <project>/.agents/coord.db); its daemon's socket sits beside it.
+    #[arg(long, global = true, env = "COORD_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print one machine-readable JSON envelope instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Who you are: the default for --from, the agent for fetch/claim/update/done/..., and
+    /// `show` marks the thread read for this agent.
+    #[arg(long, global = true, env = "COORD_AGENT", value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Do not start the daemon if it is not running (also COORD_NO_AUTOSTART=1).
+    #[arg(long, global = true)]
+    pub no_autostart: bool,
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+const WORKER_FLOW: &str = "\
+Worker flow:
+  inbox fetch --agent W --status pending --json
+  inbox claim --agent W --thread THR --lease-seconds 900 --json
+  inbox update --agent W --thread THR --status in_progress --summary \"...\"
+  inbox update --agent W --thread THR --status blocked --summary \"Need X\" --json   # note event_id
+  inbox wait-reply --thread THR --after-event EVENT_ID --timeout-seconds 1800 --json
+  inbox done --agent W --thread THR --summary \"...\" --body-file result.md";
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Create the database and schema (and start the daemon) for this project.
+    Init,
+    /// Create a thread with its first message, or append a message to --thread.
+    Send(SendArgs),
+    /// List candidate threads assigned to an agent, without claiming them (never writes).
+    Fetch(FetchArgs),
+    /// Take the lease on a thread: exclusive ownership until it expires.
+    Claim(LeaseArgs),
+    /// Extend your lease on a thread.
+    Renew(LeaseArgs),
+    /// Report progress (in_progress) or a block (blocked) on a thread you hold.
+    Update(UpdateArgs),
+    /// Reply inside a thread (an answer to a blocked thread resumes it).
+    Reply(ReplyArgs),
+    /// Finish a thread you hold, with its result.
+    Done(FinishArgs),
+    /// Fail a thread you hold, saying why.
+    Fail(FinishArgs),
+    /// Cancel a thread (releases any lease).
+    Cancel(CancelArgs),
+    /// List threads with filters, most recently active first.
+    List(ListArgs),
+    /// Show one thread with its full history and artifacts.
+    Show(ShowArgs),
+    /// Block until matching activity appears (a server-side subscription, no polling).
+    Watch(WatchArgs),
+    /// Block until a reply-like message appears in a thread: the blocked worker's wait.
+    WaitReply(WaitReplyArgs),
+}
+
+impl Cmd {
+    /// The command's name in envelopes.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Cmd::Init => "init",
+            Cmd::Send(_) => "send",
+            Cmd::Fetch(_) => "fetch",
+            Cmd::Claim(_) => "claim",
+            Cmd::Renew(_) => "renew",
+            Cmd::Update(_) => "update",
+            Cmd::Reply(_) => "reply",
+            Cmd::Done(_) => "done",
+            Cmd::Fail(_) => "fail",
+            Cmd::Cancel(_) => "cancel",
+            Cmd::List(_) => "list",
+            Cmd::Show(_) => "show",
+            Cmd::Watch(_) => "watch",
+            Cmd::WaitReply(_) => "wait-reply",
+        }
+    }
+}
+
+/// Message content shared by send, update, reply, done and fail.
+#[derive(Args)]
+pub struct Content {
+    /// One-line summary (required).
+    #[arg(long)]
+    pub summary: String,
+    /// Message body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Read the body from a file (`-` for stdin).
+    #[arg(long, value_name = "PATH")]
+    pub body_file: Option<PathBuf>,
+    /// Structured payload: a JSON object.
+    #[arg(long, value_name = "JSON")]
+    pub payload_json: Option<String>,
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+}
+
+/// Artifacts: the i-th --artifact-kind and --artifact-metadata-json go with the i-th
+/// --artifact; a single one applies to every artifact.
+#[derive(Args)]
+pub struct ArtifactArgs {
+    /// Attach a file or other reference (repeatable).
+    #[arg(long = "artifact", value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Kind of the artifact, e.g. report, log, patch (default: file).
+    #[arg(long = "artifact-kind", value_name = "KIND")]
+    pub kinds: Vec<String>,
+    /// Metadata of the artifact: a JSON object.
+    #[arg(long = "artifact-metadata-json", value_name = "JSON")]
+    pub metadata: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct SendArgs {
+    /// Sender (default: --agent).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Recipient agent.
+    #[arg(long)]
+    pub to: String,
+    /// Subject of a new thread (default: the summary).
+    #[arg(long)]
+    pub subject: Option<String>,
+    /// Append to this thread instead of creating one.
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: Option<String>,
+    /// Run id the thread belongs to.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// Task id the thread carries.
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+    /// Message kind (default: task for a new thread, progress otherwise).
+    #[arg(long)]
+    pub kind: Option<MessageKind>,
+    /// Priority of a new thread.
+    #[arg(long)]
+    pub priority: Option<Priority>,
+    #[command(flatten)]
+    pub content: Content,
+}
+
+#[derive(Args)]
+pub struct FetchArgs {
+    /// Statuses to include, comma-separated (default: pending).
+    #[arg(long, value_delimiter = ',')]
+    pub status: Vec<ThreadStatus>,
+    /// At most this many threads (default 50).
+    #[arg(long)]
+    pub limit: Option<u32>,
+    /// Only threads with messages to you that you have not read.
+    #[arg(long)]
+    pub unread: bool,
+}
+
+#[derive(Args)]
+pub struct LeaseArgs {
+    /// The thread.
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// Lease duration in seconds (default 900).
+    #[arg(long)]
+    pub lease_seconds: Option<u64>,
+    /// With renew: refuse unless this is the current lease's token.
+    #[arg(long)]
+    pub lease_token: Option<String>,
+}
+
+#[derive(Args)]
+pub struct UpdateArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// in_progress (default) or blocked.
+    #[arg(long)]
+    pub status: Option<ThreadStatus>,
+    /// Refuse unless this is the current lease's token (fences off stale processes).
+    #[arg(long)]
+    pub lease_token: Option<String>,
+    #[command(flatten)]
+    pub content: Content,
+}
+
+#[derive(Args)]
+pub struct ReplyArgs {
+    /// Sender (default: --agent).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Recipient (default: the thread's assignee, or its creator when the assignee replies).
+    #[arg(long)]
+    pub to: Option<String>,
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// answer (default), question, progress or control.
+    #[arg(long)]
+    pub kind: Option<MessageKind>,
+    #[command(flatten)]
+    pub content: Content,
+}
+
+#[derive(Args)]
+pub struct FinishArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// Refuse unless this is the current lease's token.
+    #[arg(long)]
+    pub lease_token: Option<String>,
+    #[command(flatten)]
+    pub content: Content,
+}
+
+#[derive(Args)]
+pub struct CancelArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// Why the thread is cancelled.
+    #[arg(long)]
+    pub reason: String,
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    /// Statuses to include, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub status: Vec<ThreadStatus>,
+    #[arg(long)]
+    pub created_by: Option<String>,
+    #[arg(long)]
+    pub assigned_to: Option<String>,
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+    /// At most this many threads (default 50).
+    #[arg(long)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+}
+
+#[derive(Args)]
+pub struct WatchArgs {
+    /// Only threads whose status after the event is one of these, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub status: Vec<ThreadStatus>,
+    /// Only this thread.
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: Option<String>,
+    /// Only this run.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// Start after this event id (default: now). Events already stored after it are
+    /// delivered first.
+    #[arg(long)]
+    pub after_event: Option<i64>,
+    /// Give up after this many seconds (exit 10 when nothing came).
+    #[arg(long)]
+    pub timeout_seconds: Option<u64>,
+    /// Keep printing events (one line each) instead of returning after the first.
+    #[arg(long)]
+    pub follow: bool,
+}
+
+#[derive(Args)]
+pub struct WaitReplyArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// Wait for a message after this one.
+    #[arg(long, value_name = "MESSAGE_ID")]
+    pub after_message: Option<String>,
+    /// Wait for a message after this event id (use the event_id your update returned).
+    #[arg(long)]
+    pub after_event: Option<i64>,
+    /// Message kinds that count as a reply, comma- or |-separated (default: answer,control,result).
+    #[arg(long, value_delimiter = ',', value_parser = parse_kinds)]
+    pub kinds: Vec<Vec<MessageKind>>,
+    /// Give up after this many seconds (exit 10).
+    #[arg(long)]
+    pub timeout_seconds: Option<u64>,
+}
+
+fn parse_kinds(s: &str) -> Result<Vec<MessageKind>, String> {
+    s.split('|').filter(|k| !k.is_empty()).map(str::parse).collect()
+}

@@ -1,0 +1,311 @@
+//! Test harness for the end-to-end suites in `tests/tests/`: a throw-away project
+//! directory, the real `coordd`, `inbox` and `orch` binaries, and helpers to run them and
+//! read their JSON envelopes. Every wait is on a readiness signal or an event, never a
+//! fixed sleep.
+//!
+//! The binaries are the ones `cargo test --workspace` builds beside this test binary
+//! (each binary crate has an integration test of its own, which makes cargo build it).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, SystemTime};
+
+use coord_client::{Client, ProjectPaths};
+use serde_json::Value;
+
+/// Path of a workspace binary built next to the running test executable.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut dir = exe.parent().expect("exe dir").to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is not built; `cargo test --workspace` builds it (or run `cargo build --workspace --bins`)",
+        path.display()
+    );
+    path
+}
+
+/// A temporary project directory. Dropping it stops any daemon still serving it.
+pub struct Project {
+    /// Keeps the temporary directory alive.
+    _dir: tempfile::TempDir,
+    /// The project root, where commands run (the temp dir, or a folder deep inside it).
+    root: PathBuf,
+    /// Extra environment for every process started for this project.
+    env: Vec<(String, String)>,
+}
+
+impl Default for Project {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Project {
+    pub fn new() -> Project {
+        // Short paths: socket paths must stay under ~100 bytes.
+        let dir = tempfile::Builder::new().prefix("coord-").tempdir_in("/tmp").expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
+        Project { _dir: dir, root, env: Vec::new() }
+    }
+
+    /// A project nested so deep that its natural socket path is too long.
+    pub fn deep() -> Project {
+        let mut p = Project::new();
+        let runtime = p.root.join("rt");
+        std::fs::create_dir_all(&runtime).unwrap();
+        p.env.push(("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string()));
+        p.root = p.root.join("a".repeat(60)).join("b".repeat(60));
+        std::fs::create_dir_all(p.root.join(".agents")).unwrap();
+        p
+    }
+
+    /// The directory commands run in (the project root).
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// The paths the daemon and clients compute for this project.
+    pub fn paths(&self) -> ProjectPaths {
+        coord_client::paths::resolve(None, self.path())
+    }
+
+    /// Write a file in the project.
+    pub fn write(&self, name: &str, contents: &str) -> PathBuf {
+        let p = self.path().join(name);
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
+
+    fn command(&self, name: &str) -> Command {
+        let mut cmd = Command::new(bin(name));
+        cmd.current_dir(self.path())
+            .env("COORDD_BIN", bin("coordd"))
+            .env("COORDD_LOG", "info")
+            .env_remove("COORD_DB")
+            .env_remove("COORD_AGENT")
+            .env_remove("COORD_NO_AUTOSTART")
+            .env_remove("XDG_RUNTIME_DIR");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// An `inbox` command in this project.
+    pub fn inbox(&self) -> Run {
+        Run { cmd: self.command("inbox"), stdin: None }
+    }
+
+    /// A `coordd` command in this project.
+    pub fn coordd(&self) -> Run {
+        Run { cmd: self.command("coordd"), stdin: None }
+    }
+
+    /// An `orch` command in this project.
+    pub fn orch(&self) -> Run {
+        Run { cmd: self.command("orch"), stdin: None }
+    }
+
+    /// Start `coordd serve` in the foreground and wait until it is ready.
+    pub fn serve(&self) -> Daemon {
+        self.try_serve().unwrap_or_else(|e| panic!("daemon did not start: {e}"))
+    }
+
+    /// Start `coordd serve`; `Err` with its stderr if it exits instead of getting ready.
+    pub fn try_serve(&self) -> Result<Daemon, String> {
+        let mut child = self
+            .command("coordd")
+            .args(["serve", "--notify-ready"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn coordd");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        // A generous bound that only matters when something is broken.
+        let line = rx.recv_timeout(Duration::from_secs(120)).unwrap_or_default();
+        if let Some(sock) = line.trim().strip_prefix("ready ") {
+            return Ok(Daemon { child: Some(child), socket: PathBuf::from(sock) });
+        }
+        let status = child.wait().expect("wait coordd");
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err);
+        Err(format!("{status}: {err}"))
+    }
+
+    /// A client connected to the running daemon (no auto-start).
+    pub async fn client(&self) -> Client {
+        let mut opts = coord_client::ConnectOptions::for_dir(None, self.path());
+        opts.autostart = false;
+        Client::connect(opts).await.expect("connect to daemon")
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        // Stop an auto-started daemon, if any; harmless when none runs.
+        let _ = self.command("coordd").arg("stop").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    }
+}
+
+/// A command about to run.
+pub struct Run {
+    cmd: Command,
+    stdin: Option<Vec<u8>>,
+}
+
+impl Run {
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.cmd.args(args);
+        self
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.cmd.env(k, v);
+        self
+    }
+
+    pub fn stdin(mut self, data: &[u8]) -> Self {
+        self.stdin = Some(data.to_vec());
+        self
+    }
+
+    /// Run to completion.
+    pub fn run(mut self) -> Out {
+        self.cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = self.cmd.spawn().expect("spawn");
+        let input = self.stdin.take().unwrap_or_default();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let out = child.wait_with_output().expect("wait");
+        let _ = writer.join();
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Start without waiting (stdout and stderr captured).
+    pub fn spawn(mut self) -> Child {
+        self.cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        self.cmd.spawn().expect("spawn")
+    }
+}
+
+/// A finished command.
+#[derive(Debug)]
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    /// Assert the exit code, showing the output when it differs.
+    #[track_caller]
+    pub fn code(self, want: i32) -> Out {
+        assert_eq!(self.code, want, "exit code; stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    /// Assert success.
+    #[track_caller]
+    pub fn ok(self) -> Out {
+        self.code(0)
+    }
+
+    /// The stdout as one JSON value.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+
+    /// The stdout as JSON lines.
+    pub fn json_lines(&self) -> Vec<Value> {
+        self.stdout.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
+
+/// Wait for a spawned command and collect its output.
+pub fn finish(child: Child) -> Out {
+    let out = child.wait_with_output().expect("wait");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A foreground daemon started by the test. Killed on drop if still running.
+pub struct Daemon {
+    child: Option<Child>,
+    pub socket: PathBuf,
+}
+
+impl Daemon {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// `kill -9`: no cleanup at all.
+    pub fn kill9(mut self) {
+        let mut child = self.child.take().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    /// Send a signal (by name, e.g. `TERM`) and wait for the exit.
+    pub fn signal(mut self, sig: &str) -> ExitStatus {
+        let mut child = self.child.take().unwrap();
+        let ok = Command::new("kill").arg(format!("-{sig}")).arg(child.id().to_string()).status().unwrap();
+        assert!(ok.success(), "kill -{sig} failed");
+        child.wait().unwrap()
+    }
+
+    /// Wait for the daemon to exit by itself (e.g. after `coordd stop`).
+    pub fn wait(mut self) -> ExitStatus {
+        self.child.take().unwrap().wait().unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Block until the wall clock passes an RFC 3339 instant (for lease expiry).
+pub fn wait_until(rfc3339: &str) {
+    let t = humantime::parse_rfc3339(rfc3339).expect("timestamp");
+    while let Ok(left) = t.duration_since(SystemTime::now()) {
+        std::thread::sleep(left + Duration::from_millis(5));
+    }
+}
+
+/// The `thread.thread_id` of a JSON envelope.
+pub fn thread_id(v: &Value) -> String {
+    v["thread"]["thread_id"].as_str().expect("thread_id").to_string()
+}

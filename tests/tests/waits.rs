@@ -1,0 +1,187 @@
+//! Waits are server-side subscriptions: `wait-reply` and `watch` through the CLI, and a
+//! live wake through the client (subscribed before the reply is written).
+
+use std::time::Duration;
+
+use coord_proto::types::*;
+use coord_tests::{Project, finish, thread_id};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subscribed_waiter_is_woken_by_the_reply() {
+    let p = Project::new();
+    let _d = p.serve();
+    let c = p.client().await;
+    let sent = c
+        .send(SendParams {
+            from: "lead".into(),
+            to: "w1".into(),
+            message: MessageInput { summary: "task".into(), ..Default::default() },
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let thr = sent.thread.thread_id.clone();
+    let filter = EventFilter {
+        thread_id: Some(thr.clone()),
+        kinds: vec![MessageKind::Answer],
+        ..Default::default() // no cursor: from now on
+    };
+    // The subscription call returns once the daemon has registered it, so the reply below
+    // can only reach us live.
+    let mut sub = c.subscribe(filter).await.unwrap();
+    let other = p.client().await;
+    let reply = other
+        .reply(ReplyParams {
+            from: "lead".into(),
+            thread_id: thr.clone(),
+            message: MessageInput { summary: "the answer".into(), ..Default::default() },
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(60), sub.next()).await.expect("woken").unwrap().unwrap();
+    assert_eq!(ev.event_id, reply.event_id);
+    assert_eq!(ev.event_type, EventType::ThreadReplied);
+    let m = ev.message.expect("the event carries its message");
+    assert_eq!(m.summary, "the answer");
+    assert_eq!(m.kind, MessageKind::Answer);
+}
+
+#[test]
+fn wait_reply_wakes_on_reply_and_ignores_other_kinds() {
+    let p = Project::new();
+    let _d = p.serve();
+    let sent = p.inbox().args(["send", "--from", "lead", "--to", "w1", "--summary", "t", "--json"]).run().ok().json();
+    let thr = thread_id(&sent);
+    let cursor = sent["event_id"].to_string();
+    let waiter = p.inbox().args(["wait-reply", "--thread", &thr, "--after-event", &cursor, "--json"]).spawn();
+    // A progress note is not a reply; a control message is.
+    p.inbox().args(["reply", "--from", "lead", "--thread", &thr, "--kind", "progress", "--summary", "fyi"]).run().ok();
+    let control = p
+        .inbox()
+        .args(["reply", "--from", "lead", "--thread", &thr, "--kind", "control", "--summary", "stop", "--json"])
+        .run()
+        .ok()
+        .json();
+    let woke = finish(waiter).ok().json();
+    assert_eq!(woke["message"]["kind"], "control");
+    assert_eq!(woke["next_event_id"], control["event_id"]);
+
+    // --after-message and --kinds select the same way.
+    let mid = control["message"]["message_id"].as_str().unwrap().to_string();
+    let waiter = p
+        .inbox()
+        .args(["wait-reply", "--thread", &thr, "--after-message", &mid, "--kinds", "progress", "--json"])
+        .spawn();
+    p.inbox()
+        .args(["reply", "--from", "lead", "--thread", &thr, "--kind", "progress", "--summary", "later"])
+        .run()
+        .ok();
+    let woke = finish(waiter).ok().json();
+    assert_eq!(woke["message"]["summary"], "later");
+}
+
+#[test]
+fn wait_reply_times_out_with_exit_10_and_a_resumable_cursor() {
+    let p = Project::new();
+    let _d = p.serve();
+    let sent = p.inbox().args(["send", "--from", "lead", "--to", "w1", "--summary", "t", "--json"]).run().ok().json();
+    let thr = thread_id(&sent);
+    let out = p
+        .inbox()
+        .args(["wait-reply", "--thread", &thr, "--after-event", "1", "--timeout-seconds", "1", "--json"])
+        .run()
+        .code(10)
+        .json();
+    assert_eq!(out["ok"], true);
+    assert_eq!(out["woke"], false);
+    assert_eq!(out["next_event_id"], 1);
+    let text = p.inbox().args(["wait-reply", "--thread", &thr, "--timeout-seconds", "1"]).run().code(10).stdout;
+    assert!(text.contains("no reply"), "{text}");
+}
+
+#[test]
+fn watch_returns_the_next_matching_activity() {
+    let p = Project::new();
+    let _d = p.serve();
+    let first = p
+        .inbox()
+        .args(["send", "--from", "lead", "--to", "other", "--summary", "not for w1", "--json"])
+        .run()
+        .ok()
+        .json();
+    let cursor = first["event_id"].to_string();
+    let watcher = p
+        .inbox()
+        .args([
+            "--agent",
+            "w1",
+            "watch",
+            "--after-event",
+            &cursor,
+            "--status",
+            "pending,blocked",
+            "--timeout-seconds",
+            "600",
+            "--json",
+        ])
+        .spawn();
+    let sent =
+        p.inbox().args(["send", "--from", "lead", "--to", "w1", "--summary", "for w1", "--json"]).run().ok().json();
+    let got = finish(watcher).ok().json();
+    assert_eq!(got["command"], "watch");
+    assert_eq!(got["woke"], true);
+    assert_eq!(got["event"]["event_type"], "thread.created");
+    assert_eq!(got["event"]["thread_id"], sent["thread"]["thread_id"]);
+    assert_eq!(got["next_event_id"], sent["event_id"]);
+
+    // Nothing new for w1: a timeout, exit 10.
+    let cursor = sent["event_id"].to_string();
+    let idle = p
+        .inbox()
+        .args(["--agent", "w1", "watch", "--after-event", &cursor, "--timeout-seconds", "1", "--json"])
+        .run()
+        .code(10)
+        .json();
+    assert_eq!(idle["woke"], false);
+}
+
+#[test]
+fn watch_follow_streams_every_matching_event_in_order() {
+    let p = Project::new();
+    let _d = p.serve();
+    let thr = thread_id(
+        &p.inbox().args(["send", "--from", "lead", "--to", "w1", "--summary", "t", "--json"]).run().ok().json(),
+    );
+    p.inbox().args(["claim", "--agent", "w1", "--thread", &thr]).run().ok();
+    p.inbox().args(["update", "--agent", "w1", "--thread", &thr, "--status", "blocked", "--summary", "q"]).run().ok();
+    // An agent's own actions are not news to it: the leader sees the worker's two events,
+    // not its own send.
+    let out = p
+        .inbox()
+        .args([
+            "--agent",
+            "lead",
+            "watch",
+            "--follow",
+            "--after-event",
+            "0",
+            "--thread",
+            &thr,
+            "--timeout-seconds",
+            "1",
+            "--json",
+        ])
+        .run()
+        .ok();
+    let types: Vec<String> =
+        out.json_lines().iter().map(|l| l["event"]["event_type"].as_str().unwrap().to_string()).collect();
+    assert_eq!(types, ["thread.claimed", "thread.blocked"]);
+    let own = p
+        .inbox()
+        .args(["--agent", "w1", "watch", "--after-event", "0", "--timeout-seconds", "1", "--json"])
+        .run()
+        .ok()
+        .json();
+    assert_eq!(own["event"]["event_type"], "thread.created", "w1 sees the leader's send, not its own claim");
+}
