@@ -106,10 +106,11 @@ pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Star
         }
         Ok(_) => {
             let status = child.wait().ok();
-            let tail = log_tail(&paths.log);
-            if tail.contains("already running") {
+            // Exit status 3: another daemon holds the database lock.
+            if status.and_then(|s| s.code()) == Some(3) {
                 return Ok(Started::AlreadyRunning);
             }
+            let tail = log_tail(&paths.log);
             Err(unavailable(format!(
                 "the daemon exited during start-up ({}); last log lines from {}:\n{tail}",
                 status.map_or("unknown status".into(), |s| s.to_string()),

@@ -17,11 +17,7 @@ pub fn name(path: &Path) -> io::Result<Name<'static>> {
     {
         use interprocess::local_socket::{GenericNamespaced, ToNsName};
         // Named pipes live in their own namespace; derive a stable name from the path.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in path.as_os_str().as_encoded_bytes() {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+        let h = crate::paths::fnv1a(path.as_os_str().as_encoded_bytes());
         format!("coordd-{h:016x}").to_ns_name::<GenericNamespaced>()
     }
 }

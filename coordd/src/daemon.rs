@@ -16,6 +16,7 @@ use tokio::task::JoinSet;
 use crate::lockfile::{Acquire, DaemonLock, LockInfo};
 use crate::rpc::{self, DaemonInfo};
 use crate::sqlite::SqliteStore;
+use crate::store::Store;
 use crate::{transport, util};
 
 /// How long connections get to finish in-flight calls at shutdown.
@@ -133,10 +134,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         conns.abort_all();
     }
     drop(methods);
-    match Arc::try_unwrap(store) {
-        Ok(store) => tokio::task::spawn_blocking(move || store.close()).await.ok().unwrap_or(()),
-        Err(_) => tracing::warn!("store still in use at shutdown; the writer stops when the process exits"),
-    }
+    store.close().await;
     drop(lock);
     tracing::info!("coordd stopped");
     Ok(())

@@ -13,6 +13,9 @@ pub enum Error {
     Sqlite(#[from] rusqlite::Error),
     #[error("database pool error: {0}")]
     Pool(#[from] r2d2::Error),
+    /// A storage failure shared by several callers (a failed group commit).
+    #[error("storage error: {0}")]
+    Storage(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -38,6 +41,7 @@ impl Error {
             Error::App(e) => e.clone(),
             Error::Sqlite(e) => AppError::new(ErrorCode::Storage, e.to_string()),
             Error::Pool(e) => AppError::new(ErrorCode::Storage, e.to_string()),
+            Error::Storage(m) => AppError::new(ErrorCode::Storage, m.clone()),
             Error::Internal(m) => AppError::new(ErrorCode::Internal, m.clone()),
         }
     }

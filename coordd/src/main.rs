@@ -11,6 +11,9 @@ use coordd::daemon::{self, DaemonError, ServeOptions};
 
 /// The per-project coordination daemon for teams of coding agents.
 ///
+/// Exit status of `serve`: 0 after a clean shutdown, 3 when another daemon already serves
+/// the database, 1 on any other failure. `status` exits 3 when no daemon is running.
+///
 /// One daemon serves one project: it owns `<project>/.agents/coord.db` (SQLite, WAL) and
 /// listens on `<project>/.agents/coordd.sock`, speaking JSON-RPC 2.0, one message per line.
 /// The project is found by walking up to a `.agents/` folder, else the git root, else the

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use coord_proto::types::*;
 use tokio::sync::broadcast;
 
-use crate::db::{Db, Published};
+use crate::db::Db;
 use crate::error::Result;
 use crate::events::{self, Resolved};
 use crate::inbox;
-use crate::store::{Store, StoreInfo};
+use crate::store::{Published, Store, StoreInfo};
 
 pub struct SqliteStore {
     db: Db,
@@ -22,11 +22,6 @@ impl SqliteStore {
     pub fn open(path: PathBuf) -> Result<Self> {
         Ok(SqliteStore { db: Db::open(&path)?, path })
     }
-
-    /// Finish queued writes and stop the writer thread.
-    pub fn close(self) {
-        self.db.close();
-    }
 }
 
 impl Store for SqliteStore {
@@ -34,8 +29,12 @@ impl Store for SqliteStore {
         StoreInfo {
             location: self.path.display().to_string(),
             schema_version: self.db.schema_version(),
-            journal_mode: "wal".into(),
+            journal_mode: self.db.journal_mode().to_string(),
         }
+    }
+
+    async fn close(&self) {
+        self.db.close().await;
     }
 
     fn last_event_id(&self) -> i64 {

@@ -9,9 +9,22 @@ use std::sync::Arc;
 use coord_proto::types::*;
 use tokio::sync::broadcast;
 
-use crate::db::Published;
 use crate::error::Result;
 use crate::events::Resolved;
+
+/// An event as published to subscribers after its commit: the value and its JSON,
+/// serialized once for every subscriber.
+pub struct Published {
+    pub event: Event,
+    pub json: Box<serde_json::value::RawValue>,
+}
+
+impl Published {
+    pub fn new(event: Event) -> serde_json::Result<Self> {
+        let json = serde_json::value::to_raw_value(&event)?;
+        Ok(Published { event, json })
+    }
+}
 
 /// Facts about the backing store, for discovery and `inbox.init`.
 #[derive(Debug, Clone)]
@@ -25,6 +38,8 @@ pub struct StoreInfo {
 /// and their events are published; reads never write.
 pub trait Store: Send + Sync + 'static {
     fn info(&self) -> StoreInfo;
+    /// Finish pending writes and release the storage; called once at shutdown.
+    fn close(&self) -> impl Future<Output = ()> + Send;
     /// Id of the newest published event.
     fn last_event_id(&self) -> i64;
     /// A receiver of events published from now on.

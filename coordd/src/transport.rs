@@ -65,7 +65,7 @@ where
                     let err = ErrorObject::owned(
                         REQUEST_TOO_LARGE,
                         format!("request line exceeds the {MAX_REQUEST_BYTES}-byte limit and was discarded"),
-                        Some(serde_json::json!({"code": "request_too_large", "limit": MAX_REQUEST_BYTES})),
+                        Some(serde_json::json!({"code": "request_too_large", "details": {"limit": MAX_REQUEST_BYTES}})),
                     );
                     let _ = tx.send(MethodResponse::error(Id::Null, err).into_json()).await;
                 }
@@ -144,20 +144,6 @@ struct Conn {
     subs: BoundedSubscriptions,
 }
 
-#[derive(serde::Deserialize)]
-struct IdOnly<'a> {
-    #[serde(borrow, default)]
-    id: Option<Id<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-#[allow(dead_code)]
-struct NotificationOnly<'a> {
-    jsonrpc: jsonrpsee::types::TwoPointZero,
-    #[serde(borrow)]
-    method: std::borrow::Cow<'a, str>,
-}
-
 fn error_json(id: Id<'_>, code: ErrorCode) -> Box<RawValue> {
     MethodResponse::error(id, ErrorObject::from(code)).into_json()
 }
@@ -213,36 +199,68 @@ impl Conn {
     }
 
     fn start(&self, data: &[u8], in_batch: bool) -> Started {
-        let req: Request<'_> = match serde_json::from_slice(data) {
-            Ok(r) => r,
-            Err(_) => return self.bad_request(data),
-        };
-        let id = req.id.clone().into_owned();
-        // Every method takes one params object; accept it bare (by name) or wrapped in a
-        // one-element array (what the generated client sends).
-        let wrapped;
-        let params_str: Option<&str> = match req.params.as_deref().map(RawValue::get) {
-            Some(p) if p.trim_start().starts_with('{') => {
-                wrapped = format!("[{p}]");
-                Some(wrapped.as_str())
+        match serde_json::from_slice::<Request<'_>>(data) {
+            Ok(req) => {
+                self.dispatch(req.id.into_owned(), &req.method, req.params.as_deref().map(RawValue::get), in_batch)
             }
-            other => other,
+            Err(_) => self.not_a_request(data, in_batch),
+        }
+    }
+
+    /// A line that is not a well-formed request: a notification (run it, answer nothing),
+    /// or an error answered with the request's id when it has a usable one.
+    fn not_a_request(&self, data: &[u8], in_batch: bool) -> Started {
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
+            return Started::Now(error_json(Id::Null, ErrorCode::ParseError));
         };
-        let params = Params::new(params_str).into_owned();
+        let Some(obj) = value.as_object() else {
+            return Started::Now(error_json(Id::Null, ErrorCode::InvalidRequest));
+        };
+        if let Some(id) = obj.get("id") {
+            let id = match id {
+                serde_json::Value::Number(n) => n.as_u64().map_or(Id::Null, Id::Number),
+                serde_json::Value::String(s) => Id::Str(s.clone().into()),
+                _ => Id::Null,
+            };
+            return Started::Now(error_json(id, ErrorCode::InvalidRequest));
+        }
+        let method = obj.get("method").and_then(serde_json::Value::as_str);
+        match (obj.get("jsonrpc").and_then(serde_json::Value::as_str), method) {
+            (Some("2.0"), Some(method)) => {
+                let params = obj.get("params").map(|p| p.to_string());
+                match self.dispatch(Id::Null, method, params.as_deref(), in_batch) {
+                    Started::Reply(f) if !self.is_subscription(method) => Started::Reply(Box::pin(async move {
+                        let _ = f.await;
+                        None
+                    })),
+                    _ => Started::Nothing,
+                }
+            }
+            _ => Started::Now(error_json(Id::Null, ErrorCode::InvalidRequest)),
+        }
+    }
+
+    fn is_subscription(&self, method: &str) -> bool {
+        matches!(self.methods.method(method), Some(MethodCallback::Subscription(_)))
+    }
+
+    fn dispatch(&self, id: Id<'static>, method: &str, raw_params: Option<&str>, in_batch: bool) -> Started {
+        let Some(callback) = self.methods.method(method) else {
+            return Started::Now(error_json(id, ErrorCode::MethodNotFound));
+        };
+        let normalized = normalize_params(callback, raw_params);
+        let params = Params::new(normalized.as_deref()).into_owned();
         let mut ext = Extensions::new();
         ext.insert(self.conn_id);
         let max = usize::MAX;
-        match self.methods.method(&req.method) {
-            None => Started::Now(error_json(id, ErrorCode::MethodNotFound)),
-            Some(MethodCallback::Sync(cb)) => Started::Now((cb)(id, params, max, ext).into_json()),
-            Some(MethodCallback::Async(cb)) => {
+        match callback {
+            MethodCallback::Sync(cb) => Started::Now((cb)(id, params, max, ext).into_json()),
+            MethodCallback::Async(cb) => {
                 let fut = (cb)(id, params, self.conn_id, max, ext);
                 Started::Reply(Box::pin(async move { Some(fut.await.into_json()) }))
             }
-            Some(MethodCallback::Unsubscription(cb)) => {
-                Started::Now((cb)(id, params, self.conn_id, max, ext).into_json())
-            }
-            Some(MethodCallback::Subscription(cb)) => {
+            MethodCallback::Unsubscription(cb) => Started::Now((cb)(id, params, self.conn_id, max, ext).into_json()),
+            MethodCallback::Subscription(cb) => {
                 if in_batch {
                     let err = ErrorObject::owned(
                         ErrorCode::InvalidRequest.code(),
@@ -272,17 +290,29 @@ impl Conn {
             }
         }
     }
+}
 
-    /// A line that is not a valid request: ignore notifications, report the rest.
-    fn bad_request(&self, data: &[u8]) -> Started {
-        if serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err() {
-            return Started::Now(error_json(Id::Null, ErrorCode::ParseError));
-        }
-        match serde_json::from_slice::<IdOnly<'_>>(data) {
-            Ok(IdOnly { id: Some(id) }) => Started::Now(error_json(id.into_owned(), ErrorCode::InvalidRequest)),
-            _ if serde_json::from_slice::<NotificationOnly<'_>>(data).is_ok() => Started::Nothing,
-            _ => Started::Now(error_json(Id::Null, ErrorCode::InvalidRequest)),
-        }
+/// Shape `params` the way the generated handlers read them (positionally). Every method
+/// takes one params object: it may come bare (by name), wrapped in a one-element array, or
+/// be left out when all its fields are optional. Unsubscribe takes the subscription id:
+/// bare, as `[id]`, or as `{"subscription": id}`.
+fn normalize_params<'a>(callback: &MethodCallback, raw: Option<&'a str>) -> Option<std::borrow::Cow<'a, str>> {
+    use std::borrow::Cow;
+    let trimmed = raw.map(str::trim).filter(|p| *p != "null");
+    if let MethodCallback::Unsubscription(_) = callback {
+        return match trimmed {
+            Some(p) if p.starts_with('{') => {
+                let id = serde_json::from_str::<serde_json::Value>(p).ok().and_then(|v| v.get("subscription").cloned());
+                id.map(|id| Cow::Owned(format!("[{id}]")))
+            }
+            Some(p) if !p.starts_with('[') => Some(Cow::Owned(format!("[{p}]"))),
+            other => other.map(Cow::Borrowed),
+        };
+    }
+    match trimmed {
+        None => Some(Cow::Borrowed("[{}]")),
+        Some(p) if p.starts_with('{') => Some(Cow::Owned(format!("[{p}]"))),
+        Some(p) => Some(Cow::Borrowed(p)),
     }
 }
 

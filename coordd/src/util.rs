@@ -2,7 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
-/// Now, as the fixed-width RFC 3339 UTC text stored in the database.
+/// The current time (see [`ts`] for its stored text form).
 pub fn now() -> SystemTime {
     SystemTime::now()
 }
@@ -17,10 +17,16 @@ pub fn ts_after(t: SystemTime, secs: u64) -> String {
     ts(t + Duration::from_secs(secs))
 }
 
-/// A random identifier with a readable prefix, e.g. `thr_5f2c9a0b1d3e4f60a7b8`.
+/// A time-ordered identifier with a readable prefix, e.g. `thr_019aa9f0c2b15f2c9a0b`:
+/// 48 bits of milliseconds since the epoch, then 32 random bits. Ids created later sort
+/// later, so primary-key inserts append to the right edge of their B-tree instead of
+/// dirtying a random page per insert (which made commits and checkpoints several times
+/// more expensive).
 pub fn new_id(prefix: &str) -> String {
+    let ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let mut buf = [0u8; 10];
-    fill_random(&mut buf);
+    buf[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
+    fill_random(&mut buf[6..]);
     let mut s = String::with_capacity(prefix.len() + 1 + 20);
     s.push_str(prefix);
     s.push('_');
@@ -71,6 +77,9 @@ mod tests {
         assert!(a.starts_with("thr_"));
         assert_eq!(a.len(), 24);
         assert_ne!(a, new_id("thr"));
+        let earlier = new_id("msg");
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(new_id("msg") > earlier, "ids sort by creation time");
         assert_eq!(new_token().len(), 35);
     }
 }

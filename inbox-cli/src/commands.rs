@@ -347,8 +347,17 @@ async fn next_event(sub: &mut coord_client::EventStream, timeout: Option<Duratio
     }
 }
 
-async fn wait_reply(c: &Client, json: bool, filter: EventFilter, timeout: Option<u64>) -> Res {
-    let cursor = filter.after_event.unwrap_or(c.hello().last_event_id);
+/// Without a cursor, waits start at the newest event the daemon had when we connected, so
+/// nothing committed between connecting and subscribing is missed.
+fn default_cursor(c: &Client, filter: &mut EventFilter) -> i64 {
+    if filter.after_event.is_none() && filter.after_message.is_none() {
+        filter.after_event = Some(c.hello().last_event_id);
+    }
+    filter.after_event.unwrap_or(c.hello().last_event_id)
+}
+
+async fn wait_reply(c: &Client, json: bool, mut filter: EventFilter, timeout: Option<u64>) -> Res {
+    let cursor = default_cursor(c, &mut filter);
     let mut sub = c.subscribe(filter).await?;
     match next_event(&mut sub, timeout.map(Duration::from_secs)).await? {
         Some(ev) => {
@@ -374,8 +383,8 @@ async fn wait_reply(c: &Client, json: bool, filter: EventFilter, timeout: Option
     }
 }
 
-async fn watch(c: &Client, json: bool, filter: EventFilter, a: WatchArgs) -> Res {
-    let mut cursor = filter.after_event.unwrap_or(c.hello().last_event_id);
+async fn watch(c: &Client, json: bool, mut filter: EventFilter, a: WatchArgs) -> Res {
+    let mut cursor = default_cursor(c, &mut filter);
     let mut sub = c.subscribe(filter).await?;
     let deadline = a.timeout_seconds.map(|s| tokio::time::Instant::now() + Duration::from_secs(s));
     let mut seen = 0u64;

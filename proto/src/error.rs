@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// JSON-RPC: invalid JSON was received.
 pub const PARSE_ERROR: i32 = -32700;
-/// JSON-RPC: the JSON sent is not a valid request object, or the line is too long.
+/// JSON-RPC: the JSON sent is not a valid request object.
 pub const INVALID_REQUEST: i32 = -32600;
 /// JSON-RPC: the method does not exist.
 pub const METHOD_NOT_FOUND: i32 = -32601;

@@ -27,7 +27,7 @@ pub const DEFAULT_LEASE_SECONDS: u64 = 900;
 /// Longest lease a claim or renew may ask for (7 days).
 pub const MAX_LEASE_SECONDS: u64 = 7 * 24 * 3600;
 
-/// Default and maximum number of rows returned by list-like methods.
+/// Number of rows returned by list-like methods when `limit` is not given.
 pub const DEFAULT_LIMIT: u32 = 50;
 /// Largest `limit` accepted by list-like methods.
 pub const MAX_LIMIT: u32 = 10_000;

@@ -341,7 +341,8 @@ pub struct ClaimParams {
     pub lease_seconds: Option<u64>,
 }
 
-/// Params of `inbox.renew`.
+/// Params of `inbox.renew`: the lease then runs until `now + lease_seconds`, or longer if
+/// it already did (renewing never shortens a lease).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RenewParams {
     pub agent: String,
@@ -446,7 +447,7 @@ pub struct ShowResult {
     pub messages: Vec<Message>,
 }
 
-/// Params of `inbox.markRead`: the agent has read the thread up to now (or a message).
+/// Params of `inbox.markRead`: the agent has read the thread's messages up to now.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MarkReadParams {
     pub agent: String,
@@ -478,8 +479,8 @@ pub struct EventFilter {
     pub run_id: Option<String>,
     #[serde(default)]
     pub task_id: Option<String>,
-    /// Events on threads assigned to or created by this agent, or messages to it, that
-    /// the agent did not cause itself.
+    /// Events on threads assigned to or created by this agent (as the thread stands after
+    /// the event), that the agent did not cause itself.
     #[serde(default)]
     pub agent: Option<String>,
     /// Only events after which the thread has one of these statuses.

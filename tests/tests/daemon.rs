@@ -92,6 +92,29 @@ fn sigterm_and_sigint_shut_down_cleanly() {
     }
 }
 
+#[cfg(unix)]
+#[test]
+fn shutdown_with_open_waits_still_folds_the_wal() {
+    use std::io::{BufRead, BufReader, Write};
+    let p = Project::new();
+    let d = p.serve();
+    p.inbox().args(["send", "--from", "a", "--to", "b", "--summary", "x"]).run().ok();
+    // An open subscription on a raw connection, as a blocked worker would hold.
+    let s = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
+    let mut w = s.try_clone().unwrap();
+    w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"events.subscribe\",\"params\":{}}\n").unwrap();
+    let mut line = String::new();
+    BufReader::new(s.try_clone().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.contains("\"result\""), "{line}");
+    assert!(d.signal("TERM").success());
+    let wal = p.path().join(".agents/coord.db-wal");
+    let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(size, 0, "the writer checkpointed and truncated the WAL at shutdown");
+    // The waiting client sees its connection end rather than hang.
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut BufReader::new(s), &mut rest).unwrap();
+}
+
 #[test]
 fn status_and_stop() {
     let p = Project::new();

@@ -102,6 +102,15 @@ fn renew_extends_and_tokens_fence_off_stale_processes() {
     assert_eq!(renewed["lease"]["lease_token"], token_a.as_str());
     assert_eq!(renewed["lease"]["generation"], 1);
 
+    // Renewing never shortens a lease.
+    let short = p
+        .inbox()
+        .args(["renew", "--agent", "w1", "--thread", &thr, "--lease-seconds", "5", "--json"])
+        .run()
+        .ok()
+        .json();
+    assert_eq!(short["lease"]["expires_at"], renewed["lease"]["expires_at"]);
+
     // The same agent restarts and claims again: a new grant replaces the old one.
     let b = p.inbox().args(["claim", "--agent", "w1", "--thread", &thr, "--json"]).run().ok().json();
     let token_b = b["lease"]["lease_token"].as_str().unwrap().to_string();

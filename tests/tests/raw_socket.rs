@@ -101,6 +101,9 @@ fn malformed_input_gets_json_rpc_errors_and_the_connection_survives() {
         (b"{not json", -32700),
         (b"\xff\xfe\x00garbage", -32700),
         (br#"{"jsonrpc":"2.0","id":1}"#, -32600),
+        (br#"{"jsonrpc":"2.0","id":-1,"method":"system.hello"}"#, -32600),
+        (br#"{"jsonrpc":"2.0","id":true,"method":"system.hello"}"#, -32600),
+        (br#"{"jsonrpc":"2.0","id":{"a":1},"method":"system.hello"}"#, -32600),
         (br#"{"jsonrpc":"1.0","id":1,"method":"system.hello"}"#, -32600),
         (b"[]", -32600),
         (b"42", -32600),
@@ -116,6 +119,41 @@ fn malformed_input_gets_json_rpc_errors_and_the_connection_survives() {
     }
     let hello = c.call(json!({"jsonrpc":"2.0","id":99,"method":"system.hello"}));
     assert_eq!(hello["id"], 99, "the same connection still works");
+}
+
+#[test]
+fn notifications_run_without_an_answer_and_params_may_take_every_form() {
+    let p = Project::new();
+    let _d = p.serve();
+    let mut c = Raw::connect(&p);
+    // A notification (no id) is executed; nothing is sent back for it.
+    c.send_line(
+        br#"{"jsonrpc":"2.0","method":"inbox.send","params":{"from":"a","to":"b","summary":"fire and forget"}}"#,
+    );
+    let list = c.call(json!({"jsonrpc":"2.0","id":1,"method":"inbox.list","params":{}}));
+    assert_eq!(list["id"], 1, "the next line answered is the request's");
+    assert_eq!(list["result"]["threads"][0]["subject"], "fire and forget");
+    // Methods whose fields are all optional take no params at all, or null.
+    let hello = c.call(json!({"jsonrpc":"2.0","id":2,"method":"system.hello","params":{}}));
+    assert_eq!(hello["id"], 2);
+    let listed = c.call(json!({"jsonrpc":"2.0","id":3,"method":"inbox.list","params":null}));
+    assert!(listed["result"]["threads"].is_array(), "{listed}");
+    let missing = c.call(json!({"jsonrpc":"2.0","id":4,"method":"inbox.claim"}));
+    assert_eq!(missing["error"]["code"], -32602);
+    assert!(missing["error"]["data"].as_str().unwrap().contains("agent"), "names the missing field: {missing}");
+    // Unsubscribe: by name, bare, or positional.
+    for (i, form) in ["named", "bare", "array"].iter().enumerate() {
+        let sub = c.call(json!({"jsonrpc":"2.0","id":10 + i,"method":"events.subscribe"}));
+        let id = sub["result"].clone();
+        assert!(!id.is_null(), "{sub}");
+        let params = match *form {
+            "named" => json!({"subscription": id}),
+            "bare" => id.clone(),
+            _ => json!([id]),
+        };
+        let unsub = c.call(json!({"jsonrpc":"2.0","id":20 + i,"method":"events.unsubscribe","params":params}));
+        assert_eq!(unsub["result"], true, "{form}: {unsub}");
+    }
 }
 
 #[test]
@@ -140,6 +178,7 @@ fn an_oversized_request_is_refused_and_everyone_keeps_being_served() {
     writer.join().unwrap();
     assert_eq!(resp["error"]["code"], coord_proto::error::REQUEST_TOO_LARGE);
     assert_eq!(resp["error"]["data"]["code"], "request_too_large");
+    assert_eq!(resp["error"]["data"]["details"]["limit"], coord_proto::MAX_REQUEST_BYTES);
     assert_eq!(resp["id"], Value::Null);
     let hello = bystander.call(json!({"jsonrpc":"2.0","id":7,"method":"system.hello"}));
     assert_eq!(hello["id"], 7);

@@ -9,13 +9,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use coord_proto::types::Event;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags};
-use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use crate::error::{Error, Result};
+use crate::store::Published;
 pub use writer::WriteCtx;
 
 /// Capacity of the event bus; a subscriber that falls further behind resyncs from the
@@ -24,20 +23,6 @@ const BUS_CAPACITY: usize = 8192;
 /// Read-only connections in the pool.
 const READERS: u32 = 4;
 
-/// An event as published on the bus: the value and its JSON, serialized once for every
-/// subscriber.
-pub struct Published {
-    pub event: Event,
-    pub json: Box<RawValue>,
-}
-
-impl Published {
-    pub fn new(event: Event) -> serde_json::Result<Self> {
-        let json = serde_json::value::to_raw_value(&event)?;
-        Ok(Published { event, json })
-    }
-}
-
 /// The open database: one writer thread, a reader pool and the event bus.
 pub struct Db {
     writer: writer::Writer,
@@ -45,11 +30,13 @@ pub struct Db {
     bus: broadcast::Sender<Arc<Published>>,
     last_event_id: Arc<AtomicI64>,
     schema_version: i64,
+    journal_mode: String,
     writer_thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.set_prepared_statement_cache_capacity(128);
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(())
@@ -64,6 +51,9 @@ impl Db {
             return Err(Error::Internal(format!("cannot enable WAL (journal_mode={mode})")));
         }
         configure(&conn)?;
+        // The writer checkpoints between batches itself (see `writer`); 64 MiB page cache.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        conn.pragma_update(None, "cache_size", -65536)?;
         let schema_version = migrations::migrate(&mut conn)?;
         conn.execute_batch("PRAGMA optimize=0x10002")?;
         let last: i64 = conn.query_row("SELECT COALESCE(MAX(event_id), 0) FROM events", [], |r| r.get(0))?;
@@ -72,6 +62,7 @@ impl Db {
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(|c| {
                 c.busy_timeout(std::time::Duration::from_secs(5))?;
+                c.set_prepared_statement_cache_capacity(128);
                 c.pragma_update(None, "query_only", "ON")
             });
         let readers = r2d2::Pool::builder().max_size(READERS).min_idle(Some(1)).build(manager)?;
@@ -86,6 +77,7 @@ impl Db {
             bus,
             last_event_id,
             schema_version,
+            journal_mode: mode.to_lowercase(),
             writer_thread: std::sync::Mutex::new(Some(handle)),
         })
     }
@@ -99,7 +91,8 @@ impl Db {
         self.writer.write(f).await
     }
 
-    /// Run `f` on a pooled read-only connection, off the async executor threads.
+    /// Run `f` on a pooled read-only connection, off the async executor threads, inside
+    /// one read transaction so that everything it reads comes from the same snapshot.
     pub async fn read<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
@@ -108,7 +101,8 @@ impl Db {
         let pool = self.readers.clone();
         tokio::task::spawn_blocking(move || {
             let conn = pool.get()?;
-            f(&conn)
+            let snapshot = conn.unchecked_transaction()?;
+            f(&snapshot)
         })
         .await
         .map_err(|e| Error::Internal(format!("read task failed: {e}")))?
@@ -128,13 +122,17 @@ impl Db {
         self.schema_version
     }
 
-    /// Stop accepting writes, let the writer finish what is queued, and checkpoint.
-    pub fn close(self) {
-        let Db { writer, readers, writer_thread, .. } = self;
-        drop(writer);
-        drop(readers);
-        if let Some(h) = writer_thread.lock().ok().and_then(|mut g| g.take()) {
-            let _ = h.join();
+    pub fn journal_mode(&self) -> &str {
+        &self.journal_mode
+    }
+
+    /// Finish the queued writes, truncate the WAL and stop the writer thread. Writes
+    /// after this fail; reads keep working until the last handle drops.
+    pub async fn close(&self) {
+        self.writer.stop().await;
+        let handle = self.writer_thread.lock().ok().and_then(|mut g| g.take());
+        if let Some(h) = handle {
+            let _ = tokio::task::spawn_blocking(move || h.join()).await;
         }
     }
 }

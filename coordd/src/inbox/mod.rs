@@ -106,8 +106,10 @@ pub fn artifact_from_row(row: &Row<'_>) -> rusqlite::Result<Artifact> {
     })
 }
 
-/// Longest agent name, id or subject accepted.
+/// Longest agent name or id accepted, in characters.
 const MAX_NAME: usize = 200;
+/// Longest subject accepted, in characters.
+const MAX_SUBJECT: usize = 1000;
 /// Longest summary accepted.
 const MAX_SUMMARY: usize = 4000;
 
@@ -130,8 +132,19 @@ pub fn check_id(field: &str, value: &str) -> Result<()> {
     if value.trim().is_empty() {
         return Err(Error::invalid(format!("{field} is required")));
     }
-    if value.len() > MAX_NAME {
+    if value.chars().count() > MAX_NAME {
         return Err(Error::invalid(format!("{field} is longer than {MAX_NAME} characters")));
+    }
+    Ok(())
+}
+
+/// A thread subject: not blank, at most 1000 characters.
+pub fn check_subject(subject: &str) -> Result<()> {
+    if subject.trim().is_empty() {
+        return Err(Error::invalid("subject must not be blank"));
+    }
+    if subject.chars().count() > MAX_SUBJECT {
+        return Err(Error::invalid(format!("subject is longer than {MAX_SUBJECT} characters")));
     }
     Ok(())
 }

@@ -34,6 +34,8 @@ fn empty_object() -> Value {
 
 /// Everything needed to append one message and its event to a thread.
 struct Append<'a> {
+    /// True when the thread does not exist yet: insert it instead of updating it.
+    new_thread: bool,
     thread: Thread,
     event_type: EventType,
     actor: &'a str,
@@ -63,6 +65,10 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
         created_at: &clock.now,
     };
     let event_id = events::insert(conn, &draft)?;
+    if a.new_thread {
+        // Inserted once with its final values, before the message that references it.
+        insert_thread(conn, &thread)?;
+    }
     let body = a.input.body.unwrap_or_default();
     conn.prepare_cached(
         "INSERT INTO messages (message_id, thread_id, from_agent, to_agent, kind, summary, body, \
@@ -104,8 +110,12 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
         ])?;
         artifacts.push(artifact);
     }
-    save_thread(conn, &thread)?;
-    mark_read_through(conn, a.from, &thread.thread_id, event_id)?;
+    if !a.new_thread {
+        save_thread(conn, &thread)?;
+        // The sender has read the thread up to its own message. (A new thread holds
+        // nothing addressed to its sender yet, so there is no mark to write.)
+        mark_read_through(conn, a.from, &thread.thread_id, event_id)?;
+    }
     let message = Message {
         message_id: message_id.clone(),
         thread_id: thread.thread_id.clone(),
@@ -121,6 +131,28 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
     };
     events::publish(ctx, event_id, &draft, Some(message.clone()));
     Ok(MessageResult { thread, message, event_id })
+}
+
+fn insert_thread(conn: &Connection, t: &Thread) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO threads (thread_id, run_id, task_id, subject, created_by, assigned_to, status, \
+         priority, latest_message_id, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(rusqlite::params![
+        t.thread_id,
+        t.run_id,
+        t.task_id,
+        t.subject,
+        t.created_by,
+        t.assigned_to,
+        t.status.as_str(),
+        t.priority.as_str(),
+        t.latest_message_id,
+        t.created_at,
+        t.updated_at,
+    ])?;
+    Ok(())
 }
 
 /// Write a thread's mutable columns back.
@@ -257,6 +289,7 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
             ctx,
             &clock,
             Append {
+                new_thread: false,
                 thread,
                 event_type: EventType::MessageSent,
                 actor: &p.from,
@@ -268,9 +301,7 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
         );
     }
     let subject = p.subject.clone().unwrap_or_else(|| p.message.summary.clone());
-    if subject.trim().is_empty() {
-        return Err(Error::invalid("subject must not be blank"));
-    }
+    check_subject(&subject)?;
     let thread = Thread {
         thread_id: util::new_id("thr"),
         run_id: p.run_id.clone().unwrap_or_default(),
@@ -285,26 +316,11 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
         updated_at: clock.now.clone(),
         lease: None,
     };
-    ctx.conn
-        .prepare_cached(
-            "INSERT INTO threads (thread_id, run_id, task_id, subject, created_by, assigned_to, \
-             status, priority, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
-        )?
-        .execute(rusqlite::params![
-            thread.thread_id,
-            thread.run_id,
-            thread.task_id,
-            thread.subject,
-            thread.created_by,
-            thread.assigned_to,
-            thread.status.as_str(),
-            thread.priority.as_str(),
-            clock.now,
-        ])?;
     append(
         ctx,
         &clock,
         Append {
+            new_thread: true,
             thread,
             event_type: EventType::ThreadCreated,
             actor: &p.from,
@@ -412,8 +428,9 @@ pub fn renew(ctx: &mut WriteCtx<'_>, p: RenewParams) -> Result<LeaseResult> {
     let conn = ctx.conn;
     let mut thread = open_thread(conn, &p.thread_id, &clock)?;
     require_holder(conn, &thread, &p.agent, p.lease_token.as_deref(), &clock)?;
+    // Renewing never shortens a lease: the new expiry is the later of the two.
     let expires_at = util::ts_after(clock.at, secs);
-    conn.prepare_cached("UPDATE leases SET expires_at = ?2 WHERE thread_id = ?1")?
+    conn.prepare_cached("UPDATE leases SET expires_at = MAX(expires_at, ?2) WHERE thread_id = ?1")?
         .execute(rusqlite::params![thread.thread_id, expires_at])?;
     let lease = conn
         .prepare_cached(
@@ -431,11 +448,11 @@ pub fn renew(ctx: &mut WriteCtx<'_>, p: RenewParams) -> Result<LeaseResult> {
             })
         })?;
     if let Some(l) = &mut thread.lease {
-        l.expires_at = expires_at.clone();
+        l.expires_at = lease.expires_at.clone();
         l.active = true;
     }
-    let summary = format!("lease renewed by {} until {expires_at}", p.agent);
-    let payload = json!({"generation": lease.generation, "expires_at": expires_at});
+    let summary = format!("lease renewed by {} until {}", p.agent, lease.expires_at);
+    let payload = json!({"generation": lease.generation, "expires_at": lease.expires_at});
     let event_id = lease_event(ctx, &thread, EventType::LeaseRenewed, &p.agent, &summary, &payload, &clock)?;
     Ok(LeaseResult { thread, lease, event_id })
 }
@@ -459,7 +476,11 @@ pub fn update(ctx: &mut WriteCtx<'_>, p: UpdateParams) -> Result<MessageResult> 
     require_holder(ctx.conn, &thread, &p.agent, p.lease_token.as_deref(), &clock)?;
     thread.status = status;
     let to = thread.created_by.clone();
-    append(ctx, &clock, Append { thread, event_type, actor: &p.agent, from: &p.agent, to, kind, input: p.message })
+    append(
+        ctx,
+        &clock,
+        Append { new_thread: false, thread, event_type, actor: &p.agent, from: &p.agent, to, kind, input: p.message },
+    )
 }
 
 /// `inbox.reply`: anyone may reply inside an open thread. An `answer` to a blocked thread
@@ -486,6 +507,7 @@ pub fn reply(ctx: &mut WriteCtx<'_>, p: ReplyParams) -> Result<MessageResult> {
         ctx,
         &clock,
         Append {
+            new_thread: false,
             thread,
             event_type: EventType::ThreadReplied,
             actor: &p.from,
@@ -525,7 +547,16 @@ pub fn finish(ctx: &mut WriteCtx<'_>, p: FinishParams, status: ThreadStatus) -> 
     append(
         ctx,
         &clock,
-        Append { thread, event_type, actor: &p.agent, from: &p.agent, to, kind: MessageKind::Result, input: p.message },
+        Append {
+            new_thread: false,
+            thread,
+            event_type,
+            actor: &p.agent,
+            from: &p.agent,
+            to,
+            kind: MessageKind::Result,
+            input: p.message,
+        },
     )
 }
 
@@ -533,7 +564,7 @@ pub fn finish(ctx: &mut WriteCtx<'_>, p: FinishParams, status: ThreadStatus) -> 
 /// released and the holder is told with a `control` message.
 pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelParams) -> Result<MessageResult> {
     check_agent("agent", &p.agent)?;
-    check_summary(&p.reason).map_err(|_| Error::invalid("reason is required and must not be blank"))?;
+    check_summary(&p.reason).map_err(|e| Error::invalid(e.to_string().replace("summary", "reason")))?;
     check_artifacts(&p.artifacts)?;
     let clock = Clock::new();
     let mut thread = open_thread(ctx.conn, &p.thread_id, &clock)?;
@@ -548,6 +579,7 @@ pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelParams) -> Result<MessageResult> 
         ctx,
         &clock,
         Append {
+            new_thread: false,
             thread,
             event_type: EventType::ThreadCancelled,
             actor: &p.agent,

@@ -1,0 +1,247 @@
+//! coord-bench: the speed and memory figures of coordd, measured against the real release
+//! daemon on a temporary socket. Run it with:
+//!
+//!     cargo build --release --workspace --bins && target/release/coord-bench
+//!
+//! Options: `--quick` (smaller counts, for a smoke run); `--only wake|sends|claims|subs|cli`. Results go to stdout as a table;
+//! `docs/performance.md` records a run.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use coord_client::Client;
+use coord_proto::types::*;
+use coord_tests::Project;
+
+struct Scale {
+    wakes: usize,
+    sends_per_client: usize,
+    cli_sends: usize,
+    claim_threads: usize,
+    subscriptions: usize,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only NAME` runs one measure: wake, sends, claims, subs, cli.
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
+    let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    let scale = if quick {
+        Scale { wakes: 200, sends_per_client: 100, cli_sends: 20, claim_threads: 500, subscriptions: 1000 }
+    } else {
+        Scale { wakes: 5000, sends_per_client: 2000, cli_sends: 200, claim_threads: 5000, subscriptions: 1000 }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let p = Project::new();
+    let d = p.serve();
+    let pid = d.pid();
+    println!(
+        "coord-bench: {} cores, daemon pid {pid}{}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        if quick { " (quick)" } else { "" }
+    );
+    println!("{:<58} {}", "measure", "result");
+    report("daemon RSS, idle", format!("{:.1} MiB", rss_mib(pid)));
+    rt.block_on(async {
+        // Memory first, on the fresh daemon, before any load fills its page cache.
+        if run("subs") {
+            subscriptions_rss(&p, pid, scale.subscriptions).await;
+        }
+        if run("wake") {
+            wake_latency(&p, scale.wakes).await;
+        }
+        if run("sends") {
+            send_throughput(&p, 32, scale.sends_per_client).await;
+        }
+        if run("claims") {
+            claim_contention(&p, 32, scale.claim_threads).await;
+        }
+    });
+    if run("cli") {
+        cli_send(&p, scale.cli_sends);
+    }
+    report("daemon RSS after the runs above (SQLite page cache warm)", format!("{:.1} MiB", rss_mib(pid)));
+    d.signal("TERM");
+}
+
+fn report(what: &str, result: String) {
+    println!("{what:<58} {result}");
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn msg(s: &str) -> MessageInput {
+    MessageInput { summary: s.into(), ..Default::default() }
+}
+
+async fn new_thread(c: &Client, to: &str) -> String {
+    c.send(SendParams { from: "lead".into(), to: to.into(), message: msg("bench"), ..Default::default() })
+        .await
+        .unwrap()
+        .thread
+        .thread_id
+}
+
+/// A waiter subscribed to a thread; the leader replies; time until the waiter has the
+/// notification in hand. This includes the reply's request transit and commit, so it is an
+/// upper bound of commit-to-notification.
+async fn wake_latency(p: &Project, n: usize) {
+    let waiter = p.client().await;
+    let leader = p.client().await;
+    let thr = new_thread(&leader, "w").await;
+    let filter = EventFilter { thread_id: Some(thr.clone()), kinds: vec![MessageKind::Answer], ..Default::default() };
+    let mut sub = waiter.subscribe(filter).await.unwrap();
+    let mut lat = Vec::with_capacity(n);
+    for i in 0..n {
+        let params = ReplyParams {
+            from: "lead".into(),
+            thread_id: thr.clone(),
+            message: msg(&format!("a{i}")),
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let woke = async {
+            sub.next().await.unwrap().unwrap();
+            t0.elapsed()
+        };
+        let (r, d) = tokio::join!(leader.reply(params), woke);
+        r.unwrap();
+        lat.push(d);
+    }
+    lat.sort();
+    report(
+        &format!("wake latency, reply -> subscribed waiter ({n} wakes)"),
+        format!("p50 {}  p99 {}  max {}", ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99)), ms(lat[n - 1])),
+    );
+}
+
+async fn send_throughput(p: &Project, clients: usize, per_client: usize) {
+    let mut cs = Vec::new();
+    for _ in 0..clients {
+        cs.push(Arc::new(p.client().await));
+    }
+    let t0 = Instant::now();
+    let tasks: Vec<_> = cs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            tokio::spawn(async move {
+                for j in 0..per_client {
+                    let p = SendParams {
+                        from: format!("lead{i}"),
+                        to: format!("w{}", j % 16),
+                        message: msg("durable send"),
+                        ..Default::default()
+                    };
+                    c.send(p).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let total = clients * per_client;
+    let secs = t0.elapsed().as_secs_f64();
+    report(
+        &format!("durable sends/s, {clients} concurrent clients ({total} sends)"),
+        format!("{:.0} /s", total as f64 / secs),
+    );
+}
+
+/// Many workers race for the same threads in the same order: nearly every attempt
+/// conflicts. Counts attempts (grants and refusals) per second.
+async fn claim_contention(p: &Project, clients: usize, threads: usize) {
+    let leader = p.client().await;
+    let mut ids = Vec::with_capacity(threads);
+    for _ in 0..threads {
+        ids.push(new_thread(&leader, "pool").await);
+    }
+    let ids = Arc::new(ids);
+    let mut cs = Vec::new();
+    for _ in 0..clients {
+        cs.push(Arc::new(p.client().await));
+    }
+    let t0 = Instant::now();
+    let tasks: Vec<_> = cs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let ids = ids.clone();
+            tokio::spawn(async move {
+                let mut won = 0usize;
+                for t in ids.iter() {
+                    let p = ClaimParams { agent: format!("w{i}"), thread_id: t.clone(), lease_seconds: Some(600) };
+                    if c.claim(p).await.is_ok() {
+                        won += 1;
+                    }
+                }
+                won
+            })
+        })
+        .collect();
+    let mut grants = 0;
+    for t in tasks {
+        grants += t.await.unwrap();
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let attempts = clients * threads;
+    assert_eq!(grants, threads, "exactly one grant per thread");
+    report(
+        &format!("claims/s under contention, {clients} claimers x {threads} threads"),
+        format!("{:.0} attempts/s ({grants} grants, {} refusals)", attempts as f64 / secs, attempts - grants),
+    );
+}
+
+async fn subscriptions_rss(p: &Project, pid: u32, n: usize) {
+    let per_conn = 100;
+    let mut conns = Vec::new();
+    let mut subs = Vec::new();
+    for i in 0..n.div_ceil(per_conn) {
+        let c = p.client().await;
+        for j in 0..per_conn.min(n - i * per_conn) {
+            let f = EventFilter { agent: Some(format!("idle{i}-{j}")), ..Default::default() };
+            subs.push(c.subscribe(f).await.unwrap());
+        }
+        conns.push(c);
+    }
+    report(
+        &format!("daemon RSS, {} open subscriptions on {} connections", subs.len(), conns.len()),
+        format!("{:.1} MiB", rss_mib(pid)),
+    );
+}
+
+/// Whole-process `inbox send --json` against the warm daemon, spawned one after another.
+fn cli_send(p: &Project, n: usize) {
+    let mut lat = Vec::with_capacity(n);
+    for i in 0..n {
+        let t0 = Instant::now();
+        let out =
+            p.inbox().args(["send", "--from", "lead", "--to", "w", "--summary", &format!("cli {i}"), "--json"]).run();
+        lat.push(t0.elapsed());
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+    lat.sort();
+    report(
+        &format!("whole-process `inbox send --json`, warm daemon ({n} runs)"),
+        format!("p50 {}  p99 {}", ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99))),
+    );
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
