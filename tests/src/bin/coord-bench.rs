@@ -41,7 +41,7 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         if quick { " (quick)" } else { "" }
     );
-    println!("{:<58} {}", "measure", "result");
+    println!("{:<58} result", "measure");
     report("daemon RSS, idle", format!("{:.1} MiB", rss_mib(pid)));
     rt.block_on(async {
         // Memory first, on the fresh daemon, before any load fills its page cache.
