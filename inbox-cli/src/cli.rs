@@ -281,12 +281,18 @@ pub struct WatchArgs {
     /// delivered first.
     #[arg(long)]
     pub after_event: Option<i64>,
+    /// Start after the event that recorded this message.
+    #[arg(long, value_name = "MESSAGE_ID")]
+    pub after_message: Option<String>,
     /// Give up after this many seconds (exit 10 when nothing came).
     #[arg(long)]
     pub timeout_seconds: Option<u64>,
     /// Keep printing events (one line each) instead of returning after the first.
     #[arg(long)]
     pub follow: bool,
+    /// With --follow: stop after this many events.
+    #[arg(long, requires = "follow")]
+    pub count: Option<u64>,
 }
 
 #[derive(Args)]

@@ -136,6 +136,7 @@ fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
         Cmd::Watch(a) => {
             let filter = EventFilter {
                 after_event: a.after_event,
+                after_message: a.after_message.clone(),
                 thread_id: a.thread.clone(),
                 run_id: a.run.clone(),
                 agent: ctx.agent.clone(),
@@ -406,7 +407,7 @@ async fn watch(c: &Client, json: bool, mut filter: EventFilter, a: WatchArgs) ->
         } else {
             output::event_line(&ev);
         }
-        if !a.follow {
+        if !a.follow || a.count.is_some_and(|n| seen >= n) {
             return ok();
         }
     }

@@ -126,13 +126,20 @@ fn notifications_run_without_an_answer_and_params_may_take_every_form() {
     let p = Project::new();
     let _d = p.serve();
     let mut c = Raw::connect(&p);
-    // A notification (no id) is executed; nothing is sent back for it.
+    // A notification (no id) is executed and nothing is sent back for it: the only line
+    // that arrives after it is the event its write produced. (Calls on one connection run
+    // concurrently, so the event, not a later call, is what proves it ran.)
+    let sub = c.call(json!({"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"after_event":0}}));
+    assert!(!sub["result"].is_null(), "{sub}");
     c.send_line(
         br#"{"jsonrpc":"2.0","method":"inbox.send","params":{"from":"a","to":"b","summary":"fire and forget"}}"#,
     );
-    let list = c.call(json!({"jsonrpc":"2.0","id":1,"method":"inbox.list","params":{}}));
-    assert_eq!(list["id"], 1, "the next line answered is the request's");
-    assert_eq!(list["result"]["threads"][0]["subject"], "fire and forget");
+    let event = c.recv();
+    assert_eq!(event["method"], "events.event", "no answer to the notification itself: {event}");
+    assert_eq!(event["params"]["result"]["event_type"], "thread.created");
+    assert_eq!(event["params"]["result"]["summary"], "fire and forget");
+    let unsub = c.call(json!({"jsonrpc":"2.0","id":9,"method":"events.unsubscribe","params":[sub["result"]]}));
+    assert_eq!(unsub["result"], true);
     // Methods whose fields are all optional take no params at all, or null.
     let hello = c.call(json!({"jsonrpc":"2.0","id":2,"method":"system.hello","params":{}}));
     assert_eq!(hello["id"], 2);

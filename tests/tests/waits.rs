@@ -164,12 +164,12 @@ fn watch_follow_streams_every_matching_event_in_order() {
             "lead",
             "watch",
             "--follow",
+            "--count",
+            "2",
             "--after-event",
             "0",
             "--thread",
             &thr,
-            "--timeout-seconds",
-            "1",
             "--json",
         ])
         .run()
@@ -179,7 +179,7 @@ fn watch_follow_streams_every_matching_event_in_order() {
     assert_eq!(types, ["thread.claimed", "thread.blocked"]);
     let own = p
         .inbox()
-        .args(["--agent", "w1", "watch", "--after-event", "0", "--timeout-seconds", "1", "--json"])
+        .args(["--agent", "w1", "watch", "--after-event", "0", "--timeout-seconds", "600", "--json"])
         .run()
         .ok()
         .json();
