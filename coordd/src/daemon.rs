@@ -1,6 +1,7 @@
 //! The daemon's life: take the lock, replace a stale socket, bind (mode 0600), open the
 //! store, announce readiness, accept connections until SIGTERM/SIGINT or
-//! `system.shutdown`, then close connections, drain the writer and remove the socket.
+//! `system.shutdown`, then stop accepting and remove the socket, let connections finish
+//! their in-flight calls, and close the store (drain the writer, truncate the WAL).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -94,6 +95,9 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     };
     let methods: jsonrpsee::Methods = rpc::module(store.clone(), info, shutdown_tx.clone()).into();
 
+    // Handlers are installed before readiness is announced: a signal sent the moment a
+    // launcher sees "ready" must already mean a clean shutdown.
+    let mut signals = Signals::install().map_err(io("cannot install signal handlers"))?;
     tracing::info!(socket = %paths.socket.display(), db = %paths.db.display(), pid = std::process::id(), "coordd ready");
     if opts.notify_ready {
         use std::io::Write;
@@ -102,8 +106,6 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         let _ = out.flush();
     }
 
-    let signals = shutdown_signal();
-    tokio::pin!(signals);
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
@@ -115,7 +117,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
                 Err(e) => tracing::warn!(error = %e, "accept failed"),
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
-            sig = &mut signals => {
+            sig = signals.recv() => {
                 tracing::info!(signal = sig, "shutting down");
                 break;
             }
@@ -191,22 +193,40 @@ fn create_private_dir(dir: &std::path::Path) -> Result<(), DaemonError> {
     }
 }
 
-/// Resolves with the name of the first SIGTERM or SIGINT (Ctrl-C on Windows).
-async fn shutdown_signal() -> &'static str {
+/// SIGTERM and SIGINT (Ctrl-C on Windows), registered eagerly.
+struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-            (Ok(mut term), Ok(mut int)) => tokio::select! {
-                _ = term.recv() => "SIGTERM",
-                _ = int.recv() => "SIGINT",
-            },
-            _ => std::future::pending().await,
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Signals { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Signals {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "ctrl-c"
+
+    /// The name of the next signal received.
+    async fn recv(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.term.recv() => "SIGTERM",
+                _ = self.int.recv() => "SIGINT",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "ctrl-c"
+        }
     }
 }

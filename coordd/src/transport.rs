@@ -149,7 +149,7 @@ fn error_json(id: Id<'_>, code: ErrorCode) -> Box<RawValue> {
 }
 
 impl Conn {
-    /// Parse and start one line: a request, a notification (ignored) or a batch.
+    /// Parse and start one line: a request, a notification (run, never answered) or a batch.
     fn handle(&self, line: &[u8]) -> Option<Reply> {
         let first = line.iter().find(|b| !b.is_ascii_whitespace())?;
         if *first == b'[' {
@@ -226,10 +226,12 @@ impl Conn {
         }
         let method = obj.get("method").and_then(serde_json::Value::as_str);
         match (obj.get("jsonrpc").and_then(serde_json::Value::as_str), method) {
+            // A subscription nobody can be told about is not started at all.
+            (Some("2.0"), Some(method)) if self.is_subscription(method) => Started::Nothing,
             (Some("2.0"), Some(method)) => {
                 let params = obj.get("params").map(|p| p.to_string());
                 match self.dispatch(Id::Null, method, params.as_deref(), in_batch) {
-                    Started::Reply(f) if !self.is_subscription(method) => Started::Reply(Box::pin(async move {
+                    Started::Reply(f) => Started::Reply(Box::pin(async move {
                         let _ = f.await;
                         None
                     })),

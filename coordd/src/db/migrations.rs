@@ -80,7 +80,6 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_threads_run_task ON threads(run_id, task_id);
     CREATE INDEX idx_messages_thread_created ON messages(thread_id, created_at);
     CREATE INDEX idx_messages_thread_event ON messages(thread_id, event_id);
-    CREATE INDEX idx_messages_to ON messages(to_agent, thread_id, event_id);
     CREATE INDEX idx_artifacts_message ON artifacts(message_id);
     CREATE INDEX idx_events_thread_event ON events(thread_id, event_id);
     CREATE INDEX idx_events_run_event ON events(run_id, event_id);

@@ -23,6 +23,19 @@ const BUS_CAPACITY: usize = 8192;
 /// Read-only connections in the pool.
 const READERS: u32 = 4;
 
+/// Read a text column into anything that parses from a string (the protocol's enums).
+pub fn parse_col<T: std::str::FromStr<Err = String>>(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<T> {
+    let s: String = row.get(idx)?;
+    T::from_str(&s).map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into()))
+}
+
+/// Read a text column holding JSON.
+pub fn json_col(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<serde_json::Value> {
+    let s: String = row.get(idx)?;
+    serde_json::from_str(&s)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into()))
+}
+
 /// The open database: one writer thread, a reader pool and the event bus.
 pub struct Db {
     writer: writer::Writer,
@@ -39,6 +52,8 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.set_prepared_statement_cache_capacity(128);
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // Statement journals (one per SAVEPOINT'd job) stay in memory.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use coord_proto::types::*;
 use rusqlite::{Connection, OptionalExtension, params_from_iter, types::Value as SqlValue};
 use serde_json::Value;
 
-use crate::db::WriteCtx;
+use crate::db::{WriteCtx, json_col, parse_col};
 use crate::error::{Error, Result};
 use crate::inbox;
 
@@ -171,14 +171,9 @@ const EVENT_COLUMNS: &str = "e.event_id, e.event_type, e.source, e.run_id, e.tas
      e.payload_json, e.created_at";
 
 fn event_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
-    let conv =
-        |i: usize, e: String| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into());
-    let et: String = row.get(1)?;
-    let st: String = row.get(9)?;
-    let payload: String = row.get(12)?;
     Ok(Event {
         event_id: row.get(0)?,
-        event_type: et.parse().map_err(|e| conv(1, e))?,
+        event_type: parse_col(row, 1)?,
         source: row.get(2)?,
         run_id: row.get(3)?,
         task_id: row.get(4)?,
@@ -186,10 +181,10 @@ fn event_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
         actor: row.get(6)?,
         assigned_to: row.get(7)?,
         created_by: row.get(8)?,
-        thread_status: st.parse().map_err(|e| conv(9, e))?,
+        thread_status: parse_col(row, 9)?,
         message_id: row.get(10)?,
         summary: row.get(11)?,
-        payload_json: serde_json::from_str(&payload).map_err(|e| conv(12, e.to_string()))?,
+        payload_json: json_col(row, 12)?,
         created_at: row.get(13)?,
         message: None,
     })

@@ -10,13 +10,12 @@ pub mod write;
 #[cfg(test)]
 mod tests;
 
-use std::str::FromStr;
-
 use coord_proto::types::{Artifact, ArtifactInput, LeaseView, Message, MessageInput, Thread};
 use coord_proto::{MAX_LIMIT, types::ThreadStatus};
 use rusqlite::Row;
 use serde_json::Value;
 
+use crate::db::{json_col, parse_col};
 use crate::error::{Error, Result};
 
 /// Columns of [`thread_from_row`], with the current lease joined in.
@@ -32,17 +31,6 @@ pub const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to
 
 /// Columns of [`artifact_from_row`].
 pub const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
-
-fn parse<T: FromStr<Err = String>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
-    let s: String = row.get(idx)?;
-    T::from_str(&s).map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into()))
-}
-
-fn json(row: &Row<'_>, idx: usize) -> rusqlite::Result<Value> {
-    let s: String = row.get(idx)?;
-    serde_json::from_str(&s)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into()))
-}
 
 /// Map a row selected with [`THREAD_COLUMNS`]; `now` decides whether the lease is active.
 pub fn thread_from_row(row: &Row<'_>, now: &str) -> rusqlite::Result<Thread> {
@@ -68,8 +56,8 @@ pub fn thread_from_row(row: &Row<'_>, now: &str) -> rusqlite::Result<Thread> {
         subject: row.get(3)?,
         created_by: row.get(4)?,
         assigned_to: row.get(5)?,
-        status: parse(row, 6)?,
-        priority: parse(row, 7)?,
+        status: parse_col(row, 6)?,
+        priority: parse_col(row, 7)?,
         latest_message_id: row.get(8)?,
         created_at: row.get(9)?,
         updated_at: row.get(10)?,
@@ -84,10 +72,10 @@ pub fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
         thread_id: row.get(1)?,
         from_agent: row.get(2)?,
         to_agent: row.get(3)?,
-        kind: parse(row, 4)?,
+        kind: parse_col(row, 4)?,
         summary: row.get(5)?,
         body: row.get(6)?,
-        payload_json: json(row, 7)?,
+        payload_json: json_col(row, 7)?,
         created_at: row.get(8)?,
         event_id: row.get(9)?,
         artifacts: Vec::new(),
@@ -101,7 +89,7 @@ pub fn artifact_from_row(row: &Row<'_>) -> rusqlite::Result<Artifact> {
         message_id: row.get(1)?,
         path: row.get(2)?,
         kind: row.get(3)?,
-        metadata_json: json(row, 4)?,
+        metadata_json: json_col(row, 4)?,
         created_at: row.get(5)?,
     })
 }

@@ -300,7 +300,11 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
             },
         );
     }
-    let subject = p.subject.clone().unwrap_or_else(|| p.message.summary.clone());
+    // Without a subject, the summary's first line stands in (shortened to fit).
+    let subject = match &p.subject {
+        Some(s) => s.clone(),
+        None => p.message.summary.lines().next().unwrap_or_default().chars().take(200).collect(),
+    };
     check_subject(&subject)?;
     let thread = Thread {
         thread_id: util::new_id("thr"),
@@ -564,7 +568,7 @@ pub fn finish(ctx: &mut WriteCtx<'_>, p: FinishParams, status: ThreadStatus) -> 
 /// released and the holder is told with a `control` message.
 pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelParams) -> Result<MessageResult> {
     check_agent("agent", &p.agent)?;
-    check_summary(&p.reason).map_err(|e| Error::invalid(e.to_string().replace("summary", "reason")))?;
+    check_summary(&p.reason).map_err(|e| Error::invalid(e.to_app().message.replace("summary", "reason")))?;
     check_artifacts(&p.artifacts)?;
     let clock = Clock::new();
     let mut thread = open_thread(ctx.conn, &p.thread_id, &clock)?;
