@@ -17,6 +17,7 @@
 //! protocol-version handshake and [`ClientError`].
 
 pub mod autostart;
+pub mod cli;
 mod error;
 pub mod paths;
 pub mod socket;
@@ -163,56 +164,8 @@ impl Client {
         Ok(self.rpc.init().await?)
     }
 
-    pub async fn send(&self, p: SendParams) -> Result<MessageResult, ClientError> {
-        Ok(self.rpc.send(p).await?)
-    }
-
-    pub async fn fetch(&self, p: FetchParams) -> Result<ThreadsResult, ClientError> {
-        Ok(self.rpc.fetch(p).await?)
-    }
-
-    pub async fn claim(&self, p: ClaimParams) -> Result<LeaseResult, ClientError> {
-        Ok(self.rpc.claim(p).await?)
-    }
-
-    pub async fn renew(&self, p: RenewParams) -> Result<LeaseResult, ClientError> {
-        Ok(self.rpc.renew(p).await?)
-    }
-
-    pub async fn update(&self, p: UpdateParams) -> Result<MessageResult, ClientError> {
-        Ok(self.rpc.update(p).await?)
-    }
-
-    pub async fn reply(&self, p: ReplyParams) -> Result<MessageResult, ClientError> {
-        Ok(self.rpc.reply(p).await?)
-    }
-
-    pub async fn done(&self, p: FinishParams) -> Result<MessageResult, ClientError> {
-        Ok(self.rpc.done(p).await?)
-    }
-
-    pub async fn fail(&self, p: FinishParams) -> Result<MessageResult, ClientError> {
-        Ok(self.rpc.fail(p).await?)
-    }
-
-    pub async fn cancel(&self, p: CancelParams) -> Result<MessageResult, ClientError> {
-        Ok(self.rpc.cancel(p).await?)
-    }
-
-    pub async fn list(&self, p: ListParams) -> Result<ThreadsResult, ClientError> {
-        Ok(self.rpc.list(p).await?)
-    }
-
-    pub async fn show(&self, p: ShowParams) -> Result<ShowResult, ClientError> {
-        Ok(self.rpc.show(p).await?)
-    }
-
-    pub async fn mark_read(&self, p: MarkReadParams) -> Result<MarkReadResult, ClientError> {
-        Ok(self.rpc.mark_read(p).await?)
-    }
-
-    pub async fn events(&self, p: EventsListParams) -> Result<EventsResult, ClientError> {
-        Ok(self.rpc.events_list(p).await?)
+    pub async fn run_list(&self) -> Result<RunsResult, ClientError> {
+        Ok(self.rpc.run_list().await?)
     }
 
     /// Subscribe to matching events: first those stored after the filter's cursor, then
@@ -220,6 +173,55 @@ impl Client {
     pub async fn subscribe(&self, filter: EventFilter) -> Result<EventStream, ClientError> {
         Ok(EventStream { inner: self.rpc.subscribe_events(filter).await? })
     }
+}
+
+/// Typed wrappers, one per method of `coord_proto::api` that takes a params object.
+macro_rules! calls {
+    ($($name:ident => $method:ident($p:ty) -> $r:ty;)*) => {
+        impl Client {
+            $(
+                #[doc = concat!("Calls `", stringify!($method), "` (see docs/protocol.md).")]
+                pub async fn $name(&self, p: $p) -> Result<$r, ClientError> {
+                    Ok(CoordApiClient::$method(&self.rpc, p).await?)
+                }
+            )*
+        }
+    };
+}
+
+calls! {
+    send => send(SendParams) -> MessageResult;
+    fetch => fetch(FetchParams) -> ThreadsResult;
+    claim => claim(ClaimParams) -> LeaseResult;
+    renew => renew(RenewParams) -> LeaseResult;
+    update => update(UpdateParams) -> MessageResult;
+    reply => reply(ReplyParams) -> MessageResult;
+    done => done(FinishParams) -> MessageResult;
+    fail => fail(FinishParams) -> MessageResult;
+    cancel => cancel(CancelParams) -> MessageResult;
+    list => list(ListParams) -> ThreadsResult;
+    show => show(ShowParams) -> ShowResult;
+    mark_read => mark_read(MarkReadParams) -> MarkReadResult;
+    events => events_list(EventsListParams) -> EventsResult;
+    run_create => run_create(RunCreateParams) -> RunView;
+    run_show => run_show(RunRef) -> RunView;
+    task_add => task_add(TaskAddParams) -> TaskView;
+    task_list => task_list(TaskListParams) -> TasksResult;
+    task_show => task_show(TaskRef) -> TaskView;
+    dep_add => dep_add(DepParams) -> TaskView;
+    dep_remove => dep_remove(DepParams) -> TaskView;
+    ready => ready(TaskListParams) -> TasksResult;
+    dispatch => dispatch(DispatchParams) -> DispatchResult;
+    reconcile => reconcile(RunRef) -> TasksResult;
+    blocked => blocked(RunRef) -> BlockedResult;
+    answer => answer(AnswerParams) -> MessageResult;
+    retry => retry(RetryParams) -> DispatchResult;
+    reassign => reassign(RetryParams) -> DispatchResult;
+    orch_cancel => orch_cancel(CancelTaskParams) -> RunView;
+    worktree_list => worktree_list(WorktreeParams) -> WorktreesResult;
+    worktree_prune => worktree_prune(WorktreeParams) -> WorktreesResult;
+    council_start => council_start(CouncilStartParams) -> Council;
+    council_show => council_show(CouncilRef) -> Council;
 }
 
 /// A live event subscription.

@@ -85,8 +85,9 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     .await
     .map_err(|e| io("database open task failed")(std::io::Error::other(e)))??;
     let store = Arc::new(store);
-
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
+    store.start_background(shutdown_rx.clone());
+
     let info = DaemonInfo {
         socket: paths.socket.display().to_string(),
         db: paths.db.display().to_string(),

@@ -4,7 +4,7 @@
 //! Layout: [`daemon`] runs the process (lock, socket, signals); [`transport`] speaks
 //! newline-delimited JSON-RPC on one connection; [`rpc`] registers every method; [`store`]
 //! is the storage seam with [`sqlite`] behind it; [`db`] is the SQLite plumbing (writer,
-//! readers, migrations, bus); [`inbox`] and [`events`] are the domain modules.
+//! readers, migrations, bus); [`inbox`], [`orch`] and [`events`] are the domain modules.
 
 pub mod daemon;
 pub mod db;
@@ -12,6 +12,7 @@ pub mod error;
 pub mod events;
 pub mod inbox;
 pub mod lockfile;
+pub mod orch;
 pub mod rpc;
 pub mod sqlite;
 pub mod store;

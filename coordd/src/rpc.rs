@@ -130,6 +130,86 @@ impl<S: Store> CoordApiServer for Rpc<S> {
         Ok(self.store.events_list(params).await?)
     }
 
+    async fn run_create(&self, params: RunCreateParams) -> RpcResult<RunView> {
+        Ok(self.store.run_create(params).await?)
+    }
+
+    async fn run_list(&self) -> RpcResult<RunsResult> {
+        Ok(self.store.run_list().await?)
+    }
+
+    async fn run_show(&self, params: RunRef) -> RpcResult<RunView> {
+        Ok(self.store.run_show(params).await?)
+    }
+
+    async fn task_add(&self, params: TaskAddParams) -> RpcResult<TaskView> {
+        Ok(self.store.task_add(params).await?)
+    }
+
+    async fn task_list(&self, params: TaskListParams) -> RpcResult<TasksResult> {
+        Ok(TasksResult { tasks: self.store.task_list(params).await? })
+    }
+
+    async fn task_show(&self, params: TaskRef) -> RpcResult<TaskView> {
+        Ok(self.store.task_show(params).await?)
+    }
+
+    async fn dep_add(&self, params: DepParams) -> RpcResult<TaskView> {
+        Ok(self.store.dep_change(params, true).await?)
+    }
+
+    async fn dep_remove(&self, params: DepParams) -> RpcResult<TaskView> {
+        Ok(self.store.dep_change(params, false).await?)
+    }
+
+    async fn ready(&self, params: TaskListParams) -> RpcResult<TasksResult> {
+        Ok(TasksResult { tasks: self.store.ready(params).await? })
+    }
+
+    async fn dispatch(&self, params: DispatchParams) -> RpcResult<DispatchResult> {
+        Ok(self.store.dispatch(params).await?)
+    }
+
+    async fn reconcile(&self, params: RunRef) -> RpcResult<TasksResult> {
+        Ok(TasksResult { tasks: self.store.reconcile(params).await? })
+    }
+
+    async fn blocked(&self, params: RunRef) -> RpcResult<BlockedResult> {
+        Ok(self.store.blocked(params).await?)
+    }
+
+    async fn answer(&self, params: AnswerParams) -> RpcResult<MessageResult> {
+        Ok(self.store.answer(params).await?)
+    }
+
+    async fn retry(&self, params: RetryParams) -> RpcResult<DispatchResult> {
+        Ok(self.store.retry(params, false).await?)
+    }
+
+    async fn reassign(&self, params: RetryParams) -> RpcResult<DispatchResult> {
+        Ok(self.store.retry(params, true).await?)
+    }
+
+    async fn orch_cancel(&self, params: CancelTaskParams) -> RpcResult<RunView> {
+        Ok(self.store.orch_cancel(params).await?)
+    }
+
+    async fn worktree_list(&self, params: WorktreeParams) -> RpcResult<WorktreesResult> {
+        Ok(self.store.worktrees(params, false).await?)
+    }
+
+    async fn worktree_prune(&self, params: WorktreeParams) -> RpcResult<WorktreesResult> {
+        Ok(self.store.worktrees(params, true).await?)
+    }
+
+    async fn council_start(&self, params: CouncilStartParams) -> RpcResult<Council> {
+        Ok(self.store.council_start(params).await?)
+    }
+
+    async fn council_show(&self, params: CouncilRef) -> RpcResult<Council> {
+        Ok(self.store.council_show(params).await?)
+    }
+
     async fn subscribe_events(&self, pending: PendingSubscriptionSink, filter: EventFilter) -> SubscriptionResult {
         subscription::run(self.store.clone(), pending, filter).await
     }

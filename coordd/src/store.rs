@@ -58,6 +58,25 @@ pub trait Store: Send + Sync + 'static {
     fn list(&self, p: ListParams) -> impl Future<Output = Result<Vec<Thread>>> + Send;
     fn show(&self, p: ShowParams) -> impl Future<Output = Result<ShowResult>> + Send;
     fn events_list(&self, p: EventsListParams) -> impl Future<Output = Result<EventsResult>> + Send;
+    // orch
+    fn run_create(&self, p: RunCreateParams) -> impl Future<Output = Result<RunView>> + Send;
+    fn run_list(&self) -> impl Future<Output = Result<RunsResult>> + Send;
+    fn run_show(&self, p: RunRef) -> impl Future<Output = Result<RunView>> + Send;
+    fn task_add(&self, p: TaskAddParams) -> impl Future<Output = Result<TaskView>> + Send;
+    fn task_list(&self, p: TaskListParams) -> impl Future<Output = Result<Vec<Task>>> + Send;
+    fn task_show(&self, p: TaskRef) -> impl Future<Output = Result<TaskView>> + Send;
+    fn dep_change(&self, p: DepParams, add: bool) -> impl Future<Output = Result<TaskView>> + Send;
+    fn ready(&self, p: TaskListParams) -> impl Future<Output = Result<Vec<Task>>> + Send;
+    fn dispatch(&self, p: DispatchParams) -> impl Future<Output = Result<DispatchResult>> + Send;
+    fn reconcile(&self, p: RunRef) -> impl Future<Output = Result<Vec<Task>>> + Send;
+    fn blocked(&self, p: RunRef) -> impl Future<Output = Result<BlockedResult>> + Send;
+    fn answer(&self, p: AnswerParams) -> impl Future<Output = Result<MessageResult>> + Send;
+    fn retry(&self, p: RetryParams, reassign: bool) -> impl Future<Output = Result<DispatchResult>> + Send;
+    fn orch_cancel(&self, p: CancelTaskParams) -> impl Future<Output = Result<RunView>> + Send;
+    fn worktrees(&self, p: WorktreeParams, prune: bool) -> impl Future<Output = Result<WorktreesResult>> + Send;
+    fn council_start(&self, p: CouncilStartParams) -> impl Future<Output = Result<Council>> + Send;
+    fn council_show(&self, p: CouncilRef) -> impl Future<Output = Result<Council>> + Send;
+
     /// Validate a filter and resolve its cursor (`default_after` when it names none).
     fn resolve_filter(&self, f: EventFilter, default_after: i64) -> impl Future<Output = Result<Resolved>> + Send;
     /// Stored events matching `r` (after `r.after`), oldest first, at most `limit`.

@@ -181,19 +181,7 @@ fn parse_object(flag: &str, text: &str) -> Result<Value, CliError> {
 }
 
 fn content(c: Content) -> Result<MessageInput, CliError> {
-    let body = match c.body_file {
-        Some(path) if path.as_os_str() == "-" => {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-                .map_err(|e| CliError::Invalid(format!("cannot read the body from stdin: {e}")))?;
-            Some(s)
-        }
-        Some(path) => Some(
-            std::fs::read_to_string(&path)
-                .map_err(|e| CliError::Invalid(format!("cannot read --body-file {}: {e}", path.display())))?,
-        ),
-        None => c.body,
-    };
+    let body = coord_client::cli::body(c.body, c.body_file.as_deref())?;
     let payload_json = c.payload_json.as_deref().map(|p| parse_object("payload-json", p)).transpose()?;
     Ok(MessageInput { summary: c.summary, body, payload_json, artifacts: artifacts(c.artifacts)? })
 }

@@ -1,102 +1,13 @@
-//! Output and exit codes, in one place: the JSON envelope, the readable text, and the
-//! mapping of every error to the documented exit code.
+//! Output of `inbox`: the readable text. The JSON envelope and the one mapping of errors
+//! to exit codes are shared with `orch` in `coord_client::cli`.
 
-use std::process::ExitCode;
-
-use coord_client::ClientError;
 use coord_proto::types::{Event, Message, Thread};
-use serde_json::{Value, json};
 
-/// Exit code: nothing matched (no work, a wait timed out).
-pub const EXIT_NONE: u8 = 10;
+pub use coord_client::cli::{CliError, EXIT_NONE, clap_exit, envelope, to_value};
 
-#[derive(Debug)]
-pub enum CliError {
-    /// Bad flags or values caught before calling the daemon.
-    Invalid(String),
-    /// The daemon, the connection or the call failed.
-    Client(ClientError),
-    Internal(String),
-}
-
-impl From<ClientError> for CliError {
-    fn from(e: ClientError) -> Self {
-        CliError::Client(e)
-    }
-}
-
-impl CliError {
-    fn code(&self) -> &'static str {
-        match self {
-            CliError::Invalid(_) => "invalid_input",
-            CliError::Client(e) => e.code(),
-            CliError::Internal(_) => "internal",
-        }
-    }
-
-    /// The documented exit code: 20 conflict, 30 invalid, 40 not found, 50 everything else.
-    fn exit_code(&self) -> u8 {
-        match self {
-            CliError::Invalid(_) => 30,
-            CliError::Client(e) => e.exit_code() as u8,
-            CliError::Internal(_) => 50,
-        }
-    }
-
-    fn message(&self) -> String {
-        match self {
-            CliError::Invalid(m) | CliError::Internal(m) => m.clone(),
-            CliError::Client(e) => e.to_string(),
-        }
-    }
-
-    fn details(&self) -> Option<&Value> {
-        match self {
-            CliError::Client(ClientError::Rpc { details, .. }) => details.as_ref(),
-            _ => None,
-        }
-    }
-}
-
-/// Report an error (envelope on stdout with --json, text on stderr otherwise) and exit.
-pub fn fail(json_mode: bool, command: &str, e: &CliError) -> ExitCode {
-    if json_mode {
-        let mut error = json!({"code": e.code(), "message": e.message()});
-        if let Some(d) = e.details() {
-            error["details"] = d.clone();
-        }
-        println!("{}", json!({"ok": false, "command": command, "error": error}));
-    } else {
-        eprintln!("inbox {command}: {} ({})", e.message(), e.code());
-    }
-    ExitCode::from(e.exit_code())
-}
-
-/// Usage errors are invalid input (30); --help and --version succeed.
-pub fn clap_exit(e: clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
-    let _ = e.print();
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            ExitCode::SUCCESS
-        }
-        _ => ExitCode::from(30),
-    }
-}
-
-/// Print a success envelope: `{"ok":true,"command":..}` merged with `body`'s fields.
-pub fn envelope(command: &str, body: Value) {
-    let mut out = serde_json::Map::new();
-    out.insert("ok".into(), Value::Bool(true));
-    out.insert("command".into(), Value::String(command.into()));
-    if let Value::Object(fields) = body {
-        out.extend(fields);
-    }
-    println!("{}", Value::Object(out));
-}
-
-pub fn to_value<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
+/// Report an error and exit with its code (see `coord_client::cli`).
+pub fn fail(json_mode: bool, command: &str, e: &CliError) -> std::process::ExitCode {
+    coord_client::cli::fail(json_mode, "inbox", command, e)
 }
 
 fn short(s: &str, n: usize) -> String {
@@ -159,5 +70,6 @@ pub fn message_block(m: &Message) {
 
 pub fn event_line(e: &Event) {
     let by = if e.actor.is_empty() { String::new() } else { format!(" by {}", e.actor) };
-    println!("#{} {} {} [{}]{}: {}", e.event_id, e.event_type, e.thread_id, e.thread_status, by, e.summary);
+    let status = e.thread_status.map(|s| s.as_str()).or(e.task_status.map(|s| s.as_str())).unwrap_or("-");
+    println!("#{} {} {} [{status}]{}: {}", e.event_id, e.event_type, e.thread_id, by, e.summary);
 }

@@ -1,25 +1,25 @@
-//! The `orch` CLI: the leader-facing control plane (runs, task graph, dispatch, worktrees,
-//! retries, council review). Not built yet: this binary only says so.
+//! The `orch` CLI: the leader's control plane. Every command is one JSON-RPC call (or one
+//! subscription, for `wait`) to the project's coordd daemon, started on demand.
+
+mod cli;
+mod commands;
+mod render;
 
 use clap::Parser;
-
-/// Leader-side orchestration for coordd: NOT IMPLEMENTED YET.
-///
-/// `orch` will own runs, the task graph, dispatch into inbox threads, a git worktree per
-/// attempt, reconcile, wait, retry and council review. This release ships only this
-/// placeholder so that the binary name is reserved; every command exits with code 30.
-/// Use `inbox` (worker and leader inspection commands) in the meantime.
-#[derive(Parser)]
-#[command(name = "orch", version, about, long_about)]
-struct Cli {
-    /// Any orch command (none is implemented yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
-}
+use coord_client::cli::{CliError, clap_exit, fail};
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    let what = if cli.args.is_empty() { "orch".to_string() } else { format!("orch {}", cli.args.join(" ")) };
-    eprintln!("{what}: not implemented yet; orch is a placeholder in this release (see `orch --help`)");
-    std::process::ExitCode::from(30)
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return clap_exit(e),
+    };
+    let (json, name) = (cli.json, cli.command.name());
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(json, "orch", name, &CliError::Internal(e.to_string())),
+    };
+    match rt.block_on(commands::run(cli)) {
+        Ok(code) => code,
+        Err(e) => fail(json, "orch", name, &e),
+    }
 }

@@ -31,6 +31,26 @@ pub mod methods {
     pub const EVENTS_SUBSCRIBE: &str = "events.subscribe";
     pub const EVENTS_NOTIFICATION: &str = "events.event";
     pub const EVENTS_UNSUBSCRIBE: &str = "events.unsubscribe";
+    pub const RUN_CREATE: &str = "orch.runCreate";
+    pub const RUN_LIST: &str = "orch.runList";
+    pub const RUN_SHOW: &str = "orch.runShow";
+    pub const TASK_ADD: &str = "orch.taskAdd";
+    pub const TASK_LIST: &str = "orch.taskList";
+    pub const TASK_SHOW: &str = "orch.taskShow";
+    pub const DEP_ADD: &str = "orch.depAdd";
+    pub const DEP_REMOVE: &str = "orch.depRemove";
+    pub const READY: &str = "orch.ready";
+    pub const DISPATCH: &str = "orch.dispatch";
+    pub const RECONCILE: &str = "orch.reconcile";
+    pub const BLOCKED: &str = "orch.blocked";
+    pub const ANSWER: &str = "orch.answer";
+    pub const RETRY: &str = "orch.retry";
+    pub const REASSIGN: &str = "orch.reassign";
+    pub const ORCH_CANCEL: &str = "orch.cancel";
+    pub const WORKTREE_LIST: &str = "orch.worktreeList";
+    pub const WORKTREE_PRUNE: &str = "orch.worktreePrune";
+    pub const COUNCIL_START: &str = "orch.councilStart";
+    pub const COUNCIL_SHOW: &str = "orch.councilShow";
 }
 
 #[rpc(server, client)]
@@ -86,6 +106,73 @@ pub trait CoordApi {
     /// Read the event stream without waiting.
     #[method(name = "events.list")]
     async fn events_list(&self, params: EventsListParams) -> RpcResult<EventsResult>;
+
+    // ---- orch: the leader's control plane ----------------------------------------------
+
+    #[method(name = "orch.runCreate")]
+    async fn run_create(&self, params: RunCreateParams) -> RpcResult<RunView>;
+
+    #[method(name = "orch.runList")]
+    async fn run_list(&self) -> RpcResult<RunsResult>;
+
+    /// The run with all its tasks (what `orch status` draws).
+    #[method(name = "orch.runShow")]
+    async fn run_show(&self, params: RunRef) -> RpcResult<RunView>;
+
+    #[method(name = "orch.taskAdd")]
+    async fn task_add(&self, params: TaskAddParams) -> RpcResult<TaskView>;
+
+    #[method(name = "orch.taskList")]
+    async fn task_list(&self, params: TaskListParams) -> RpcResult<TasksResult>;
+
+    #[method(name = "orch.taskShow")]
+    async fn task_show(&self, params: TaskRef) -> RpcResult<TaskView>;
+
+    #[method(name = "orch.depAdd")]
+    async fn dep_add(&self, params: DepParams) -> RpcResult<TaskView>;
+
+    #[method(name = "orch.depRemove")]
+    async fn dep_remove(&self, params: DepParams) -> RpcResult<TaskView>;
+
+    /// Ready tasks, highest priority first, then oldest.
+    #[method(name = "orch.ready")]
+    async fn ready(&self, params: TaskListParams) -> RpcResult<TasksResult>;
+
+    #[method(name = "orch.dispatch")]
+    async fn dispatch(&self, params: DispatchParams) -> RpcResult<DispatchResult>;
+
+    /// Re-derive every task's status from its threads; returns the tasks that changed.
+    #[method(name = "orch.reconcile")]
+    async fn reconcile(&self, params: RunRef) -> RpcResult<TasksResult>;
+
+    #[method(name = "orch.blocked")]
+    async fn blocked(&self, params: RunRef) -> RpcResult<BlockedResult>;
+
+    #[method(name = "orch.answer")]
+    async fn answer(&self, params: AnswerParams) -> RpcResult<MessageResult>;
+
+    #[method(name = "orch.retry")]
+    async fn retry(&self, params: RetryParams) -> RpcResult<DispatchResult>;
+
+    #[method(name = "orch.reassign")]
+    async fn reassign(&self, params: RetryParams) -> RpcResult<DispatchResult>;
+
+    /// Cancel one task, or the whole run when no task is named.
+    #[method(name = "orch.cancel")]
+    async fn orch_cancel(&self, params: CancelTaskParams) -> RpcResult<RunView>;
+
+    #[method(name = "orch.worktreeList")]
+    async fn worktree_list(&self, params: WorktreeParams) -> RpcResult<WorktreesResult>;
+
+    #[method(name = "orch.worktreePrune")]
+    async fn worktree_prune(&self, params: WorktreeParams) -> RpcResult<WorktreesResult>;
+
+    #[method(name = "orch.councilStart")]
+    async fn council_start(&self, params: CouncilStartParams) -> RpcResult<Council>;
+
+    /// The council with its members, groups and tallies (status and report).
+    #[method(name = "orch.councilShow")]
+    async fn council_show(&self, params: CouncilRef) -> RpcResult<Council>;
 
     /// Push every matching event, first those already stored after the cursor, then new
     /// ones as they commit, in event order with no gaps and no duplicates.

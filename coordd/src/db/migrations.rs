@@ -84,6 +84,92 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_events_thread_event ON events(thread_id, event_id);
     CREATE INDEX idx_events_run_event ON events(run_id, event_id);
     "#,
+    // 2: orch (runs, tasks, dependencies, attempts, councils), task status on events, and
+    // lease-expiry bookkeeping.
+    r#"
+    ALTER TABLE leases ADD COLUMN expiry_reported INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE events ADD COLUMN task_status TEXT;
+    CREATE INDEX idx_leases_open ON leases(expires_at) WHERE released_at IS NULL AND expiry_reported = 0;
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        goal TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        auto_retry INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE tasks (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        task_id TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL DEFAULT '',
+        acceptance TEXT NOT NULL DEFAULT '',
+        priority TEXT NOT NULL,
+        prio_rank INTEGER NOT NULL,
+        assign_to TEXT,
+        role TEXT,
+        kind TEXT NOT NULL,
+        max_attempts INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        attempt INTEGER NOT NULL DEFAULT 0,
+        auto_retries INTEGER NOT NULL DEFAULT 0,
+        retry_pending INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (run_id, task_id)
+    );
+    CREATE INDEX idx_tasks_queue ON tasks(run_id, status, prio_rank DESC);
+    CREATE TABLE task_deps (
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        depends_on TEXT NOT NULL,
+        PRIMARY KEY (run_id, task_id, depends_on)
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_task_deps_reverse ON task_deps(run_id, depends_on);
+    CREATE TABLE attempts (
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        thread_id TEXT NOT NULL,
+        worker TEXT NOT NULL,
+        status TEXT NOT NULL,
+        repo TEXT,
+        worktree_path TEXT,
+        branch TEXT,
+        base_rev TEXT,
+        base_branch TEXT,
+        previous_thread_id TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        PRIMARY KEY (run_id, task_id, attempt)
+    );
+    CREATE UNIQUE INDEX idx_attempts_thread ON attempts(thread_id);
+    CREATE TABLE councils (
+        run_id TEXT NOT NULL,
+        council_id TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        body TEXT NOT NULL DEFAULT '',
+        phase TEXT NOT NULL,
+        groups_json TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, council_id)
+    );
+    CREATE TABLE council_members (
+        run_id TEXT NOT NULL,
+        council_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        brainstorm_thread_id TEXT NOT NULL,
+        brainstorm_json TEXT,
+        vote_thread_id TEXT,
+        vote_json TEXT,
+        PRIMARY KEY (run_id, council_id, reviewer)
+    );
+    CREATE INDEX idx_council_brainstorm ON council_members(brainstorm_thread_id);
+    CREATE INDEX idx_council_vote ON council_members(vote_thread_id);
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -13,13 +13,22 @@ use crate::db::{WriteCtx, json_col, parse_col};
 use crate::error::{Error, Result};
 use crate::inbox;
 
-/// Which layer writes inbox events.
+/// Which layer wrote an event.
 pub const SOURCE_INBOX: &str = "inbox";
+pub const SOURCE_ORCH: &str = "orch";
 
-/// An event about to be written: the thread's state after the change and what caused it.
+/// An event about to be written: what it is about, its context after the change, and what
+/// caused it.
 pub struct Draft<'a> {
     pub event_type: EventType,
-    pub thread: &'a Thread,
+    pub source: &'static str,
+    pub run_id: &'a str,
+    pub task_id: &'a str,
+    pub thread_id: &'a str,
+    pub assigned_to: &'a str,
+    pub created_by: &'a str,
+    pub thread_status: Option<ThreadStatus>,
+    pub task_status: Option<TaskStatus>,
     pub actor: &'a str,
     pub message_id: Option<&'a str>,
     pub message_kind: Option<MessageKind>,
@@ -28,29 +37,60 @@ pub struct Draft<'a> {
     pub created_at: &'a str,
 }
 
+impl<'a> Draft<'a> {
+    /// An inbox event about a thread, as the thread stands after the change.
+    pub fn for_thread(
+        event_type: EventType,
+        thread: &'a Thread,
+        actor: &'a str,
+        summary: &'a str,
+        payload: &'a Value,
+        created_at: &'a str,
+    ) -> Self {
+        Draft {
+            event_type,
+            source: SOURCE_INBOX,
+            run_id: &thread.run_id,
+            task_id: &thread.task_id,
+            thread_id: &thread.thread_id,
+            assigned_to: &thread.assigned_to,
+            created_by: &thread.created_by,
+            thread_status: Some(thread.status),
+            task_status: None,
+            actor,
+            message_id: None,
+            message_kind: None,
+            summary,
+            payload,
+            created_at,
+        }
+    }
+}
+
 /// Insert the event row and return its id. The caller publishes it with [`publish`] once
 /// everything it refers to is written.
 pub fn insert(conn: &Connection, d: &Draft<'_>) -> Result<i64> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO events (run_id, task_id, thread_id, source, event_type, message_id, summary, \
-         payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+         payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind, task_status) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?;
     stmt.execute(rusqlite::params![
-        d.thread.run_id,
-        d.thread.task_id,
-        d.thread.thread_id,
-        SOURCE_INBOX,
+        d.run_id,
+        d.task_id,
+        d.thread_id,
+        d.source,
         d.event_type.as_str(),
         d.message_id,
         d.summary,
         d.payload.to_string(),
         d.created_at,
         d.actor,
-        d.thread.assigned_to,
-        d.thread.created_by,
-        d.thread.status.as_str(),
+        d.assigned_to,
+        d.created_by,
+        d.thread_status.map_or("", |s| s.as_str()),
         d.message_kind.map(|k| k.as_str()),
+        d.task_status.map(|s| s.as_str()),
     ])?;
     Ok(conn.last_insert_rowid())
 }
@@ -60,20 +100,28 @@ pub fn publish(ctx: &mut WriteCtx<'_>, id: i64, d: &Draft<'_>, message: Option<M
     ctx.push_event(Event {
         event_id: id,
         event_type: d.event_type,
-        source: SOURCE_INBOX.to_string(),
-        run_id: d.thread.run_id.clone(),
-        task_id: d.thread.task_id.clone(),
-        thread_id: d.thread.thread_id.clone(),
+        source: d.source.to_string(),
+        run_id: d.run_id.to_string(),
+        task_id: d.task_id.to_string(),
+        thread_id: d.thread_id.to_string(),
         actor: d.actor.to_string(),
-        assigned_to: d.thread.assigned_to.clone(),
-        created_by: d.thread.created_by.clone(),
-        thread_status: d.thread.status,
+        assigned_to: d.assigned_to.to_string(),
+        created_by: d.created_by.to_string(),
+        thread_status: d.thread_status,
+        task_status: d.task_status,
         message_id: d.message_id.map(str::to_string),
         summary: d.summary.to_string(),
         payload_json: d.payload.clone(),
         created_at: d.created_at.to_string(),
         message,
     });
+}
+
+/// Insert and queue an event that records no message; returns its id.
+pub fn record(ctx: &mut WriteCtx<'_>, d: &Draft<'_>) -> Result<i64> {
+    let id = insert(ctx.conn, d)?;
+    publish(ctx, id, d, None);
+    Ok(id)
 }
 
 /// A filter whose message cursor has been turned into an event id.
@@ -127,7 +175,7 @@ impl Resolved {
             && eq(&f.run_id, &e.run_id)
             && eq(&f.task_id, &e.task_id)
             && f.agent.as_deref().is_none_or(|a| (e.assigned_to == a || e.created_by == a) && e.actor != a)
-            && (f.statuses.is_empty() || f.statuses.contains(&e.thread_status))
+            && (f.statuses.is_empty() || e.thread_status.is_some_and(|s| f.statuses.contains(&s)))
             && (f.event_types.is_empty() || f.event_types.contains(&e.event_type))
             && (f.kinds.is_empty() || e.message.as_ref().is_some_and(|m| f.kinds.contains(&m.kind)))
     }
@@ -168,7 +216,7 @@ impl Resolved {
 
 const EVENT_COLUMNS: &str = "e.event_id, e.event_type, e.source, e.run_id, e.task_id, e.thread_id, \
      e.actor, e.assigned_to, e.created_by, e.thread_status, e.message_id, e.summary, \
-     e.payload_json, e.created_at";
+     e.payload_json, e.created_at, e.task_status";
 
 fn event_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
     Ok(Event {
@@ -181,7 +229,17 @@ fn event_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
         actor: row.get(6)?,
         assigned_to: row.get(7)?,
         created_by: row.get(8)?,
-        thread_status: parse_col(row, 9)?,
+        thread_status: {
+            let s: String = row.get(9)?;
+            if s.is_empty() { None } else { Some(parse_col(row, 9)?) }
+        },
+        task_status: {
+            let s: Option<String> = row.get(14)?;
+            match s {
+                Some(_) => Some(parse_col(row, 14)?),
+                None => None,
+            }
+        },
         message_id: row.get(10)?,
         summary: row.get(11)?,
         payload_json: json_col(row, 12)?,

@@ -55,14 +55,9 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
     thread.updated_at = clock.now.clone();
     let payload = a.input.payload_json.unwrap_or_else(empty_object);
     let draft = Draft {
-        event_type: a.event_type,
-        thread: &thread,
-        actor: a.actor,
         message_id: Some(&message_id),
         message_kind: Some(a.kind),
-        summary: &a.input.summary,
-        payload: &payload,
-        created_at: &clock.now,
+        ..Draft::for_thread(a.event_type, &thread, a.actor, &a.input.summary, &payload, &clock.now)
     };
     let event_id = events::insert(conn, &draft)?;
     if a.new_thread {
@@ -130,6 +125,8 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
         artifacts,
     };
     events::publish(ctx, event_id, &draft, Some(message.clone()));
+    // orch reacts in the same transaction (task and run state, councils).
+    crate::orch::reconcile::on_thread(ctx, &thread, a.actor, &clock.now)?;
     Ok(MessageResult { thread, message, event_id })
 }
 
@@ -371,7 +368,8 @@ pub fn claim(ctx: &mut WriteCtx<'_>, p: ClaimParams) -> Result<LeaseResult> {
          VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6) \
          ON CONFLICT (thread_id) DO UPDATE SET agent_id = excluded.agent_id, \
          lease_token = excluded.lease_token, claimed_at = excluded.claimed_at, \
-         expires_at = excluded.expires_at, released_at = NULL, generation = excluded.generation",
+         expires_at = excluded.expires_at, released_at = NULL, generation = excluded.generation, \
+         expiry_reported = 0",
     )?
     .execute(rusqlite::params![
         lease.thread_id,
@@ -397,6 +395,7 @@ pub fn claim(ctx: &mut WriteCtx<'_>, p: ClaimParams) -> Result<LeaseResult> {
     let summary = format!("claimed by {} (generation {generation})", p.agent);
     let payload = json!({"generation": generation, "expires_at": lease.expires_at});
     let event_id = lease_event(ctx, &thread, EventType::ThreadClaimed, &p.agent, &summary, &payload, &clock)?;
+    crate::orch::reconcile::on_thread(ctx, &thread, &p.agent, &clock.now)?;
     Ok(LeaseResult { thread, lease, event_id })
 }
 
@@ -409,19 +408,7 @@ fn lease_event(
     payload: &Value,
     clock: &Clock,
 ) -> Result<i64> {
-    let draft = Draft {
-        event_type,
-        thread,
-        actor,
-        message_id: None,
-        message_kind: None,
-        summary,
-        payload,
-        created_at: &clock.now,
-    };
-    let id = events::insert(ctx.conn, &draft)?;
-    events::publish(ctx, id, &draft, None);
-    Ok(id)
+    events::record(ctx, &Draft::for_thread(event_type, thread, actor, summary, payload, &clock.now))
 }
 
 /// `inbox.renew`: extend the holder's live lease.

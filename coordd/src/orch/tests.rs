@@ -1,0 +1,106 @@
+//! Store-level tests of orch against a real SQLite file: the graph, cycles, readiness,
+//! reconcile through inbox writes, and council grouping.
+
+use coord_proto::ErrorCode;
+use coord_proto::types::*;
+
+use crate::db::Db;
+use crate::error::Error;
+use crate::inbox::write as inbox;
+use crate::orch::{council, dispatch, plan, reconcile};
+
+fn open() -> (Db, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    (Db::open(&dir.path().join("coord.db")).unwrap(), dir)
+}
+
+fn add(run: &str, id: &str, deps: &[&str]) -> TaskAddParams {
+    TaskAddParams {
+        run_id: run.into(),
+        task_id: id.into(),
+        title: format!("task {id}"),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        assign_to: Some("w".into()),
+        kind: Some(TaskKind::Thread),
+        ..Default::default()
+    }
+}
+
+async fn setup(db: &Db) {
+    let p = RunCreateParams { run_id: Some("R1".into()), goal: "g".into(), ..Default::default() };
+    db.write(move |c| plan::create_run(c, p)).await.unwrap();
+    for (id, deps) in [("T1", vec![]), ("T2", vec!["T1"]), ("T3", vec!["T1", "T2"])] {
+        let p = add("R1", id, &deps);
+        db.write(move |c| plan::add_task(c, p)).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn readiness_follows_dependencies_and_cycles_are_refused() {
+    let (db, _d) = open();
+    setup(&db).await;
+    let ready =
+        db.read(|c| plan::ready(c, &TaskListParams { run_id: "R1".into(), ..Default::default() })).await.unwrap();
+    assert_eq!(ready.iter().map(|t| t.task_id.as_str()).collect::<Vec<_>>(), ["T1"]);
+    let p = DepParams { run_id: "R1".into(), task_id: "T1".into(), on: "T3".into() };
+    let e = db.write(move |c| plan::change_dep(c, p, true)).await.unwrap_err();
+    assert_eq!(e.to_app().code, ErrorCode::InvalidInput);
+    assert!(e.to_string().contains("cycle"), "{e}");
+}
+
+#[tokio::test]
+async fn a_finished_thread_finishes_its_task_and_releases_dependents() {
+    let (db, _d) = open();
+    setup(&db).await;
+    let plans = vec![dispatch::Plan {
+        task_id: "T1".into(),
+        attempt: 1,
+        worker: "w".into(),
+        repo: None,
+        worktree: None,
+        previous: None,
+    }];
+    let d = db.write(move |c| dispatch::record(c, "R1", plans, dispatch::Mode::Dispatch)).await.unwrap();
+    let thread = d[0].thread_id.clone();
+    let t = thread.clone();
+    db.write(move |c| inbox::claim(c, ClaimParams { agent: "w".into(), thread_id: t, lease_seconds: None }))
+        .await
+        .unwrap();
+    let t = thread.clone();
+    db.write(move |c| {
+        inbox::finish(
+            c,
+            FinishParams {
+                agent: "w".into(),
+                thread_id: t,
+                message: MessageInput { summary: "ok".into(), ..Default::default() },
+                lease_token: None,
+            },
+            ThreadStatus::Done,
+        )
+    })
+    .await
+    .unwrap();
+    let tasks = db.read(|c| crate::orch::run_tasks(c, "R1")).await.unwrap();
+    let status: Vec<_> = tasks.iter().map(|t| (t.task_id.as_str(), t.status)).collect();
+    assert_eq!(status, [("T1", TaskStatus::Done), ("T2", TaskStatus::Ready), ("T3", TaskStatus::Pending)]);
+    // Reconcile finds nothing left to repair.
+    let changed = db.write(|c| reconcile::run(c, "R1")).await.unwrap();
+    assert!(changed.is_empty(), "{changed:?}");
+}
+
+#[tokio::test]
+async fn retry_stops_at_max_attempts() {
+    let (db, _d) = open();
+    setup(&db).await;
+    let task = db.read(|c| crate::orch::load_task(c, "R1", "T1")).await.unwrap();
+    let exhausted = Task { status: TaskStatus::Failed, attempt: 3, ..task };
+    let e: Error = dispatch::check_mode(&exhausted, dispatch::Mode::Retry).unwrap_err();
+    assert!(e.to_string().contains("all 3"), "{e}");
+}
+
+#[test]
+fn titles_normalise_for_grouping() {
+    assert_eq!(council::normalize("Add  Rate-limiting!"), "add rate limiting");
+    assert_eq!(council::normalize("add rate limiting"), "add rate limiting");
+}

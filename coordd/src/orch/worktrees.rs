@@ -1,0 +1,100 @@
+//! Listing and pruning attempt worktrees. Pruning is conservative: it never touches the
+//! worktree of a live attempt, never deletes commits that are not in the base (or merged
+//! into the base branch) and never discards uncommitted changes, unless `force` is given;
+//! it says what it kept and why.
+
+use std::path::PathBuf;
+
+use coord_proto::types::*;
+
+use super::git;
+use super::*;
+use crate::db::Db;
+use crate::error::{Error, Result};
+
+async fn worktree_attempts(db: &Db, run_id: Option<String>) -> Result<Vec<Attempt>> {
+    db.read(move |c| {
+        if let Some(r) = &run_id {
+            load_run(c, r)?;
+        }
+        let sql = format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE worktree_path IS NOT NULL AND (?1 IS NULL OR run_id = ?1) \
+             ORDER BY run_id, task_id, attempt"
+        );
+        Ok(c.prepare_cached(&sql)?.query_map([run_id], attempt_from_row)?.collect::<Result<_, _>>()?)
+    })
+    .await
+}
+
+fn info(a: &Attempt, note: Option<String>) -> WorktreeInfo {
+    let path = a.worktree_path.clone().unwrap_or_default();
+    WorktreeInfo {
+        run_id: a.run_id.clone(),
+        task_id: a.task_id.clone(),
+        attempt: a.attempt,
+        exists: PathBuf::from(&path).is_dir(),
+        path,
+        branch: a.branch.clone(),
+        attempt_status: a.status,
+        note,
+    }
+}
+
+/// `orch.worktreeList`.
+pub async fn list(db: &Db, p: WorktreeParams) -> Result<WorktreesResult> {
+    let attempts = worktree_attempts(db, p.run_id).await?;
+    Ok(WorktreesResult { worktrees: attempts.iter().map(|a| info(a, None)).collect(), ..Default::default() })
+}
+
+/// `orch.worktreePrune`.
+pub async fn prune(db: &Db, p: WorktreeParams) -> Result<WorktreesResult> {
+    let mut out = WorktreesResult::default();
+    for a in worktree_attempts(db, p.run_id).await? {
+        if a.status == AttemptStatus::Live {
+            out.kept.push(info(&a, Some("attempt is live".into())));
+            continue;
+        }
+        let (Some(repo), Some(path), Some(branch), Some(base)) =
+            (a.repo.clone(), a.worktree_path.clone(), a.branch.clone(), a.base_rev.clone())
+        else {
+            continue;
+        };
+        let (repo, path) = (PathBuf::from(repo), PathBuf::from(path));
+        if !path.exists() && !p.force {
+            // Already gone (removed before, or by hand): nothing to keep or delete.
+            continue;
+        }
+        let base_branch = a.base_branch.clone();
+        let (r, pa, b) = (repo.clone(), path.clone(), branch.clone());
+        let state = tokio::task::spawn_blocking(move || git::inspect(&r, &pa, &b, &base, base_branch.as_deref()))
+            .await
+            .map_err(|e| Error::Internal(e.to_string()))??;
+        let base_name = a.base_branch.clone().unwrap_or_else(|| "the base branch".into());
+        let verdict: std::result::Result<String, String> = if !state.dirty.is_empty() && !p.force {
+            Err(format!(
+                "uncommitted changes in {} file(s): {} (use --force to discard)",
+                state.dirty.len(),
+                state.dirty.join(", ")
+            ))
+        } else if state.ahead == 0 {
+            Ok("no commits beyond its base".into())
+        } else if state.merged {
+            Ok(format!("its {} commit(s) are merged into {base_name}", state.ahead))
+        } else if p.force {
+            Ok(format!("--force: deleted {} unmerged commit(s)", state.ahead))
+        } else {
+            Err(format!("{} commit(s) not merged into {base_name} (use --force to delete them)", state.ahead))
+        };
+        match verdict {
+            Err(why) => out.kept.push(info(&a, Some(why))),
+            Ok(what) => {
+                let (run, task, n) = (a.run_id.clone(), a.task_id.clone(), a.attempt);
+                tokio::task::spawn_blocking(move || git::remove(&repo, &run, &task, n, &path, true))
+                    .await
+                    .map_err(|e| Error::Internal(e.to_string()))??;
+                out.removed.push(info(&a, Some(what)));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,226 @@
+//! Readable output of `orch` (the JSON envelope is in `coord_client::cli`).
+
+use std::collections::HashMap;
+
+use coord_proto::types::*;
+
+fn mark(s: TaskStatus) -> &'static str {
+    match s {
+        TaskStatus::Done => "[x]",
+        TaskStatus::Failed => "[!]",
+        TaskStatus::Cancelled => "[-]",
+        TaskStatus::Blocked => "[?]",
+        TaskStatus::InProgress | TaskStatus::Dispatched => "[>]",
+        TaskStatus::Ready => "[ ]",
+        TaskStatus::Pending => "[.]",
+    }
+}
+
+pub fn runs(runs: &[Run]) {
+    if runs.is_empty() {
+        println!("no runs");
+        return;
+    }
+    println!("{:<12} {:<10} {:<14} GOAL", "RUN", "STATUS", "CREATED BY");
+    for r in runs {
+        println!("{:<12} {:<10} {:<14} {}", r.run_id, r.status.as_str(), r.created_by, r.goal);
+    }
+}
+
+pub fn tasks(tasks: &[Task]) {
+    if tasks.is_empty() {
+        println!("no matching tasks");
+        return;
+    }
+    println!(
+        "{:<12} {:<12} {:<7} {:<7} {:<14} {:<16} TITLE",
+        "TASK", "STATUS", "PRIO", "ATTEMPT", "ASSIGN TO", "DEPENDS ON"
+    );
+    for t in tasks {
+        println!(
+            "{:<12} {:<12} {:<7} {:<7} {:<14} {:<16} {}",
+            t.task_id,
+            t.status.as_str(),
+            t.priority.as_str(),
+            t.attempt,
+            t.assign_to.as_deref().unwrap_or("-"),
+            if t.depends_on.is_empty() { "-".to_string() } else { t.depends_on.join(",") },
+            t.title
+        );
+    }
+}
+
+/// The run's task graph: tasks in dependency order, indented by depth, each with its state
+/// and what it waits on.
+pub fn graph(v: &RunView) {
+    let counts = TaskStatus::ALL
+        .iter()
+        .filter_map(|s| {
+            let n = v.tasks.iter().filter(|t| t.status == *s).count();
+            (n > 0).then(|| format!("{n} {s}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    println!("run {} [{}] {}", v.run.run_id, v.run.status, v.run.goal);
+    println!("  {} task(s){}{}", v.tasks.len(), if counts.is_empty() { "" } else { ": " }, counts);
+    let by_id: HashMap<&str, &Task> = v.tasks.iter().map(|t| (t.task_id.as_str(), t)).collect();
+    let mut depth: HashMap<&str, usize> = HashMap::new();
+    fn depth_of<'a>(
+        id: &'a str,
+        by_id: &HashMap<&'a str, &'a Task>,
+        memo: &mut HashMap<&'a str, usize>,
+        guard: usize,
+    ) -> usize {
+        if let Some(d) = memo.get(id) {
+            return *d;
+        }
+        let d = match by_id.get(id) {
+            Some(t) if guard < 10_000 => {
+                t.depends_on.iter().map(|p| depth_of(p, by_id, memo, guard + 1) + 1).max().unwrap_or(0)
+            }
+            _ => 0,
+        };
+        memo.insert(id, d);
+        d
+    }
+    for t in &v.tasks {
+        depth_of(&t.task_id, &by_id, &mut depth, 0);
+    }
+    let mut order: Vec<(usize, usize, &Task)> =
+        v.tasks.iter().enumerate().map(|(i, t)| (depth[t.task_id.as_str()], i, t)).collect();
+    order.sort_by_key(|(d, i, _)| (*d, *i));
+    for (d, _, t) in order {
+        let indent = "    ".repeat(d);
+        let arrow = if d == 0 { "" } else { "└─ " };
+        let waits = if t.depends_on.is_empty() { String::new() } else { format!("  <- {}", t.depends_on.join(", ")) };
+        let who = t.assign_to.as_deref().map(|a| format!(" @{a}")).unwrap_or_default();
+        let attempt = if t.attempt > 0 { format!(" (attempt {})", t.attempt) } else { String::new() };
+        println!(
+            "  {indent}{arrow}{} {:<11} {}  {}{who}{attempt}{waits}",
+            mark(t.status),
+            t.status.as_str(),
+            t.task_id,
+            t.title
+        );
+    }
+    println!(
+        "  legend: [x] done  [>] dispatched/in progress  [?] blocked  [ ] ready  [.] pending  [!] failed  [-] cancelled"
+    );
+}
+
+pub fn task(v: &TaskView) {
+    let t = &v.task;
+    println!("{}/{}  {}  [{}]", t.run_id, t.task_id, t.title, t.status);
+    println!("  kind {}  priority {}  attempts {}/{}", t.kind, t.priority, t.attempt, t.max_attempts);
+    if let Some(a) = &t.assign_to {
+        println!("  assign to {a}");
+    }
+    if !t.depends_on.is_empty() {
+        println!("  depends on {}", t.depends_on.join(", "));
+    }
+    if !v.dependents.is_empty() {
+        println!("  needed by {}", v.dependents.join(", "));
+    }
+    if !t.acceptance.is_empty() {
+        println!("  acceptance: {}", t.acceptance);
+    }
+    for a in &v.attempts {
+        println!("  attempt {} [{}] {} thread {}", a.attempt, a.status, a.worker, a.thread_id);
+        if let Some(p) = &a.worktree_path {
+            println!("    worktree {} on {}", p, a.branch.as_deref().unwrap_or("-"));
+        }
+    }
+}
+
+pub fn dispatches(ds: &[Dispatch]) {
+    if ds.is_empty() {
+        println!("nothing to dispatch: no ready task");
+        return;
+    }
+    for d in ds {
+        println!("{} attempt {} -> {} in thread {}", d.task_id, d.attempt, d.assigned_to, d.thread_id);
+        if let Some(p) = &d.worktree_path {
+            println!("  worktree {} on {}", p, d.branch.as_deref().unwrap_or("-"));
+        }
+    }
+}
+
+pub fn blocked(b: &[BlockedTask]) {
+    if b.is_empty() {
+        println!("nothing is blocked");
+        return;
+    }
+    for x in b {
+        println!("{} ({}) blocked, worker {} in {}", x.task.task_id, x.task.title, x.worker, x.thread_id);
+        if let Some(q) = &x.question {
+            println!("  question: {}", q.summary);
+            if q.payload_json.as_object().is_some_and(|o| !o.is_empty()) {
+                println!("  payload: {}", q.payload_json);
+            }
+        }
+    }
+}
+
+pub fn event(e: &Event) {
+    let status = e.task_status.map(|s| s.as_str()).or(e.thread_status.map(|s| s.as_str())).unwrap_or("-");
+    let task = if e.task_id.is_empty() { String::new() } else { format!(" {}", e.task_id) };
+    println!("#{} {}{} [{status}]: {}", e.event_id, e.event_type, task, e.summary);
+}
+
+pub fn worktrees(v: &WorktreesResult) {
+    let line = |w: &WorktreeInfo| {
+        let note = w.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default();
+        let gone = if w.exists { "" } else { " [gone]" };
+        println!("  {}/{} a{} [{}] {}{gone}{note}", w.run_id, w.task_id, w.attempt, w.attempt_status, w.path);
+    };
+    if !v.worktrees.is_empty() {
+        println!("worktrees:");
+        v.worktrees.iter().for_each(line);
+    }
+    if !v.removed.is_empty() {
+        println!("removed:");
+        v.removed.iter().for_each(line);
+    }
+    if !v.kept.is_empty() {
+        println!("kept:");
+        v.kept.iter().for_each(line);
+    }
+    if v.worktrees.is_empty() && v.removed.is_empty() && v.kept.is_empty() {
+        println!("no worktrees");
+    }
+}
+
+pub fn council(c: &Council, report: bool) {
+    println!("council {}/{} [{}]: {}", c.run_id, c.council_id, c.phase, c.topic);
+    for m in &c.members {
+        let vote = match (&m.vote_thread_id, m.vote_done) {
+            (None, _) => "-".to_string(),
+            (Some(t), done) => format!("{t}{}", if done { " (voted)" } else { "" }),
+        };
+        println!(
+            "  {:<14} brainstorm {}{}  vote {}",
+            m.reviewer,
+            m.brainstorm_thread_id,
+            if m.brainstorm_done { " (answered)" } else { "" },
+            vote
+        );
+    }
+    if !report {
+        return;
+    }
+    if c.groups.is_empty() {
+        println!("no recommendations to report yet");
+    }
+    for g in &c.groups {
+        println!(
+            "{} {}: {} (approve {}, reject {}, abstain {})",
+            g.group_id, g.title, g.verdict, g.approve, g.reject, g.abstain
+        );
+        println!("    proposed by {}", g.proposed_by.join(", "));
+        for d in &g.details {
+            if !d.detail.is_empty() {
+                println!("    - {}: {}", d.reviewer, d.detail);
+            }
+        }
+    }
+}
