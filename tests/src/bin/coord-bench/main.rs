@@ -6,6 +6,8 @@
 //! Options: `--quick` (smaller counts, for a smoke run); `--only wake|sends|claims|subs|cli`. Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 
+mod orch_bench;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,6 +16,10 @@ use coord_proto::types::*;
 use coord_tests::Project;
 
 struct Scale {
+    ready_tasks: usize,
+    dispatch_tasks: usize,
+    worktree_tasks: usize,
+    orch_wakes: usize,
     wakes: usize,
     sends_per_client: usize,
     cli_sends: usize,
@@ -24,13 +30,33 @@ struct Scale {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only NAME` runs one measure: wake, sends, claims, subs, cli.
+    // `--only NAME` runs one measure: wake, sends, claims, subs, cli, ready, dispatch, orchwake.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let scale = if quick {
-        Scale { wakes: 200, sends_per_client: 100, cli_sends: 20, claim_threads: 500, subscriptions: 1000 }
+        Scale {
+            ready_tasks: 2000,
+            dispatch_tasks: 200,
+            worktree_tasks: 10,
+            orch_wakes: 50,
+            wakes: 200,
+            sends_per_client: 100,
+            cli_sends: 20,
+            claim_threads: 500,
+            subscriptions: 1000,
+        }
     } else {
-        Scale { wakes: 5000, sends_per_client: 2000, cli_sends: 200, claim_threads: 5000, subscriptions: 1000 }
+        Scale {
+            ready_tasks: 100_000,
+            dispatch_tasks: 2000,
+            worktree_tasks: 50,
+            orch_wakes: 1000,
+            wakes: 5000,
+            sends_per_client: 2000,
+            cli_sends: 200,
+            claim_threads: 5000,
+            subscriptions: 1000,
+        }
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let p = Project::new();
@@ -47,6 +73,15 @@ fn main() {
         // Memory first, on the fresh daemon, before any load fills its page cache.
         if run("subs") {
             subscriptions_rss(&p, pid, scale.subscriptions).await;
+        }
+        if run("ready") {
+            orch_bench::ready_queue(&p, scale.ready_tasks).await;
+        }
+        if run("dispatch") {
+            orch_bench::dispatch(&p, scale.dispatch_tasks, scale.worktree_tasks).await;
+        }
+        if run("orchwake") {
+            orch_bench::done_to_wait(&p, scale.orch_wakes).await;
         }
         if run("wake") {
             wake_latency(&p, scale.wakes).await;
@@ -65,16 +100,16 @@ fn main() {
     d.signal("TERM");
 }
 
-fn report(what: &str, result: String) {
+pub(crate) fn report(what: &str, result: String) {
     println!("{what:<58} {result}");
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i]
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
