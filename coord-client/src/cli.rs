@@ -8,6 +8,17 @@ use serde_json::{Value, json};
 
 use crate::ClientError;
 
+/// Restore the default SIGPIPE action, so `orch status | head -1` ends quietly instead of
+/// panicking on a closed pipe. Call first thing in `main`.
+pub fn reset_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_DFL at start-up, before any thread
+    // exists, has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// Exit code: nothing matched (no work, a wait timed out).
 pub const EXIT_NONE: u8 = 10;
 

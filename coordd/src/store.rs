@@ -12,17 +12,25 @@ use tokio::sync::broadcast;
 use crate::error::Result;
 use crate::events::Resolved;
 
-/// An event as published to subscribers after its commit: the value and its JSON,
-/// serialized once for every subscriber.
+/// An event as published after its commit. Its JSON is built lazily, once, by the first
+/// subscription that sends it (never on the writer thread), and shared by the others.
 pub struct Published {
     pub event: Event,
-    pub json: Box<serde_json::value::RawValue>,
+    json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
 }
 
 impl Published {
-    pub fn new(event: Event) -> serde_json::Result<Self> {
-        let json = serde_json::value::to_raw_value(&event)?;
-        Ok(Published { event, json })
+    pub fn new(event: Event) -> Self {
+        Published { event, json: std::sync::OnceLock::new() }
+    }
+
+    /// The event as JSON.
+    pub fn json(&self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
+        if let Some(j) = self.json.get() {
+            return Ok(j.clone());
+        }
+        let j = serde_json::value::to_raw_value(&self.event)?;
+        Ok(self.json.get_or_init(|| j).clone())
     }
 }
 

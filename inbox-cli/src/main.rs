@@ -8,6 +8,7 @@ mod output;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    coord_client::cli::reset_sigpipe();
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return output::clap_exit(e),

@@ -76,7 +76,7 @@ pub enum Cmd {
     /// List or prune attempt worktrees.
     #[command(subcommand)]
     Worktree(WorktreeCmd),
-    /// Council review: three reviewers brainstorm, then vote.
+    /// Council review: reviewers (three by default) brainstorm, then vote.
     #[command(subcommand)]
     Council(CouncilCmd),
 }
@@ -263,7 +263,8 @@ pub struct DispatchArgs {
     /// Base revision for worktrees (default HEAD).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
-    /// Refuse when the repository has uncommitted changes or the base is not a commit.
+    /// Also refuse when the repository has uncommitted changes to tracked files (a base
+    /// that is not a commit is always refused).
     #[arg(long)]
     pub strict: bool,
     /// Give code tasks no worktree.

@@ -9,6 +9,7 @@ use clap::Parser;
 use coord_client::cli::{CliError, clap_exit, fail};
 
 fn main() -> std::process::ExitCode {
+    coord_client::cli::reset_sigpipe();
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return clap_exit(e),

@@ -256,6 +256,8 @@ fn a_failure_then_a_retry_in_a_fresh_worktree() {
     assert_eq!(attempts[0]["status"], "failed");
     assert!(std::path::Path::new(attempts[0]["worktree_path"].as_str().unwrap()).is_dir(), "the old worktree is kept");
     assert_eq!(attempts[1]["previous_thread_id"], first.as_str());
+    assert_eq!(attempts[1]["base_branch"], "main", "a retry keeps the base branch for prune's merge check");
+    assert_eq!(attempts[1]["base_rev"], attempts[0]["base_rev"], "and the same base revision");
     assert_eq!(orch(&p, &["run", "show", "--run", "R1"])["run"]["status"], "active");
     // Retrying a task that is not failed is refused.
     p.orch().args(["retry", "--run", "R1", "--task", "T1"]).run().code(30);

@@ -211,15 +211,10 @@ fn run_batch(
     if let Some(last) = events.last() {
         last_event_id.store(last.event_id, Ordering::SeqCst);
     }
-    // Serialize only when somebody listens; the stream is durable in the database anyway.
-    let listening = bus.receiver_count() > 0;
-    for event in events.into_iter().filter(|_| listening) {
-        match Published::new(event) {
-            Ok(p) => {
-                // No receivers is fine: nobody is waiting.
-                let _ = bus.send(Arc::new(p));
-            }
-            Err(e) => tracing::error!(error = %e, "cannot serialize event"),
+    if bus.receiver_count() > 0 {
+        for event in events {
+            // A receiver may have gone meanwhile: nobody is waiting, which is fine.
+            let _ = bus.send(Arc::new(Published::new(event)));
         }
     }
     let commit_err = commit.err();

@@ -43,7 +43,7 @@ pub async fn run<S: Store>(store: Arc<S>, pending: PendingSubscriptionSink, filt
                     }
                     cursor = p.event.event_id;
                     if resolved.matches(&p.event) {
-                        sink.send(p.json.clone()).await?;
+                        sink.send(p.json()?).await?;
                     }
                 }
                 Err(RecvError::Lagged(n)) => {

@@ -1,9 +1,10 @@
 //! The inbox domain: threads, messages, leases, artifacts and read marks.
 //!
-//! `write` holds the state-changing operations (each runs inside the writer's transaction
+//! `write` holds the state-changing operations (`lease` the lease ones among them) (each runs inside the writer's transaction
 //! and appends its event there); `read` holds the queries that run on the reader pool.
 //! This file holds what both share: row mapping and input validation.
 
+mod lease;
 pub mod read;
 pub mod write;
 

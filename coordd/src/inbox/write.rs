@@ -4,10 +4,10 @@
 
 use std::time::SystemTime;
 
+use coord_proto::ErrorCode;
 use coord_proto::types::*;
-use coord_proto::{AppError, DEFAULT_LEASE_SECONDS, ErrorCode, MAX_LEASE_SECONDS};
-use rusqlite::{Connection, OptionalExtension};
-use serde_json::{Value, json};
+use rusqlite::Connection;
+use serde_json::Value;
 
 use super::*;
 use crate::db::WriteCtx;
@@ -15,20 +15,23 @@ use crate::error::{Error, Result};
 use crate::events::{self, Draft};
 use crate::util;
 
+pub use super::lease::{claim, renew};
+use super::lease::{release_lease, require_holder};
+
 /// The clock of one operation: one instant, used for every timestamp it writes.
-struct Clock {
-    at: SystemTime,
-    now: String,
+pub(super) struct Clock {
+    pub(super) at: SystemTime,
+    pub(super) now: String,
 }
 
 impl Clock {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let at = util::now();
         Clock { at, now: util::ts(at) }
     }
 }
 
-fn empty_object() -> Value {
+pub(super) fn empty_object() -> Value {
     Value::Object(Default::default())
 }
 
@@ -153,7 +156,7 @@ fn insert_thread(conn: &Connection, t: &Thread) -> Result<()> {
 }
 
 /// Write a thread's mutable columns back.
-fn save_thread(conn: &Connection, t: &Thread) -> Result<()> {
+pub(super) fn save_thread(conn: &Connection, t: &Thread) -> Result<()> {
     conn.prepare_cached(
         "UPDATE threads SET assigned_to = ?2, status = ?3, latest_message_id = ?4, updated_at = ?5 \
          WHERE thread_id = ?1",
@@ -168,7 +171,7 @@ fn save_thread(conn: &Connection, t: &Thread) -> Result<()> {
     Ok(())
 }
 
-fn mark_read_through(conn: &Connection, agent: &str, thread_id: &str, event_id: i64) -> Result<()> {
+pub(super) fn mark_read_through(conn: &Connection, agent: &str, thread_id: &str, event_id: i64) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO reads (agent_id, thread_id, read_event_id) VALUES (?1, ?2, ?3) \
          ON CONFLICT (agent_id, thread_id) DO UPDATE \
@@ -178,7 +181,7 @@ fn mark_read_through(conn: &Connection, agent: &str, thread_id: &str, event_id: 
     Ok(())
 }
 
-fn open_thread(conn: &Connection, thread_id: &str, clock: &Clock) -> Result<Thread> {
+pub(super) fn open_thread(conn: &Connection, thread_id: &str, clock: &Clock) -> Result<Thread> {
     check_id("thread_id", thread_id)?;
     let t = read::thread(conn, thread_id, &clock.now)?;
     if t.status.is_terminal() {
@@ -188,81 +191,6 @@ fn open_thread(conn: &Connection, thread_id: &str, clock: &Clock) -> Result<Thre
         ));
     }
     Ok(t)
-}
-
-/// The stored lease row of a thread.
-struct LeaseRow {
-    agent: String,
-    token: String,
-    expires_at: String,
-    released_at: Option<String>,
-}
-
-fn lease_row(conn: &Connection, thread_id: &str) -> Result<Option<LeaseRow>> {
-    Ok(conn
-        .prepare_cached("SELECT agent_id, lease_token, expires_at, released_at FROM leases WHERE thread_id = ?1")?
-        .query_row([thread_id], |r| {
-            Ok(LeaseRow { agent: r.get(0)?, token: r.get(1)?, expires_at: r.get(2)?, released_at: r.get(3)? })
-        })
-        .optional()?)
-}
-
-/// Only the agent holding the thread's live lease may act as its worker; with a token, only
-/// the process holding that exact grant.
-fn require_holder(conn: &Connection, t: &Thread, agent: &str, token: Option<&str>, clock: &Clock) -> Result<()> {
-    let holder = |msg: String| Error::app(ErrorCode::NotLeaseHolder, msg);
-    let Some(LeaseRow { agent: holder_agent, token: holder_token, expires_at, released_at }) =
-        lease_row(conn, &t.thread_id)?
-    else {
-        return Err(holder(format!("thread '{}' is not claimed; claim it first", t.thread_id)));
-    };
-    if released_at.is_some() {
-        return Err(holder(format!("the lease on thread '{}' was released", t.thread_id)));
-    }
-    if holder_agent != agent {
-        let active = expires_at.as_str() > clock.now.as_str();
-        let e = if active {
-            Error::App(
-                AppError::new(
-                    ErrorCode::NotLeaseHolder,
-                    format!("thread '{}' is leased by '{holder_agent}', not '{agent}'", t.thread_id),
-                )
-                .with_details(json!({"holder": holder_agent, "expires_at": expires_at})),
-            )
-        } else {
-            holder(format!("'{agent}' does not hold the lease on thread '{}'", t.thread_id))
-        };
-        return Err(e);
-    }
-    if let Some(tok) = token
-        && tok != holder_token
-    {
-        return Err(Error::app(
-            ErrorCode::StaleLease,
-            format!(
-                "lease token does not match the current lease on thread '{}' (a newer claim replaced it)",
-                t.thread_id
-            ),
-        ));
-    }
-    if expires_at.as_str() <= clock.now.as_str() {
-        return Err(Error::App(
-            AppError::new(
-                ErrorCode::LeaseExpired,
-                format!("the lease on thread '{}' expired at {expires_at}; claim it again", t.thread_id),
-            )
-            .with_details(json!({"expired_at": expires_at})),
-        ));
-    }
-    Ok(())
-}
-
-fn lease_seconds(v: Option<u64>) -> Result<u64> {
-    match v.unwrap_or(DEFAULT_LEASE_SECONDS) {
-        0 => Err(Error::invalid("lease_seconds must be at least 1")),
-        n if n > MAX_LEASE_SECONDS => Err(Error::invalid(format!("lease_seconds must be at most {MAX_LEASE_SECONDS}"))),
-        n => Ok(n),
-    }
 }
 
 /// `inbox.send`: create a thread with its first message, or append to an open thread.
@@ -333,121 +261,6 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
     )
 }
 
-/// `inbox.claim`: grant a lease unless another agent holds a live one. Any agent may claim;
-/// the thread becomes assigned to the claimer. Re-claiming by the holder grants a new lease
-/// (new token, next generation), which fences off any older process of that agent.
-pub fn claim(ctx: &mut WriteCtx<'_>, p: ClaimParams) -> Result<LeaseResult> {
-    check_agent("agent", &p.agent)?;
-    let secs = lease_seconds(p.lease_seconds)?;
-    let clock = Clock::new();
-    let conn = ctx.conn;
-    let mut thread = open_thread(conn, &p.thread_id, &clock)?;
-    if let Some(l) = &thread.lease
-        && l.active
-        && l.agent_id != p.agent
-    {
-        return Err(Error::App(
-            AppError::new(
-                ErrorCode::LeaseConflict,
-                format!("thread '{}' is already claimed by '{}' until {}", thread.thread_id, l.agent_id, l.expires_at),
-            )
-            .with_details(json!({"holder": l.agent_id, "expires_at": l.expires_at})),
-        ));
-    }
-    let generation = thread.lease.as_ref().map_or(1, |l| l.generation + 1);
-    let lease = Lease {
-        thread_id: thread.thread_id.clone(),
-        agent_id: p.agent.clone(),
-        lease_token: util::new_token(),
-        generation,
-        claimed_at: clock.now.clone(),
-        expires_at: util::ts_after(clock.at, secs),
-    };
-    conn.prepare_cached(
-        "INSERT INTO leases (thread_id, agent_id, lease_token, claimed_at, expires_at, released_at, generation) \
-         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6) \
-         ON CONFLICT (thread_id) DO UPDATE SET agent_id = excluded.agent_id, \
-         lease_token = excluded.lease_token, claimed_at = excluded.claimed_at, \
-         expires_at = excluded.expires_at, released_at = NULL, generation = excluded.generation, \
-         expiry_reported = 0",
-    )?
-    .execute(rusqlite::params![
-        lease.thread_id,
-        lease.agent_id,
-        lease.lease_token,
-        lease.claimed_at,
-        lease.expires_at,
-        lease.generation
-    ])?;
-    thread.status = ThreadStatus::Claimed;
-    thread.assigned_to = p.agent.clone();
-    thread.updated_at = clock.now.clone();
-    thread.lease = Some(LeaseView {
-        agent_id: lease.agent_id.clone(),
-        generation,
-        claimed_at: lease.claimed_at.clone(),
-        expires_at: lease.expires_at.clone(),
-        active: true,
-    });
-    save_thread(conn, &thread)?;
-    let last = read::last_message_event(conn, &thread.thread_id)?;
-    mark_read_through(conn, &p.agent, &thread.thread_id, last)?;
-    let summary = format!("claimed by {} (generation {generation})", p.agent);
-    let payload = json!({"generation": generation, "expires_at": lease.expires_at});
-    let event_id = lease_event(ctx, &thread, EventType::ThreadClaimed, &p.agent, &summary, &payload, &clock)?;
-    crate::orch::reconcile::on_thread(ctx, &thread, &p.agent, &clock.now)?;
-    Ok(LeaseResult { thread, lease, event_id })
-}
-
-fn lease_event(
-    ctx: &mut WriteCtx<'_>,
-    thread: &Thread,
-    event_type: EventType,
-    actor: &str,
-    summary: &str,
-    payload: &Value,
-    clock: &Clock,
-) -> Result<i64> {
-    events::record(ctx, &Draft::for_thread(event_type, thread, actor, summary, payload, &clock.now))
-}
-
-/// `inbox.renew`: extend the holder's live lease.
-pub fn renew(ctx: &mut WriteCtx<'_>, p: RenewParams) -> Result<LeaseResult> {
-    check_agent("agent", &p.agent)?;
-    let secs = lease_seconds(p.lease_seconds)?;
-    let clock = Clock::new();
-    let conn = ctx.conn;
-    let mut thread = open_thread(conn, &p.thread_id, &clock)?;
-    require_holder(conn, &thread, &p.agent, p.lease_token.as_deref(), &clock)?;
-    // Renewing never shortens a lease: the new expiry is the later of the two.
-    let expires_at = util::ts_after(clock.at, secs);
-    conn.prepare_cached("UPDATE leases SET expires_at = MAX(expires_at, ?2) WHERE thread_id = ?1")?
-        .execute(rusqlite::params![thread.thread_id, expires_at])?;
-    let lease = conn
-        .prepare_cached(
-            "SELECT thread_id, agent_id, lease_token, generation, claimed_at, expires_at \
-             FROM leases WHERE thread_id = ?1",
-        )?
-        .query_row([&thread.thread_id], |r| {
-            Ok(Lease {
-                thread_id: r.get(0)?,
-                agent_id: r.get(1)?,
-                lease_token: r.get(2)?,
-                generation: r.get(3)?,
-                claimed_at: r.get(4)?,
-                expires_at: r.get(5)?,
-            })
-        })?;
-    if let Some(l) = &mut thread.lease {
-        l.expires_at = lease.expires_at.clone();
-        l.active = true;
-    }
-    let summary = format!("lease renewed by {} until {}", p.agent, lease.expires_at);
-    let payload = json!({"generation": lease.generation, "expires_at": lease.expires_at});
-    let event_id = lease_event(ctx, &thread, EventType::LeaseRenewed, &p.agent, &summary, &payload, &clock)?;
-    Ok(LeaseResult { thread, lease, event_id })
-}
-
 /// `inbox.update`: progress (`in_progress`) or a block (`blocked`) from the holder.
 pub fn update(ctx: &mut WriteCtx<'_>, p: UpdateParams) -> Result<MessageResult> {
     check_agent("agent", &p.agent)?;
@@ -508,12 +321,6 @@ pub fn reply(ctx: &mut WriteCtx<'_>, p: ReplyParams) -> Result<MessageResult> {
             input: p.message,
         },
     )
-}
-
-fn release_lease(conn: &Connection, thread_id: &str, clock: &Clock) -> Result<()> {
-    conn.prepare_cached("UPDATE leases SET released_at = ?2 WHERE thread_id = ?1 AND released_at IS NULL")?
-        .execute(rusqlite::params![thread_id, clock.now])?;
-    Ok(())
 }
 
 /// `inbox.done` / `inbox.fail`: the holder finishes the thread with a `result` message and

@@ -139,6 +139,43 @@ pub fn start(ctx: &mut WriteCtx<'_>, p: CouncilStartParams) -> Result<Council> {
     Ok(c)
 }
 
+/// Cancel the unfinished councils of a run (with the run): phase `cancelled` first, so
+/// cancelling their threads does not open a vote, then every open thread.
+pub fn cancel_open(ctx: &mut WriteCtx<'_>, run: &Run, reason: &str) -> Result<()> {
+    let threads: Vec<String> = {
+        let mut stmt = ctx.conn.prepare_cached(
+            "SELECT m.brainstorm_thread_id, m.vote_thread_id FROM council_members m JOIN councils c \
+             ON c.run_id = m.run_id AND c.council_id = m.council_id \
+             WHERE m.run_id = ?1 AND c.phase IN ('brainstorm', 'voting')",
+        )?;
+        let rows = stmt.query_map([&run.run_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))?;
+        let mut v = Vec::new();
+        for row in rows {
+            let (b, vt) = row?;
+            v.push(b);
+            v.extend(vt);
+        }
+        v
+    };
+    ctx.conn.execute(
+        "UPDATE councils SET phase = 'cancelled' WHERE run_id = ?1 AND phase IN ('brainstorm', 'voting')",
+        [&run.run_id],
+    )?;
+    let now = util::ts(util::now());
+    for t in threads {
+        if !inbox::read::thread(ctx.conn, &t, &now)?.status.is_terminal() {
+            let p = CancelParams {
+                agent: run.created_by.clone(),
+                thread_id: t,
+                reason: reason.to_string(),
+                artifacts: vec![],
+            };
+            inbox::write::cancel(ctx, p)?;
+        }
+    }
+    Ok(())
+}
+
 /// The payload of the message that finished a thread, if it finished with `done`.
 fn final_payload(conn: &Connection, thread: &Thread) -> Result<Value> {
     if thread.status != ThreadStatus::Done {

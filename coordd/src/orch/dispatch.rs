@@ -78,7 +78,7 @@ fn history(ctx: &WriteCtx<'_>, thread_id: &str) -> Result<Value> {
 /// (another leader command may have raced it): otherwise the whole call fails with a
 /// conflict and nothing is written.
 pub fn record(ctx: &mut WriteCtx<'_>, run_id: &str, plans: Vec<Plan>, mode: Mode) -> Result<Vec<Dispatch>> {
-    let mut run = load_run(ctx.conn, run_id)?;
+    let run = load_run(ctx.conn, run_id)?;
     if run.status == RunStatus::Cancelled {
         return Err(Error::app(ErrorCode::InvalidTransition, format!("run '{run_id}' is cancelled")));
     }
@@ -117,7 +117,8 @@ pub fn record(ctx: &mut WriteCtx<'_>, run_id: &str, plans: Vec<Plan>, mode: Mode
         }
         let mut body = task.body.clone();
         if !task.acceptance.is_empty() {
-            body.push_str(&format!("\n\nAcceptance criteria:\n{}", task.acceptance));
+            let gap = if body.is_empty() { "" } else { "\n\n" };
+            body.push_str(&format!("{gap}Acceptance criteria:\n{}", task.acceptance));
         }
         let summary = match mode {
             Mode::Dispatch => task.title.clone(),
@@ -226,10 +227,7 @@ pub fn record(ctx: &mut WriteCtx<'_>, run_id: &str, plans: Vec<Plan>, mode: Mode
         }
         out.push(d);
     }
-    if mode == Mode::Retry && run.status == RunStatus::Failed {
-        set_run_status(ctx.conn, &mut run, RunStatus::Active, &now)?;
-        run_event(ctx, EventType::RunResumed, &run, &run.created_by.clone(), "retrying", &json!({}), &now)?;
-    }
+    super::reconcile::refresh_run(ctx, run_id, &run.created_by, &now)?;
     Ok(out)
 }
 

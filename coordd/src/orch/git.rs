@@ -104,7 +104,7 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
         .revparse_single(spec)
         .and_then(|o| o.peel_to_commit())
         .map_err(|e| Error::invalid(format!("base '{spec}' is not a commit: {}", e.message())))?;
-    let base_branch = match base {
+    let base_branch = match base.filter(|b| *b != "HEAD") {
         None => repo.head().ok().filter(|h| h.is_branch()).and_then(|h| h.shorthand().ok().map(str::to_string)),
         Some(b) => repo.find_branch(b, BranchType::Local).ok().map(|_| b.to_string()),
     };
@@ -187,9 +187,4 @@ pub fn remove(repo_path: &Path, run: &str, task: &str, attempt: u32, path: &Path
         b.delete().map_err(git_err("cannot delete branch"))?;
     }
     Ok(())
-}
-
-/// The git root around `dir`, if any (for the CLI's default `--repo`).
-pub fn discover(dir: &Path) -> Option<PathBuf> {
-    Repository::discover(dir).ok().and_then(|r| r.workdir().map(Path::to_path_buf))
 }

@@ -114,7 +114,7 @@ pub fn add_task(ctx: &mut WriteCtx<'_>, p: TaskAddParams) -> Result<TaskView> {
     if let Some(a) = &p.assign_to {
         check_agent("assign_to", a)?;
     }
-    let mut run = open_run(conn, &p.run_id)?;
+    let run = open_run(conn, &p.run_id)?;
     let exists = conn
         .prepare_cached("SELECT 1 FROM tasks WHERE run_id = ?1 AND task_id = ?2")?
         .exists([&p.run_id, &p.task_id])?;
@@ -191,11 +191,8 @@ pub fn add_task(ctx: &mut WriteCtx<'_>, p: TaskAddParams) -> Result<TaskView> {
     if task.status == TaskStatus::Ready {
         task_event(ctx, EventType::TaskReady, &task, None, &actor, &task.title, &json!({}), &now)?;
     }
-    // A finished run that gets new work is active again.
-    if matches!(run.status, RunStatus::Done | RunStatus::Failed) {
-        set_run_status(ctx.conn, &mut run, RunStatus::Active, &now)?;
-        run_event(ctx, EventType::RunResumed, &run, &actor, "new task added", &json!({"task_id": task.task_id}), &now)?;
-    }
+    // A done run that gets new work is active again (a failed one stays failed).
+    super::reconcile::refresh_run(ctx, &task.run_id, &actor, &now)?;
     task_view(ctx.conn, &task.run_id, &task.task_id)
 }
 
@@ -320,6 +317,11 @@ pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelTaskParams) -> Result<RunView> {
     inbox::check_summary(&p.reason).map_err(|_| Error::invalid("reason is required and must not be blank"))?;
     let mut run = open_run(ctx.conn, &p.run_id)?;
     let now = util::ts(util::now());
+    if p.task_id.is_none() {
+        // Mark the run first, so cancelling its last live task cannot make it look done.
+        set_run_status(ctx.conn, &mut run, RunStatus::Cancelled, &now)?;
+        super::council::cancel_open(ctx, &run, &p.reason)?;
+    }
     let targets: Vec<Task> = match &p.task_id {
         Some(t) => {
             let task = load_task(ctx.conn, &p.run_id, t)?;
@@ -350,11 +352,9 @@ pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelTaskParams) -> Result<RunView> {
         }
     }
     if p.task_id.is_none() {
-        run = load_run(ctx.conn, &p.run_id)?;
-        set_run_status(ctx.conn, &mut run, RunStatus::Cancelled, &now)?;
         run_event(ctx, EventType::RunCancelled, &run, &run.created_by.clone(), &p.reason, &json!({}), &now)?;
     } else {
-        super::reconcile::check_run_finished(ctx, &p.run_id, &run.created_by, &now)?;
+        super::reconcile::refresh_run(ctx, &p.run_id, &run.created_by, &now)?;
     }
     view(ctx.conn, &p.run_id, 0)
 }

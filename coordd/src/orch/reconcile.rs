@@ -5,9 +5,8 @@
 //! Rules, for the thread of a task's *current* attempt:
 //! claimed or in_progress → task in_progress; blocked → blocked; done → done (dependents
 //! whose dependencies are now all done become ready); failed → failed (then the run's
-//! auto-retry applies, or the run is failed); cancelled → cancelled. A run whose tasks
-//! are all done or cancelled (at least one done) is done. Threads of older attempts only
-//! update their attempt.
+//! auto-retry applies); cancelled → cancelled. The run's status is then derived from all
+//! its tasks ([`refresh_run`]). Threads of older attempts only update their attempt.
 
 use coord_proto::types::*;
 use rusqlite::OptionalExtension;
@@ -100,25 +99,15 @@ fn apply(
         TaskStatus::Pending | TaskStatus::Ready => unreachable!("threads never map to pending or ready"),
     };
     let mut payload = json!({"attempt": attempt.attempt, "thread_id": attempt.thread_id, "worker": attempt.worker});
-    let mut run = load_run(ctx.conn, &task.run_id)?;
     if want == TaskStatus::Failed {
-        let retry = schedule_auto_retry(ctx, &task, &run)?;
-        payload["auto_retry"] = json!(retry);
-        task_event(ctx, event, &task, Some(&attempt), actor, &summary, &payload, now)?;
-        if !retry && run.status == RunStatus::Active {
-            set_run_status(ctx.conn, &mut run, RunStatus::Failed, now)?;
-            let why = format!("task {} failed", task.task_id);
-            run_event(ctx, EventType::RunFailed, &run, actor, &why, &json!({"task_id": task.task_id}), now)?;
-        }
-    } else {
-        task_event(ctx, event, &task, Some(&attempt), actor, &summary, &payload, now)?;
+        let run = load_run(ctx.conn, &task.run_id)?;
+        payload["auto_retry"] = json!(schedule_auto_retry(ctx, &task, &run)?);
     }
+    task_event(ctx, event, &task, Some(&attempt), actor, &summary, &payload, now)?;
     if want == TaskStatus::Done {
         release_dependents(ctx, &task, actor, now)?;
     }
-    if matches!(want, TaskStatus::Done | TaskStatus::Cancelled) {
-        check_run_finished(ctx, &task.run_id, actor, now)?;
-    }
+    refresh_run(ctx, &task.run_id, actor, now)?;
     if let Some(c) = changed {
         c.push(task);
     }
@@ -167,23 +156,37 @@ fn release_dependents(ctx: &mut WriteCtx<'_>, task: &Task, actor: &str, now: &st
     Ok(())
 }
 
-/// A run whose tasks are all done or cancelled, with at least one done, is done.
-pub fn check_run_finished(ctx: &mut WriteCtx<'_>, run_id: &str, actor: &str, now: &str) -> Result<()> {
+/// Derive the run's status from its tasks and record any change with its event: done when
+/// every task is done or cancelled (at least one done); failed while a task is failed with
+/// no automatic retry pending; active otherwise. A cancelled run stays cancelled.
+pub fn refresh_run(ctx: &mut WriteCtx<'_>, run_id: &str, actor: &str, now: &str) -> Result<()> {
     let mut run = load_run(ctx.conn, run_id)?;
-    if !matches!(run.status, RunStatus::Active | RunStatus::Failed) {
+    if run.status == RunStatus::Cancelled {
         return Ok(());
     }
-    let (total, done, closed): (i64, i64, i64) = ctx.conn.query_row(
-        "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status IN ('done', 'cancelled')), 0) \
-         FROM tasks WHERE run_id = ?1",
+    let (total, done, closed, failed): (i64, i64, i64, i64) = ctx.conn.query_row(
+        "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status IN ('done', 'cancelled')), 0), \
+         COALESCE(SUM(status = 'failed' AND retry_pending = 0), 0) FROM tasks WHERE run_id = ?1",
         [run_id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
     )?;
-    if total > 0 && closed == total && done > 0 {
-        set_run_status(ctx.conn, &mut run, RunStatus::Done, now)?;
-        let summary = format!("run {run_id} done: {done} of {total} tasks done");
-        run_event(ctx, EventType::RunDone, &run, actor, &summary, &json!({"done": done, "total": total}), now)?;
+    let want = if total > 0 && closed == total && done > 0 {
+        RunStatus::Done
+    } else if failed > 0 {
+        RunStatus::Failed
+    } else {
+        RunStatus::Active
+    };
+    if want == run.status {
+        return Ok(());
     }
+    set_run_status(ctx.conn, &mut run, want, now)?;
+    let (event, summary) = match want {
+        RunStatus::Done => (EventType::RunDone, format!("run {run_id} done: {done} of {total} tasks done")),
+        RunStatus::Failed => (EventType::RunFailed, format!("run {run_id} failed: {failed} task(s) failed")),
+        _ => (EventType::RunResumed, format!("run {run_id} is active again")),
+    };
+    run_event(ctx, event, &run, actor, &summary, &json!({"total": total, "done": done, "failed": failed}), now)?;
     Ok(())
 }
 
@@ -226,6 +229,6 @@ pub fn run(ctx: &mut WriteCtx<'_>, run_id: &str) -> Result<Vec<Task>> {
             }
         }
     }
-    check_run_finished(ctx, run_id, &actor, &now)?;
+    refresh_run(ctx, run_id, &actor, &now)?;
     Ok(changed)
 }

@@ -158,6 +158,7 @@ pub async fn retry(db: &Db, p: RetryParams, mode: Mode) -> Result<DispatchResult
     };
     let repo = prev.as_ref().filter(|a| a.worktree_path.is_some()).and_then(|a| a.repo.clone());
     let base = prev.as_ref().and_then(|a| a.base_rev.clone());
+    let base_branch = prev.as_ref().and_then(|a| a.base_branch.clone());
     let mut plans = vec![Plan {
         task_id: task.task_id.clone(),
         attempt: task.attempt + 1,
@@ -167,6 +168,12 @@ pub async fn retry(db: &Db, p: RetryParams, mode: Mode) -> Result<DispatchResult
         previous: prev,
     }];
     make_worktrees(&p.run_id, &mut plans, &[base]).await?;
+    // Same base revision as before, and the same base branch for "merged" checks.
+    if let Some(wt) = plans[0].worktree.as_mut()
+        && wt.base_branch.is_none()
+    {
+        wt.base_branch = base_branch;
+    }
     commit(db, &p.run_id, plans, mode).await
 }
 
@@ -190,6 +197,7 @@ pub async fn auto_retry(
             let p = RetryParams { run_id: run_id.clone(), task_id: task_id.clone(), to: None };
             if let Err(e) = retry(&db, p, Mode::Retry).await {
                 tracing::warn!(run_id, task_id, error = %e, "automatic retry failed");
+                // Give up on it: the task stays failed, and the run says so (run.failed).
                 let (r, t) = (run_id.clone(), task_id.clone());
                 let _ = db
                     .write(move |ctx| {
@@ -197,7 +205,8 @@ pub async fn auto_retry(
                             "UPDATE tasks SET retry_pending = 0 WHERE run_id = ?1 AND task_id = ?2",
                             [&r, &t],
                         )?;
-                        Ok(())
+                        let actor = load_run(ctx.conn, &r)?.created_by;
+                        super::reconcile::refresh_run(ctx, &r, &actor, &util::ts(util::now()))
                     })
                     .await;
             }

@@ -99,6 +99,79 @@ async fn retry_stops_at_max_attempts() {
     assert!(e.to_string().contains("all 3"), "{e}");
 }
 
+async fn fail_thread(db: &Db, thread: &str) {
+    let t = thread.to_string();
+    db.write(move |c| inbox::claim(c, ClaimParams { agent: "w".into(), thread_id: t, lease_seconds: None }))
+        .await
+        .unwrap();
+    let t = thread.to_string();
+    db.write(move |c| {
+        inbox::finish(
+            c,
+            FinishParams {
+                agent: "w".into(),
+                thread_id: t,
+                message: MessageInput { summary: "no".into(), ..Default::default() },
+                lease_token: None,
+            },
+            ThreadStatus::Failed,
+        )
+    })
+    .await
+    .unwrap();
+}
+
+async fn run_status(db: &Db) -> RunStatus {
+    db.read(|c| crate::orch::load_run(c, "R1")).await.unwrap().status
+}
+
+fn plan_for(task: &str, attempt: u32) -> Vec<dispatch::Plan> {
+    vec![dispatch::Plan {
+        task_id: task.into(),
+        attempt,
+        worker: "w".into(),
+        repo: None,
+        worktree: None,
+        previous: None,
+    }]
+}
+
+#[tokio::test]
+async fn the_run_stays_failed_while_any_task_is_failed() {
+    let (db, _d) = open();
+    let p = RunCreateParams { run_id: Some("R1".into()), goal: "g".into(), ..Default::default() };
+    db.write(move |c| plan::create_run(c, p)).await.unwrap();
+    let mut threads = Vec::new();
+    for id in ["A", "B"] {
+        let p = add("R1", id, &[]);
+        db.write(move |c| plan::add_task(c, p)).await.unwrap();
+        let d = db.write(move |c| dispatch::record(c, "R1", plan_for(id, 1), dispatch::Mode::Dispatch)).await.unwrap();
+        threads.push(d[0].thread_id.clone());
+    }
+    for t in &threads {
+        fail_thread(&db, t).await;
+    }
+    assert_eq!(run_status(&db).await, RunStatus::Failed);
+    // Retrying one of two failed tasks leaves the run failed; retrying both resumes it.
+    db.write(|c| dispatch::record(c, "R1", plan_for("A", 2), dispatch::Mode::Retry)).await.unwrap();
+    assert_eq!(run_status(&db).await, RunStatus::Failed);
+    db.write(|c| dispatch::record(c, "R1", plan_for("B", 2), dispatch::Mode::Retry)).await.unwrap();
+    assert_eq!(run_status(&db).await, RunStatus::Active);
+    // Cancelling the run never passes through done, even with every other task finished.
+    let p = CancelTaskParams { run_id: "R1".into(), task_id: None, reason: "stop".into() };
+    db.write(move |c| plan::cancel(c, p)).await.unwrap();
+    let types: Vec<String> = db
+        .read(|c| {
+            let mut s =
+                c.prepare("SELECT event_type FROM events WHERE run_id = 'R1' AND source = 'orch' ORDER BY event_id")?;
+            Ok(s.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?)
+        })
+        .await
+        .unwrap();
+    assert!(!types.iter().any(|t| t == "run.done"), "{types:?}");
+    assert_eq!(types.last().map(String::as_str), Some("run.cancelled"));
+}
+
 #[test]
 fn titles_normalise_for_grouping() {
     assert_eq!(council::normalize("Add  Rate-limiting!"), "add rate limiting");

@@ -60,8 +60,8 @@ pub async fn prune(db: &Db, p: WorktreeParams) -> Result<WorktreesResult> {
             continue;
         };
         let (repo, path) = (PathBuf::from(repo), PathBuf::from(path));
-        if !path.exists() && !p.force {
-            // Already gone (removed before, or by hand): nothing to keep or delete.
+        if !path.exists() {
+            // Already removed (by an earlier prune, or by hand): nothing to keep or delete.
             continue;
         }
         let base_branch = a.base_branch.clone();
@@ -85,6 +85,13 @@ pub async fn prune(db: &Db, p: WorktreeParams) -> Result<WorktreesResult> {
         } else {
             Err(format!("{} commit(s) not merged into {base_name} (use --force to delete them)", state.ahead))
         };
+        let verdict = verdict.map(|what| {
+            if state.dirty.is_empty() {
+                what
+            } else {
+                format!("{what}; --force: discarded uncommitted changes in {}", state.dirty.join(", "))
+            }
+        });
         match verdict {
             Err(why) => out.kept.push(info(&a, Some(why))),
             Ok(what) => {

@@ -1,0 +1,235 @@
+//! Entities, parameters and results of the protocol: the enums here, the inbox and
+//! system types in [`inbox`], the orch types in [`orch`] (all re-exported from here).
+//!
+//! Every method takes exactly one params object and returns one result object. Optional
+//! fields may be omitted on the wire. Timestamps are RFC 3339 UTC strings with millisecond
+//! precision (`2026-11-22T00:51:39.123Z`), fixed width, so they sort as text.
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $($(#[$vm])* #[serde(rename = $s)] $var),+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+
+            /// The wire name.
+            pub const fn as_str(self) -> &'static str {
+                match self { $($name::$var => $s),+ }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($s => Ok($name::$var),)+
+                    _ => Err(format!(
+                        "unknown {} '{}' (expected one of: {})",
+                        stringify!($name), s, [$($s),+].join(", ")
+                    )),
+                }
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// Lifecycle state of a thread.
+    ThreadStatus {
+        Pending = "pending",
+        Claimed = "claimed",
+        InProgress = "in_progress",
+        Blocked = "blocked",
+        Done = "done",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    }
+);
+
+impl ThreadStatus {
+    /// Done, failed and cancelled threads accept no further messages or leases.
+    pub const fn is_terminal(self) -> bool {
+        matches!(self, ThreadStatus::Done | ThreadStatus::Failed | ThreadStatus::Cancelled)
+    }
+}
+
+string_enum!(
+    /// Lifecycle state of an orch task.
+    TaskStatus {
+        /// Some dependency is not done yet.
+        Pending = "pending",
+        /// Every dependency is done; waiting to be dispatched.
+        Ready = "ready",
+        /// An attempt's thread was created; no worker has claimed it yet.
+        Dispatched = "dispatched",
+        InProgress = "in_progress",
+        Blocked = "blocked",
+        Done = "done",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    }
+);
+
+impl TaskStatus {
+    pub const fn is_terminal(self) -> bool {
+        matches!(self, TaskStatus::Done | TaskStatus::Failed | TaskStatus::Cancelled)
+    }
+
+    /// An attempt is running (its thread is open).
+    pub const fn is_live(self) -> bool {
+        matches!(self, TaskStatus::Dispatched | TaskStatus::InProgress | TaskStatus::Blocked)
+    }
+}
+
+string_enum!(
+    /// Lifecycle state of an orch run.
+    RunStatus {
+        Active = "active",
+        Done = "done",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    }
+);
+
+string_enum!(
+    /// What a task's attempt gets: `code` a git worktree, `thread` only an inbox thread.
+    TaskKind {
+        Code = "code",
+        Thread = "thread",
+    }
+);
+
+string_enum!(
+    /// State of one attempt at a task.
+    AttemptStatus {
+        /// Its thread is open.
+        Live = "live",
+        Done = "done",
+        Failed = "failed",
+        /// Cancelled, or replaced by a reassign.
+        Cancelled = "cancelled",
+    }
+);
+
+string_enum!(
+    /// Phase of a council review.
+    CouncilPhase {
+        Brainstorm = "brainstorm",
+        Voting = "voting",
+        Done = "done",
+        Cancelled = "cancelled",
+    }
+);
+
+string_enum!(
+    /// Kind of a message inside a thread.
+    MessageKind {
+        Task = "task",
+        Progress = "progress",
+        Question = "question",
+        Answer = "answer",
+        Result = "result",
+        Control = "control",
+        Event = "event",
+    }
+);
+
+string_enum!(
+    /// Priority of a thread; `fetch` returns higher priorities first.
+    Priority {
+        Low = "low",
+        Normal = "normal",
+        High = "high",
+    }
+);
+
+string_enum!(
+    /// Type of an event in the shared event stream.
+    EventType {
+        /// A thread was created with its first message.
+        ThreadCreated = "thread.created",
+        /// A message was appended to an existing thread by `send`.
+        MessageSent = "message.sent",
+        /// A lease was granted.
+        ThreadClaimed = "thread.claimed",
+        /// A lease was extended.
+        LeaseRenewed = "lease.renewed",
+        /// The holder reported progress (`update --status in_progress`).
+        ThreadProgress = "thread.progress",
+        /// The holder reported a block (`update --status blocked`).
+        ThreadBlocked = "thread.blocked",
+        /// Somebody replied inside the thread.
+        ThreadReplied = "thread.replied",
+        /// The holder finished the thread.
+        ThreadDone = "thread.done",
+        /// The holder failed the thread.
+        ThreadFailed = "thread.failed",
+        /// The thread was cancelled.
+        ThreadCancelled = "thread.cancelled",
+        /// A lease ran out without being renewed (the thread keeps its status).
+        LeaseExpired = "lease.expired",
+        /// orch: a run was created.
+        RunCreated = "run.created",
+        /// orch: every task of the run is done (or cancelled).
+        RunDone = "run.done",
+        /// orch: a task failed with no attempt left to retry.
+        RunFailed = "run.failed",
+        /// orch: the run was cancelled.
+        RunCancelled = "run.cancelled",
+        /// orch: a failed run became active again (a retry).
+        RunResumed = "run.resumed",
+        /// orch: a task was added to a run.
+        TaskAdded = "task.added",
+        /// orch: a dependency was added or removed (the task's status may change with it).
+        TaskDepsChanged = "task.deps_changed",
+        /// orch: every dependency of the task is done.
+        TaskReady = "task.ready",
+        /// orch: an attempt was dispatched into an inbox thread.
+        TaskDispatched = "task.dispatched",
+        /// orch: the worker claimed or resumed the attempt's thread.
+        TaskInProgress = "task.in_progress",
+        /// orch: the worker is blocked and asked a question.
+        TaskBlocked = "task.blocked",
+        TaskDone = "task.done",
+        TaskFailed = "task.failed",
+        TaskCancelled = "task.cancelled",
+        /// orch: a council review started (brainstorm threads opened).
+        CouncilStarted = "council.started",
+        /// orch: every reviewer brainstormed; vote threads opened.
+        CouncilVoting = "council.voting",
+        /// orch: every reviewer voted.
+        CouncilDone = "council.done",
+    }
+);
+
+impl EventType {
+    /// The events `orch wait` returns: the ones a leader has to act on.
+    pub const ACTIONABLE: &'static [EventType] = &[
+        EventType::TaskReady,
+        EventType::TaskBlocked,
+        EventType::TaskDone,
+        EventType::TaskFailed,
+        EventType::LeaseExpired,
+        EventType::RunDone,
+        EventType::RunFailed,
+        EventType::CouncilVoting,
+        EventType::CouncilDone,
+    ];
+}
+
+mod inbox;
+mod orch;
+
+pub use inbox::*;
+pub use orch::*;
