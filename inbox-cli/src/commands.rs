@@ -141,6 +141,7 @@ fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
                 run_id: a.run.clone(),
                 agent: ctx.agent.clone(),
                 statuses: a.status.clone(),
+                event_types: EventType::INBOX.to_vec(),
                 ..Default::default()
             };
             Prepared::Watch(filter, a)

@@ -138,11 +138,16 @@ fn a_task_graph_with_a_ready_queue_and_a_refused_cycle() {
     let ready = orch(&p, &["ready", "--run", "R1"]);
     let ids: Vec<&str> = ready["tasks"].as_array().unwrap().iter().map(|t| t["task_id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["T0", "T1"]);
+    // A task cancelled before dispatch cannot be retried past its dependencies.
+    orch(&p, &["cancel", "--run", "R1", "--task", "T3", "--reason", "later"]);
+    let early = p.orch().args(["--json", "retry", "--run", "R1", "--task", "T3"]).run().code(30).json();
+    assert!(early["error"]["message"].as_str().unwrap().contains("depends on"), "{early}");
     // Removing a dependency can make a task ready.
     orch(&p, &["dep", "remove", "--run", "R1", "--task", "T2", "--on", "T1"]);
     assert_eq!(task(&p, "T2")["task"]["status"], "ready");
     let status = p.orch().args(["status", "--run", "R1"]).run().ok().stdout;
-    assert!(status.contains("T3") && status.contains("<- T1, T2") && status.contains("pending"), "{status}");
+    let t3 = status.lines().find(|l| l.contains(" T3 ")).unwrap_or_else(|| panic!("no T3 line:\n{status}"));
+    assert!(t3.contains("cancelled") && t3.contains("<- T1, T2") && t3.contains("└─"), "{t3}");
     p.orch().args(["ready", "--run", "nope"]).run().code(40);
 }
 

@@ -148,13 +148,25 @@ pub fn check_message(input: &MessageInput) -> Result<()> {
 }
 
 pub fn check_summary(summary: &str) -> Result<()> {
-    if summary.trim().is_empty() {
-        return Err(Error::invalid("summary is required and must not be blank"));
+    check_text("summary", summary)
+}
+
+/// A one-line text field (summary, reason, goal, title, topic): not blank, at most 4000
+/// characters.
+pub fn check_text(field: &str, value: &str) -> Result<()> {
+    if value.trim().is_empty() {
+        return Err(Error::invalid(format!("{field} is required and must not be blank")));
     }
-    if summary.chars().count() > MAX_SUMMARY {
-        return Err(Error::invalid(format!("summary is longer than {MAX_SUMMARY} characters")));
+    if value.chars().count() > MAX_SUMMARY {
+        return Err(Error::invalid(format!("{field} is longer than {MAX_SUMMARY} characters")));
     }
     Ok(())
+}
+
+/// A thread subject made from a prefix and free text, cut to the subject limit.
+pub fn subject_from(prefix: &str, text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    format!("{prefix}{first}").chars().take(MAX_SUBJECT).collect()
 }
 
 pub fn check_object(field: &str, v: &Value) -> Result<()> {

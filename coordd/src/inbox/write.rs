@@ -362,7 +362,7 @@ pub fn finish(ctx: &mut WriteCtx<'_>, p: FinishParams, status: ThreadStatus) -> 
 /// released and the holder is told with a `control` message.
 pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelParams) -> Result<MessageResult> {
     check_agent("agent", &p.agent)?;
-    check_summary(&p.reason).map_err(|e| Error::invalid(e.to_app().message.replace("summary", "reason")))?;
+    check_text("reason", &p.reason)?;
     check_artifacts(&p.artifacts)?;
     let clock = Clock::new();
     let mut thread = open_thread(ctx.conn, &p.thread_id, &clock)?;

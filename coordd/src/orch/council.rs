@@ -55,7 +55,7 @@ fn open_thread_for(
         SendParams {
             from: run.created_by.clone(),
             to: reviewer.to_string(),
-            subject: Some(format!("[{}/{council_id}] {summary}", run.run_id)),
+            subject: Some(inbox::subject_from(&format!("[{}/{council_id}] ", run.run_id), &summary)),
             run_id: Some(run.run_id.clone()),
             task_id: Some(council_id.to_string()),
             kind: Some(MessageKind::Task),
@@ -68,7 +68,7 @@ fn open_thread_for(
 
 /// `orch.councilStart`.
 pub fn start(ctx: &mut WriteCtx<'_>, p: CouncilStartParams) -> Result<Council> {
-    inbox::check_summary(&p.topic).map_err(|_| Error::invalid("topic is required and must not be blank"))?;
+    inbox::check_text("topic", &p.topic)?;
     let run = load_run(ctx.conn, &p.run_id)?;
     if run.status == RunStatus::Cancelled {
         return Err(Error::app(ErrorCode::InvalidTransition, format!("run '{}' is cancelled", run.run_id)));

@@ -130,7 +130,7 @@ pub fn record(ctx: &mut WriteCtx<'_>, run_id: &str, plans: Vec<Plan>, mode: Mode
             SendParams {
                 from: run.created_by.clone(),
                 to: plan.worker.clone(),
-                subject: Some(format!("[{run_id}/{}] {}", task.task_id, task.title)),
+                subject: Some(inbox::subject_from(&format!("[{run_id}/{}] ", task.task_id), &task.title)),
                 run_id: Some(run_id.to_string()),
                 task_id: Some(task.task_id.clone()),
                 kind: Some(MessageKind::Task),

@@ -207,6 +207,8 @@ pub fn task_event(
 ) -> Result<i64> {
     let thread_id = attempt.map_or("", |a| a.thread_id.as_str());
     let worker = attempt.map_or("", |a| a.worker.as_str());
+    // The leader is the task's "creator", so an `agent` filter for the leader sees it.
+    let leader = load_run(ctx.conn, &task.run_id)?.created_by;
     events::record(
         ctx,
         &Draft {
@@ -216,7 +218,7 @@ pub fn task_event(
             task_id: &task.task_id,
             thread_id,
             assigned_to: worker,
-            created_by: "",
+            created_by: &leader,
             thread_status: None,
             task_status: Some(task.status),
             actor,

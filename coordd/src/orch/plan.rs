@@ -32,7 +32,7 @@ pub fn task_view(conn: &Connection, run_id: &str, task_id: &str) -> Result<TaskV
 /// `orch.runCreate`.
 pub fn create_run(ctx: &mut WriteCtx<'_>, p: RunCreateParams) -> Result<RunView> {
     let conn = ctx.conn;
-    inbox::check_summary(&p.goal).map_err(|_| Error::invalid("goal is required and must not be blank"))?;
+    inbox::check_text("goal", &p.goal)?;
     let created_by = p.created_by.unwrap_or_else(|| "leader".into());
     check_agent("created_by", &created_by)?;
     let run_id = match p.run_id {
@@ -110,7 +110,7 @@ fn all_done(conn: &Connection, run_id: &str, deps: &[String]) -> Result<bool> {
 pub fn add_task(ctx: &mut WriteCtx<'_>, p: TaskAddParams) -> Result<TaskView> {
     let conn = ctx.conn;
     check_ref_id("task id", &p.task_id)?;
-    inbox::check_summary(&p.title).map_err(|_| Error::invalid("title is required and must not be blank"))?;
+    inbox::check_text("title", &p.title)?;
     if let Some(a) = &p.assign_to {
         check_agent("assign_to", a)?;
     }
@@ -314,7 +314,7 @@ pub fn change_dep(ctx: &mut WriteCtx<'_>, p: DepParams, add: bool) -> Result<Tas
 /// `orch.cancel`: one task, or every unfinished task and the run. Live attempts have their
 /// threads cancelled; reconcile then marks those tasks cancelled.
 pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelTaskParams) -> Result<RunView> {
-    inbox::check_summary(&p.reason).map_err(|_| Error::invalid("reason is required and must not be blank"))?;
+    inbox::check_text("reason", &p.reason)?;
     let mut run = open_run(ctx.conn, &p.run_id)?;
     let now = util::ts(util::now());
     if p.task_id.is_none() {

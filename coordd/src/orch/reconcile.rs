@@ -164,15 +164,18 @@ pub fn refresh_run(ctx: &mut WriteCtx<'_>, run_id: &str, actor: &str, now: &str)
     if run.status == RunStatus::Cancelled {
         return Ok(());
     }
-    let (total, done, closed, failed): (i64, i64, i64, i64) = ctx.conn.query_row(
-        "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status IN ('done', 'cancelled')), 0), \
-         COALESCE(SUM(status = 'failed' AND retry_pending = 0), 0) FROM tasks WHERE run_id = ?1",
-        [run_id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    // Called on every task change, so it must not count a large run's tasks: three
+    // index probes on (run_id, status) decide; full counts only when the status changes.
+    let exists = |sql: &str| -> Result<bool> { Ok(ctx.conn.prepare_cached(sql)?.exists([run_id])?) };
+    let open = exists(
+        "SELECT 1 FROM tasks WHERE run_id = ?1 \
+         AND status IN ('pending', 'ready', 'dispatched', 'in_progress', 'blocked', 'failed')",
     )?;
-    let want = if total > 0 && closed == total && done > 0 {
+    let any_done = exists("SELECT 1 FROM tasks WHERE run_id = ?1 AND status = 'done'")?;
+    let failed_for_good = exists("SELECT 1 FROM tasks WHERE run_id = ?1 AND status = 'failed' AND retry_pending = 0")?;
+    let want = if !open && any_done {
         RunStatus::Done
-    } else if failed > 0 {
+    } else if failed_for_good {
         RunStatus::Failed
     } else {
         RunStatus::Active
@@ -180,6 +183,12 @@ pub fn refresh_run(ctx: &mut WriteCtx<'_>, run_id: &str, actor: &str, now: &str)
     if want == run.status {
         return Ok(());
     }
+    let (total, done, failed): (i64, i64, i64) = ctx.conn.query_row(
+        "SELECT COUNT(*), COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'failed'), 0) \
+         FROM tasks WHERE run_id = ?1",
+        [run_id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
     set_run_status(ctx.conn, &mut run, want, now)?;
     let (event, summary) = match want {
         RunStatus::Done => (EventType::RunDone, format!("run {run_id} done: {done} of {total} tasks done")),

@@ -143,6 +143,15 @@ pub async fn retry(db: &Db, p: RetryParams, mode: Mode) -> Result<DispatchResult
         .read(move |c| {
             let task = load_task(c, &q.run_id, &q.task_id)?;
             dispatch::check_mode(&task, mode)?;
+            for dep in &task.depends_on {
+                let d = load_task(c, &q.run_id, dep)?;
+                if d.status != TaskStatus::Done {
+                    return Err(Error::app(
+                        ErrorCode::InvalidTransition,
+                        format!("task '{}' depends on '{dep}', which is {}", task.task_id, d.status),
+                    ));
+                }
+            }
             let prev = current_attempt(c, &task)?;
             Ok((task, prev))
         })

@@ -172,6 +172,48 @@ async fn the_run_stays_failed_while_any_task_is_failed() {
     assert_eq!(types.last().map(String::as_str), Some("run.cancelled"));
 }
 
+#[tokio::test]
+async fn long_texts_get_a_clear_error_and_long_titles_still_dispatch() {
+    let (db, _d) = open();
+    setup(&db).await;
+    let p = TaskAddParams { title: "x".repeat(5000), ..add("R1", "TX", &[]) };
+    let e = db.write(move |c| plan::add_task(c, p)).await.unwrap_err();
+    assert!(e.to_string().contains("title is longer than 4000"), "{e}");
+    let p = TaskAddParams { title: "y".repeat(3000), ..add("R1", "TY", &[]) };
+    db.write(move |c| plan::add_task(c, p)).await.unwrap();
+    let d = db.write(|c| dispatch::record(c, "R1", plan_for("TY", 1), dispatch::Mode::Dispatch)).await.unwrap();
+    assert_eq!(d.len(), 1, "the subject is cut to fit");
+}
+
+/// The per-change run probes and the ready queue must stay index lookups: a scan of a
+/// run's tasks on every change made adding 100k tasks quadratic once.
+#[tokio::test]
+async fn run_probes_and_the_ready_queue_use_the_task_index() {
+    let (db, _d) = open();
+    setup(&db).await;
+    let plans: Vec<Vec<String>> = db
+        .read(|c| {
+            let mut out = Vec::new();
+            for sql in [
+                "SELECT 1 FROM tasks WHERE run_id = 'R1' AND status IN ('pending', 'ready', 'dispatched', 'in_progress', 'blocked', 'failed')",
+                "SELECT 1 FROM tasks WHERE run_id = 'R1' AND status = 'failed' AND retry_pending = 0",
+                "SELECT task_id FROM tasks t WHERE t.run_id = 'R1' AND t.status = 'ready' ORDER BY t.prio_rank DESC, t.rowid LIMIT 50",
+            ] {
+                let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+                let rows: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(3))?.collect::<Result<_, _>>()?;
+                out.push(rows);
+            }
+            Ok(out)
+        })
+        .await
+        .unwrap();
+    for plan in &plans {
+        // A seek on (run_id, status), not a walk over every task of the run.
+        assert!(plan.iter().any(|l| l.contains("idx_tasks_queue") && l.contains("status=?")), "{plan:?}");
+        assert!(!plan.iter().any(|l| l.contains("TEMP B-TREE")), "no sort: {plan:?}");
+    }
+}
+
 #[test]
 fn titles_normalise_for_grouping() {
     assert_eq!(council::normalize("Add  Rate-limiting!"), "add rate limiting");

@@ -96,10 +96,13 @@ pub async fn prune(db: &Db, p: WorktreeParams) -> Result<WorktreesResult> {
             Err(why) => out.kept.push(info(&a, Some(why))),
             Ok(what) => {
                 let (run, task, n) = (a.run_id.clone(), a.task_id.clone(), a.attempt);
-                tokio::task::spawn_blocking(move || git::remove(&repo, &run, &task, n, &path, true))
+                let removed = tokio::task::spawn_blocking(move || git::remove(&repo, &run, &task, n, &path, true))
                     .await
-                    .map_err(|e| Error::Internal(e.to_string()))??;
-                out.removed.push(info(&a, Some(what)));
+                    .map_err(|e| Error::Internal(e.to_string()))?;
+                match removed {
+                    Ok(()) => out.removed.push(info(&a, Some(what))),
+                    Err(e) => out.kept.push(info(&a, Some(format!("removal failed: {}", e.to_app().message)))),
+                }
             }
         }
     }

@@ -214,6 +214,21 @@ string_enum!(
 );
 
 impl EventType {
+    /// The events the inbox layer writes (what `inbox watch` follows).
+    pub const INBOX: &'static [EventType] = &[
+        EventType::ThreadCreated,
+        EventType::MessageSent,
+        EventType::ThreadClaimed,
+        EventType::LeaseRenewed,
+        EventType::ThreadProgress,
+        EventType::ThreadBlocked,
+        EventType::ThreadReplied,
+        EventType::ThreadDone,
+        EventType::ThreadFailed,
+        EventType::ThreadCancelled,
+        EventType::LeaseExpired,
+    ];
+
     /// The events `orch wait` returns: the ones a leader has to act on.
     pub const ACTIONABLE: &'static [EventType] = &[
         EventType::TaskReady,

@@ -94,7 +94,7 @@ pub struct RunRef {
     pub run_id: String,
 }
 
-/// Params of `orch.runCancel` and `orch.cancel`.
+/// Params of `orch.cancel` and `orch.cancel`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CancelTaskParams {
     pub run_id: String,
@@ -110,7 +110,7 @@ pub struct RunsResult {
     pub runs: Vec<Run>,
 }
 
-/// Result of `orch.runShow`, `orch.status` and `orch.cancel`: the run and all its tasks.
+/// Result of `orch.runShow`, `orch status` and `orch.cancel`: the run and all its tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunView {
     pub run: Run,
