@@ -172,6 +172,9 @@ fn run_batch(
     bus: &broadcast::Sender<Arc<Published>>,
     last_event_id: &AtomicI64,
 ) {
+    if batch.is_empty() {
+        return;
+    }
     let mut completions: Vec<Completion> = Vec::with_capacity(batch.len());
     let mut events: Vec<Event> = Vec::new();
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
