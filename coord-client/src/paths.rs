@@ -25,17 +25,18 @@ pub struct ProjectPaths {
 }
 
 /// The project root for `cwd`: the nearest ancestor holding a `.agents/` folder, else the
-/// nearest git root, else `cwd` itself.
+/// nearest git root, else `cwd` itself. Directories inside a `.agents/` folder are never
+/// roots: orch's worktrees live in `<project>/.agents/worktrees/`, and a worktree of a
+/// repository that tracks files under `.agents/` has a `.agents/` (and a `.git`) of its own;
+/// a worker there belongs to the enclosing project.
 pub fn project_root(cwd: &Path) -> PathBuf {
-    for dir in cwd.ancestors() {
-        if dir.join(".agents").is_dir() {
-            return dir.to_path_buf();
-        }
+    let inside_state = |dir: &Path| dir.components().any(|c| c.as_os_str() == ".agents");
+    let candidates = || cwd.ancestors().filter(|d| !inside_state(d));
+    if let Some(dir) = candidates().find(|d| d.join(".agents").is_dir()) {
+        return dir.to_path_buf();
     }
-    for dir in cwd.ancestors() {
-        if dir.join(".git").exists() {
-            return dir.to_path_buf();
-        }
+    if let Some(dir) = candidates().find(|d| d.join(".git").exists()) {
+        return dir.to_path_buf();
     }
     cwd.to_path_buf()
 }
@@ -135,6 +136,17 @@ mod tests {
         assert_eq!(p.socket, root.join(".agents/coordd.sock"));
         assert_eq!(p.lock, root.join(".agents/coordd.lock"));
         assert_eq!(p.log, root.join(".agents/coordd.log"));
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn a_worktree_inside_the_state_folder_belongs_to_the_enclosing_project() {
+        let tmp = std::env::temp_dir().join(format!("coord-paths-wt-{}", std::process::id()));
+        let wt = tmp.join("proj/.agents/worktrees/R1/T1-a1");
+        std::fs::create_dir_all(wt.join(".agents")).unwrap();
+        std::fs::create_dir_all(wt.join("src")).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: elsewhere").unwrap();
+        assert_eq!(project_root(&wt.join("src")), tmp.join("proj"));
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 

@@ -20,6 +20,8 @@ use crate::sqlite::SqliteStore;
 use crate::store::Store;
 use crate::{transport, util};
 
+/// Pause after a failed accept (EMFILE and the like).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// How long connections get to finish in-flight calls at shutdown.
 const DRAIN: Duration = Duration::from_secs(5);
 
@@ -115,7 +117,12 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
                     let (r, w) = tokio::io::split(stream);
                     conns.spawn(transport::serve(r, w, methods.clone(), shutdown_rx.clone()));
                 }
-                Err(e) => tracing::warn!(error = %e, "accept failed"),
+                Err(e) => {
+                    // Typically out of file descriptors: back off instead of spinning (and
+                    // flooding the log) until some connection closes.
+                    tracing::warn!(error = %e, "accept failed; pausing new connections for 100 ms");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             sig = signals.recv() => {

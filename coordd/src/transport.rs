@@ -28,6 +28,8 @@ use tokio::sync::{mpsc, oneshot};
 
 /// Most subscriptions one connection may hold open.
 pub const MAX_SUBSCRIPTIONS_PER_CONNECTION: u32 = 4096;
+/// Calls one connection may have in flight before the daemon stops reading from it.
+pub const MAX_IN_FLIGHT: usize = 256;
 /// Outgoing messages queued per connection before senders wait.
 const OUT_QUEUE: usize = 1024;
 
@@ -49,15 +51,16 @@ where
     let writer = tokio::spawn(write_loop(write, rx, stop_rx));
     let subs = BoundedSubscriptions::new(MAX_SUBSCRIPTIONS_PER_CONNECTION);
     let mut reader = LineReader::new(read);
-    let mut line = Vec::new();
     let mut in_flight: FuturesUnordered<Reply> = FuturesUnordered::new();
     let conn = Conn { methods, conn_id, sink: tx.clone(), subs };
 
     loop {
         tokio::select! {
-            read = reader.next(&mut line) => match read {
+            // Stop reading while too many calls are in flight: back-pressure, and memory
+            // per connection stays bounded.
+            read = reader.next(), if in_flight.len() < MAX_IN_FLIGHT => match read {
                 Ok(Line::Data) => {
-                    if let Some(reply) = conn.handle(&line) {
+                    if let Some(reply) = conn.handle(reader.line()) {
                         in_flight.push(reply);
                     }
                 }
@@ -337,9 +340,20 @@ enum Line {
 }
 
 /// Reads `\n`-terminated lines, never buffering more than [`MAX_REQUEST_BYTES`] of one.
+///
+/// Cancel-safe: `next` is one branch of the connection's `select!`, so it may be dropped
+/// at any await point. Everything read so far (the partial line, whether it is being
+/// discarded) lives in the reader, not the future, and `BufReader::fill_buf` consumes
+/// nothing when cancelled; the next call simply continues the same line.
 struct LineReader<R> {
     inner: BufReader<R>,
     max: usize,
+    /// The line being assembled; complete once `complete` is set.
+    line: Vec<u8>,
+    /// The current line is over `max` and is being skipped up to its newline.
+    too_long: bool,
+    /// `line` holds a finished line the caller has seen; clear it before reading on.
+    complete: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -348,51 +362,65 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     fn with_max(r: R, max: usize) -> Self {
-        LineReader { inner: BufReader::with_capacity(64 * 1024, r), max }
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, r),
+            max,
+            line: Vec::new(),
+            too_long: false,
+            complete: false,
+        }
     }
 
-    /// Read the next non-empty line into `buf` (without its newline).
-    async fn next(&mut self, buf: &mut Vec<u8>) -> std::io::Result<Line> {
+    /// The line returned by the last `Line::Data` (without its newline).
+    fn line(&self) -> &[u8] {
+        &self.line
+    }
+
+    /// Read the next non-empty line.
+    async fn next(&mut self) -> std::io::Result<Line> {
         loop {
-            buf.clear();
-            let mut too_long = false;
-            loop {
-                let avail = self.inner.fill_buf().await?;
-                if avail.is_empty() {
-                    if too_long {
-                        return Ok(Line::TooLong);
-                    }
-                    if buf.iter().all(u8::is_ascii_whitespace) {
-                        return Ok(Line::Eof);
-                    }
-                    return Ok(Line::Data);
+            if self.complete {
+                self.line.clear();
+                self.too_long = false;
+                self.complete = false;
+            }
+            let avail = self.inner.fill_buf().await?;
+            if avail.is_empty() {
+                self.complete = true;
+                if self.too_long {
+                    return Ok(Line::TooLong);
                 }
-                let (chunk, found) = match avail.iter().position(|&b| b == b'\n') {
-                    Some(i) => (&avail[..i], Some(i + 1)),
-                    None => (avail, None),
-                };
-                if !too_long {
-                    if buf.len() + chunk.len() > self.max {
-                        too_long = true;
-                        buf.clear();
-                        buf.shrink_to(64 * 1024);
-                    } else {
-                        buf.extend_from_slice(chunk);
-                    }
+                if self.line.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(Line::Eof);
                 }
-                let used = found.unwrap_or(avail.len());
-                self.inner.consume(used);
-                if found.is_some() {
-                    break;
+                return Ok(Line::Data);
+            }
+            let (chunk, found) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (&avail[..i], Some(i + 1)),
+                None => (avail, None),
+            };
+            if !self.too_long {
+                if self.line.len() + chunk.len() > self.max {
+                    self.too_long = true;
+                    self.line.clear();
+                    self.line.shrink_to(64 * 1024);
+                } else {
+                    self.line.extend_from_slice(chunk);
                 }
             }
-            if too_long {
+            let used = found.unwrap_or(avail.len());
+            self.inner.consume(used);
+            if found.is_none() {
+                continue;
+            }
+            self.complete = true;
+            if self.too_long {
                 return Ok(Line::TooLong);
             }
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
+            if self.line.last() == Some(&b'\r') {
+                self.line.pop();
             }
-            if !buf.iter().all(u8::is_ascii_whitespace) {
+            if !self.line.iter().all(u8::is_ascii_whitespace) {
                 return Ok(Line::Data);
             }
         }
@@ -406,14 +434,33 @@ mod tests {
     async fn lines(input: &[u8], max: usize) -> Vec<(Line, Vec<u8>)> {
         let mut r = LineReader::with_max(input, max);
         let mut out = Vec::new();
-        let mut buf = Vec::new();
         loop {
-            let l = r.next(&mut buf).await.unwrap();
+            let l = r.next().await.unwrap();
             if l == Line::Eof {
                 return out;
             }
-            out.push((l, buf.clone()));
+            let data = if l == Line::Data { r.line().to_vec() } else { vec![] };
+            out.push((l, data));
         }
+    }
+
+    /// A `next` dropped halfway through a line (another select branch won) must not lose
+    /// the part already read.
+    #[tokio::test]
+    async fn a_cancelled_read_keeps_the_partial_line() {
+        use tokio::io::AsyncWriteExt;
+        let (client, server) = tokio::io::duplex(16);
+        let mut r = LineReader::with_max(server, 1024);
+        let mut w = client;
+        w.write_all(b"{\"first\":").await.unwrap();
+        // The read starts, consumes the partial line, and is cancelled.
+        let cancelled = tokio::time::timeout(std::time::Duration::from_millis(20), r.next()).await;
+        assert!(cancelled.is_err(), "no full line yet");
+        w.write_all(b"1}\nnext\n").await.unwrap();
+        assert_eq!(r.next().await.unwrap(), Line::Data);
+        assert_eq!(r.line(), b"{\"first\":1}");
+        assert_eq!(r.next().await.unwrap(), Line::Data);
+        assert_eq!(r.line(), b"next");
     }
 
     #[tokio::test]

@@ -36,6 +36,9 @@ pub struct Cli {
     pub command: Cmd,
 }
 
+/// Longest wait accepted (ten years); no timeout means wait forever.
+const MAX_TIMEOUT: u64 = 315_360_000;
+
 const WORKER_FLOW: &str = "\
 Worker flow:
   inbox fetch --agent W --status pending --json
@@ -285,7 +288,7 @@ pub struct WatchArgs {
     #[arg(long, value_name = "MESSAGE_ID")]
     pub after_message: Option<String>,
     /// Give up after this many seconds (exit 10 when nothing came).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_TIMEOUT))]
     pub timeout_seconds: Option<u64>,
     /// Keep printing events (one line each) instead of returning after the first.
     #[arg(long)]
@@ -309,7 +312,7 @@ pub struct WaitReplyArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_kinds)]
     pub kinds: Vec<Vec<MessageKind>>,
     /// Give up after this many seconds (exit 10).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_TIMEOUT))]
     pub timeout_seconds: Option<u64>,
 }
 

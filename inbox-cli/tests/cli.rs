@@ -55,6 +55,13 @@ fn usage_errors_exit_30_without_starting_a_daemon() {
 }
 
 #[test]
+fn absurd_timeouts_are_refused_not_overflowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = inbox(dir.path()).args(["watch", "--timeout-seconds", "18446744073709551615"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(30), "{out:?}");
+}
+
+#[test]
 fn no_autostart_reports_an_unavailable_daemon_with_exit_50() {
     let dir = tempfile::tempdir().unwrap();
     for how in ["flag", "env"] {

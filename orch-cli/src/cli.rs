@@ -279,8 +279,8 @@ pub struct WaitArgs {
     /// Return the first actionable event after this event id (default: now).
     #[arg(long)]
     pub after_event: Option<i64>,
-    /// Give up after this many seconds (exit 10).
-    #[arg(long)]
+    /// Give up after this many seconds (exit 10; at most ten years).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=315_360_000))]
     pub timeout_seconds: Option<u64>,
 }
 

@@ -398,12 +398,71 @@ fn prune_keeps_unmerged_work_and_live_attempts() {
     assert!(path(0).is_dir() && !path(1).exists() && path(2).is_dir());
     let text = p.orch().args(["worktree", "prune", "--run", "R1"]).run().ok().stdout;
     assert!(text.contains("kept:") && text.contains("not merged"), "{text}");
+    // Work committed on a detached HEAD in a worktree counts too.
+    orch(&p, &["task", "add", "--run", "R1", "--id", "D", "--title", "detached", "--assign-to", "w"]);
+    let dd = orch(&p, &["dispatch", "--run", "R1", "--task", "D"]);
+    let dpath = std::path::PathBuf::from(dd["dispatches"][0]["worktree_path"].as_str().unwrap());
+    git_in(&dpath, &["checkout", "-q", "--detach"]);
+    std::fs::write(dpath.join("loose.txt"), "loose\n").unwrap();
+    git_in(&dpath, &["add", "loose.txt"]);
+    git_in(&dpath, &["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", "detached work"]);
+    let dthread = dd["dispatches"][0]["thread_id"].as_str().unwrap();
+    p.inbox().args(["claim", "--agent", "w", "--thread", dthread]).run().ok();
+    p.inbox().args(["done", "--agent", "w", "--thread", dthread, "--summary", "ok"]).run().ok();
+    let pruned = orch(&p, &["worktree", "prune", "--run", "R1"]);
+    assert!(pruned["kept"].as_array().unwrap().iter().any(|w| w["task_id"] == "D"), "{pruned}");
+    assert!(dpath.is_dir(), "detached commits are never deleted without --force");
     // Once merged into main, A's worktree can go.
     git(&p, &["merge", "-q", "--ff-only", "orch/R1/A/a1"]);
     let pruned = orch(&p, &["worktree", "prune", "--run", "R1"]);
     assert_eq!(pruned["removed"][0]["task_id"], "A");
     assert!(!path(0).exists());
     assert!(!git(&p, &["branch"]).contains("orch/R1/A/a1"));
+}
+
+#[test]
+fn a_stale_branch_is_replaced_but_a_branch_with_work_is_refused() {
+    let p = repo();
+    let _d = p.serve();
+    three_tasks(&p, &[]);
+    // Left over by a dispatch that crashed before recording its attempt: no work on it.
+    git(&p, &["branch", "orch/R1/T1/a1"]);
+    let d = orch(&p, &["dispatch", "--run", "R1", "--task", "T1"]);
+    assert_eq!(d["dispatches"][0]["branch"], "orch/R1/T1/a1");
+    // A branch with commits of its own is never taken over.
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T9", "--title", "x", "--assign-to", "w"]);
+    git(&p, &["checkout", "-q", "-b", "orch/R1/T9/a1"]);
+    p.write("mine.txt", "mine\n");
+    git(&p, &["add", "mine.txt"]);
+    git(&p, &["commit", "-q", "-m", "someone's work"]);
+    git(&p, &["checkout", "-q", "main"]);
+    let refused = p.orch().args(["--json", "dispatch", "--run", "R1", "--task", "T9"]).run().code(30).json();
+    assert!(refused["error"]["message"].as_str().unwrap().contains("commits of its own"), "{refused}");
+}
+
+#[test]
+fn a_worker_inside_its_worktree_talks_to_the_project_daemon() {
+    let p = repo();
+    // The repository tracks a file under .agents/, so every worktree has a .agents/ too.
+    std::fs::create_dir_all(p.path().join(".agents")).unwrap();
+    p.write(".agents/agent-notes.md", "notes\n");
+    git(&p, &["add", "-f", ".agents/agent-notes.md"]);
+    git(&p, &["commit", "-q", "-m", "agent notes"]);
+    let _d = p.serve();
+    three_tasks(&p, &[]);
+    let d = orch(&p, &["dispatch", "--run", "R1", "--task", "T1"]);
+    let wt = std::path::PathBuf::from(d["dispatches"][0]["worktree_path"].as_str().unwrap());
+    assert!(wt.join(".agents/agent-notes.md").is_file());
+    let thread = d["dispatches"][0]["thread_id"].as_str().unwrap();
+    let out = std::process::Command::new(coord_tests::bin("inbox"))
+        .current_dir(&wt)
+        .env("COORD_NO_AUTOSTART", "1")
+        .env_remove("COORD_DB")
+        .args(["--json", "claim", "--agent", "backend", "--thread", thread])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!wt.join(".agents/coord.db").exists(), "no second database inside the worktree");
 }
 
 #[test]

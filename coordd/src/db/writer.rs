@@ -185,7 +185,17 @@ fn run_batch(
         }
         return;
     }
+    // SQLite rolls the whole transaction back by itself on some errors (disk full, I/O
+    // error). Then a SAVEPOINT would silently open, and RELEASE commit, a transaction of its
+    // own: so from that point on no job runs, and the batch fails as a whole.
+    let mut lost = false;
     for job in batch.drain(..) {
+        if lost || conn.is_autocommit() {
+            lost = true;
+            let (_, completion) = job(None);
+            completions.push(completion);
+            continue;
+        }
         let mut ctx = WriteCtx { conn, events: Vec::new() };
         if let Err(e) = conn.execute_batch("SAVEPOINT job") {
             tracing::error!(error = %e, "savepoint failed");
@@ -205,7 +215,11 @@ fn run_batch(
             }
         }
     }
-    let commit = conn.execute_batch("COMMIT").map_err(Error::Sqlite);
+    let commit = if lost || conn.is_autocommit() {
+        Err(Error::Storage("SQLite rolled the write transaction back (disk full or I/O error?)".into()))
+    } else {
+        conn.execute_batch("COMMIT").map_err(Error::Sqlite)
+    };
     if let Err(e) = &commit {
         tracing::error!(error = %e, "commit failed; rolling back the batch");
         let _ = conn.execute_batch("ROLLBACK");

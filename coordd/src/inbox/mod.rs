@@ -169,9 +169,26 @@ pub fn subject_from(prefix: &str, text: &str) -> String {
     format!("{prefix}{first}").chars().take(MAX_SUBJECT).collect()
 }
 
+/// Deepest nesting accepted inside a payload or metadata object. Responses and events wrap
+/// the object a few levels deeper, and JSON parsers commonly stop at 128 levels (serde_json
+/// does), so a deeper payload could be stored but not read back by clients.
+pub const MAX_JSON_DEPTH: usize = 64;
+
 pub fn check_object(field: &str, v: &Value) -> Result<()> {
     if !v.is_object() {
         return Err(Error::invalid(format!("{field} must be a JSON object, got {v}")));
+    }
+    // Iterative, so no recursion limit of our own applies.
+    let mut stack = vec![(v, 1usize)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth > MAX_JSON_DEPTH {
+            return Err(Error::invalid(format!("{field} is nested more than {MAX_JSON_DEPTH} levels deep")));
+        }
+        match node {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
+            _ => {}
+        }
     }
     Ok(())
 }

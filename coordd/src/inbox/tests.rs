@@ -182,6 +182,30 @@ async fn reads_run_on_query_only_connections_and_use_the_indexes() {
 }
 
 #[tokio::test]
+async fn payloads_nested_too_deep_to_read_back_are_refused() {
+    let t = open();
+    let nest = |depth: usize| {
+        let mut v = serde_json::json!({});
+        for _ in 1..depth {
+            v = serde_json::json!({ "a": v });
+        }
+        v
+    };
+    let send = |payload: serde_json::Value| {
+        let p = SendParams {
+            from: "lead".into(),
+            to: "w".into(),
+            message: MessageInput { summary: "deep".into(), payload_json: Some(payload), ..Default::default() },
+            ..Default::default()
+        };
+        t.db.write(move |c| write::send(c, p))
+    };
+    assert!(send(nest(crate::inbox::MAX_JSON_DEPTH)).await.is_ok());
+    let e = send(nest(crate::inbox::MAX_JSON_DEPTH + 1)).await.unwrap_err();
+    assert_eq!(code(e), ErrorCode::InvalidInput);
+}
+
+#[tokio::test]
 async fn live_filtering_agrees_with_the_sql_filter() {
     let t = open();
     let a = send(&t, "w1").await.thread.thread_id;

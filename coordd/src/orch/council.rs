@@ -231,19 +231,27 @@ pub fn on_thread(ctx: &mut WriteCtx<'_>, thread: &Thread, actor: &str, now: &str
     Ok(())
 }
 
-/// Parse the recommendations a reviewer sent (malformed entries are skipped).
+/// Most recommendations taken from one reviewer; titles and details are cut to these sizes.
+const MAX_RECOMMENDATIONS: usize = 200;
+const MAX_TITLE: usize = 200;
+const MAX_DETAIL: usize = 4000;
+
+/// Parse the recommendations a reviewer sent (malformed entries are skipped; at most
+/// [`MAX_RECOMMENDATIONS`], since grouping runs on the writer).
 fn recommendations(payload: &Value) -> Vec<(String, String, Option<String>)> {
+    let cut = |s: &str, n: usize| s.chars().take(n).collect::<String>();
     payload["recommendations"]
         .as_array()
         .map(|a| {
             a.iter()
+                .take(MAX_RECOMMENDATIONS)
                 .filter_map(|r| {
-                    let title = r["title"].as_str()?.trim().to_string();
+                    let title = cut(r["title"].as_str()?.trim(), MAX_TITLE);
                     if title.is_empty() {
                         return None;
                     }
-                    let detail = r["detail"].as_str().unwrap_or_default().to_string();
-                    let group = r["group"].as_str().map(str::trim).filter(|g| !g.is_empty()).map(str::to_string);
+                    let detail = cut(r["detail"].as_str().unwrap_or_default(), MAX_DETAIL);
+                    let group = r["group"].as_str().map(str::trim).filter(|g| !g.is_empty()).map(|g| cut(g, MAX_TITLE));
                     Some((title, detail, group))
                 })
                 .collect()
@@ -253,6 +261,7 @@ fn recommendations(payload: &Value) -> Vec<(String, String, Option<String>)> {
 
 fn open_vote(ctx: &mut WriteCtx<'_>, run: &Run, council_id: &str, actor: &str, now: &str) -> Result<()> {
     let mut groups: Vec<StoredGroup> = Vec::new();
+    let mut by_key: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let rows: Vec<(String, Option<String>)> = {
         let mut stmt = ctx.conn.prepare_cached(
             "SELECT reviewer, brainstorm_json FROM council_members WHERE run_id = ?1 AND council_id = ?2 ORDER BY ord",
@@ -264,20 +273,24 @@ fn open_vote(ctx: &mut WriteCtx<'_>, run: &Run, council_id: &str, actor: &str, n
         for (title, detail, group) in recommendations(&payload) {
             let key = group.map(|g| format!("group:{}", normalize(&g))).unwrap_or_else(|| normalize(&title));
             let entry = ProposalDetail { reviewer: reviewer.clone(), title: title.clone(), detail };
-            match groups.iter_mut().find(|g| g.key == key) {
-                Some(g) => {
+            match by_key.get(&key) {
+                Some(&i) => {
+                    let g = &mut groups[i];
                     g.details.push(entry);
-                    if !g.proposed_by.contains(reviewer) {
+                    if g.proposed_by.last() != Some(reviewer) {
                         g.proposed_by.push(reviewer.clone());
                     }
                 }
-                None => groups.push(StoredGroup {
-                    group_id: format!("G{}", groups.len() + 1),
-                    key,
-                    title,
-                    details: vec![entry],
-                    proposed_by: vec![reviewer.clone()],
-                }),
+                None => {
+                    by_key.insert(key.clone(), groups.len());
+                    groups.push(StoredGroup {
+                        group_id: format!("G{}", groups.len() + 1),
+                        key,
+                        title,
+                        details: vec![entry],
+                        proposed_by: vec![reviewer.clone()],
+                    });
+                }
             }
         }
     }
@@ -377,7 +390,7 @@ pub fn show(conn: &Connection, run_id: &str, council_id: &str) -> Result<Council
                 }
             }
             let voted = members.iter().filter(|m| m.vote_done).count() as u32;
-            let abstain = voted - approve - reject;
+            let abstain = voted.saturating_sub(approve + reject);
             let verdict = if approve * 2 > n {
                 "approved"
             } else if reject * 2 > n {

@@ -109,12 +109,30 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
         Some(b) => repo.find_branch(b, BranchType::Local).ok().map(|_| b.to_string()),
     };
     let branch_name = branch_name(run, task, attempt);
-    if repo.find_branch(&branch_name, BranchType::Local).is_ok() {
-        return Err(Error::app(ErrorCode::InvalidTransition, format!("branch {branch_name} already exists")));
-    }
     let path = worktree_path(&workdir, run, task, attempt);
     if path.exists() {
-        return Err(Error::app(ErrorCode::InvalidTransition, format!("{} already exists", path.display())));
+        return Err(Error::app(
+            ErrorCode::InvalidTransition,
+            format!("{} already exists (left by an earlier dispatch?); move it away first", path.display()),
+        ));
+    }
+    // A dispatch that crashed between making the worktree and recording the attempt can
+    // leave the branch (and git's record of a worktree whose directory is gone). With no
+    // work on it, it is ours to replace; with work, it is refused.
+    if let Ok(wt) = repo.find_worktree(&worktree_name(run, task, attempt)) {
+        let mut opts = WorktreePruneOptions::new();
+        opts.working_tree(false);
+        let _ = wt.prune(Some(&mut opts));
+    }
+    if let Ok(mut stale) = repo.find_branch(&branch_name, BranchType::Local) {
+        let tip = stale.get().peel_to_commit().map_err(git_err("cannot read branch"))?.id();
+        if tip != commit.id() {
+            return Err(Error::app(
+                ErrorCode::InvalidTransition,
+                format!("branch {branch_name} already exists with commits of its own; rename or delete it first"),
+            ));
+        }
+        stale.delete().map_err(git_err("cannot replace a stale branch"))?;
     }
     let parent = path.parent().expect("worktree path has a parent");
     std::fs::create_dir_all(parent).map_err(|e| Error::invalid(format!("cannot create {}: {e}", parent.display())))?;
@@ -129,7 +147,9 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
     Ok(Created { path, branch: branch_name, base_rev: commit.id().to_string(), base_branch })
 }
 
-/// Inspect an attempt's worktree and branch.
+/// Inspect an attempt's worktree and branch. Work counts wherever it is: on the branch, or
+/// on the worktree's own HEAD (a detached HEAD or another branch checked out there). What
+/// cannot be inspected is reported as such, never as clean.
 pub fn inspect(
     repo_path: &Path,
     path: &Path,
@@ -139,28 +159,32 @@ pub fn inspect(
 ) -> Result<State> {
     let repo = open(repo_path)?;
     let exists = path.is_dir();
-    let dirty = if exists {
-        match Repository::open(path) {
-            Ok(wt) => dirty_files(&wt, true)?,
-            Err(_) => vec![],
-        }
-    } else {
-        vec![]
-    };
-    let tip = match repo.find_branch(branch, BranchType::Local) {
-        Ok(b) => b.get().peel_to_commit().map_err(git_err("cannot read branch"))?.id(),
-        // The branch is gone: nothing left to lose.
-        Err(_) => return Ok(State { exists, dirty, ahead: 0, merged: true }),
-    };
     let base = git2::Oid::from_str(base_rev).map_err(git_err("bad base revision"))?;
-    let (ahead, _) = repo.graph_ahead_behind(tip, base).map_err(git_err("cannot compare with base"))?;
-    let merged = match base_branch.and_then(|b| repo.find_branch(b, BranchType::Local).ok()) {
-        Some(b) => {
-            let bt = b.get().peel_to_commit().map_err(git_err("cannot read base branch"))?.id();
-            bt == tip || repo.graph_descendant_of(bt, tip).unwrap_or(false)
+    let mut tips = Vec::new();
+    let mut dirty = Vec::new();
+    if exists {
+        let wt = Repository::open(path)
+            .map_err(|e| Error::invalid(format!("cannot open worktree {}: {}", path.display(), e.message())))?;
+        dirty = dirty_files(&wt, true)?;
+        if let Ok(head) = wt.head().and_then(|h| h.peel_to_commit()) {
+            tips.push(head.id());
         }
-        None => false,
+    }
+    if let Ok(b) = repo.find_branch(branch, BranchType::Local) {
+        tips.push(b.get().peel_to_commit().map_err(git_err("cannot read branch"))?.id());
+    }
+    let base_tip = match base_branch.and_then(|b| repo.find_branch(b, BranchType::Local).ok()) {
+        Some(b) => Some(b.get().peel_to_commit().map_err(git_err("cannot read base branch"))?.id()),
+        None => None,
     };
+    let mut ahead = 0;
+    let mut merged = true;
+    for tip in tips {
+        let (n, _) = repo.graph_ahead_behind(tip, base).map_err(git_err("cannot compare with base"))?;
+        ahead = ahead.max(n);
+        let in_base = base_tip.is_some_and(|bt| bt == tip || repo.graph_descendant_of(bt, tip).unwrap_or(false));
+        merged &= n == 0 || in_base;
+    }
     Ok(State { exists, dirty, ahead, merged })
 }
 

@@ -68,7 +68,14 @@ pub async fn prune(db: &Db, p: WorktreeParams) -> Result<WorktreesResult> {
         let (r, pa, b) = (repo.clone(), path.clone(), branch.clone());
         let state = tokio::task::spawn_blocking(move || git::inspect(&r, &pa, &b, &base, base_branch.as_deref()))
             .await
-            .map_err(|e| Error::Internal(e.to_string()))??;
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let state = match state {
+            Ok(s) => s,
+            Err(e) => {
+                out.kept.push(info(&a, Some(format!("cannot inspect it, so it is kept: {}", e.to_app().message))));
+                continue;
+            }
+        };
         let base_name = a.base_branch.clone().unwrap_or_else(|| "the base branch".into());
         let verdict: std::result::Result<String, String> = if !state.dirty.is_empty() && !p.force {
             Err(format!(
