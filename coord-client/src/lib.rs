@@ -230,6 +230,24 @@ pub struct EventStream {
 }
 
 impl EventStream {
+    /// The next event within `timeout` (`None`: wait forever). `Ok(None)` means the time ran
+    /// out; a subscription the daemon ended (it is shutting down) is an error.
+    pub async fn next_within(&mut self, timeout: Option<Duration>) -> Result<Option<Event>, ClientError> {
+        let next = async {
+            match self.next().await {
+                Some(r) => r,
+                None => Err(ClientError::Transport("the daemon ended the subscription (is it shutting down?)".into())),
+            }
+        };
+        match timeout {
+            Some(t) => match tokio::time::timeout(t, next).await {
+                Ok(r) => r.map(Some),
+                Err(_) => Ok(None),
+            },
+            None => next.await.map(Some),
+        }
+    }
+
     /// The next event; `None` when the daemon ended the subscription or the connection.
     pub async fn next(&mut self) -> Option<Result<Event, ClientError>> {
         self.inner.next().await.map(|r| r.map_err(|e| ClientError::Transport(format!("bad event notification: {e}"))))

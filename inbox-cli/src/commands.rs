@@ -320,23 +320,6 @@ fn threads(cmd: &str, json: bool, threads: &[Thread]) {
     }
 }
 
-/// Wait for the next event, up to `timeout`. `None` = timed out.
-async fn next_event(sub: &mut coord_client::EventStream, timeout: Option<Duration>) -> Result<Option<Event>, CliError> {
-    let next = async {
-        match sub.next().await {
-            Some(r) => Ok(r?),
-            None => Err(CliError::Internal("the daemon ended the subscription (is it shutting down?)".into())),
-        }
-    };
-    match timeout {
-        Some(t) => match tokio::time::timeout(t, next).await {
-            Ok(r) => r.map(Some),
-            Err(_) => Ok(None),
-        },
-        None => next.await.map(Some),
-    }
-}
-
 /// Without a cursor, waits start at the newest event the daemon had when we connected, so
 /// nothing committed between connecting and subscribing is missed.
 fn default_cursor(c: &Client, filter: &mut EventFilter) -> i64 {
@@ -349,7 +332,7 @@ fn default_cursor(c: &Client, filter: &mut EventFilter) -> i64 {
 async fn wait_reply(c: &Client, json: bool, mut filter: EventFilter, timeout: Option<u64>) -> Res {
     let cursor = default_cursor(c, &mut filter);
     let mut sub = c.subscribe(filter).await?;
-    match next_event(&mut sub, timeout.map(Duration::from_secs)).await? {
+    match sub.next_within(timeout.map(Duration::from_secs)).await? {
         Some(ev) => {
             if json {
                 envelope(
@@ -382,7 +365,7 @@ async fn watch(c: &Client, json: bool, mut filter: EventFilter, a: WatchArgs) ->
         let left = deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
         let ev = match left {
             Some(d) if d.is_zero() => None,
-            _ => next_event(&mut sub, left).await?,
+            _ => sub.next_within(left).await?,
         };
         let Some(ev) = ev else { break };
         seen += 1;

@@ -218,19 +218,7 @@ async fn wait(c: &Client, json: bool, a: WaitArgs) -> Res {
     // Make sure the run exists: a wait on a typo would otherwise block forever.
     c.ready(TaskListParams { run_id: a.run.clone(), statuses: vec![], limit: Some(1) }).await?;
     let mut sub = c.subscribe(filter).await?;
-    let next = async {
-        match sub.next().await {
-            Some(r) => Ok(r?),
-            None => Err(CliError::Internal("the daemon ended the subscription (is it shutting down?)".into())),
-        }
-    };
-    let ev = match a.timeout_seconds {
-        Some(s) => match tokio::time::timeout(Duration::from_secs(s), next).await {
-            Ok(r) => Some(r?),
-            Err(_) => None,
-        },
-        None => Some(next.await?),
-    };
+    let ev = sub.next_within(a.timeout_seconds.map(Duration::from_secs)).await?;
     match ev {
         Some(ev) => {
             if json {

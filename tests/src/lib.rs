@@ -176,6 +176,11 @@ impl Run {
         self
     }
 
+    /// Add the global `--json` flag.
+    pub fn json_flag(self) -> Self {
+        self.args(["--json"])
+    }
+
     pub fn env(mut self, k: &str, v: &str) -> Self {
         self.cmd.env(k, v);
         self

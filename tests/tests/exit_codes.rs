@@ -12,7 +12,7 @@ fn error_code(v: &Value) -> &str {
 fn every_exit_code() {
     let p = Project::new();
     let _d = p.serve();
-    let inbox = || p.inbox().arg_json();
+    let inbox = || p.inbox().json_flag();
 
     // 0: success.
     let sent = inbox().args(["send", "--from", "lead", "--to", "w1", "--summary", "task"]).run().ok().json();
@@ -99,16 +99,6 @@ fn every_exit_code() {
     let fresh = Project::new();
     let down = fresh.inbox().args(["--json", "--no-autostart", "list"]).run().code(50).json();
     assert_eq!(error_code(&down), "daemon_unavailable");
-}
-
-trait JsonFlag {
-    fn arg_json(self) -> Self;
-}
-
-impl JsonFlag for coord_tests::Run {
-    fn arg_json(self) -> Self {
-        self.args(["--json"])
-    }
 }
 
 #[test]

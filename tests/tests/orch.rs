@@ -29,17 +29,7 @@ fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
 }
 
 fn orch(p: &Project, args: &[&str]) -> Value {
-    p.orch().arg_json().args(args).run().ok().json()
-}
-
-trait JsonArg {
-    fn arg_json(self) -> Self;
-}
-
-impl JsonArg for coord_tests::Run {
-    fn arg_json(self) -> Self {
-        self.args(["--json"])
-    }
+    p.orch().json_flag().args(args).run().ok().json()
 }
 
 /// R1: T1 <- T2 <- T3 (T3 also on T1), T1 and T2 code tasks for `backend`.

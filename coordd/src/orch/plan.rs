@@ -93,7 +93,7 @@ fn open_run(conn: &Connection, run_id: &str) -> Result<Run> {
 }
 
 /// Are all of these tasks done?
-fn all_done(conn: &Connection, run_id: &str, deps: &[String]) -> Result<bool> {
+pub(super) fn all_done(conn: &Connection, run_id: &str, deps: &[String]) -> Result<bool> {
     for d in deps {
         let status: Option<String> = conn
             .prepare_cached("SELECT status FROM tasks WHERE run_id = ?1 AND task_id = ?2")?

@@ -140,14 +140,7 @@ fn release_dependents(ctx: &mut WriteCtx<'_>, task: &Task, actor: &str, now: &st
         if dep.status != TaskStatus::Pending {
             continue;
         }
-        let mut all = true;
-        for up in &dep.depends_on {
-            if load_task(ctx.conn, &task.run_id, up)?.status != TaskStatus::Done {
-                all = false;
-                break;
-            }
-        }
-        if all {
+        if super::plan::all_done(ctx.conn, &task.run_id, &dep.depends_on)? {
             set_task_status(ctx.conn, &mut dep, TaskStatus::Ready, now)?;
             let summary = format!("{} is ready", dep.task_id);
             task_event(ctx, EventType::TaskReady, &dep, None, actor, &summary, &json!({"after": task.task_id}), now)?;
@@ -214,28 +207,20 @@ pub fn run(ctx: &mut WriteCtx<'_>, run_id: &str) -> Result<Vec<Task>> {
                 .query_row([&attempt.thread_id], |r| r.get(0))?;
             let status: ThreadStatus = status.parse().map_err(crate::error::Error::Internal)?;
             apply(ctx, attempt, status, &actor, &now, Some(&mut changed))?;
-        } else if task.status == TaskStatus::Pending {
-            let mut all = true;
-            for up in &task.depends_on {
-                if load_task(ctx.conn, run_id, up)?.status != TaskStatus::Done {
-                    all = false;
-                }
-            }
-            if all {
-                let mut t = task.clone();
-                set_task_status(ctx.conn, &mut t, TaskStatus::Ready, &now)?;
-                task_event(
-                    ctx,
-                    EventType::TaskReady,
-                    &t,
-                    None,
-                    &actor,
-                    &format!("{} is ready", t.task_id),
-                    &json!({}),
-                    &now,
-                )?;
-                changed.push(t);
-            }
+        } else if task.status == TaskStatus::Pending && super::plan::all_done(ctx.conn, run_id, &task.depends_on)? {
+            let mut t = task.clone();
+            set_task_status(ctx.conn, &mut t, TaskStatus::Ready, &now)?;
+            task_event(
+                ctx,
+                EventType::TaskReady,
+                &t,
+                None,
+                &actor,
+                &format!("{} is ready", t.task_id),
+                &json!({}),
+                &now,
+            )?;
+            changed.push(t);
         }
     }
     refresh_run(ctx, run_id, &actor, &now)?;
