@@ -28,6 +28,8 @@ pub enum CliError {
     Invalid(String),
     /// The daemon, the connection or the call failed.
     Client(ClientError),
+    /// A local failure with one of the protocol's codes (e.g. `io_write_failed`).
+    App(coord_proto::ErrorCode, String),
     Internal(String),
 }
 
@@ -42,6 +44,7 @@ impl CliError {
         match self {
             CliError::Invalid(_) => "invalid_input",
             CliError::Client(e) => e.code(),
+            CliError::App(c, _) => c.as_str(),
             CliError::Internal(_) => "internal",
         }
     }
@@ -51,13 +54,14 @@ impl CliError {
         match self {
             CliError::Invalid(_) => 30,
             CliError::Client(e) => e.exit_code() as u8,
+            CliError::App(c, _) => c.exit_code() as u8,
             CliError::Internal(_) => 50,
         }
     }
 
     pub fn message(&self) -> String {
         match self {
-            CliError::Invalid(m) | CliError::Internal(m) => m.clone(),
+            CliError::Invalid(m) | CliError::Internal(m) | CliError::App(_, m) => m.clone(),
             CliError::Client(e) => e.to_string(),
         }
     }
@@ -120,9 +124,12 @@ pub fn body(body: Option<String>, file: Option<&std::path::Path>) -> Result<Opti
                 .map_err(|e| CliError::Invalid(format!("cannot read the body from stdin: {e}")))?;
             Ok(Some(s))
         }
-        Some(path) => std::fs::read_to_string(path)
-            .map(Some)
-            .map_err(|e| CliError::Invalid(format!("cannot read --body-file {}: {e}", path.display()))),
+        Some(path) => std::fs::read_to_string(path).map(Some).map_err(|e| {
+            CliError::App(
+                coord_proto::ErrorCode::IoReadFailed,
+                format!("cannot read --body-file {}: {e}", path.display()),
+            )
+        }),
         None => Ok(body),
     }
 }

@@ -160,8 +160,8 @@ impl Client {
         Ok(self.rpc.shutdown(ShutdownParams { reason }).await?)
     }
 
-    pub async fn init(&self) -> Result<InitResult, ClientError> {
-        Ok(self.rpc.init().await?)
+    pub async fn init(&self, p: InitParams) -> Result<InitResult, ClientError> {
+        Ok(self.rpc.init(p).await?)
     }
 
     pub async fn run_list(&self) -> Result<RunsResult, ClientError> {
@@ -222,6 +222,18 @@ calls! {
     worktree_prune => worktree_prune(WorktreeParams) -> WorktreesResult;
     council_start => council_start(CouncilStartParams) -> Council;
     council_show => council_show(CouncilRef) -> Council;
+    status_summary => status(StatusParams) -> StatusResult;
+    agent_register => agent_register(RegisterParams) -> AgentResult;
+    agent_list => agent_list(AgentListParams) -> AgentsResult;
+    agent_show => agent_show(AgentRef) -> Agent;
+    agent_heartbeat => agent_heartbeat(HeartbeatParams) -> AgentResult;
+    mail => mail_list(MailParams) -> MailResult;
+    mail_read => mail_read(MailRef) -> MailItemResult;
+    mail_ack => mail_ack(MailRef) -> MailItemResult;
+    reserve => reserve(ReserveParams) -> ReserveResult;
+    release => release(ReleaseParams) -> ReleaseResult;
+    reservations => reservation_list(ReservationListParams) -> ReservationsResult;
+    check_paths => reservation_check(CheckPathsParams) -> CheckPathsResult;
 }
 
 /// A live event subscription.

@@ -4,17 +4,22 @@
 //! Layout: [`daemon`] runs the process (lock, socket, signals); [`transport`] speaks
 //! newline-delimited JSON-RPC on one connection; [`rpc`] registers every method; [`store`]
 //! is the storage seam with [`sqlite`] behind it; [`db`] is the SQLite plumbing (writer,
-//! readers, migrations, bus); [`inbox`], [`orch`] and [`events`] are the domain modules.
+//! readers, migrations, bus); [`inbox`], [`orch`], [`agents`], [`mail`], [`reservations`],
+//! [`status`] and [`events`] are the domain modules.
 
+pub mod agents;
 pub mod daemon;
 pub mod db;
 pub mod error;
 pub mod events;
 pub mod inbox;
 pub mod lockfile;
+pub mod mail;
 pub mod orch;
+pub mod reservations;
 pub mod rpc;
 pub mod sqlite;
+pub mod status;
 pub mod store;
 pub mod transport;
 pub mod util;

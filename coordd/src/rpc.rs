@@ -68,13 +68,15 @@ impl<S: Store> CoordApiServer for Rpc<S> {
         Ok(ShutdownResult { pid: std::process::id() })
     }
 
-    async fn init(&self) -> RpcResult<InitResult> {
+    async fn init(&self, params: InitParams) -> RpcResult<InitResult> {
+        let strict_agents = self.store.init(params).await?;
         let info = self.store.info();
         Ok(InitResult {
             db: info.location,
             socket: self.info.socket.clone(),
             schema_version: info.schema_version,
             journal_mode: info.journal_mode,
+            strict_agents,
         })
     }
 
@@ -208,6 +210,54 @@ impl<S: Store> CoordApiServer for Rpc<S> {
 
     async fn council_show(&self, params: CouncilRef) -> RpcResult<Council> {
         Ok(self.store.council_show(params).await?)
+    }
+
+    async fn agent_register(&self, params: RegisterParams) -> RpcResult<AgentResult> {
+        Ok(self.store.agent_register(params).await?)
+    }
+
+    async fn agent_list(&self, params: AgentListParams) -> RpcResult<AgentsResult> {
+        Ok(AgentsResult { agents: self.store.agent_list(params).await? })
+    }
+
+    async fn agent_show(&self, params: AgentRef) -> RpcResult<Agent> {
+        Ok(self.store.agent_show(params).await?)
+    }
+
+    async fn agent_heartbeat(&self, params: HeartbeatParams) -> RpcResult<AgentResult> {
+        Ok(self.store.agent_heartbeat(params).await?)
+    }
+
+    async fn mail_list(&self, params: MailParams) -> RpcResult<MailResult> {
+        Ok(MailResult { mail: self.store.mail_list(params).await? })
+    }
+
+    async fn mail_read(&self, params: MailRef) -> RpcResult<MailItemResult> {
+        Ok(self.store.mail_mark(params, false).await?)
+    }
+
+    async fn mail_ack(&self, params: MailRef) -> RpcResult<MailItemResult> {
+        Ok(self.store.mail_mark(params, true).await?)
+    }
+
+    async fn reserve(&self, params: ReserveParams) -> RpcResult<ReserveResult> {
+        Ok(self.store.reserve(params).await?)
+    }
+
+    async fn release(&self, params: ReleaseParams) -> RpcResult<ReleaseResult> {
+        Ok(self.store.release(params).await?)
+    }
+
+    async fn reservation_list(&self, params: ReservationListParams) -> RpcResult<ReservationsResult> {
+        Ok(ReservationsResult { reservations: self.store.reservation_list(params).await? })
+    }
+
+    async fn reservation_check(&self, params: CheckPathsParams) -> RpcResult<CheckPathsResult> {
+        Ok(CheckPathsResult { conflicts: self.store.reservation_check(params).await? })
+    }
+
+    async fn status(&self, params: StatusParams) -> RpcResult<StatusResult> {
+        Ok(self.store.status(params).await?)
     }
 
     async fn subscribe_events(&self, pending: PendingSubscriptionSink, filter: EventFilter) -> SubscriptionResult {

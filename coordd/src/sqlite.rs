@@ -4,15 +4,16 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use coord_proto::ErrorCode;
 use coord_proto::types::*;
 use tokio::sync::broadcast;
 
-use crate::db::Db;
-use crate::error::Result;
+use crate::db::{Db, WriteCtx};
+use crate::error::{Error, Result};
 use crate::events::{self, Resolved};
-use crate::inbox;
 use crate::orch::{self, dispatch::Mode};
 use crate::store::{Published, Store, StoreInfo};
+use crate::{agents, inbox, mail, reservations, status};
 
 pub struct SqliteStore {
     db: Arc<Db>,
@@ -30,6 +31,53 @@ impl SqliteStore {
         let db = self.db.clone();
         tokio::spawn(orch::service::auto_retry(db.clone(), db.subscribe(), shutdown.clone()));
         tokio::spawn(orch::service::lease_expiry(db.clone(), db.subscribe(), shutdown));
+    }
+}
+
+impl SqliteStore {
+    /// A write made by `agent`: its `last_seen_at` advances. The touch is a job of its own,
+    /// queued first, so it usually shares the group commit and survives a call that fails.
+    async fn write_as<T, F>(&self, agent: String, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
+    {
+        let (touched, result) = tokio::join!(self.touch(agent), self.db.write(f));
+        log_touch(touched);
+        result
+    }
+
+    /// A read made by `agent`: its `last_seen_at` advances (a small write, run alongside).
+    async fn read_as<T, F>(&self, agent: String, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Result<T> + Send + 'static,
+    {
+        let (touched, read) = tokio::join!(self.touch(agent), self.db.read(f));
+        log_touch(touched);
+        read
+    }
+
+    async fn touch(&self, agent: String) -> Result<()> {
+        self.db.write(move |ctx| agents::touch(ctx, &agent)).await
+    }
+}
+
+/// `last_seen_at` is bookkeeping: failing to advance it never fails the call itself.
+fn log_touch(r: Result<()>) {
+    if let Err(e) = r {
+        tracing::warn!(error = %e, "could not record last_seen_at");
+    }
+}
+
+/// Storage failures of the agents layer carry the seed's I/O codes.
+fn io(write: bool) -> impl FnOnce(Error) -> Error {
+    move |e| match e {
+        Error::App(_) => e,
+        other => {
+            let code = if write { ErrorCode::IoWriteFailed } else { ErrorCode::IoReadFailed };
+            Error::app(code, other.to_string())
+        }
     }
 }
 
@@ -54,40 +102,59 @@ impl Store for SqliteStore {
         self.db.subscribe()
     }
 
+    async fn init(&self, p: InitParams) -> Result<bool> {
+        self.db
+            .write(move |ctx| {
+                if let Some(on) = p.strict_agents {
+                    agents::set_strict(ctx, on)?;
+                }
+                agents::strict(ctx.conn)
+            })
+            .await
+    }
+
     async fn send(&self, p: SendParams) -> Result<MessageResult> {
-        self.db.write(move |ctx| inbox::write::send(ctx, p)).await
+        self.write_as(p.from.clone(), move |ctx| {
+            agents::check_parties(ctx.conn, &p.from, Some(&p.to))?;
+            inbox::write::send(ctx, p)
+        })
+        .await
     }
 
     async fn claim(&self, p: ClaimParams) -> Result<LeaseResult> {
-        self.db.write(move |ctx| inbox::write::claim(ctx, p)).await
+        self.write_as(p.agent.clone(), move |ctx| inbox::write::claim(ctx, p)).await
     }
 
     async fn renew(&self, p: RenewParams) -> Result<LeaseResult> {
-        self.db.write(move |ctx| inbox::write::renew(ctx, p)).await
+        self.write_as(p.agent.clone(), move |ctx| inbox::write::renew(ctx, p)).await
     }
 
     async fn update(&self, p: UpdateParams) -> Result<MessageResult> {
-        self.db.write(move |ctx| inbox::write::update(ctx, p)).await
+        self.write_as(p.agent.clone(), move |ctx| inbox::write::update(ctx, p)).await
     }
 
     async fn reply(&self, p: ReplyParams) -> Result<MessageResult> {
-        self.db.write(move |ctx| inbox::write::reply(ctx, p)).await
+        self.write_as(p.from.clone(), move |ctx| {
+            agents::check_parties(ctx.conn, &p.from, p.to.as_deref())?;
+            inbox::write::reply(ctx, p)
+        })
+        .await
     }
 
     async fn finish(&self, p: FinishParams, status: ThreadStatus) -> Result<MessageResult> {
-        self.db.write(move |ctx| inbox::write::finish(ctx, p, status)).await
+        self.write_as(p.agent.clone(), move |ctx| inbox::write::finish(ctx, p, status)).await
     }
 
     async fn cancel(&self, p: CancelParams) -> Result<MessageResult> {
-        self.db.write(move |ctx| inbox::write::cancel(ctx, p)).await
+        self.write_as(p.agent.clone(), move |ctx| inbox::write::cancel(ctx, p)).await
     }
 
     async fn mark_read(&self, p: MarkReadParams) -> Result<MarkReadResult> {
-        self.db.write(move |ctx| inbox::write::mark_read(ctx, p)).await
+        self.write_as(p.agent.clone(), move |ctx| inbox::write::mark_read(ctx, p)).await
     }
 
     async fn fetch(&self, p: FetchParams) -> Result<Vec<Thread>> {
-        self.db.read(move |c| inbox::read::fetch(c, &p)).await
+        self.read_as(p.agent.clone(), move |c| inbox::read::fetch(c, &p)).await
     }
 
     async fn list(&self, p: ListParams) -> Result<Vec<Thread>> {
@@ -176,5 +243,54 @@ impl Store for SqliteStore {
 
     async fn council_show(&self, p: CouncilRef) -> Result<Council> {
         self.db.read(move |c| orch::council::show(c, &p.run_id, &p.council_id)).await
+    }
+
+    async fn agent_register(&self, p: RegisterParams) -> Result<AgentResult> {
+        self.db.write(move |ctx| agents::register(ctx, p)).await.map_err(io(true))
+    }
+
+    async fn agent_list(&self, p: AgentListParams) -> Result<Vec<Agent>> {
+        self.db.read(move |c| agents::list(c, &p)).await.map_err(io(false))
+    }
+
+    async fn agent_show(&self, p: AgentRef) -> Result<Agent> {
+        self.db.read(move |c| agents::show(c, &p.agent_id)).await.map_err(io(false))
+    }
+
+    async fn agent_heartbeat(&self, p: HeartbeatParams) -> Result<AgentResult> {
+        self.db.write(move |ctx| agents::heartbeat(ctx, p)).await.map_err(io(true))
+    }
+
+    async fn mail_list(&self, p: MailParams) -> Result<Vec<MailItem>> {
+        self.read_as(p.agent.clone(), move |c| mail::list(c, &p)).await.map_err(io(false))
+    }
+
+    async fn mail_mark(&self, p: MailRef, ack: bool) -> Result<MailItemResult> {
+        self.write_as(p.agent.clone(), move |ctx| {
+            agents::check_known(ctx.conn, &p.agent)?;
+            if ack { mail::ack(ctx, p) } else { mail::read(ctx, p) }
+        })
+        .await
+        .map_err(io(true))
+    }
+
+    async fn reserve(&self, p: ReserveParams) -> Result<ReserveResult> {
+        self.write_as(p.agent.clone(), move |ctx| reservations::reserve(ctx, p)).await.map_err(io(true))
+    }
+
+    async fn release(&self, p: ReleaseParams) -> Result<ReleaseResult> {
+        self.write_as(p.agent.clone(), move |ctx| reservations::release(ctx, p)).await.map_err(io(true))
+    }
+
+    async fn reservation_list(&self, p: ReservationListParams) -> Result<Vec<Reservation>> {
+        self.db.read(move |c| reservations::list(c, &p)).await.map_err(io(false))
+    }
+
+    async fn reservation_check(&self, p: CheckPathsParams) -> Result<Vec<PathConflict>> {
+        self.db.read(move |c| reservations::check(c, &p)).await.map_err(io(false))
+    }
+
+    async fn status(&self, p: StatusParams) -> Result<StatusResult> {
+        self.db.read(move |c| status::status(c, &p)).await.map_err(io(false))
     }
 }

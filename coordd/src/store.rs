@@ -53,6 +53,8 @@ pub trait Store: Send + Sync + 'static {
     /// A receiver of events published from now on.
     fn subscribe(&self) -> broadcast::Receiver<Arc<Published>>;
 
+    /// Apply `inbox.init`'s settings; returns whether strict agents is on.
+    fn init(&self, p: InitParams) -> impl Future<Output = Result<bool>> + Send;
     fn send(&self, p: SendParams) -> impl Future<Output = Result<MessageResult>> + Send;
     fn claim(&self, p: ClaimParams) -> impl Future<Output = Result<LeaseResult>> + Send;
     fn renew(&self, p: RenewParams) -> impl Future<Output = Result<LeaseResult>> + Send;
@@ -84,6 +86,20 @@ pub trait Store: Send + Sync + 'static {
     fn worktrees(&self, p: WorktreeParams, prune: bool) -> impl Future<Output = Result<WorktreesResult>> + Send;
     fn council_start(&self, p: CouncilStartParams) -> impl Future<Output = Result<Council>> + Send;
     fn council_show(&self, p: CouncilRef) -> impl Future<Output = Result<Council>> + Send;
+
+    // agents, mail, reservations
+    fn agent_register(&self, p: RegisterParams) -> impl Future<Output = Result<AgentResult>> + Send;
+    fn agent_list(&self, p: AgentListParams) -> impl Future<Output = Result<Vec<Agent>>> + Send;
+    fn agent_show(&self, p: AgentRef) -> impl Future<Output = Result<Agent>> + Send;
+    fn agent_heartbeat(&self, p: HeartbeatParams) -> impl Future<Output = Result<AgentResult>> + Send;
+    fn mail_list(&self, p: MailParams) -> impl Future<Output = Result<Vec<MailItem>>> + Send;
+    /// `mail.read`, or `mail.ack` when `ack`.
+    fn mail_mark(&self, p: MailRef, ack: bool) -> impl Future<Output = Result<MailItemResult>> + Send;
+    fn reserve(&self, p: ReserveParams) -> impl Future<Output = Result<ReserveResult>> + Send;
+    fn release(&self, p: ReleaseParams) -> impl Future<Output = Result<ReleaseResult>> + Send;
+    fn reservation_list(&self, p: ReservationListParams) -> impl Future<Output = Result<Vec<Reservation>>> + Send;
+    fn reservation_check(&self, p: CheckPathsParams) -> impl Future<Output = Result<Vec<PathConflict>>> + Send;
+    fn status(&self, p: StatusParams) -> impl Future<Output = Result<StatusResult>> + Send;
 
     /// Validate a filter and resolve its cursor (`default_after` when it names none).
     fn resolve_filter(&self, f: EventFilter, default_after: i64) -> impl Future<Output = Result<Resolved>> + Send;

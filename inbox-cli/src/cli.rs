@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use coord_proto::types::{MessageKind, Priority, ThreadStatus};
+use coord_proto::types::{AgentStatus, MailState, MessageKind, Priority, ThreadStatus};
 
 /// Durable coordination bus for agents: threads, messages, leases, artifacts and waits.
 ///
@@ -11,9 +11,14 @@ use coord_proto::types::{MessageKind, Priority, ThreadStatus};
 /// for the reply, and finish with done or fail. All state lives in the project's coordd
 /// daemon (started on first use) and its SQLite database, `<project>/.agents/coord.db`.
 ///
+/// Agents also register identities, exchange categorised mail with read/ack, and reserve
+/// file scopes (see `inbox agent --help`, `inbox reserve --help`, docs/agents.md).
+///
 /// Exit codes: 0 ok, 10 nothing matched (fetch found no work, a wait timed out),
-/// 20 conflict (lease held by another, not the holder, stale or expired lease),
-/// 30 invalid input or state transition, 40 not found, 50 storage or internal error.
+/// 20 conflict (lease or reservation held by another, duplicate agent, ack or release
+/// forbidden, stale lease or reservation), 30 invalid input, arguments, category or state
+/// transition, 40 not found (thread, message, agent, reservation, unknown sender or
+/// recipient, missing task), 50 storage, I/O or internal error.
 /// With --json every command prints one envelope: {"ok":true,"command":...} or
 /// {"ok":false,"command":...,"error":{"code":...,"message":...}}.
 #[derive(Parser)]
@@ -51,7 +56,7 @@ Worker flow:
 #[derive(Subcommand)]
 pub enum Cmd {
     /// Create the database and schema (and start the daemon) for this project.
-    Init,
+    Init(InitArgs),
     /// Create a thread with its first message, or append a message to --thread.
     Send(SendArgs),
     /// List candidate threads assigned to an agent, without claiming them (never writes).
@@ -78,13 +83,33 @@ pub enum Cmd {
     Watch(WatchArgs),
     /// Block until a reply-like message appears in a thread: the blocked worker's wait.
     WaitReply(WaitReplyArgs),
+    /// Agent identities: register, list, show, heartbeat.
+    #[command(subcommand)]
+    Agent(AgentCmd),
+    /// Your mail: messages addressed to you (--agent), newest first, with read/ack state.
+    Mail(MailArgs),
+    /// Mark a message in your mail read (unread -> read; acked stays acked).
+    Read(MailMsgArgs),
+    /// Acknowledge a message in your mail (only a recipient may).
+    Ack(MailMsgArgs),
+    /// Reserve a file scope (path or glob) for a task, exclusive unless --shared.
+    Reserve(ReserveArgs),
+    /// Release your reservation of a scope.
+    Release(ReleaseArgs),
+    /// List active reservations; --path FILE answers "who holds this file?".
+    Reservations(ReservationsArgs),
+    /// Coordination summary: active reservations, unacked messages, counts by state.
+    Status(StatusArgs),
+    /// Git integration: a pre-commit hook that enforces reservations.
+    #[command(subcommand)]
+    Hooks(HooksCmd),
 }
 
 impl Cmd {
     /// The command's name in envelopes.
     pub fn name(&self) -> &'static str {
         match self {
-            Cmd::Init => "init",
+            Cmd::Init(_) => "init",
             Cmd::Send(_) => "send",
             Cmd::Fetch(_) => "fetch",
             Cmd::Claim(_) => "claim",
@@ -98,6 +123,19 @@ impl Cmd {
             Cmd::Show(_) => "show",
             Cmd::Watch(_) => "watch",
             Cmd::WaitReply(_) => "wait-reply",
+            Cmd::Agent(AgentCmd::Register(_)) => "agent register",
+            Cmd::Agent(AgentCmd::List(_)) => "agent list",
+            Cmd::Agent(AgentCmd::Show) => "agent show",
+            Cmd::Agent(AgentCmd::Heartbeat(_)) => "agent heartbeat",
+            Cmd::Mail(_) => "mail",
+            Cmd::Read(_) => "read",
+            Cmd::Ack(_) => "ack",
+            Cmd::Reserve(_) => "reserve",
+            Cmd::Release(_) => "release",
+            Cmd::Reservations(_) => "reservations",
+            Cmd::Status(_) => "status",
+            Cmd::Hooks(HooksCmd::InstallGit(_)) => "hooks install-git",
+            Cmd::Hooks(HooksCmd::PreCommit) => "hooks pre-commit",
         }
     }
 }
@@ -162,8 +200,157 @@ pub struct SendArgs {
     /// Priority of a new thread.
     #[arg(long)]
     pub priority: Option<Priority>,
+    /// Mail category: HANDOFF, BLOCKED, DECISION or INFO (needs --task). HANDOFF and
+    /// BLOCKED ask every recipient to ack. `--to broadcast` reaches every registered agent.
+    #[arg(long, value_name = "CATEGORY")]
+    pub category: Option<String>,
+    /// Ask every recipient to ack the message (`inbox ack`).
+    #[arg(long, conflicts_with = "no_ack")]
+    pub requires_ack: bool,
+    /// Do not ask for an ack, even for HANDOFF or BLOCKED.
+    #[arg(long)]
+    pub no_ack: bool,
     #[command(flatten)]
     pub content: Content,
+}
+
+#[derive(Args)]
+pub struct InitArgs {
+    /// Require registration: sends from or to unregistered agents fail (unknown_sender,
+    /// unknown_recipient). Stored in the database.
+    #[arg(long, conflicts_with = "no_strict_agents")]
+    pub strict_agents: bool,
+    /// Accept unregistered agents again (they are recorded when first seen).
+    #[arg(long)]
+    pub no_strict_agents: bool,
+}
+
+#[derive(Subcommand)]
+pub enum AgentCmd {
+    /// Register an agent id (fails if it exists, unless --force-update).
+    Register(RegisterArgs),
+    /// List agents, sorted by id.
+    List(AgentListArgs),
+    /// Show one agent (--agent ID).
+    Show,
+    /// Say the agent (--agent ID) is alive, optionally with a new status.
+    Heartbeat(HeartbeatArgs),
+}
+
+#[derive(Args)]
+pub struct RegisterArgs {
+    /// The agent id: lowercase letters and digits in hyphen-joined groups, 3 to 48 long.
+    #[arg(long, value_name = "ID")]
+    pub name: String,
+    /// The agent's role, e.g. ui, backend, reviewer.
+    #[arg(long)]
+    pub role: String,
+    /// A display name (default: the id).
+    #[arg(long, value_name = "TEXT")]
+    pub display: Option<String>,
+    /// Update the display name and role of an existing agent (never renames).
+    #[arg(long)]
+    pub force_update: bool,
+}
+
+#[derive(Args)]
+pub struct AgentListArgs {
+    #[arg(long)]
+    pub role: Option<String>,
+    #[arg(long)]
+    pub status: Option<AgentStatus>,
+    /// Include agents that were seen but never registered.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Args)]
+pub struct HeartbeatArgs {
+    /// idle, busy, waiting or offline.
+    #[arg(long)]
+    pub status: Option<AgentStatus>,
+}
+
+#[derive(Args)]
+pub struct MailArgs {
+    /// Only mail in this state: unread, read or acked.
+    #[arg(long)]
+    pub state: Option<MailState>,
+    /// Only mail about this task.
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+    /// At most this many (default 50, at most 500).
+    #[arg(long)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Args)]
+pub struct MailMsgArgs {
+    #[arg(long, value_name = "MESSAGE_ID")]
+    pub message: String,
+}
+
+#[derive(Args)]
+pub struct ReserveArgs {
+    /// A path or glob relative to the project root (`*`, `?`, `[..]`, `**`); a directory
+    /// name covers everything below it.
+    #[arg(long, value_name = "GLOB")]
+    pub scope: String,
+    /// The task the reservation serves (required).
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+    /// Minutes until it expires: 5 to 1440 (default 120).
+    #[arg(long, value_name = "MINUTES")]
+    pub ttl: Option<u32>,
+    /// Shared: coexists with other shared reservations, never with an exclusive one.
+    #[arg(long)]
+    pub shared: bool,
+    /// Take over overlapping reservations that have expired (bumps the generation).
+    #[arg(long)]
+    pub takeover_stale: bool,
+}
+
+#[derive(Args)]
+pub struct ReleaseArgs {
+    #[arg(long, value_name = "GLOB")]
+    pub scope: String,
+}
+
+#[derive(Args)]
+pub struct ReservationsArgs {
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+    /// Only reservations covering this file.
+    #[arg(long, value_name = "FILE")]
+    pub path: Option<String>,
+    /// Include released and expired reservations (the history).
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Args)]
+pub struct StatusArgs {
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+}
+
+#[derive(Subcommand)]
+pub enum HooksCmd {
+    /// Install a pre-commit hook refusing commits that touch files under another agent's
+    /// active exclusive reservation. The committing agent is $COORD_AGENT. An existing
+    /// hook is kept as pre-commit.local and still runs first.
+    InstallGit(InstallGitArgs),
+    /// What the installed hook runs: check the staged files against reservations.
+    PreCommit,
+}
+
+#[derive(Args)]
+pub struct InstallGitArgs {
+    /// The repository (default: the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
 }
 
 #[derive(Args)]

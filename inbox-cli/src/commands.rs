@@ -9,28 +9,44 @@ use serde_json::{Value, json};
 
 use crate::cli::*;
 use crate::output::{self, CliError, EXIT_NONE, envelope, to_value};
+use crate::{agents, githook};
 
 type Res = Result<ExitCode, CliError>;
 
-pub async fn run(cli: Cli) -> Res {
+/// `agent_explicit`: --agent was given on the command line (not only through COORD_AGENT).
+pub async fn run(cli: Cli, agent_explicit: bool) -> Res {
     let mut opts = ConnectOptions::for_cwd(cli.db.as_deref());
     if cli.no_autostart {
         opts.autostart = false;
     }
-    let ctx = Ctx { json: cli.json, agent: cli.agent };
+    let ctx = Ctx { json: cli.json, agent: cli.agent, agent_explicit };
+    match cli.command {
+        Cmd::Hooks(HooksCmd::InstallGit(a)) => return githook::install(a.repo, &opts.paths.db, ctx.json),
+        Cmd::Hooks(HooksCmd::PreCommit) => return githook::pre_commit(ctx.agent, opts).await,
+        _ => {}
+    }
     // Validate what we can before connecting (and before starting a daemon).
-    let prepared = prepare(&ctx, cli.command)?;
+    let prepared = match agents::prepare(&ctx, cli.command)? {
+        Ok(p) => Prepared::Agents(p),
+        Err(cmd) => prepare(&ctx, cmd)?,
+    };
     let client = Client::connect(opts).await?;
     prepared.execute(&ctx, &client).await
 }
 
-struct Ctx {
+pub struct Ctx {
     json: bool,
     agent: Option<String>,
+    agent_explicit: bool,
 }
 
 impl Ctx {
-    fn agent(&self, what: &str) -> Result<String, CliError> {
+    /// The --agent given on this command line, ignoring COORD_AGENT (for filters).
+    pub fn explicit_agent(&self) -> Option<String> {
+        self.agent.clone().filter(|_| self.agent_explicit)
+    }
+
+    pub fn agent(&self, what: &str) -> Result<String, CliError> {
         self.agent
             .clone()
             .ok_or_else(|| CliError::Invalid(format!("{what} is required: pass --agent NAME (or set COORD_AGENT)")))
@@ -49,7 +65,8 @@ impl Ctx {
 
 /// A command with its params checked, ready to run against a daemon.
 enum Prepared {
-    Init,
+    Init(InitParams),
+    Agents(agents::Prepared),
     Send(SendParams),
     Fetch(FetchParams),
     Claim(ClaimParams),
@@ -67,7 +84,15 @@ enum Prepared {
 
 fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
     Ok(match cmd {
-        Cmd::Init => Prepared::Init,
+        Cmd::Init(a) => Prepared::Init(InitParams {
+            strict_agents: if a.strict_agents {
+                Some(true)
+            } else if a.no_strict_agents {
+                Some(false)
+            } else {
+                None
+            },
+        }),
         Cmd::Send(a) => Prepared::Send(SendParams {
             from: ctx.agent_or(a.from, "from")?,
             to: a.to,
@@ -77,6 +102,14 @@ fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
             task_id: a.task,
             kind: a.kind,
             priority: a.priority,
+            category: a.category,
+            requires_ack: if a.requires_ack {
+                Some(true)
+            } else if a.no_ack {
+                Some(false)
+            } else {
+                None
+            },
             message: content(a.content)?,
         }),
         Cmd::Fetch(a) => Prepared::Fetch(FetchParams {
@@ -133,6 +166,15 @@ fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
             limit: a.limit,
         }),
         Cmd::Show(a) => Prepared::Show(ShowParams { thread_id: a.thread }),
+        Cmd::Agent(_)
+        | Cmd::Mail(_)
+        | Cmd::Read(_)
+        | Cmd::Ack(_)
+        | Cmd::Reserve(_)
+        | Cmd::Release(_)
+        | Cmd::Reservations(_)
+        | Cmd::Status(_)
+        | Cmd::Hooks(_) => return Err(CliError::Internal("command routed to the wrong handler".into())),
         Cmd::Watch(a) => {
             let filter = EventFilter {
                 after_event: a.after_event,
@@ -217,18 +259,23 @@ impl Prepared {
     async fn execute(self, ctx: &Ctx, c: &Client) -> Res {
         let json = ctx.json;
         match self {
-            Prepared::Init => {
-                let r = c.init().await?;
+            Prepared::Init(p) => {
+                let r = c.init(p).await?;
                 if json {
                     envelope("init", to_value(&r));
                 } else {
                     println!(
-                        "initialized {} (schema v{}, {} journal)\ndaemon socket {}",
-                        r.db, r.schema_version, r.journal_mode, r.socket
+                        "initialized {} (schema v{}, {} journal)\ndaemon socket {}\nstrict agents {}",
+                        r.db,
+                        r.schema_version,
+                        r.journal_mode,
+                        r.socket,
+                        if r.strict_agents { "on" } else { "off" }
                     );
                 }
                 ok()
             }
+            Prepared::Agents(p) => p.execute(json, c).await,
             Prepared::Send(p) => message_result("send", json, c.send(p).await?),
             Prepared::Update(p) => message_result("update", json, c.update(p).await?),
             Prepared::Reply(p) => message_result("reply", json, c.reply(p).await?),

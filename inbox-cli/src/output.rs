@@ -73,3 +73,139 @@ pub fn event_line(e: &Event) {
     let status = e.thread_status.map(|s| s.as_str()).or(e.task_status.map(|s| s.as_str())).unwrap_or("-");
     println!("#{} {} {} [{status}]{}: {}", e.event_id, e.event_type, e.thread_id, by, e.summary);
 }
+
+pub fn agent_table(agents: &[coord_proto::types::Agent]) {
+    if agents.is_empty() {
+        println!("no agents");
+        return;
+    }
+    println!("{:<24} {:<12} {:<8} {:<5} {:<24} DISPLAY", "AGENT", "ROLE", "STATUS", "REG", "LAST SEEN");
+    for a in agents {
+        println!(
+            "{:<24} {:<12} {:<8} {:<5} {:<24} {}",
+            a.agent_id,
+            short(&a.role, 12),
+            a.status.as_str(),
+            if a.registered { "yes" } else { "no" },
+            a.last_seen_at.as_deref().unwrap_or("-"),
+            a.display_name
+        );
+    }
+}
+
+pub fn agent_block(a: &coord_proto::types::Agent) {
+    println!("{}  {}", a.agent_id, a.display_name);
+    println!("  role {}  status {}  registered {}", a.role, a.status, if a.registered { "yes" } else { "no" });
+    println!(
+        "  created {}  last seen {}  version {}",
+        a.created_at,
+        a.last_seen_at.as_deref().unwrap_or("never"),
+        a.version
+    );
+}
+
+fn category(m: &coord_proto::types::MailItem) -> &'static str {
+    m.category.map_or("-", |c| c.as_str())
+}
+
+pub fn mail_table(mail: &[coord_proto::types::MailItem]) {
+    if mail.is_empty() {
+        println!("no mail");
+        return;
+    }
+    println!(
+        "{:<24} {:<6} {:<8} {:<3} {:<16} {:<10} {:<24} SUMMARY",
+        "MESSAGE", "STATE", "CATEGORY", "ACK", "FROM", "TASK", "SENT"
+    );
+    for m in mail {
+        println!(
+            "{:<24} {:<6} {:<8} {:<3} {:<16} {:<10} {:<24} {}",
+            m.message_id,
+            m.state.as_str(),
+            category(m),
+            if m.requires_ack { "yes" } else { "no" },
+            short(&m.from_agent, 16),
+            short(&m.task_id, 10),
+            m.created_at,
+            m.summary
+        );
+    }
+}
+
+pub fn mail_block(m: &coord_proto::types::MailItem) {
+    println!(
+        "[{}] {} {} -> {} ({}, task {}): {}",
+        m.created_at,
+        category(m),
+        m.from_agent,
+        m.to_agent,
+        m.kind,
+        m.task_id,
+        m.summary
+    );
+    for line in m.body.lines() {
+        println!("    {line}");
+    }
+    println!(
+        "    thread {}  read {}  acked {}",
+        m.thread_id,
+        m.read_at.as_deref().unwrap_or("-"),
+        m.acked_at.as_deref().unwrap_or("-")
+    );
+}
+
+pub fn reservation_line(r: &coord_proto::types::Reservation) -> String {
+    let mode = if r.shared { "shared" } else { "exclusive" };
+    let state = if r.stale { "stale".to_string() } else { r.state.to_string() };
+    format!(
+        "{} by {} ({mode}, {state}, task {}, generation {}, until {})",
+        r.scope, r.agent_id, r.task_id, r.generation, r.expires_at
+    )
+}
+
+pub fn reservation_table(rs: &[coord_proto::types::Reservation]) {
+    if rs.is_empty() {
+        println!("no reservations");
+        return;
+    }
+    println!("{:<32} {:<20} {:<9} {:<8} {:<10} {:<4} EXPIRES", "SCOPE", "AGENT", "MODE", "STATE", "TASK", "GEN");
+    for r in rs {
+        println!(
+            "{:<32} {:<20} {:<9} {:<8} {:<10} {:<4} {}",
+            r.scope,
+            short(&r.agent_id, 20),
+            if r.shared { "shared" } else { "exclusive" },
+            if r.stale { "stale" } else { r.state.as_str() },
+            short(&r.task_id, 10),
+            r.generation,
+            r.expires_at
+        );
+    }
+}
+
+pub fn status(s: &coord_proto::types::StatusResult) {
+    println!("Active reservations ({}):", s.reservations.len());
+    for r in &s.reservations {
+        println!("  {}", reservation_line(r));
+    }
+    println!("Unacked messages requiring an ack ({}):", s.counts.unacked_required);
+    for u in &s.unacked {
+        let m = &u.mail;
+        println!(
+            "  {} {} {} -> {} task {} waiting {}s: {}",
+            m.message_id,
+            category(m),
+            m.from_agent,
+            m.to_agent,
+            m.task_id,
+            u.waiting_seconds,
+            m.summary
+        );
+    }
+    let c = &s.counts;
+    println!("Mail: {} unread, {} read, {} acked", c.unread, c.read, c.acked);
+    println!(
+        "Reservations: {} active, {} stale, {} released, {} expired",
+        c.reservations_active, c.reservations_stale, c.reservations_released, c.reservations_expired
+    );
+}

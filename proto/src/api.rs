@@ -51,6 +51,18 @@ pub mod methods {
     pub const WORKTREE_PRUNE: &str = "orch.worktreePrune";
     pub const COUNCIL_START: &str = "orch.councilStart";
     pub const COUNCIL_SHOW: &str = "orch.councilShow";
+    pub const STATUS: &str = "inbox.status";
+    pub const AGENT_REGISTER: &str = "agents.register";
+    pub const AGENT_LIST: &str = "agents.list";
+    pub const AGENT_SHOW: &str = "agents.show";
+    pub const AGENT_HEARTBEAT: &str = "agents.heartbeat";
+    pub const MAIL_LIST: &str = "mail.list";
+    pub const MAIL_READ: &str = "mail.read";
+    pub const MAIL_ACK: &str = "mail.ack";
+    pub const RESERVE: &str = "reservations.reserve";
+    pub const RELEASE: &str = "reservations.release";
+    pub const RESERVATION_LIST: &str = "reservations.list";
+    pub const RESERVATION_CHECK: &str = "reservations.check";
 }
 
 #[rpc(server, client)]
@@ -63,9 +75,10 @@ pub trait CoordApi {
     #[method(name = "system.shutdown")]
     async fn shutdown(&self, params: ShutdownParams) -> RpcResult<ShutdownResult>;
 
-    /// Make sure the schema is migrated; report where the database lives.
+    /// Make sure the schema is migrated; report where the database lives. Optionally
+    /// turn strict agents on or off.
     #[method(name = "inbox.init")]
-    async fn init(&self) -> RpcResult<InitResult>;
+    async fn init(&self, params: InitParams) -> RpcResult<InitResult>;
 
     #[method(name = "inbox.send")]
     async fn send(&self, params: SendParams) -> RpcResult<MessageResult>;
@@ -173,6 +186,48 @@ pub trait CoordApi {
     /// The council with its members, groups and tallies (status and report).
     #[method(name = "orch.councilShow")]
     async fn council_show(&self, params: CouncilRef) -> RpcResult<Council>;
+
+    // ---- agents, mail and reservations (the `bb agent` contract) ------------------------
+
+    #[method(name = "agents.register")]
+    async fn agent_register(&self, params: RegisterParams) -> RpcResult<AgentResult>;
+
+    /// Agents sorted by id.
+    #[method(name = "agents.list")]
+    async fn agent_list(&self, params: AgentListParams) -> RpcResult<AgentsResult>;
+
+    #[method(name = "agents.show")]
+    async fn agent_show(&self, params: AgentRef) -> RpcResult<Agent>;
+
+    #[method(name = "agents.heartbeat")]
+    async fn agent_heartbeat(&self, params: HeartbeatParams) -> RpcResult<AgentResult>;
+
+    /// An agent's mail, newest first.
+    #[method(name = "mail.list")]
+    async fn mail_list(&self, params: MailParams) -> RpcResult<MailResult>;
+
+    #[method(name = "mail.read")]
+    async fn mail_read(&self, params: MailRef) -> RpcResult<MailItemResult>;
+
+    #[method(name = "mail.ack")]
+    async fn mail_ack(&self, params: MailRef) -> RpcResult<MailItemResult>;
+
+    #[method(name = "reservations.reserve")]
+    async fn reserve(&self, params: ReserveParams) -> RpcResult<ReserveResult>;
+
+    #[method(name = "reservations.release")]
+    async fn release(&self, params: ReleaseParams) -> RpcResult<ReleaseResult>;
+
+    #[method(name = "reservations.list")]
+    async fn reservation_list(&self, params: ReservationListParams) -> RpcResult<ReservationsResult>;
+
+    /// Which of these paths lie in another agent's active exclusive reservation.
+    #[method(name = "reservations.check")]
+    async fn reservation_check(&self, params: CheckPathsParams) -> RpcResult<CheckPathsResult>;
+
+    /// Active reservations, unacked messages that require an ack, and counts by state.
+    #[method(name = "inbox.status")]
+    async fn status(&self, params: StatusParams) -> RpcResult<StatusResult>;
 
     /// Push every matching event, first those already stored after the cursor, then new
     /// ones as they commit, in event order with no gaps and no duplicates.

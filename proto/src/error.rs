@@ -41,11 +41,43 @@ pub enum ErrorCode {
     Storage,
     /// The daemon is shutting down or hit an internal error.
     Internal,
+    // ---- the `bb agent` registry (agents, mail, reservations) ----------------------------
+    /// An argument of an agents, mail or reservations method is missing or out of range
+    /// (an agent id that breaks the id rule, a TTL outside 5..1440 minutes).
+    InvalidArgs,
+    /// A mail category other than HANDOFF, BLOCKED, DECISION or INFO.
+    InvalidCategory,
+    /// No agent has this id.
+    AgentNotFound,
+    /// Registering an id that is already registered (without `force_update`).
+    DuplicateAgentId,
+    /// Strict agents: the sender is not a registered agent.
+    UnknownSender,
+    /// Strict agents: the recipient is not a registered agent.
+    UnknownRecipient,
+    /// A task id (the seed's bead) is required here and was not given.
+    MissingBeadId,
+    /// No such message in this agent's mail.
+    MessageNotFound,
+    /// Only a recipient of a message may acknowledge it.
+    AckForbidden,
+    /// The scope overlaps another agent's active reservation.
+    ReservationConflict,
+    /// The scope overlaps another agent's expired reservation; retry with `takeover_stale`.
+    ReservationStaleFound,
+    /// No active reservation has this scope.
+    ReservationNotFound,
+    /// Only the owner may release a reservation.
+    ReleaseForbidden,
+    /// Writing coordination data (or a file such as a hook) failed.
+    IoWriteFailed,
+    /// Reading coordination data (or a file) failed.
+    IoReadFailed,
 }
 
 impl ErrorCode {
     /// All application codes, for documentation and exhaustive tests.
-    pub const ALL: [ErrorCode; 9] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::InvalidInput,
         ErrorCode::InvalidTransition,
         ErrorCode::NotFound,
@@ -55,6 +87,21 @@ impl ErrorCode {
         ErrorCode::StaleLease,
         ErrorCode::Storage,
         ErrorCode::Internal,
+        ErrorCode::InvalidArgs,
+        ErrorCode::InvalidCategory,
+        ErrorCode::AgentNotFound,
+        ErrorCode::DuplicateAgentId,
+        ErrorCode::UnknownSender,
+        ErrorCode::UnknownRecipient,
+        ErrorCode::MissingBeadId,
+        ErrorCode::MessageNotFound,
+        ErrorCode::AckForbidden,
+        ErrorCode::ReservationConflict,
+        ErrorCode::ReservationStaleFound,
+        ErrorCode::ReservationNotFound,
+        ErrorCode::ReleaseForbidden,
+        ErrorCode::IoWriteFailed,
+        ErrorCode::IoReadFailed,
     ];
 
     /// The numeric JSON-RPC error code.
@@ -69,6 +116,21 @@ impl ErrorCode {
             ErrorCode::StaleLease => 1007,
             ErrorCode::Storage => 1050,
             ErrorCode::Internal => 1051,
+            ErrorCode::InvalidArgs => 1101,
+            ErrorCode::InvalidCategory => 1102,
+            ErrorCode::AgentNotFound => 1103,
+            ErrorCode::DuplicateAgentId => 1104,
+            ErrorCode::UnknownSender => 1105,
+            ErrorCode::UnknownRecipient => 1106,
+            ErrorCode::MissingBeadId => 1107,
+            ErrorCode::MessageNotFound => 1108,
+            ErrorCode::AckForbidden => 1109,
+            ErrorCode::ReservationConflict => 1110,
+            ErrorCode::ReservationStaleFound => 1111,
+            ErrorCode::ReservationNotFound => 1112,
+            ErrorCode::ReleaseForbidden => 1113,
+            ErrorCode::IoWriteFailed => 1150,
+            ErrorCode::IoReadFailed => 1151,
         }
     }
 
@@ -89,19 +151,42 @@ impl ErrorCode {
             ErrorCode::StaleLease => "stale_lease",
             ErrorCode::Storage => "storage",
             ErrorCode::Internal => "internal",
+            ErrorCode::InvalidArgs => "invalid_args",
+            ErrorCode::InvalidCategory => "invalid_category",
+            ErrorCode::AgentNotFound => "agent_not_found",
+            ErrorCode::DuplicateAgentId => "duplicate_agent_id",
+            ErrorCode::UnknownSender => "unknown_sender",
+            ErrorCode::UnknownRecipient => "unknown_recipient",
+            ErrorCode::MissingBeadId => "missing_bead_id",
+            ErrorCode::MessageNotFound => "message_not_found",
+            ErrorCode::AckForbidden => "ack_forbidden",
+            ErrorCode::ReservationConflict => "reservation_conflict",
+            ErrorCode::ReservationStaleFound => "reservation_stale_found",
+            ErrorCode::ReservationNotFound => "reservation_not_found",
+            ErrorCode::ReleaseForbidden => "release_forbidden",
+            ErrorCode::IoWriteFailed => "io_write_failed",
+            ErrorCode::IoReadFailed => "io_read_failed",
         }
     }
 
     /// The process exit code the CLIs use for this error: 20 conflict, 30 invalid,
     /// 40 not found, 50 storage or internal.
     pub const fn exit_code(self) -> i32 {
+        use ErrorCode::*;
         match self {
-            ErrorCode::LeaseConflict | ErrorCode::NotLeaseHolder | ErrorCode::LeaseExpired | ErrorCode::StaleLease => {
-                20
-            }
-            ErrorCode::InvalidInput | ErrorCode::InvalidTransition => 30,
-            ErrorCode::NotFound => 40,
-            ErrorCode::Storage | ErrorCode::Internal => 50,
+            LeaseConflict
+            | NotLeaseHolder
+            | LeaseExpired
+            | StaleLease
+            | DuplicateAgentId
+            | AckForbidden
+            | ReservationConflict
+            | ReservationStaleFound
+            | ReleaseForbidden => 20,
+            InvalidInput | InvalidTransition | InvalidArgs | InvalidCategory => 30,
+            NotFound | AgentNotFound | UnknownSender | UnknownRecipient | MessageNotFound | ReservationNotFound
+            | MissingBeadId => 40,
+            Storage | Internal | IoWriteFailed | IoReadFailed => 50,
         }
     }
 }

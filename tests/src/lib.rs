@@ -117,10 +117,24 @@ impl Project {
         self.try_serve().unwrap_or_else(|e| panic!("daemon did not start: {e}"))
     }
 
+    /// Start a daemon whose clock runs `secs` ahead (`COORDD_CLOCK_OFFSET_SECS`), so that
+    /// leases and reservations made before expire without waiting.
+    pub fn serve_ahead(&self, secs: u64) -> Daemon {
+        self.spawn_daemon(&[("COORDD_CLOCK_OFFSET_SECS", &secs.to_string())])
+            .unwrap_or_else(|e| panic!("daemon did not start: {e}"))
+    }
+
     /// Start `coordd serve`; `Err` with its stderr if it exits instead of getting ready.
     pub fn try_serve(&self) -> Result<Daemon, String> {
-        let mut child = self
-            .command("coordd")
+        self.spawn_daemon(&[])
+    }
+
+    fn spawn_daemon(&self, env: &[(&str, &str)]) -> Result<Daemon, String> {
+        let mut cmd = self.command("coordd");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .args(["serve", "--notify-ready"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

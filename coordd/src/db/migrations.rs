@@ -170,6 +170,50 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_council_brainstorm ON council_members(brainstorm_thread_id);
     CREATE INDEX idx_council_vote ON council_members(vote_thread_id);
     "#,
+    // 3: the `bb agent` layer: agent registry, project settings, mail categories with
+    // per-recipient read/ack state, and file-scope reservations (history kept forever).
+    r#"
+    ALTER TABLE messages ADD COLUMN category TEXT;
+    ALTER TABLE messages ADD COLUMN requires_ack INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE agents (
+        agent_id TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL DEFAULT '',
+        role TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL DEFAULT 'idle',
+        registered INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        last_seen_at TEXT,
+        version INTEGER NOT NULL DEFAULT 1
+    ) WITHOUT ROWID;
+    CREATE TABLE mail (
+        recipient TEXT NOT NULL,
+        message_id TEXT NOT NULL REFERENCES messages(message_id),
+        event_id INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'unread',
+        read_at TEXT,
+        acked_at TEXT,
+        PRIMARY KEY (recipient, message_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_mail_recipient_event ON mail(recipient, event_id);
+    CREATE TABLE reservations (
+        reservation_id TEXT PRIMARY KEY,
+        scope TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        shared INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        released_at TEXT
+    );
+    CREATE INDEX idx_reservations_active ON reservations(scope) WHERE state = 'active';
+    CREATE INDEX idx_reservations_scope ON reservations(scope, generation);
+    "#,
 ];
 
 /// The schema version this binary writes.

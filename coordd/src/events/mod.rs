@@ -16,6 +16,7 @@ use crate::inbox;
 /// Which layer wrote an event.
 pub const SOURCE_INBOX: &str = "inbox";
 pub const SOURCE_ORCH: &str = "orch";
+pub const SOURCE_AGENTS: &str = "agents";
 
 /// An event about to be written: what it is about, its context after the change, and what
 /// caused it.
@@ -56,6 +57,38 @@ impl<'a> Draft<'a> {
             assigned_to: &thread.assigned_to,
             created_by: &thread.created_by,
             thread_status: Some(thread.status),
+            task_status: None,
+            actor,
+            message_id: None,
+            message_kind: None,
+            summary,
+            payload,
+            created_at,
+        }
+    }
+}
+
+impl<'a> Draft<'a> {
+    /// An agents-layer event about no thread: `owner` is the agent it concerns (its
+    /// `assigned_to` and `created_by`), so `--agent` filters follow it.
+    pub fn about(
+        event_type: EventType,
+        owner: &'a str,
+        task_id: &'a str,
+        actor: &'a str,
+        summary: &'a str,
+        payload: &'a Value,
+        created_at: &'a str,
+    ) -> Self {
+        Draft {
+            event_type,
+            source: SOURCE_AGENTS,
+            run_id: "",
+            task_id,
+            thread_id: "",
+            assigned_to: owner,
+            created_by: owner,
+            thread_status: None,
             task_status: None,
             actor,
             message_id: None,

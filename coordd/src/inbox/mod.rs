@@ -28,7 +28,7 @@ pub const THREAD_FROM: &str = "threads t LEFT JOIN leases l ON l.thread_id = t.t
 
 /// Columns of [`message_from_row`].
 pub const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
-     m.summary, m.body, m.payload_json, m.created_at, m.event_id";
+     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack";
 
 /// Columns of [`artifact_from_row`].
 pub const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
@@ -79,6 +79,14 @@ pub fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
         payload_json: json_col(row, 7)?,
         created_at: row.get(8)?,
         event_id: row.get(9)?,
+        category: {
+            let c: Option<String> = row.get(10)?;
+            match c {
+                Some(_) => Some(parse_col(row, 10)?),
+                None => None,
+            }
+        },
+        requires_ack: row.get(11)?,
         artifacts: Vec::new(),
     })
 }

@@ -46,6 +46,8 @@ struct Append<'a> {
     to: String,
     kind: MessageKind,
     input: MessageInput,
+    /// Mail category and ack requirement (only `send` sets them).
+    mail: (Option<Category>, bool),
 }
 
 /// Insert the event, the message and its artifacts, update the thread, mark the thread read
@@ -68,9 +70,11 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
         insert_thread(conn, &thread)?;
     }
     let body = a.input.body.unwrap_or_default();
+    let (category, requires_ack) = a.mail;
     conn.prepare_cached(
         "INSERT INTO messages (message_id, thread_id, from_agent, to_agent, kind, summary, body, \
-         payload_json, created_at, event_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+         payload_json, created_at, event_id, category, requires_ack) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(rusqlite::params![
         message_id,
@@ -83,6 +87,8 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
         payload.to_string(),
         clock.now,
         event_id,
+        category.map(|c| c.as_str()),
+        requires_ack,
     ])?;
     let mut artifacts = Vec::with_capacity(a.input.artifacts.len());
     for art in a.input.artifacts {
@@ -125,8 +131,11 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
         payload_json: payload.clone(),
         created_at: clock.now.clone(),
         event_id,
+        category,
+        requires_ack,
         artifacts,
     };
+    crate::mail::deliver(ctx, &message, &clock.now)?;
     events::publish(ctx, event_id, &draft, Some(message.clone()));
     // orch reacts in the same transaction (task and run state, councils).
     crate::orch::reconcile::on_thread(ctx, &thread, a.actor, &clock.now)?;
@@ -198,9 +207,15 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
     check_agent("from", &p.from)?;
     check_agent("to", &p.to)?;
     check_message(&p.message)?;
+    let category = p.category.as_deref().map(crate::mail::parse_category).transpose()?;
+    let requires_ack = p.requires_ack.unwrap_or(category.is_some_and(Category::requires_ack_by_default));
+    let mail = (category, requires_ack);
     let clock = Clock::new();
     if let Some(thread_id) = &p.thread_id {
         let thread = open_thread(ctx.conn, thread_id, &clock)?;
+        if category.is_some() && thread.task_id.is_empty() && p.task_id.is_none() {
+            return Err(missing_task());
+        }
         for (field, given, have) in [("run_id", &p.run_id, &thread.run_id), ("task_id", &p.task_id, &thread.task_id)] {
             if let Some(g) = given
                 && g != have
@@ -222,8 +237,12 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
                 to: p.to.clone(),
                 kind: p.kind.unwrap_or(MessageKind::Progress),
                 input: p.message,
+                mail,
             },
         );
+    }
+    if category.is_some() && p.task_id.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        return Err(missing_task());
     }
     // Without a subject, the summary's first line stands in (shortened to fit).
     let subject = match &p.subject {
@@ -257,8 +276,13 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
             to: p.to.clone(),
             kind: p.kind.unwrap_or(MessageKind::Task),
             input: p.message,
+            mail,
         },
     )
+}
+
+fn missing_task() -> Error {
+    Error::app(ErrorCode::MissingBeadId, "a categorised message needs a task: pass --task (task_id)")
 }
 
 /// `inbox.update`: progress (`in_progress`) or a block (`blocked`) from the holder.
@@ -283,7 +307,17 @@ pub fn update(ctx: &mut WriteCtx<'_>, p: UpdateParams) -> Result<MessageResult> 
     append(
         ctx,
         &clock,
-        Append { new_thread: false, thread, event_type, actor: &p.agent, from: &p.agent, to, kind, input: p.message },
+        Append {
+            new_thread: false,
+            thread,
+            event_type,
+            actor: &p.agent,
+            from: &p.agent,
+            to,
+            kind,
+            input: p.message,
+            mail: (None, false),
+        },
     )
 }
 
@@ -319,6 +353,7 @@ pub fn reply(ctx: &mut WriteCtx<'_>, p: ReplyParams) -> Result<MessageResult> {
             to,
             kind,
             input: p.message,
+            mail: (None, false),
         },
     )
 }
@@ -354,6 +389,7 @@ pub fn finish(ctx: &mut WriteCtx<'_>, p: FinishParams, status: ThreadStatus) -> 
             to,
             kind: MessageKind::Result,
             input: p.message,
+            mail: (None, false),
         },
     )
 }
@@ -385,6 +421,7 @@ pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelParams) -> Result<MessageResult> 
             to,
             kind: MessageKind::Control,
             input,
+            mail: (None, false),
         },
     )
 }

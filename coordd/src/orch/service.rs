@@ -282,7 +282,7 @@ pub async fn lease_expiry(
             .await
             .unwrap_or(None);
         let deadline = next.and_then(|t| humantime::parse_rfc3339(&t).ok()).map(|t| {
-            let left = t.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO);
+            let left = t.duration_since(util::now()).unwrap_or(Duration::ZERO);
             tokio::time::Instant::now() + left + Duration::from_millis(1)
         });
         loop {

@@ -84,6 +84,12 @@ pub struct Message {
     pub created_at: String,
     /// The event that recorded this message: a cursor for `after_event`.
     pub event_id: i64,
+    /// Mail category, when the sender gave one.
+    #[serde(default)]
+    pub category: Option<Category>,
+    /// Whether each recipient is asked to ack it (`mail.ack`).
+    #[serde(default)]
+    pub requires_ack: bool,
     #[serde(default)]
     pub artifacts: Vec<Artifact>,
 }
@@ -160,6 +166,8 @@ pub struct InitResult {
     pub socket: String,
     pub schema_version: i64,
     pub journal_mode: String,
+    /// Whether sends from or to unregistered agents are refused.
+    pub strict_agents: bool,
 }
 
 /// Common fields of the message-writing methods.
@@ -195,6 +203,13 @@ pub struct SendParams {
     pub kind: Option<MessageKind>,
     #[serde(default)]
     pub priority: Option<Priority>,
+    /// Mail category: HANDOFF, BLOCKED, DECISION or INFO (`invalid_category` otherwise).
+    /// A categorised message needs a task (`missing_bead_id`).
+    #[serde(default)]
+    pub category: Option<String>,
+    /// Ask every recipient to ack; defaults to true for HANDOFF and BLOCKED.
+    #[serde(default)]
+    pub requires_ack: Option<bool>,
     #[serde(flatten)]
     pub message: MessageInput,
 }

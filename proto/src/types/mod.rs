@@ -210,6 +210,22 @@ string_enum!(
         CouncilVoting = "council.voting",
         /// orch: every reviewer voted.
         CouncilDone = "council.done",
+        /// An agent registered (or re-registered with `force_update`).
+        AgentRegistered = "agent.registered",
+        /// An agent's heartbeat changed its status.
+        AgentStatus = "agent.status",
+        /// A recipient read a message.
+        MailRead = "mail.read",
+        /// A recipient acknowledged a message.
+        MailAcked = "mail.acked",
+        /// A reservation was granted (or extended by its owner).
+        ReservationCreated = "reservation.created",
+        /// The owner released a reservation.
+        ReservationReleased = "reservation.released",
+        /// A stale reservation was taken over by another agent.
+        ReservationExpired = "reservation.expired",
+        /// A project setting changed (`inbox init --strict-agents`).
+        SettingsChanged = "settings.changed",
     }
 );
 
@@ -227,6 +243,14 @@ impl EventType {
         EventType::ThreadFailed,
         EventType::ThreadCancelled,
         EventType::LeaseExpired,
+        EventType::AgentRegistered,
+        EventType::AgentStatus,
+        EventType::MailRead,
+        EventType::MailAcked,
+        EventType::ReservationCreated,
+        EventType::ReservationReleased,
+        EventType::ReservationExpired,
+        EventType::SettingsChanged,
     ];
 
     /// The events `orch wait` returns: the ones a leader has to act on.
@@ -243,8 +267,10 @@ impl EventType {
     ];
 }
 
+mod agents;
 mod inbox;
 mod orch;
 
+pub use agents::*;
 pub use inbox::*;
 pub use orch::*;

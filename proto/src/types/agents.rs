@@ -1,0 +1,356 @@
+//! Entities, params and results of the `bb agent` layer: the agent registry, mail with
+//! per-recipient read/ack state, file-scope reservations, and the status summary.
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// The recipient name that delivers a message to every registered agent.
+pub const BROADCAST: &str = "broadcast";
+
+/// Shortest and longest registered agent id, in characters.
+pub const AGENT_ID_MIN: usize = 3;
+pub const AGENT_ID_MAX: usize = 48;
+
+/// Reservation TTL bounds and default, in minutes.
+pub const RESERVATION_TTL_MIN: u32 = 5;
+pub const RESERVATION_TTL_MAX: u32 = 1440;
+pub const RESERVATION_TTL_DEFAULT: u32 = 120;
+
+/// Default and largest `limit` of `mail.list`.
+pub const MAIL_LIMIT_DEFAULT: u32 = 50;
+pub const MAIL_LIMIT_MAX: u32 = 500;
+
+string_enum!(
+    /// What an agent says it is doing (`agents.heartbeat`).
+    AgentStatus {
+        Idle = "idle",
+        Busy = "busy",
+        Waiting = "waiting",
+        Offline = "offline",
+    }
+);
+
+string_enum!(
+    /// Category of a mail message. HANDOFF and BLOCKED require an ack by default.
+    Category {
+        Handoff = "HANDOFF",
+        Blocked = "BLOCKED",
+        Decision = "DECISION",
+        Info = "INFO",
+    }
+);
+
+impl Category {
+    /// Whether a message of this category requires an ack unless the sender says otherwise.
+    pub const fn requires_ack_by_default(self) -> bool {
+        matches!(self, Category::Handoff | Category::Blocked)
+    }
+}
+
+string_enum!(
+    /// A recipient's state of one message: unread, then read, then acked (terminal).
+    MailState {
+        Unread = "unread",
+        Read = "read",
+        Acked = "acked",
+    }
+);
+
+string_enum!(
+    /// Stored state of a reservation. An `active` one whose `expires_at` has passed is
+    /// stale (see [`Reservation::stale`]) until someone takes it over or its owner releases it.
+    ReservationState {
+        Active = "active",
+        Released = "released",
+        /// Taken over after it went stale.
+        Expired = "expired",
+    }
+);
+
+/// An agent of the project: registered, or recorded when first seen (unless strict).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Agent {
+    pub agent_id: String,
+    pub display_name: String,
+    pub role: String,
+    pub status: AgentStatus,
+    /// False for an agent recorded because it was seen, not registered.
+    pub registered: bool,
+    pub created_at: String,
+    /// Advances on every call the agent makes; none for an agent only ever written to.
+    pub last_seen_at: Option<String>,
+    /// Grows by one with every registration change.
+    pub version: i64,
+}
+
+/// Params of `agents.register`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RegisterParams {
+    /// `^[a-z0-9]+(?:-[a-z0-9]+)*$`, 3 to 48 characters.
+    pub agent_id: String,
+    pub role: String,
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// Update the display name and role of an existing agent instead of failing.
+    #[serde(default)]
+    pub force_update: bool,
+}
+
+/// Result of `agents.register` and `agents.heartbeat`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentResult {
+    pub agent: Agent,
+    /// The event recorded, if the call changed anything but `last_seen_at`.
+    pub event_id: Option<i64>,
+}
+
+/// Params of `agents.list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentListParams {
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub status: Option<AgentStatus>,
+    /// Also list agents that were seen but never registered.
+    #[serde(default)]
+    pub include_unregistered: bool,
+}
+
+/// Result of `agents.list`: sorted by id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentsResult {
+    pub agents: Vec<Agent>,
+}
+
+/// Params of `agents.show`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentRef {
+    pub agent_id: String,
+}
+
+/// Params of `agents.heartbeat`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeartbeatParams {
+    pub agent_id: String,
+    #[serde(default)]
+    pub status: Option<AgentStatus>,
+}
+
+/// One message as one recipient sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MailItem {
+    pub message_id: String,
+    pub thread_id: String,
+    pub run_id: String,
+    /// The task (the seed's bead) of the message's thread.
+    pub task_id: String,
+    pub from_agent: String,
+    /// This recipient (also for a broadcast).
+    pub to_agent: String,
+    pub category: Option<Category>,
+    /// The thread's subject.
+    pub subject: String,
+    pub summary: String,
+    pub body: String,
+    pub kind: MessageKind,
+    pub requires_ack: bool,
+    pub state: MailState,
+    pub created_at: String,
+    pub read_at: Option<String>,
+    pub acked_at: Option<String>,
+    pub event_id: i64,
+}
+
+/// Params of `mail.list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MailParams {
+    pub agent: String,
+    #[serde(default)]
+    pub state: Option<MailState>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// Default 50, at most 500.
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Result of `mail.list`: newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MailResult {
+    pub mail: Vec<MailItem>,
+}
+
+/// Params of `mail.read` and `mail.ack`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MailRef {
+    pub agent: String,
+    pub message_id: String,
+}
+
+/// Result of `mail.read` and `mail.ack`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MailItemResult {
+    pub mail: MailItem,
+    /// The event recorded, or none when the state did not change.
+    pub event_id: Option<i64>,
+}
+
+/// A file-scope reservation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reservation {
+    pub reservation_id: String,
+    /// A path or glob, relative to the project (repository) root.
+    pub scope: String,
+    pub agent_id: String,
+    pub task_id: String,
+    /// Shared reservations coexist with each other, never with an exclusive one.
+    pub shared: bool,
+    pub state: ReservationState,
+    /// Active, but `expires_at` has passed: anyone may take it over.
+    pub stale: bool,
+    /// Fencing generation of the scope: one more than any reservation it replaced.
+    pub generation: i64,
+    pub created_at: String,
+    pub expires_at: String,
+    pub released_at: Option<String>,
+}
+
+/// Params of `reservations.reserve`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReserveParams {
+    pub agent: String,
+    pub scope: String,
+    /// Required (`missing_bead_id` without it).
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// Minutes, 5 to 1440; default 120.
+    #[serde(default)]
+    pub ttl_minutes: Option<u32>,
+    #[serde(default)]
+    pub shared: bool,
+    /// Take over overlapping reservations that have expired.
+    #[serde(default)]
+    pub takeover_stale: bool,
+}
+
+/// Result of `reservations.reserve`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReserveResult {
+    pub reservation: Reservation,
+    /// Stale reservations this one took over (now `expired`).
+    pub taken_over: Vec<Reservation>,
+    /// True when the agent already held this exact scope and the call extended it.
+    pub renewed: bool,
+    pub event_id: i64,
+}
+
+/// Params of `reservations.release`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseParams {
+    pub agent: String,
+    pub scope: String,
+}
+
+/// Result of `reservations.release`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseResult {
+    pub reservation: Reservation,
+    pub event_id: i64,
+}
+
+/// Params of `reservations.list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReservationListParams {
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// Only reservations whose scope covers this file: who holds it?
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Include released and expired ones (the history), newest first.
+    #[serde(default)]
+    pub include_history: bool,
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Result of `reservations.list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReservationsResult {
+    pub reservations: Vec<Reservation>,
+}
+
+/// Params of `reservations.check`: may `agent` commit changes to these paths?
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckPathsParams {
+    /// The committing agent; none means every holder is someone else.
+    #[serde(default)]
+    pub agent: Option<String>,
+    pub paths: Vec<String>,
+}
+
+/// A path inside another agent's active exclusive reservation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathConflict {
+    pub path: String,
+    pub reservation: Reservation,
+}
+
+/// Result of `reservations.check`: empty `conflicts` means the commit may go ahead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckPathsResult {
+    pub conflicts: Vec<PathConflict>,
+}
+
+/// Params of `inbox.status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusParams {
+    #[serde(default)]
+    pub task_id: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// A message that requires an ack and has none yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnackedItem {
+    #[serde(flatten)]
+    pub mail: MailItem,
+    /// Seconds since the message was sent.
+    pub waiting_seconds: u64,
+}
+
+/// Counts of mail (per recipient) and reservations by state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusCounts {
+    pub unread: u64,
+    pub read: u64,
+    pub acked: u64,
+    /// Messages requiring an ack that have none yet.
+    pub unacked_required: u64,
+    pub reservations_active: u64,
+    pub reservations_stale: u64,
+    pub reservations_released: u64,
+    pub reservations_expired: u64,
+}
+
+/// Result of `inbox.status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusResult {
+    /// Active reservations, stale ones included (flagged).
+    pub reservations: Vec<Reservation>,
+    /// Unacked messages that require an ack, oldest first.
+    pub unacked: Vec<UnackedItem>,
+    pub counts: StatusCounts,
+}
+
+/// Params of `inbox.init`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InitParams {
+    /// Require registration: sends from or to unknown agents then fail. Unset leaves the
+    /// setting as it is.
+    #[serde(default)]
+    pub strict_agents: Option<bool>,
+}
