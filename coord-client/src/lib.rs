@@ -234,6 +234,12 @@ calls! {
     release => release(ReleaseParams) -> ReleaseResult;
     reservations => reservation_list(ReservationListParams) -> ReservationsResult;
     check_paths => reservation_check(CheckPathsParams) -> CheckPathsResult;
+    mail_check => mail_check(CheckParams) -> CheckResult;
+    mail_pending => mail_pending(PendingParams) -> PendingResult;
+    mail_withdraw => mail_withdraw(MailRef) -> WithdrawResult;
+    peers_link => peers_link(PeerLinkParams) -> PeersResult;
+    peers_list => peers_list(PeerListParams) -> PeersResult;
+    install_hooks => install_hooks(InstallHooksParams) -> InstallHooksResult;
 }
 
 /// A live event subscription.

@@ -18,6 +18,7 @@ pub mod mail;
 pub mod orch;
 pub mod reservations;
 pub mod rpc;
+pub mod sessions;
 pub mod sqlite;
 pub mod status;
 pub mod store;

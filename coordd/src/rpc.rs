@@ -260,6 +260,30 @@ impl<S: Store> CoordApiServer for Rpc<S> {
         Ok(self.store.status(params).await?)
     }
 
+    async fn mail_check(&self, params: CheckParams) -> RpcResult<CheckResult> {
+        Ok(self.store.mail_check(params).await?)
+    }
+
+    async fn mail_pending(&self, params: PendingParams) -> RpcResult<PendingResult> {
+        Ok(self.store.mail_pending(params).await?)
+    }
+
+    async fn mail_withdraw(&self, params: MailRef) -> RpcResult<WithdrawResult> {
+        Ok(self.store.mail_withdraw(params).await?)
+    }
+
+    async fn peers_link(&self, params: PeerLinkParams) -> RpcResult<PeersResult> {
+        Ok(self.store.peers_link(params).await?)
+    }
+
+    async fn peers_list(&self, params: PeerListParams) -> RpcResult<PeersResult> {
+        Ok(self.store.peers_list(params).await?)
+    }
+
+    async fn install_hooks(&self, params: InstallHooksParams) -> RpcResult<InstallHooksResult> {
+        Ok(self.store.install_hooks(params).await?)
+    }
+
     async fn subscribe_events(&self, pending: PendingSubscriptionSink, filter: EventFilter) -> SubscriptionResult {
         subscription::run(self.store.clone(), pending, filter).await
     }

@@ -75,6 +75,7 @@ fn io(write: bool) -> impl FnOnce(Error) -> Error {
     move |e| match e {
         Error::App(_) => e,
         other => {
+            tracing::error!(error = %other, "request failed");
             let code = if write { ErrorCode::IoWriteFailed } else { ErrorCode::IoReadFailed };
             Error::app(code, other.to_string())
         }
@@ -115,7 +116,8 @@ impl Store for SqliteStore {
 
     async fn send(&self, p: SendParams) -> Result<MessageResult> {
         self.write_as(p.from.clone(), move |ctx| {
-            agents::check_parties(ctx.conn, &p.from, Some(&p.to))?;
+            let to = Some(p.to.as_str()).filter(|t| !t.is_empty());
+            agents::check_parties(ctx.conn, &p.from, to)?;
             inbox::write::send(ctx, p)
         })
         .await
@@ -292,5 +294,40 @@ impl Store for SqliteStore {
 
     async fn status(&self, p: StatusParams) -> Result<StatusResult> {
         self.db.read(move |c| status::status(c, &p)).await.map_err(io(false))
+    }
+
+    async fn mail_check(&self, p: CheckParams) -> Result<CheckResult> {
+        let agent = p.agent.clone().unwrap_or_default();
+        self.write_as(agent, move |ctx| mail::delivery::check(ctx, p)).await.map_err(io(true))
+    }
+
+    async fn mail_pending(&self, p: PendingParams) -> Result<PendingResult> {
+        let agent = p.agent.clone().unwrap_or_default();
+        if p.remind {
+            self.write_as(agent, move |ctx| mail::delivery::remind(ctx, p)).await.map_err(io(true))
+        } else {
+            self.read_as(agent, move |c| mail::delivery::pending(c, &p)).await.map_err(io(false))
+        }
+    }
+
+    async fn mail_withdraw(&self, p: MailRef) -> Result<WithdrawResult> {
+        self.write_as(p.agent.clone(), move |ctx| mail::delivery::withdraw(ctx, p)).await.map_err(io(true))
+    }
+
+    async fn peers_link(&self, p: PeerLinkParams) -> Result<PeersResult> {
+        self.db.write(move |ctx| mail::peers::link(ctx, p)).await.map_err(io(true))
+    }
+
+    async fn peers_list(&self, p: PeerListParams) -> Result<PeersResult> {
+        let peers = self.db.read(move |c| mail::peers::of(c, &p.task_id).map(|peers| (p.task_id, peers))).await;
+        let (task_id, peers) = peers.map_err(io(false))?;
+        Ok(PeersResult { task_id, peers, event_id: None })
+    }
+
+    async fn install_hooks(&self, p: InstallHooksParams) -> Result<InstallHooksResult> {
+        let db = self.path.clone();
+        tokio::task::spawn_blocking(move || crate::sessions::install(&p, &db))
+            .await
+            .map_err(|e| Error::Internal(format!("install task failed: {e}")))?
     }
 }

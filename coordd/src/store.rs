@@ -100,6 +100,13 @@ pub trait Store: Send + Sync + 'static {
     fn reservation_list(&self, p: ReservationListParams) -> impl Future<Output = Result<Vec<Reservation>>> + Send;
     fn reservation_check(&self, p: CheckPathsParams) -> impl Future<Output = Result<Vec<PathConflict>>> + Send;
     fn status(&self, p: StatusParams) -> impl Future<Output = Result<StatusResult>> + Send;
+    // the session mailbox
+    fn mail_check(&self, p: CheckParams) -> impl Future<Output = Result<CheckResult>> + Send;
+    fn mail_pending(&self, p: PendingParams) -> impl Future<Output = Result<PendingResult>> + Send;
+    fn mail_withdraw(&self, p: MailRef) -> impl Future<Output = Result<WithdrawResult>> + Send;
+    fn peers_link(&self, p: PeerLinkParams) -> impl Future<Output = Result<PeersResult>> + Send;
+    fn peers_list(&self, p: PeerListParams) -> impl Future<Output = Result<PeersResult>> + Send;
+    fn install_hooks(&self, p: InstallHooksParams) -> impl Future<Output = Result<InstallHooksResult>> + Send;
 
     /// Validate a filter and resolve its cursor (`default_after` when it names none).
     fn resolve_filter(&self, f: EventFilter, default_after: i64) -> impl Future<Output = Result<Resolved>> + Send;

@@ -103,6 +103,18 @@ pub enum Cmd {
     /// Git integration: a pre-commit hook that enforces reservations.
     #[command(subcommand)]
     Hooks(HooksCmd),
+    /// Deliver your queued messages (marks them delivered; a message is delivered once).
+    Check(MailboxArgs),
+    /// Count your queued messages: {"pending": N, "urgent": M}. Cheap; never delivers.
+    Pending(MailboxArgs),
+    /// Take back a message you sent that was not delivered yet.
+    Withdraw(MailMsgArgs),
+    /// Linked peer tasks: `send --to-peer` reaches the other side.
+    #[command(subcommand)]
+    Peer(PeerCmd),
+    /// Agent-session integration: Claude Code hook handlers and their installation.
+    #[command(subcommand)]
+    Hook(HookCmd),
 }
 
 impl Cmd {
@@ -136,6 +148,12 @@ impl Cmd {
             Cmd::Status(_) => "status",
             Cmd::Hooks(HooksCmd::InstallGit(_)) => "hooks install-git",
             Cmd::Hooks(HooksCmd::PreCommit) => "hooks pre-commit",
+            Cmd::Check(_) => "check",
+            Cmd::Pending(_) => "pending",
+            Cmd::Withdraw(_) => "withdraw",
+            Cmd::Peer(_) => "peer link",
+            Cmd::Hook(HookCmd::Claude(_)) => "hook claude",
+            Cmd::Hook(HookCmd::Install(_)) => "hook install",
         }
     }
 }
@@ -179,9 +197,18 @@ pub struct SendArgs {
     /// Sender (default: --agent).
     #[arg(long)]
     pub from: Option<String>,
-    /// Recipient agent.
+    /// Recipient agent, or `broadcast` (every registered agent).
+    #[arg(long, required_unless_present_any = ["to_task", "to_peer"], conflicts_with_all = ["to_task", "to_peer"])]
+    pub to: Option<String>,
+    /// Send to a task: whoever runs it gets the message (kept until the task starts).
+    #[arg(long, value_name = "TASK_ID", conflicts_with = "to_peer")]
+    pub to_task: Option<String>,
+    /// Send to the peer(s) linked to your task (--task, or $COORD_TASK).
     #[arg(long)]
-    pub to: String,
+    pub to_peer: bool,
+    /// A queued message not delivered within this many seconds expires.
+    #[arg(long, value_name = "SECONDS")]
+    pub expires_in: Option<u64>,
     /// Subject of a new thread (default: the summary).
     #[arg(long)]
     pub subject: Option<String>,
@@ -197,7 +224,7 @@ pub struct SendArgs {
     /// Message kind (default: task for a new thread, progress otherwise).
     #[arg(long)]
     pub kind: Option<MessageKind>,
-    /// Priority of a new thread.
+    /// Priority: low, normal, high or urgent (default: the thread's).
     #[arg(long)]
     pub priority: Option<Priority>,
     /// Mail category: HANDOFF, BLOCKED, DECISION or INFO (needs --task). HANDOFF and
@@ -344,6 +371,63 @@ pub enum HooksCmd {
     InstallGit(InstallGitArgs),
     /// What the installed hook runs: check the staged files against reservations.
     PreCommit,
+}
+
+#[derive(Args)]
+pub struct MailboxArgs {
+    /// A task's mailbox (also $COORD_TASK). With --agent, both; an agent's mailbox also
+    /// holds the mail of the tasks it is running.
+    #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
+    pub task: Option<String>,
+}
+
+#[derive(Subcommand)]
+pub enum PeerCmd {
+    /// Link two tasks as peers: --task A --task B.
+    Link(PeerLinkArgs),
+}
+
+#[derive(Args)]
+pub struct PeerLinkArgs {
+    #[arg(long = "task", value_name = "TASK_ID", num_args = 1, required = true)]
+    pub tasks: Vec<String>,
+}
+
+#[derive(Subcommand)]
+pub enum HookCmd {
+    /// Claude Code hook handler: reads the hook's JSON on stdin, prints the hook's JSON
+    /// answer. Fails open: with no daemon it prints nothing and exits 0.
+    Claude(HookClaudeArgs),
+    /// Write Claude Code hooks (.claude/settings.json, merged) and an inbox addendum in
+    /// CLAUDE.md and AGENTS.md.
+    Install(HookInstallArgs),
+}
+
+#[derive(Args)]
+pub struct HookClaudeArgs {
+    /// post-tool-use, stop, user-prompt-submit or session-start.
+    pub event: HookEvent,
+    /// The session's task (also $COORD_TASK).
+    #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
+    pub task: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookEvent {
+    PostToolUse,
+    Stop,
+    UserPromptSubmit,
+    SessionStart,
+}
+
+#[derive(Args)]
+pub struct HookInstallArgs {
+    /// The worktree to write into (default: the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    /// The task the session works on.
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
 }
 
 #[derive(Args)]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::cli::*;
 use crate::output::{self, CliError, EXIT_NONE, envelope, to_value};
-use crate::{agents, githook};
+use crate::{agents, githook, session};
 
 type Res = Result<ExitCode, CliError>;
 
@@ -23,12 +23,16 @@ pub async fn run(cli: Cli, agent_explicit: bool) -> Res {
     match cli.command {
         Cmd::Hooks(HooksCmd::InstallGit(a)) => return githook::install(a.repo, &opts.paths.db, ctx.json),
         Cmd::Hooks(HooksCmd::PreCommit) => return githook::pre_commit(ctx.agent, opts).await,
+        Cmd::Hook(HookCmd::Claude(a)) => return Ok(session::hook_claude(ctx.agent, a, opts).await),
         _ => {}
     }
     // Validate what we can before connecting (and before starting a daemon).
     let prepared = match agents::prepare(&ctx, cli.command)? {
         Ok(p) => Prepared::Agents(p),
-        Err(cmd) => prepare(&ctx, cmd)?,
+        Err(cmd) => match session::prepare(&ctx, cmd)? {
+            Ok(p) => Prepared::Session(p),
+            Err(cmd) => prepare(&ctx, cmd)?,
+        },
     };
     let client = Client::connect(opts).await?;
     prepared.execute(&ctx, &client).await
@@ -36,7 +40,7 @@ pub async fn run(cli: Cli, agent_explicit: bool) -> Res {
 
 pub struct Ctx {
     json: bool,
-    agent: Option<String>,
+    pub agent: Option<String>,
     agent_explicit: bool,
 }
 
@@ -67,6 +71,7 @@ impl Ctx {
 enum Prepared {
     Init(InitParams),
     Agents(agents::Prepared),
+    Session(session::Prepared),
     Send(SendParams),
     Fetch(FetchParams),
     Claim(ClaimParams),
@@ -95,11 +100,21 @@ fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
         }),
         Cmd::Send(a) => Prepared::Send(SendParams {
             from: ctx.agent_or(a.from, "from")?,
-            to: a.to,
+            to: a.to.unwrap_or_default(),
+            to_task: a.to_task,
+            // --to-peer: the peers of your own task (--task, else $COORD_TASK).
+            to_peer: if a.to_peer {
+                Some(a.task.clone().or_else(|| std::env::var("COORD_TASK").ok()).ok_or_else(|| {
+                    CliError::Invalid("--to-peer needs your task: pass --task TASK_ID (or set COORD_TASK)".into())
+                })?)
+            } else {
+                None
+            },
+            expires_in_seconds: a.expires_in,
             thread_id: a.thread,
             subject: a.subject,
             run_id: a.run,
-            task_id: a.task,
+            task_id: if a.to_peer { None } else { a.task },
             kind: a.kind,
             priority: a.priority,
             category: a.category,
@@ -174,7 +189,12 @@ fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
         | Cmd::Release(_)
         | Cmd::Reservations(_)
         | Cmd::Status(_)
-        | Cmd::Hooks(_) => return Err(CliError::Internal("command routed to the wrong handler".into())),
+        | Cmd::Hooks(_)
+        | Cmd::Check(_)
+        | Cmd::Pending(_)
+        | Cmd::Withdraw(_)
+        | Cmd::Peer(_)
+        | Cmd::Hook(_) => return Err(CliError::Internal("command routed to the wrong handler".into())),
         Cmd::Watch(a) => {
             let filter = EventFilter {
                 after_event: a.after_event,
@@ -276,6 +296,7 @@ impl Prepared {
                 ok()
             }
             Prepared::Agents(p) => p.execute(json, c).await,
+            Prepared::Session(p) => p.execute(json, c).await,
             Prepared::Send(p) => message_result("send", json, c.send(p).await?),
             Prepared::Update(p) => message_result("update", json, c.update(p).await?),
             Prepared::Reply(p) => message_result("reply", json, c.reply(p).await?),

@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod githook;
 mod output;
+mod session;
 
 use clap::{CommandFactory, FromArgMatches};
 

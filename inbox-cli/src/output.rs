@@ -188,7 +188,7 @@ pub fn status(s: &coord_proto::types::StatusResult) {
     for r in &s.reservations {
         println!("  {}", reservation_line(r));
     }
-    println!("Unacked messages requiring an ack ({}):", s.counts.unacked_required);
+    println!("Unacked messages requiring an ack ({}):", s.unacked.len());
     for u in &s.unacked {
         let m = &u.mail;
         println!(

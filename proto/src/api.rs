@@ -63,6 +63,12 @@ pub mod methods {
     pub const RELEASE: &str = "reservations.release";
     pub const RESERVATION_LIST: &str = "reservations.list";
     pub const RESERVATION_CHECK: &str = "reservations.check";
+    pub const MAIL_CHECK: &str = "mail.check";
+    pub const MAIL_PENDING: &str = "mail.pending";
+    pub const MAIL_WITHDRAW: &str = "mail.withdraw";
+    pub const PEERS_LINK: &str = "peers.link";
+    pub const PEERS_LIST: &str = "peers.list";
+    pub const INSTALL_HOOKS: &str = "session.installHooks";
 }
 
 #[rpc(server, client)]
@@ -228,6 +234,30 @@ pub trait CoordApi {
     /// Active reservations, unacked messages that require an ack, and counts by state.
     #[method(name = "inbox.status")]
     async fn status(&self, params: StatusParams) -> RpcResult<StatusResult>;
+
+    // ---- the session mailbox ------------------------------------------------------------
+
+    /// Deliver queued mail (marks it delivered; a message is delivered once).
+    #[method(name = "mail.check")]
+    async fn mail_check(&self, params: CheckParams) -> RpcResult<CheckResult>;
+
+    /// Count queued mail; with `remind`, also hand out (once) what nobody was reminded of.
+    #[method(name = "mail.pending")]
+    async fn mail_pending(&self, params: PendingParams) -> RpcResult<PendingResult>;
+
+    /// The sender takes back a message that was not delivered yet.
+    #[method(name = "mail.withdraw")]
+    async fn mail_withdraw(&self, params: MailRef) -> RpcResult<WithdrawResult>;
+
+    #[method(name = "peers.link")]
+    async fn peers_link(&self, params: PeerLinkParams) -> RpcResult<PeersResult>;
+
+    #[method(name = "peers.list")]
+    async fn peers_list(&self, params: PeerListParams) -> RpcResult<PeersResult>;
+
+    /// Write agent hooks, the MCP registration and instructions into a worktree.
+    #[method(name = "session.installHooks")]
+    async fn install_hooks(&self, params: InstallHooksParams) -> RpcResult<InstallHooksResult>;
 
     /// Push every matching event, first those already stored after the cursor, then new
     /// ones as they commit, in event order with no gaps and no duplicates.

@@ -69,6 +69,8 @@ pub enum ErrorCode {
     ReservationNotFound,
     /// Only the owner may release a reservation.
     ReleaseForbidden,
+    /// Only the sender may withdraw a message.
+    WithdrawForbidden,
     /// Writing coordination data (or a file such as a hook) failed.
     IoWriteFailed,
     /// Reading coordination data (or a file) failed.
@@ -77,7 +79,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// All application codes, for documentation and exhaustive tests.
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::InvalidInput,
         ErrorCode::InvalidTransition,
         ErrorCode::NotFound,
@@ -100,6 +102,7 @@ impl ErrorCode {
         ErrorCode::ReservationStaleFound,
         ErrorCode::ReservationNotFound,
         ErrorCode::ReleaseForbidden,
+        ErrorCode::WithdrawForbidden,
         ErrorCode::IoWriteFailed,
         ErrorCode::IoReadFailed,
     ];
@@ -129,6 +132,7 @@ impl ErrorCode {
             ErrorCode::ReservationStaleFound => 1111,
             ErrorCode::ReservationNotFound => 1112,
             ErrorCode::ReleaseForbidden => 1113,
+            ErrorCode::WithdrawForbidden => 1114,
             ErrorCode::IoWriteFailed => 1150,
             ErrorCode::IoReadFailed => 1151,
         }
@@ -164,6 +168,7 @@ impl ErrorCode {
             ErrorCode::ReservationStaleFound => "reservation_stale_found",
             ErrorCode::ReservationNotFound => "reservation_not_found",
             ErrorCode::ReleaseForbidden => "release_forbidden",
+            ErrorCode::WithdrawForbidden => "withdraw_forbidden",
             ErrorCode::IoWriteFailed => "io_write_failed",
             ErrorCode::IoReadFailed => "io_read_failed",
         }
@@ -182,7 +187,8 @@ impl ErrorCode {
             | AckForbidden
             | ReservationConflict
             | ReservationStaleFound
-            | ReleaseForbidden => 20,
+            | ReleaseForbidden
+            | WithdrawForbidden => 20,
             InvalidInput | InvalidTransition | InvalidArgs | InvalidCategory => 30,
             NotFound | AgentNotFound | UnknownSender | UnknownRecipient | MessageNotFound | ReservationNotFound
             | MissingBeadId => 40,

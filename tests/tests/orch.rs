@@ -155,6 +155,10 @@ fn dispatch_makes_a_registered_worktree_and_a_worker_finishing_wakes_wait() {
     assert_eq!(d1["branch"], "orch/R1/T1/a1");
     let path = d1["worktree_path"].as_str().unwrap().to_string();
     assert!(path.ends_with(".agents/worktrees/R1/T1-a1"), "{path}");
+    // The worktree got the session hooks, bound to the worker and its task.
+    let settings = std::fs::read_to_string(format!("{path}/.claude/settings.json")).unwrap();
+    assert!(settings.contains("--agent backend hook claude stop --task T1"), "{settings}");
+    assert!(std::fs::read_to_string(format!("{path}/CLAUDE.md")).unwrap().contains("check your inbox"));
     let list = git(&p, &["worktree", "list", "--porcelain"]);
     assert!(list.contains(&format!("worktree {path}")), "{list}");
     assert!(list.contains("branch refs/heads/orch/R1/T1/a1"), "{list}");
@@ -381,7 +385,7 @@ fn prune_keeps_unmerged_work_and_live_attempts() {
         .iter()
         .map(|w| (w["task_id"].as_str().unwrap(), w["note"].as_str().unwrap()))
         .collect();
-    assert_eq!(removed, ["B"]);
+    assert_eq!(removed, ["B"], "{pruned}");
     assert_eq!(kept.len(), 2, "{kept:?}");
     assert!(kept.iter().any(|(t, n)| *t == "A" && n.contains("not merged")), "{kept:?}");
     assert!(kept.iter().any(|(t, n)| *t == "C" && n.contains("live")), "{kept:?}");

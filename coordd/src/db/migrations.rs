@@ -214,6 +214,24 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_reservations_active ON reservations(scope) WHERE state = 'active';
     CREATE INDEX idx_reservations_scope ON reservations(scope, generation);
     "#,
+    // 4: the session mailbox: per-recipient delivery (queued -> delivered), priority,
+    // expiry, withdrawal and reminder marks; linked peer tasks. Mail already read before
+    // this migration counts as delivered.
+    r#"
+    ALTER TABLE mail ADD COLUMN priority TEXT NOT NULL DEFAULT 'normal';
+    ALTER TABLE mail ADD COLUMN delivered_at TEXT;
+    ALTER TABLE mail ADD COLUMN expires_at TEXT;
+    ALTER TABLE mail ADD COLUMN withdrawn_at TEXT;
+    ALTER TABLE mail ADD COLUMN reminded_at TEXT;
+    UPDATE mail SET delivered_at = COALESCE(read_at, acked_at) WHERE state <> 'unread';
+    CREATE INDEX idx_mail_queued ON mail(recipient, event_id) WHERE delivered_at IS NULL AND withdrawn_at IS NULL;
+    CREATE TABLE peers (
+        task_id TEXT NOT NULL,
+        peer_task_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (task_id, peer_task_id)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this binary writes.

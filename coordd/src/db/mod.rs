@@ -38,6 +38,7 @@ pub fn json_col(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<serde_j
 
 /// The open database: one writer thread, a reader pool and the event bus.
 pub struct Db {
+    path: std::path::PathBuf,
     writer: writer::Writer,
     readers: r2d2::Pool<SqliteConnectionManager>,
     bus: broadcast::Sender<Arc<Published>>,
@@ -87,6 +88,7 @@ impl Db {
         let (writer, handle) = writer::Writer::spawn(conn, bus.clone(), last_event_id.clone())
             .map_err(|e| Error::Internal(format!("cannot start writer thread: {e}")))?;
         Ok(Db {
+            path: path.to_path_buf(),
             writer,
             readers,
             bus,
@@ -131,6 +133,11 @@ impl Db {
     /// Id of the newest committed and published event.
     pub fn last_event_id(&self) -> i64 {
         self.last_event_id.load(Ordering::SeqCst)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     pub fn schema_version(&self) -> i64 {

@@ -38,8 +38,7 @@ pub fn last_message_event(conn: &Connection, thread_id: &str) -> Result<i64> {
         .query_row([thread_id], |r| r.get(0))?)
 }
 
-const PRIORITY_ORDER: &str =
-    "CASE t.priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, t.created_at, t.thread_id";
+const PRIORITY_ORDER: &str = "CASE t.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, t.created_at, t.thread_id";
 
 /// Candidate threads assigned to an agent, highest priority first, then oldest.
 pub fn fetch(conn: &Connection, p: &FetchParams) -> Result<Vec<Thread>> {

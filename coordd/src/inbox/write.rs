@@ -46,8 +46,20 @@ struct Append<'a> {
     to: String,
     kind: MessageKind,
     input: MessageInput,
-    /// Mail category and ack requirement (only `send` sets them).
-    mail: (Option<Category>, bool),
+    /// Mail category, ack requirement and delivery (only `send` sets them).
+    mail: MailOpts,
+}
+
+/// What `send` adds to a message as mail.
+#[derive(Default)]
+struct MailOpts {
+    category: Option<Category>,
+    requires_ack: bool,
+    /// Defaults to the thread's priority.
+    priority: Option<Priority>,
+    expires_at: Option<String>,
+    /// Explicit recipients (several peers) instead of `to`.
+    recipients: Option<Vec<String>>,
 }
 
 /// Insert the event, the message and its artifacts, update the thread, mark the thread read
@@ -70,7 +82,8 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
         insert_thread(conn, &thread)?;
     }
     let body = a.input.body.unwrap_or_default();
-    let (category, requires_ack) = a.mail;
+    let MailOpts { category, requires_ack, priority, expires_at, recipients } = a.mail;
+    let delivering = crate::mail::Delivering { priority: priority.unwrap_or(thread.priority), expires_at, recipients };
     conn.prepare_cached(
         "INSERT INTO messages (message_id, thread_id, from_agent, to_agent, kind, summary, body, \
          payload_json, created_at, event_id, category, requires_ack) \
@@ -135,7 +148,7 @@ fn append(ctx: &mut WriteCtx<'_>, clock: &Clock, a: Append<'_>) -> Result<Messag
         requires_ack,
         artifacts,
     };
-    crate::mail::deliver(ctx, &message, &clock.now)?;
+    crate::mail::deliver(ctx, &message, &delivering, &clock.now)?;
     events::publish(ctx, event_id, &draft, Some(message.clone()));
     // orch reacts in the same transaction (task and run state, councils).
     crate::orch::reconcile::on_thread(ctx, &thread, a.actor, &clock.now)?;
@@ -205,12 +218,19 @@ pub(super) fn open_thread(conn: &Connection, thread_id: &str, clock: &Clock) -> 
 /// `inbox.send`: create a thread with its first message, or append to an open thread.
 pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
     check_agent("from", &p.from)?;
-    check_agent("to", &p.to)?;
     check_message(&p.message)?;
+    let clock = Clock::new();
+    let (to, recipients, target_task) = recipient(ctx.conn, &p)?;
     let category = p.category.as_deref().map(crate::mail::parse_category).transpose()?;
     let requires_ack = p.requires_ack.unwrap_or(category.is_some_and(Category::requires_ack_by_default));
-    let mail = (category, requires_ack);
-    let clock = Clock::new();
+    let expires_at = match p.expires_in_seconds {
+        None => None,
+        Some(s) if (1..=MAX_EXPIRY_SECONDS).contains(&s) => Some(util::ts_after(clock.at, s)),
+        Some(s) => {
+            return Err(Error::invalid(format!("expires_in_seconds must be 1 to {MAX_EXPIRY_SECONDS}, got {s}")));
+        }
+    };
+    let mail = MailOpts { category, requires_ack, priority: p.priority, expires_at, recipients };
     if let Some(thread_id) = &p.thread_id {
         let thread = open_thread(ctx.conn, thread_id, &clock)?;
         if category.is_some() && thread.task_id.is_empty() && p.task_id.is_none() {
@@ -234,14 +254,15 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
                 event_type: EventType::MessageSent,
                 actor: &p.from,
                 from: &p.from,
-                to: p.to.clone(),
+                to: to.clone(),
                 kind: p.kind.unwrap_or(MessageKind::Progress),
                 input: p.message,
                 mail,
             },
         );
     }
-    if category.is_some() && p.task_id.as_deref().is_none_or(|t| t.trim().is_empty()) {
+    let task_id = p.task_id.clone().or(target_task).unwrap_or_default();
+    if category.is_some() && task_id.trim().is_empty() {
         return Err(missing_task());
     }
     // Without a subject, the summary's first line stands in (shortened to fit).
@@ -253,10 +274,10 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
     let thread = Thread {
         thread_id: util::new_id("thr"),
         run_id: p.run_id.clone().unwrap_or_default(),
-        task_id: p.task_id.clone().unwrap_or_default(),
+        task_id,
         subject,
         created_by: p.from.clone(),
-        assigned_to: p.to.clone(),
+        assigned_to: to.clone(),
         status: ThreadStatus::Pending,
         priority: p.priority.unwrap_or(Priority::Normal),
         latest_message_id: None,
@@ -273,12 +294,44 @@ pub fn send(ctx: &mut WriteCtx<'_>, p: SendParams) -> Result<MessageResult> {
             event_type: EventType::ThreadCreated,
             actor: &p.from,
             from: &p.from,
-            to: p.to.clone(),
+            to,
             kind: p.kind.unwrap_or(MessageKind::Task),
             input: p.message,
             mail,
         },
     )
+}
+
+/// Longest `expires_in_seconds` accepted (one year).
+const MAX_EXPIRY_SECONDS: u64 = 365 * 24 * 3600;
+
+/// Resolve the addressee of a send: `(to, explicit recipients, the task addressed)`.
+fn recipient(conn: &Connection, p: &SendParams) -> Result<(String, Option<Vec<String>>, Option<String>)> {
+    use crate::mail::delivery::task_recipient;
+    match (p.to.is_empty(), &p.to_task, &p.to_peer) {
+        (false, None, None) => {
+            check_agent("to", &p.to)?;
+            if p.to.starts_with(TASK_RECIPIENT_PREFIX) {
+                return Err(Error::invalid(format!("address tasks with to_task, not to '{}'", p.to)));
+            }
+            Ok((p.to.clone(), None, None))
+        }
+        (true, Some(task), None) => {
+            check_id("to_task", task)?;
+            Ok((task_recipient(task), None, Some(task.clone())))
+        }
+        (true, None, Some(mine)) => {
+            let peers = crate::mail::peers::of(conn, mine)?;
+            match peers.as_slice() {
+                [] => {
+                    Err(Error::not_found(format!("task '{mine}' has no linked peer (link one with `inbox peer link`)")))
+                }
+                [one] => Ok((task_recipient(one), None, Some(one.clone()))),
+                many => Ok((format!("peers:{mine}"), Some(many.iter().map(|t| task_recipient(t)).collect()), None)),
+            }
+        }
+        _ => Err(Error::invalid("give exactly one recipient: to, to_task or to_peer")),
+    }
 }
 
 fn missing_task() -> Error {
@@ -316,7 +369,7 @@ pub fn update(ctx: &mut WriteCtx<'_>, p: UpdateParams) -> Result<MessageResult> 
             to,
             kind,
             input: p.message,
-            mail: (None, false),
+            mail: MailOpts::default(),
         },
     )
 }
@@ -353,7 +406,7 @@ pub fn reply(ctx: &mut WriteCtx<'_>, p: ReplyParams) -> Result<MessageResult> {
             to,
             kind,
             input: p.message,
-            mail: (None, false),
+            mail: MailOpts::default(),
         },
     )
 }
@@ -389,7 +442,7 @@ pub fn finish(ctx: &mut WriteCtx<'_>, p: FinishParams, status: ThreadStatus) -> 
             to,
             kind: MessageKind::Result,
             input: p.message,
-            mail: (None, false),
+            mail: MailOpts::default(),
         },
     )
 }
@@ -421,7 +474,7 @@ pub fn cancel(ctx: &mut WriteCtx<'_>, p: CancelParams) -> Result<MessageResult> 
             to,
             kind: MessageKind::Control,
             input,
-            mail: (None, false),
+            mail: MailOpts::default(),
         },
     )
 }

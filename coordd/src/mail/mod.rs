@@ -3,6 +3,8 @@
 //! `mail` row per recipient when it is appended: its `to_agent`, or every registered agent
 //! but the sender for `broadcast`. Categories and the ack requirement live on the message.
 
+pub mod delivery;
+pub mod peers;
 #[cfg(test)]
 mod tests;
 
@@ -21,12 +23,29 @@ use crate::util;
 /// Columns of [`item_from_row`], over `mail x JOIN messages m JOIN threads t`.
 pub const ITEM_COLUMNS: &str = "x.message_id, m.thread_id, t.run_id, t.task_id, m.from_agent, x.recipient, \
      m.category, t.subject, m.summary, m.body, m.kind, m.requires_ack, x.state, m.created_at, x.read_at, \
-     x.acked_at, x.event_id";
+     x.acked_at, x.event_id, x.priority, x.delivered_at, x.expires_at, x.withdrawn_at";
 pub const ITEM_FROM: &str =
     "mail x JOIN messages m ON m.message_id = x.message_id JOIN threads t ON t.thread_id = m.thread_id";
 
 pub fn item_from_row(r: &Row<'_>) -> rusqlite::Result<MailItem> {
     let category: Option<String> = r.get(6)?;
+    let state: MailState = parse_col(r, 12)?;
+    let delivered_at: Option<String> = r.get(18)?;
+    let expires_at: Option<String> = r.get(19)?;
+    let withdrawn_at: Option<String> = r.get(20)?;
+    let delivery = if withdrawn_at.is_some() {
+        Delivery::Withdrawn
+    } else if state == MailState::Acked {
+        Delivery::Acked
+    } else if state == MailState::Read {
+        Delivery::Read
+    } else if delivered_at.is_some() {
+        Delivery::Delivered
+    } else if expires_at.as_deref().is_some_and(|e| e <= util::ts(util::now()).as_str()) {
+        Delivery::Expired
+    } else {
+        Delivery::Queued
+    };
     Ok(MailItem {
         message_id: r.get(0)?,
         thread_id: r.get(1)?,
@@ -43,10 +62,15 @@ pub fn item_from_row(r: &Row<'_>) -> rusqlite::Result<MailItem> {
         body: r.get(9)?,
         kind: parse_col(r, 10)?,
         requires_ack: r.get(11)?,
-        state: parse_col(r, 12)?,
+        state,
+        priority: parse_col(r, 17)?,
+        delivery,
         created_at: r.get(13)?,
+        delivered_at,
         read_at: r.get(14)?,
         acked_at: r.get(15)?,
+        expires_at,
+        withdrawn_at,
         event_id: r.get(16)?,
     })
 }
@@ -61,22 +85,36 @@ pub fn parse_category(text: &str) -> Result<Category> {
     })
 }
 
-/// Give a freshly appended message its recipients' mail rows. A named recipient that is
-/// unknown is recorded as an unregistered agent (unless strict).
-pub fn deliver(ctx: &mut WriteCtx<'_>, msg: &Message, now: &str) -> Result<()> {
-    let recipients = if msg.to_agent == BROADCAST {
+/// How a message is delivered: its priority and expiry, and explicit recipients (the peers
+/// of a task) instead of its `to_agent`.
+#[derive(Debug, Clone)]
+pub struct Delivering {
+    pub priority: Priority,
+    pub expires_at: Option<String>,
+    pub recipients: Option<Vec<String>>,
+}
+
+/// Give a freshly appended message its recipients' mail rows, queued. A named recipient
+/// that is unknown is recorded as an unregistered agent (unless strict).
+pub fn deliver(ctx: &mut WriteCtx<'_>, msg: &Message, how: &Delivering, now: &str) -> Result<()> {
+    let recipients = if let Some(r) = &how.recipients {
+        r.clone()
+    } else if msg.to_agent == BROADCAST {
         agents::broadcast_recipients(ctx.conn, &msg.from_agent)?
     } else if msg.to_agent != msg.from_agent {
-        agents::record(ctx, &msg.to_agent, now)?;
+        if !msg.to_agent.starts_with(TASK_RECIPIENT_PREFIX) {
+            agents::record(ctx, &msg.to_agent, now)?;
+        }
         vec![msg.to_agent.clone()]
     } else {
         Vec::new()
     };
-    let mut stmt = ctx
-        .conn
-        .prepare_cached("INSERT INTO mail (recipient, message_id, event_id, state) VALUES (?1, ?2, ?3, 'unread')")?;
+    let mut stmt = ctx.conn.prepare_cached(
+        "INSERT INTO mail (recipient, message_id, event_id, state, priority, expires_at) \
+         VALUES (?1, ?2, ?3, 'unread', ?4, ?5)",
+    )?;
     for r in recipients {
-        stmt.execute(rusqlite::params![r, msg.message_id, msg.event_id])?;
+        stmt.execute(rusqlite::params![r, msg.message_id, msg.event_id, how.priority.as_str(), how.expires_at])?;
     }
     Ok(())
 }
@@ -111,6 +149,12 @@ fn recipient_item(conn: &Connection, p: &MailRef, not_recipient: ErrorCode) -> R
     check_agent("agent", &p.agent)?;
     check_id("message_id", &p.message_id)?;
     if let Some(it) = item(conn, &p.agent, &p.message_id)? {
+        if it.withdrawn_at.is_some() {
+            return Err(Error::app(
+                ErrorCode::InvalidTransition,
+                format!("message '{}' was withdrawn by its sender", p.message_id),
+            ));
+        }
         return Ok(it);
     }
     if inbox::read::message(conn, &p.message_id)?.is_none() {
@@ -121,9 +165,13 @@ fn recipient_item(conn: &Connection, p: &MailRef, not_recipient: ErrorCode) -> R
 
 /// Append `mail.read` / `mail.acked` in the message thread's context. The event names the
 /// message in its payload only, so waits on message kinds never mistake it for a reply.
-fn record(ctx: &mut WriteCtx<'_>, event_type: EventType, it: &MailItem, now: &str) -> Result<i64> {
+pub(crate) fn record(ctx: &mut WriteCtx<'_>, event_type: EventType, it: &MailItem, now: &str) -> Result<i64> {
     let thread = inbox::read::thread(ctx.conn, &it.thread_id, now)?;
-    let verb = if event_type == EventType::MailAcked { "acked" } else { "read" };
+    let verb = match event_type {
+        EventType::MailAcked => "acked",
+        EventType::MailWithdrawn => "lost (withdrawn)",
+        _ => "read",
+    };
     let summary = format!("{} {verb} {}", it.to_agent, it.message_id);
     let payload = json!({"message_id": it.message_id, "recipient": it.to_agent, "from_agent": it.from_agent,
         "state": it.state, "category": it.category});
@@ -138,9 +186,14 @@ pub fn read(ctx: &mut WriteCtx<'_>, p: MailRef) -> Result<MailItemResult> {
     }
     let now = util::ts(util::now());
     ctx.conn
-        .prepare_cached("UPDATE mail SET state = 'read', read_at = ?3 WHERE recipient = ?1 AND message_id = ?2")?
+        .prepare_cached(
+            "UPDATE mail SET state = 'read', read_at = ?3, delivered_at = COALESCE(delivered_at, ?3) \
+             WHERE recipient = ?1 AND message_id = ?2",
+        )?
         .execute([&p.agent, &p.message_id, &now])?;
     it.state = MailState::Read;
+    it.delivery = Delivery::Read;
+    it.delivered_at.get_or_insert_with(|| now.clone());
     it.read_at = Some(now.clone());
     let event_id = record(ctx, EventType::MailRead, &it, &now)?;
     Ok(MailItemResult { mail: it, event_id: Some(event_id) })
@@ -156,11 +209,13 @@ pub fn ack(ctx: &mut WriteCtx<'_>, p: MailRef) -> Result<MailItemResult> {
     let now = util::ts(util::now());
     ctx.conn
         .prepare_cached(
-            "UPDATE mail SET state = 'acked', acked_at = ?3, read_at = COALESCE(read_at, ?3) \
-             WHERE recipient = ?1 AND message_id = ?2",
+            "UPDATE mail SET state = 'acked', acked_at = ?3, read_at = COALESCE(read_at, ?3), \
+             delivered_at = COALESCE(delivered_at, ?3) WHERE recipient = ?1 AND message_id = ?2",
         )?
         .execute([&p.agent, &p.message_id, &now])?;
     it.state = MailState::Acked;
+    it.delivery = Delivery::Acked;
+    it.delivered_at.get_or_insert_with(|| now.clone());
     it.read_at.get_or_insert_with(|| now.clone());
     it.acked_at = Some(now.clone());
     let event_id = record(ctx, EventType::MailAcked, &it, &now)?;

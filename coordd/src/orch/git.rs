@@ -55,12 +55,17 @@ fn open(repo: &Path) -> Result<Repository> {
     Repository::open(repo).map_err(git_err(&format!("cannot open git repository {}", repo.display())))
 }
 
-/// Files with uncommitted changes in a repository or worktree.
+/// Files with uncommitted changes in a repository or worktree. The untracked session
+/// files that dispatch itself writes (hooks, MCP registration, instructions) are not work.
 fn dirty_files(repo: &Repository, include_untracked: bool) -> Result<Vec<String>> {
     let mut opts = StatusOptions::new();
     opts.include_untracked(include_untracked).include_ignored(false).recurse_untracked_dirs(false);
     let statuses = repo.statuses(Some(&mut opts)).map_err(git_err("cannot read git status"))?;
-    Ok(statuses.iter().filter_map(|s| s.path().ok().map(str::to_string)).collect())
+    Ok(statuses
+        .iter()
+        .filter(|s| !(s.status() == git2::Status::WT_NEW && s.path().is_ok_and(crate::sessions::is_session_file)))
+        .filter_map(|s| s.path().ok().map(str::to_string))
+        .collect())
 }
 
 /// Check a repository and base before any worktree is made: with `strict`, refuse

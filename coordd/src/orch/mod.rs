@@ -108,6 +108,7 @@ pub fn check_ref_id(field: &str, id: &str) -> Result<()> {
 
 pub fn prio_rank(p: Priority) -> i64 {
     match p {
+        Priority::Urgent => 3,
         Priority::High => 2,
         Priority::Normal => 1,
         Priority::Low => 0,

@@ -61,10 +61,32 @@ async fn commit(db: &Db, run_id: &str, plans: Vec<Plan>, mode: Mode) -> Result<D
     let run = run_id.to_string();
     let keep = plans.clone();
     match db.write(move |ctx| dispatch::record(ctx, &run, plans, mode)).await {
-        Ok(dispatches) => Ok(DispatchResult { dispatches }),
+        Ok(dispatches) => {
+            install_hooks(db, &dispatches).await;
+            Ok(DispatchResult { dispatches })
+        }
         Err(e) => {
             discard(run_id, &keep).await;
             Err(e)
+        }
+    }
+}
+
+/// Give every new code worktree the session hooks, bound to its worker, task and thread.
+/// The attempt is recorded already, so a failure here is logged, not returned.
+async fn install_hooks(db: &Db, dispatches: &[Dispatch]) {
+    for d in dispatches {
+        let Some(dir) = &d.worktree_path else { continue };
+        let p = InstallHooksParams {
+            dir: dir.clone(),
+            agent: Some(d.assigned_to.clone()),
+            task_id: Some(d.task_id.clone()),
+            thread_id: Some(d.thread_id.clone()),
+            inbox_bin: None,
+        };
+        let path = db.path().to_path_buf();
+        if let Err(e) = blocking(move || crate::sessions::install(&p, &path)).await {
+            tracing::warn!(worktree = %dir, error = %e, "could not install session hooks");
         }
     }
 }

@@ -277,7 +277,8 @@ pub fn check(conn: &Connection, p: &CheckPathsParams) -> Result<Vec<PathConflict
         .collect();
     let mut out = Vec::new();
     for path in &p.paths {
-        let norm = scope_arg(path)?;
+        // A path no scope can name (a backslash, an absolute path) is held by nobody.
+        let Ok(norm) = glob::normalize(path) else { continue };
         for r in held.iter().filter(|r| glob::covers(&r.scope, &norm)) {
             out.push(PathConflict { path: path.clone(), reservation: r.clone() });
         }

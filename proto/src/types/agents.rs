@@ -156,9 +156,15 @@ pub struct MailItem {
     pub kind: MessageKind,
     pub requires_ack: bool,
     pub state: MailState,
+    pub priority: Priority,
+    /// The whole lifecycle: queued, delivered, read, acked, expired or withdrawn.
+    pub delivery: Delivery,
     pub created_at: String,
+    pub delivered_at: Option<String>,
     pub read_at: Option<String>,
     pub acked_at: Option<String>,
+    pub expires_at: Option<String>,
+    pub withdrawn_at: Option<String>,
     pub event_id: i64,
 }
 

@@ -188,7 +188,19 @@ pub struct MessageInput {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SendParams {
     pub from: String,
+    /// The recipient agent, or `broadcast`. Exactly one of `to`, `to_task` and `to_peer`.
+    #[serde(default)]
     pub to: String,
+    /// Address a task instead: whoever runs it gets the message, and mail sent before the
+    /// task starts waits for it.
+    #[serde(default)]
+    pub to_task: Option<String>,
+    /// Address the peers linked to this task (the sender's own task).
+    #[serde(default)]
+    pub to_peer: Option<String>,
+    /// A queued message not delivered within this many seconds expires.
+    #[serde(default)]
+    pub expires_in_seconds: Option<u64>,
     #[serde(default)]
     pub thread_id: Option<String>,
     /// Subject of a new thread; defaults to the summary.

@@ -151,6 +151,8 @@ string_enum!(
         Low = "low",
         Normal = "normal",
         High = "high",
+        /// Sessions surface urgent mail first (and a Stop hook blocks on it).
+        Urgent = "urgent",
     }
 );
 
@@ -226,6 +228,12 @@ string_enum!(
         ReservationExpired = "reservation.expired",
         /// A project setting changed (`inbox init --strict-agents`).
         SettingsChanged = "settings.changed",
+        /// Queued mail was delivered into a session (`mail.check`).
+        MailDelivered = "mail.delivered",
+        /// The sender took back a message before it was delivered.
+        MailWithdrawn = "mail.withdrawn",
+        /// Two tasks were linked as peers.
+        PeersLinked = "peers.linked",
     }
 );
 
@@ -251,6 +259,9 @@ impl EventType {
         EventType::ReservationReleased,
         EventType::ReservationExpired,
         EventType::SettingsChanged,
+        EventType::MailDelivered,
+        EventType::MailWithdrawn,
+        EventType::PeersLinked,
     ];
 
     /// The events `orch wait` returns: the ones a leader has to act on.
@@ -270,7 +281,9 @@ impl EventType {
 mod agents;
 mod inbox;
 mod orch;
+mod sessions;
 
 pub use agents::*;
 pub use inbox::*;
 pub use orch::*;
+pub use sessions::*;

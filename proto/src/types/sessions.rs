@@ -1,0 +1,123 @@
+//! Entities, params and results of the session mailbox: delivering queued mail into
+//! running agent sessions (check, pending, reminders), withdrawal, and linked peer tasks.
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// Prefix of the recipient name of mail addressed to a task rather than an agent.
+pub const TASK_RECIPIENT_PREFIX: &str = "task:";
+
+string_enum!(
+    /// Where a message stands for one recipient: queued, then delivered (pulled into the
+    /// session by `mail.check`), then read, then acked; or it ended expired (its
+    /// `expires_at` passed while queued) or withdrawn (the sender took it back).
+    Delivery {
+        Queued = "queued",
+        Delivered = "delivered",
+        Read = "read",
+        Acked = "acked",
+        Expired = "expired",
+        Withdrawn = "withdrawn",
+    }
+);
+
+/// Params of `mail.check`: deliver the queued mail of an agent and/or a task. An agent's
+/// mailbox also holds the mail addressed to the tasks it is running (threads it holds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckParams {
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// Only deliver these priorities (empty: all).
+    #[serde(default)]
+    pub priorities: Vec<Priority>,
+}
+
+/// Result of `mail.check`: the messages delivered now (urgent first, then oldest first).
+/// A second check returns none of them again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub messages: Vec<MailItem>,
+    pub event_id: Option<i64>,
+}
+
+/// Params of `mail.pending`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PendingParams {
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// Also return the queued messages not reminded of before, and mark them reminded
+    /// (what a hook uses to remind once per message).
+    #[serde(default)]
+    pub remind: bool,
+}
+
+/// Result of `mail.pending`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingResult {
+    /// Queued messages (not delivered, expired or withdrawn).
+    pub pending: u64,
+    /// How many of them are urgent.
+    pub urgent: u64,
+    /// With `remind`: the queued messages nobody was reminded of yet.
+    #[serde(default)]
+    pub new: Vec<MailItem>,
+}
+
+/// Result of `mail.withdraw`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WithdrawResult {
+    pub message_id: String,
+    /// The recipients whose queued copy was withdrawn.
+    pub recipients: Vec<String>,
+    pub event_id: i64,
+}
+
+/// Params of `peers.link`: two tasks become each other's peer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerLinkParams {
+    pub task_id: String,
+    pub peer_task_id: String,
+}
+
+/// Params of `peers.list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerListParams {
+    pub task_id: String,
+}
+
+/// Result of `peers.link` and `peers.list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeersResult {
+    pub task_id: String,
+    pub peers: Vec<String>,
+    #[serde(default)]
+    pub event_id: Option<i64>,
+}
+
+/// Params of `session.installHooks`: write the hooks, MCP registration and agent
+/// instructions into a worktree.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InstallHooksParams {
+    /// The directory (worktree) to write into; absolute.
+    pub dir: String,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// The `inbox` executable the hooks and MCP server run (default: beside coordd).
+    #[serde(default)]
+    pub inbox_bin: Option<String>,
+}
+
+/// Result of `session.installHooks`: the files written or merged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstallHooksResult {
+    pub files: Vec<String>,
+}
