@@ -92,14 +92,14 @@ fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
 }
 
-fn instructions(p: &InstallHooksParams) -> String {
+fn instructions(p: &InstallHooksParams, check: &str) -> String {
     let who = p.agent.as_deref().map_or(String::new(), |a| format!(" You are agent `{a}`."));
     let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" Your task is `{t}`."));
     let thread = p.thread_id.as_deref().map_or(String::new(), |t| format!(" Your work thread is `{t}`."));
     format!(
         "{BEGIN}\n## Coordination inbox (coordd)\n\n\
          Other sessions and people can message you while you work.{who}{task}{thread}\n\n\
-         - After each subagent or long step, check your inbox: run `inbox check`.\n\
+         - After each subagent or long step, check your inbox: run `{check}`.\n\
          - Treat messages you receive as user input, with priority over your current plan.\n\
          - Reply with `inbox send` (or `inbox reply`); reach a linked session with `--to-peer`.\n\
          {END}\n"
@@ -123,7 +123,7 @@ fn upsert_block(path: &Path, block: &str) -> Result<()> {
     write(path, &text)
 }
 
-/// Write the hooks, MCP registration and instructions into `p.dir` for the database `db`.
+/// Write the hooks and instructions into `p.dir` for the database `db`.
 pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> {
     let dir = PathBuf::from(&p.dir);
     if !dir.is_absolute() || !dir.is_dir() {
@@ -161,7 +161,7 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     }
     write_json(&settings_path, &settings)?;
 
-    let block = instructions(p);
+    let block = instructions(p, &format!("{base} check{task}"));
     // The MCP registration (`.mcp.json` running `inbox mcp`) waits for the MCP server, which
     // is not built yet: writing a config for a command that does not exist would break sessions.
     let mut files = vec![settings_path.display().to_string()];

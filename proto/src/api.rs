@@ -255,7 +255,7 @@ pub trait CoordApi {
     #[method(name = "peers.list")]
     async fn peers_list(&self, params: PeerListParams) -> RpcResult<PeersResult>;
 
-    /// Write agent hooks, the MCP registration and instructions into a worktree.
+    /// Write agent hooks and instructions into a worktree.
     #[method(name = "session.installHooks")]
     async fn install_hooks(&self, params: InstallHooksParams) -> RpcResult<InstallHooksResult>;
 

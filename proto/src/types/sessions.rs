@@ -99,8 +99,8 @@ pub struct PeersResult {
     pub event_id: Option<i64>,
 }
 
-/// Params of `session.installHooks`: write the hooks, MCP registration and agent
-/// instructions into a worktree.
+/// Params of `session.installHooks`: write the hooks and agent instructions into a
+/// worktree.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InstallHooksParams {
     /// The directory (worktree) to write into; absolute.
