@@ -147,9 +147,9 @@ fn senders(messages: &[MailItem]) -> String {
 /// `inbox hook claude <event>`: answer one Claude Code hook. Never fails the session: any
 /// problem (no daemon, no identity, bad input) prints nothing and exits 0.
 pub async fn hook_claude(agent: Option<String>, a: HookClaudeArgs, mut opts: ConnectOptions) -> ExitCode {
-    let mut input = String::new();
-    let _ = std::io::stdin().read_to_string(&mut input);
-    let input: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+    // The hook's JSON is drained but not needed: what to say depends only on the mailbox
+    // (`stop_hook_active` needs no case, since what blocked a stop is delivered by then).
+    let _ = std::io::stdin().read_to_string(&mut String::new());
     if agent.is_none() && a.task.is_none() {
         return ExitCode::SUCCESS;
     }
@@ -157,14 +157,14 @@ pub async fn hook_claude(agent: Option<String>, a: HookClaudeArgs, mut opts: Con
     let Ok(Ok(client)) = tokio::time::timeout(HOOK_CONNECT, Client::connect(opts)).await else {
         return ExitCode::SUCCESS;
     };
-    if let Ok(Some(answer)) = tokio::time::timeout(HOOK_CALLS, answer(&client, agent, a, &input)).await {
+    if let Ok(Some(answer)) = tokio::time::timeout(HOOK_CALLS, answer(&client, agent, a)).await {
         println!("{answer}");
     }
     ExitCode::SUCCESS
 }
 
 /// The hook's JSON answer, if it has something to say.
-async fn answer(c: &Client, agent: Option<String>, a: HookClaudeArgs, input: &Value) -> Option<Value> {
+async fn answer(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Option<Value> {
     let task_id = a.task.clone();
     let heartbeat = |status: AgentStatus| {
         let agent = agent.clone();
@@ -203,8 +203,6 @@ async fn answer(c: &Client, agent: Option<String>, a: HookClaudeArgs, input: &Va
                 heartbeat(AgentStatus::Idle).await;
                 return None;
             };
-            // `stop_hook_active` needs no special case: what blocked once is delivered now.
-            let _ = input.get("stop_hook_active");
             Some(json!({"decision": "block", "reason": format!(
                 "Before stopping, handle {} new inbox message(s), as user input:\n\n{}",
                 r.messages.len(), context(&r.messages))}))

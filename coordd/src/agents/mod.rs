@@ -39,8 +39,14 @@ fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
     })
 }
 
-fn invalid_args(msg: impl Into<String>) -> Error {
+/// An `invalid_args` error (the agents layer's name for invalid input).
+pub fn invalid_args(msg: impl Into<String>) -> Error {
     Error::app(ErrorCode::InvalidArgs, msg)
+}
+
+/// An agent name as the agents layer checks it: [`check_agent`]'s rule, `invalid_args`.
+pub fn check_name(field: &str, name: &str) -> Result<()> {
+    check_agent(field, name).map_err(|e| invalid_args(e.to_app().message))
 }
 
 /// A registered agent id: `^[a-z0-9]+(?:-[a-z0-9]+)*$`, 3 to 48 characters, and not the
@@ -99,7 +105,7 @@ pub fn get(conn: &Connection, agent_id: &str) -> Result<Option<Agent>> {
 
 /// Load an agent or fail with `agent_not_found`.
 pub fn show(conn: &Connection, agent_id: &str) -> Result<Agent> {
-    check_agent("agent_id", agent_id).map_err(|e| invalid_args(e.to_app().message))?;
+    check_name("agent_id", agent_id)?;
     get(conn, agent_id)?.ok_or_else(|| Error::app(ErrorCode::AgentNotFound, format!("agent '{agent_id}' not found")))
 }
 
@@ -243,7 +249,7 @@ pub fn register(ctx: &mut WriteCtx<'_>, p: RegisterParams) -> Result<AgentResult
 
 /// `agents.heartbeat`: the agent is alive, optionally with a new status.
 pub fn heartbeat(ctx: &mut WriteCtx<'_>, p: HeartbeatParams) -> Result<AgentResult> {
-    check_agent("agent_id", &p.agent_id).map_err(|e| invalid_args(e.to_app().message))?;
+    check_name("agent_id", &p.agent_id)?;
     touch(ctx, &p.agent_id)?;
     let before = show(ctx.conn, &p.agent_id)?;
     let Some(status) = p.status.filter(|s| *s != before.status) else {

@@ -29,6 +29,17 @@ pub fn parse_col<T: std::str::FromStr<Err = String>>(row: &rusqlite::Row<'_>, id
     T::from_str(&s).map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into()))
 }
 
+/// Read a nullable text column into an optional protocol enum.
+pub fn parse_opt_col<T: std::str::FromStr<Err = String>>(
+    row: &rusqlite::Row<'_>,
+    idx: usize,
+) -> rusqlite::Result<Option<T>> {
+    match row.get::<_, Option<String>>(idx)? {
+        Some(_) => parse_col(row, idx).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// Read a text column holding JSON.
 pub fn json_col(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<serde_json::Value> {
     let s: String = row.get(idx)?;

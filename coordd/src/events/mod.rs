@@ -9,7 +9,7 @@ use coord_proto::types::*;
 use rusqlite::{Connection, OptionalExtension, params_from_iter, types::Value as SqlValue};
 use serde_json::Value;
 
-use crate::db::{WriteCtx, json_col, parse_col};
+use crate::db::{WriteCtx, json_col, parse_col, parse_opt_col};
 use crate::error::{Error, Result};
 use crate::inbox;
 
@@ -266,13 +266,7 @@ fn event_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
             let s: String = row.get(9)?;
             if s.is_empty() { None } else { Some(parse_col(row, 9)?) }
         },
-        task_status: {
-            let s: Option<String> = row.get(14)?;
-            match s {
-                Some(_) => Some(parse_col(row, 14)?),
-                None => None,
-            }
-        },
+        task_status: parse_opt_col(row, 14)?,
         message_id: row.get(10)?,
         summary: row.get(11)?,
         payload_json: json_col(row, 12)?,

@@ -16,7 +16,7 @@ use coord_proto::{MAX_LIMIT, types::ThreadStatus};
 use rusqlite::Row;
 use serde_json::Value;
 
-use crate::db::{json_col, parse_col};
+use crate::db::{json_col, parse_col, parse_opt_col};
 use crate::error::{Error, Result};
 
 /// Columns of [`thread_from_row`], with the current lease joined in.
@@ -79,13 +79,7 @@ pub fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
         payload_json: json_col(row, 7)?,
         created_at: row.get(8)?,
         event_id: row.get(9)?,
-        category: {
-            let c: Option<String> = row.get(10)?;
-            match c {
-                Some(_) => Some(parse_col(row, 10)?),
-                None => None,
-            }
-        },
+        category: parse_opt_col(row, 10)?,
         requires_ack: row.get(11)?,
         artifacts: Vec::new(),
     })

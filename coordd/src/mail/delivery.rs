@@ -129,8 +129,11 @@ pub fn check(ctx: &mut WriteCtx<'_>, p: CheckParams) -> Result<CheckResult> {
 /// `mail.pending` without `remind`: counts only, never writes.
 pub fn pending(conn: &Connection, p: &PendingParams) -> Result<PendingResult> {
     let recipients = mailbox(conn, p.agent.as_deref(), p.task_id.as_deref())?;
-    let now = util::ts(util::now());
-    let (clause, args) = queued(&recipients, &now);
+    count(conn, &recipients, &util::ts(util::now()))
+}
+
+fn count(conn: &Connection, recipients: &[String], now: &str) -> Result<PendingResult> {
+    let (clause, args) = queued(recipients, now);
     let sql = format!("SELECT COUNT(*), COALESCE(SUM(x.priority = 'urgent'), 0) FROM mail x WHERE {clause}");
     let (pending, urgent): (i64, i64) =
         conn.prepare_cached(&sql)?.query_row(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -139,9 +142,9 @@ pub fn pending(conn: &Connection, p: &PendingParams) -> Result<PendingResult> {
 
 /// `mail.pending` with `remind`: also the queued mail nobody was reminded of, now marked.
 pub fn remind(ctx: &mut WriteCtx<'_>, p: PendingParams) -> Result<PendingResult> {
-    let mut counts = pending(ctx.conn, &p)?;
     let recipients = mailbox(ctx.conn, p.agent.as_deref(), p.task_id.as_deref())?;
     let now = util::ts(util::now());
+    let mut counts = count(ctx.conn, &recipients, &now)?;
     let (clause, args) = queued(&recipients, &now);
     let sql = format!(
         "SELECT {ITEM_COLUMNS} FROM {ITEM_FROM} WHERE {clause} AND x.reminded_at IS NULL \

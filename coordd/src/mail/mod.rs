@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, Row};
 use serde_json::json;
 
 use crate::agents;
-use crate::db::{WriteCtx, parse_col};
+use crate::db::{WriteCtx, parse_col, parse_opt_col};
 use crate::error::{Error, Result};
 use crate::events::{self, Draft};
 use crate::inbox::{self, check_agent, check_id};
@@ -28,7 +28,6 @@ pub const ITEM_FROM: &str =
     "mail x JOIN messages m ON m.message_id = x.message_id JOIN threads t ON t.thread_id = m.thread_id";
 
 pub fn item_from_row(r: &Row<'_>) -> rusqlite::Result<MailItem> {
-    let category: Option<String> = r.get(6)?;
     let state: MailState = parse_col(r, 12)?;
     let delivered_at: Option<String> = r.get(18)?;
     let expires_at: Option<String> = r.get(19)?;
@@ -53,10 +52,7 @@ pub fn item_from_row(r: &Row<'_>) -> rusqlite::Result<MailItem> {
         task_id: r.get(3)?,
         from_agent: r.get(4)?,
         to_agent: r.get(5)?,
-        category: match category {
-            Some(_) => Some(parse_col(r, 6)?),
-            None => None,
-        },
+        category: parse_opt_col(r, 6)?,
         subject: r.get(7)?,
         summary: r.get(8)?,
         body: r.get(9)?,

@@ -13,11 +13,11 @@ use coord_proto::ErrorCode;
 use coord_proto::types::*;
 use rusqlite::{Connection, Row, params_from_iter, types::Value as SqlValue};
 
-use crate::agents;
+use crate::agents::{self, invalid_args};
 use crate::db::{WriteCtx, parse_col};
 use crate::error::{Error, Result};
 use crate::events::{self, Draft};
-use crate::inbox::{check_agent, check_id};
+use crate::inbox::check_id;
 use crate::util;
 
 const COLUMNS: &str =
@@ -41,12 +41,8 @@ fn from_row(r: &Row<'_>, now: &str) -> rusqlite::Result<Reservation> {
     })
 }
 
-fn invalid_args(msg: impl Into<String>) -> Error {
-    Error::app(ErrorCode::InvalidArgs, msg)
-}
-
 fn check_who(agent: &str) -> Result<()> {
-    check_agent("agent", agent).map_err(|e| invalid_args(e.to_app().message))
+    agents::check_name("agent", agent)
 }
 
 fn scope_arg(scope: &str) -> Result<String> {
