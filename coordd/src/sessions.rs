@@ -1,6 +1,7 @@
 //! Agent-session integration files: writes Claude Code hooks (`.claude/settings.json`,
-//! merged into what is there) and an instruction block in `CLAUDE.md` and `AGENTS.md` (replaced between markers, so
-//! installing twice changes nothing). Used by `session.installHooks` and by orch dispatch
+//! merged into what is there), the `inbox mcp` server registration (`.mcp.json`, merged
+//! likewise) and an instruction block in `CLAUDE.md` and `AGENTS.md` (replaced between
+//! markers), so installing twice changes nothing. Used by `session.installHooks` and by orch dispatch
 //! for every code worktree it creates. Plain file I/O: callers run it off the executor.
 
 use std::path::{Path, PathBuf};
@@ -27,7 +28,10 @@ const HOOK_TIMEOUT: u64 = 10;
 
 /// Paths (relative to a worktree) that [`install`] creates; `.claude/` as git reports an
 /// untracked directory.
-const SESSION_FILES: [&str; 5] = [".claude/", ".claude", ".claude/settings.json", "CLAUDE.md", "AGENTS.md"];
+const SESSION_FILES: [&str; 6] =
+    [".claude/", ".claude", ".claude/settings.json", ".mcp.json", "CLAUDE.md", "AGENTS.md"];
+/// The name of our server in `.mcp.json`.
+const MCP_SERVER: &str = "coordd";
 
 /// Is this worktree-relative path one that [`install`] writes?
 pub fn is_session_file(path: &str) -> bool {
@@ -99,7 +103,8 @@ fn instructions(p: &InstallHooksParams, check: &str) -> String {
     format!(
         "{BEGIN}\n## Coordination inbox (coordd)\n\n\
          Other sessions and people can message you while you work.{who}{task}{thread}\n\n\
-         - After each subagent or long step, check your inbox: run `{check}`.\n\
+         - After each subagent or long step, check your inbox: call the `check_inbox` tool of the \
+         `coordd` MCP server, or run `{check}`.\n\
          - Treat messages you receive as user input, with priority over your current plan.\n\
          - Reply with `inbox send` (or `inbox reply`); reach a linked session with `--to-peer`.\n\
          {END}\n"
@@ -161,10 +166,25 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     }
     write_json(&settings_path, &settings)?;
 
+    let mcp_path = dir.join(".mcp.json");
+    let mut mcp = read_object(&mcp_path)?;
+    let servers = mcp.entry("mcpServers").or_insert_with(|| json!({}));
+    let Value::Object(servers) = servers else {
+        return Err(Error::invalid(format!("{}: \"mcpServers\" is not an object", mcp_path.display())));
+    };
+    let mut args = vec!["--db".to_string(), db.display().to_string()];
+    if let Some(a) = &p.agent {
+        args.extend(["--agent".to_string(), a.clone()]);
+    }
+    args.push("mcp".to_string());
+    if let Some(t) = &p.task_id {
+        args.extend(["--task".to_string(), t.clone()]);
+    }
+    servers.insert(MCP_SERVER.to_string(), json!({"type": "stdio", "command": bin, "args": args}));
+    write_json(&mcp_path, &mcp)?;
+
     let block = instructions(p, &format!("{base} check{task}"));
-    // The MCP registration (`.mcp.json` running `inbox mcp`) waits for the MCP server, which
-    // is not built yet: writing a config for a command that does not exist would break sessions.
-    let mut files = vec![settings_path.display().to_string()];
+    let mut files = vec![settings_path.display().to_string(), mcp_path.display().to_string()];
     for name in ["CLAUDE.md", "AGENTS.md"] {
         let path = dir.join(name);
         upsert_block(&path, &block)?;

@@ -115,6 +115,14 @@ pub enum Cmd {
     /// Agent-session integration: Claude Code hook handlers and their installation.
     #[command(subcommand)]
     Hook(HookCmd),
+    /// Serve the Model Context Protocol on stdin/stdout for one agent session (--agent).
+    ///
+    /// Tools: check_inbox, inbox_status, send_message, fetch_work, claim, update, ask,
+    /// wait_reply, reply, done, fail, reserve, release, list_agents. Daemon errors come
+    /// back as tool errors with {"code","message"}. Register it in an MCP client, e.g.
+    /// .mcp.json: {"mcpServers":{"coordd":{"command":"inbox","args":["--agent","W","mcp"]}}}
+    /// (`inbox hook install` writes that file).
+    Mcp(McpArgs),
 }
 
 impl Cmd {
@@ -154,6 +162,7 @@ impl Cmd {
             Cmd::Peer(_) => "peer link",
             Cmd::Hook(HookCmd::Claude(_)) => "hook claude",
             Cmd::Hook(HookCmd::Install(_)) => "hook install",
+            Cmd::Mcp(_) => "mcp",
         }
     }
 }
@@ -401,6 +410,19 @@ pub enum HookCmd {
     /// Write Claude Code hooks (.claude/settings.json, merged) and an inbox addendum in
     /// CLAUDE.md and AGENTS.md.
     Install(HookInstallArgs),
+}
+
+#[derive(Args)]
+pub struct McpArgs {
+    /// The session's task (also $COORD_TASK): its mail is checked with yours, reservations
+    /// are made for it, and send_message to_peer reaches its linked peers.
+    #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
+    pub task: Option<String>,
+    /// The longest one wait_reply call waits, and its default. Keep it under your MCP
+    /// client's request timeout; the agent re-arms with the cursor it returns.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::mcp::DEFAULT_WAIT_SECONDS,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
+    pub wait_seconds: u64,
 }
 
 #[derive(Args)]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::cli::*;
 use crate::output::{self, CliError, EXIT_NONE, envelope, to_value};
-use crate::{agents, githook, session};
+use crate::{agents, githook, mcp, session};
 
 type Res = Result<ExitCode, CliError>;
 
@@ -24,6 +24,7 @@ pub async fn run(cli: Cli, agent_explicit: bool) -> Res {
         Cmd::Hooks(HooksCmd::InstallGit(a)) => return githook::install(a.repo, &opts.paths.db, ctx.json),
         Cmd::Hooks(HooksCmd::PreCommit) => return githook::pre_commit(ctx.agent, opts).await,
         Cmd::Hook(HookCmd::Claude(a)) => return Ok(session::hook_claude(ctx.agent, a, opts).await),
+        Cmd::Mcp(a) => return mcp::serve(ctx.agent, a, opts).await,
         _ => {}
     }
     // Validate what we can before connecting (and before starting a daemon).
@@ -194,7 +195,8 @@ fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
         | Cmd::Pending(_)
         | Cmd::Withdraw(_)
         | Cmd::Peer(_)
-        | Cmd::Hook(_) => return Err(CliError::Internal("command routed to the wrong handler".into())),
+        | Cmd::Hook(_)
+        | Cmd::Mcp(_) => return Err(CliError::Internal("command routed to the wrong handler".into())),
         Cmd::Watch(a) => {
             let filter = EventFilter {
                 after_event: a.after_event,

@@ -5,6 +5,7 @@ mod agents;
 mod cli;
 mod commands;
 mod githook;
+mod mcp;
 mod output;
 mod session;
 

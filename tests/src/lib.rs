@@ -223,6 +223,11 @@ impl Run {
         }
     }
 
+    /// The command itself, for callers that run it their own way (an MCP client).
+    pub fn into_command(self) -> Command {
+        self.cmd
+    }
+
     /// Start without waiting (stdout and stderr captured).
     pub fn spawn(mut self) -> Child {
         self.cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());

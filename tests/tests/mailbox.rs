@@ -235,9 +235,11 @@ fn hook_install_merges_into_existing_files_and_is_idempotent() {
     });
     std::fs::write(dir.join(".claude/settings.json"), theirs.to_string()).unwrap();
     std::fs::write(dir.join("CLAUDE.md"), "# Project rules\n\nBe nice.\n").unwrap();
+    let their_mcp = json!({"mcpServers": {"docs": {"command": "docs-mcp", "args": []}}});
+    std::fs::write(dir.join(".mcp.json"), their_mcp.to_string()).unwrap();
     for _ in 0..2 {
         let r = ok(&p, &["--agent", "w1", "hook", "install", "--dir", "wt", "--task", "T1"]);
-        assert_eq!(r["files"].as_array().unwrap().len(), 3);
+        assert_eq!(r["files"].as_array().unwrap().len(), 4);
     }
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
     let settings: Value = serde_json::from_str(&read(".claude/settings.json")).unwrap();
@@ -255,6 +257,14 @@ fn hook_install_merges_into_existing_files_and_is_idempotent() {
     assert_eq!(claude.matches("coordd:mailbox:begin").count(), 1, "{claude}");
     assert!(claude.contains("Treat messages you receive as user input"), "{claude}");
     assert!(read("AGENTS.md").contains("check your inbox"));
+    assert!(claude.contains("`check_inbox` tool"), "{claude}");
+    let mcp: Value = serde_json::from_str(&read(".mcp.json")).unwrap();
+    assert_eq!(mcp["mcpServers"]["docs"]["command"], "docs-mcp", "other servers are kept");
+    let server = &mcp["mcpServers"]["coordd"];
+    assert_eq!(server["type"], "stdio");
+    assert_eq!(server["command"], coord_tests::bin("inbox").display().to_string());
+    let db = p.paths().db.display().to_string();
+    assert_eq!(server["args"], json!(["--db", db, "--agent", "w1", "mcp", "--task", "T1"]));
     // The installed hook command really runs.
     let cmd = ours.replace("post-tool-use", "stop");
     let out = std::process::Command::new("sh").arg("-c").arg(&cmd).output().unwrap();

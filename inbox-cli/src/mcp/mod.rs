@@ -1,0 +1,153 @@
+//! `inbox mcp`: coordd as a Model Context Protocol server on stdio, built on the official
+//! Rust SDK (`rmcp`). One server serves one agent session: `--agent` (or `COORD_AGENT`)
+//! binds its identity and `--task` (or `COORD_TASK`) its task, so the tools never ask for
+//! them. Every tool is one or two calls to the project's daemon over one long-lived
+//! connection, reopened after the daemon restarts.
+//!
+//! stdout is the protocol channel: nothing here prints to it; problems go to stderr.
+//! Daemon errors come back as MCP tool errors (`isError: true`) whose structured content
+//! is `{"code": <coordd error code>, "message": ...}`.
+
+mod tools;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use coord_client::{Client, ClientError, ConnectOptions};
+use rmcp::ServiceExt;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+use crate::cli::McpArgs;
+use crate::output::CliError;
+
+/// The longest `wait_reply` waits by default: under the 60 s many MCP clients allow a call.
+pub const DEFAULT_WAIT_SECONDS: u64 = 45;
+
+/// The MCP server of one agent session.
+#[derive(Clone)]
+pub struct InboxMcp {
+    agent: String,
+    task: Option<String>,
+    /// Upper bound (and default) of one `wait_reply`.
+    max_wait: Duration,
+    opts: ConnectOptions,
+    /// The daemon connection, opened on first use and reopened when it broke.
+    client: Arc<tokio::sync::Mutex<Option<Arc<Client>>>>,
+    /// Per thread, where this session's next `wait_reply` starts when the agent gives no
+    /// cursor: its latest `ask`, or the reply its last wait woke on. So a reply that came
+    /// before the wait is not missed, and one already returned is not returned again.
+    cursors: Arc<Mutex<HashMap<String, i64>>>,
+    tool_router: ToolRouter<InboxMcp>,
+}
+
+/// Serve MCP on stdin/stdout until the client closes it.
+pub async fn serve(agent: Option<String>, a: McpArgs, opts: ConnectOptions) -> Result<ExitCode, CliError> {
+    let agent = agent.filter(|a| !a.trim().is_empty()).ok_or_else(|| {
+        CliError::Invalid("inbox mcp serves one agent: pass --agent NAME (or set COORD_AGENT)".into())
+    })?;
+    let server = InboxMcp {
+        agent,
+        task: a.task.filter(|t| !t.trim().is_empty()),
+        max_wait: Duration::from_secs(a.wait_seconds),
+        opts,
+        client: Arc::default(),
+        cursors: Arc::default(),
+        tool_router: InboxMcp::tool_router(),
+    };
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| CliError::Internal(format!("MCP initialization failed: {e}")))?;
+    running.waiting().await.map_err(|e| CliError::Internal(format!("MCP server stopped: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A failed tool call, as the agent sees it.
+pub struct ToolError {
+    code: &'static str,
+    message: String,
+    details: Option<Value>,
+}
+
+impl ToolError {
+    fn invalid(message: impl Into<String>) -> ToolError {
+        ToolError { code: "invalid_args", message: message.into(), details: None }
+    }
+}
+
+impl From<ClientError> for ToolError {
+    fn from(e: ClientError) -> Self {
+        let details = match &e {
+            ClientError::Rpc { details, .. } => details.clone(),
+            _ => None,
+        };
+        ToolError { code: e.code(), message: e.to_string(), details }
+    }
+}
+
+/// What every tool body returns: its JSON result, or a tool error carrying the code.
+pub type ToolResult = Result<Value, ToolError>;
+
+fn to_call_result(r: ToolResult) -> CallToolResult {
+    match r {
+        Ok(v) => CallToolResult::structured(v),
+        Err(e) => {
+            let mut v = json!({"code": e.code, "message": e.message});
+            if let Some(d) = e.details {
+                v["details"] = d;
+            }
+            CallToolResult::structured_error(v)
+        }
+    }
+}
+
+impl InboxMcp {
+    /// The daemon connection, opened (and the daemon started, unless auto-start is off)
+    /// on first use. A kept connection is checked with a `hello` first: the daemon may
+    /// have restarted since the last call, and one round trip is cheap next to a tool
+    /// call, while resending a write after it failed could apply it twice.
+    async fn client(&self) -> Result<Arc<Client>, ToolError> {
+        let mut slot = self.client.lock().await;
+        if let Some(c) = slot.as_ref()
+            && c.rpc().is_connected()
+            && c.status().await.is_ok()
+        {
+            return Ok(c.clone());
+        }
+        *slot = None;
+        let c = Arc::new(Client::connect(self.opts.clone()).await?);
+        *slot = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Run one tool body against the daemon.
+    async fn run<F, Fut>(&self, body: F) -> CallToolResult
+    where
+        F: FnOnce(Arc<Client>) -> Fut,
+        Fut: Future<Output = ToolResult>,
+    {
+        to_call_result(match self.client().await {
+            Ok(c) => body(c).await,
+            Err(e) => Err(e),
+        })
+    }
+
+    fn cursor(&self, thread_id: &str) -> Option<i64> {
+        self.cursors.lock().unwrap_or_else(|e| e.into_inner()).get(thread_id).copied()
+    }
+
+    fn set_cursor(&self, thread_id: &str, event_id: i64) {
+        self.cursors.lock().unwrap_or_else(|e| e.into_inner()).insert(thread_id.to_string(), event_id);
+    }
+
+    /// The bound task, for tools that act on "my task".
+    fn task(&self, what: &str) -> Result<String, ToolError> {
+        self.task.clone().ok_or_else(|| {
+            ToolError::invalid(format!("{what} needs this session's task: start `inbox mcp` with --task TASK_ID"))
+        })
+    }
+}

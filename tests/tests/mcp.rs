@@ -1,0 +1,214 @@
+//! `inbox mcp` driven by a real MCP client this project did not write: the official MCP
+//! Rust SDK's client (`rmcp`), which spawns the real `inbox` binary and speaks MCP to it
+//! over stdio, against the real daemon. Two sessions (backend and frontend) initialize,
+//! list the tools, message each other, check their inboxes, and one waits for a reply
+//! that the other sends.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use coord_tests::Project;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+type Session = RunningService<RoleClient, ()>;
+
+/// Only matters when something is broken: no call here should take long.
+const LIMIT: Duration = Duration::from_secs(120);
+
+const TOOLS: [&str; 14] = [
+    "ask",
+    "check_inbox",
+    "claim",
+    "done",
+    "fail",
+    "fetch_work",
+    "inbox_status",
+    "list_agents",
+    "release",
+    "reply",
+    "reserve",
+    "send_message",
+    "update",
+    "wait_reply",
+];
+
+/// Start `inbox <args>` as an MCP server and initialize a client session with it.
+async fn session(p: &Project, args: &[&str]) -> Session {
+    let cmd = tokio::process::Command::from(p.inbox().args(args).into_command());
+    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::inherit()).spawn().expect("spawn inbox mcp");
+    tokio::time::timeout(LIMIT, ().serve(transport)).await.expect("initialize in time").expect("initialize")
+}
+
+async fn call(s: &Session, tool: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().expect("arguments are an object").clone();
+    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+    tokio::time::timeout(LIMIT, s.call_tool(params)).await.expect("tool call in time").expect("tool call")
+}
+
+/// A successful call's structured result.
+async fn ok(s: &Session, tool: &str, args: Value) -> Value {
+    let r = call(s, tool, args).await;
+    assert_ne!(r.is_error, Some(true), "{tool} failed: {r:?}");
+    r.structured_content.expect("structured result")
+}
+
+/// A failed call's `{"code","message"}`.
+async fn err(s: &Session, tool: &str, args: Value) -> Value {
+    let r = call(s, tool, args).await;
+    assert_eq!(r.is_error, Some(true), "{tool} should fail: {r:?}");
+    r.structured_content.expect("structured error")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_message_each_other_and_wait_reply_wakes_on_the_reply() {
+    let p = Project::new();
+    let _d = p.serve();
+    p.inbox().args(["peer", "link", "--task", "T-back", "--task", "T-front"]).run().ok();
+    let back = session(&p, &["--agent", "backend", "mcp", "--task", "T-back"]).await;
+    let front = session(&p, &["--agent", "frontend", "mcp", "--task", "T-front"]).await;
+
+    // Initialize: who the server is and who it serves.
+    let info = back.peer_info().expect("server info");
+    assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("coordd-inbox"));
+    assert!(info.instructions.as_deref().unwrap_or_default().contains("`backend`"), "{info:?}");
+    assert!(info.capabilities.tools.is_some());
+
+    // List tools: exactly the documented set, each described.
+    let tools = tokio::time::timeout(LIMIT, back.list_all_tools()).await.unwrap().unwrap();
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, TOOLS);
+    assert!(tools.iter().all(|t| t.description.as_deref().is_some_and(|d| !d.is_empty())));
+
+    // Frontend -> backend: once through the peer link, once to the agent, urgently.
+    let to_peer = ok(&front, "send_message", json!({"to_peer": true, "summary": "What does /users return?"})).await;
+    let direct = ok(
+        &front,
+        "send_message",
+        json!({"to": "backend", "summary": "Auth is broken on staging", "priority": "urgent", "body": "401 on login"}),
+    )
+    .await;
+    let status = ok(&back, "inbox_status", json!({})).await;
+    assert_eq!((status["pending"].as_u64(), status["urgent"].as_u64()), (Some(2), Some(1)), "{status}");
+
+    // The backend checks its inbox: urgent first, each message once.
+    let inbox = ok(&back, "check_inbox", json!({})).await;
+    let got: Vec<&Value> = inbox["messages"].as_array().unwrap().iter().collect();
+    assert_eq!(got.len(), 2, "{inbox}");
+    assert_eq!(got[0]["message_id"], direct["message_id"]);
+    assert_eq!(
+        (&got[0]["priority"], &got[0]["body"], &got[0]["from"]),
+        (&json!("urgent"), &json!("401 on login"), &json!("frontend"))
+    );
+    assert_eq!(got[1]["message_id"], to_peer["message_id"]);
+    assert_eq!(got[1]["task_id"], "T-back");
+    assert_eq!(ok(&back, "check_inbox", json!({})).await["count"], 0, "delivered once");
+
+    // The backend takes the direct thread, gets blocked on it and asks.
+    let thread = direct["thread_id"].as_str().unwrap().to_string();
+    let work = ok(&back, "fetch_work", json!({})).await;
+    assert!(work["threads"].as_array().unwrap().iter().any(|t| t["thread_id"] == thread.as_str()), "{work}");
+    ok(&back, "claim", json!({"thread_id": thread})).await;
+    let asked = ok(&back, "ask", json!({"thread_id": thread, "summary": "Which staging host?"})).await;
+    assert_eq!(asked["thread_status"], "blocked");
+
+    // A bounded wait with nothing to wake it returns the cursor to re-arm with.
+    let idle = ok(&back, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 1})).await;
+    assert_eq!(idle["woke"], false);
+    assert_eq!(idle["cursor"], asked["event_id"]);
+
+    // Wait (re-armed at the cursor) while the frontend answers: the wait wakes on the reply.
+    let cursor = idle["cursor"].clone();
+    let wait = {
+        let args = json!({"thread_id": thread, "after_event": cursor});
+        let back = &back;
+        async move { ok(back, "wait_reply", args).await }
+    };
+    let answer = async {
+        ok(&front, "reply", json!({"thread_id": thread, "summary": "staging-2", "body": "the old one is gone"})).await
+    };
+    let (woke, replied) = tokio::join!(wait, answer);
+    assert_eq!(woke["woke"], true, "{woke}");
+    assert_eq!(woke["message"]["summary"], "staging-2");
+    assert_eq!(woke["message"]["from"], "frontend");
+    assert_eq!(woke["message"]["message_id"], replied["message_id"]);
+    assert_eq!(replied["thread_status"], "in_progress", "an answer resumes the blocked thread");
+
+    // Without a cursor, the next wait starts after the reply already returned.
+    let again = ok(&back, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 1})).await;
+    assert_eq!((again["woke"].clone(), again["cursor"].clone()), (json!(false), woke["cursor"].clone()));
+
+    let done = ok(&back, "done", json!({"thread_id": thread, "summary": "fixed the host"})).await;
+    assert_eq!(done["thread_status"], "done");
+
+    back.cancel().await.unwrap();
+    front.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_tool_errors_with_the_coordd_code() {
+    let p = Project::new();
+    let _d = p.serve();
+    let a = session(&p, &["--agent", "alpha", "mcp", "--task", "T1"]).await;
+    let b = session(&p, &["--agent", "bravo", "mcp"]).await;
+    let e = err(&b, "reserve", json!({"scope": "docs/**"})).await;
+    assert_eq!(e["code"], "missing_bead_id", "a reservation is for a task: {e}");
+
+    assert_eq!(err(&a, "claim", json!({"thread_id": "thr_missing"})).await["code"], "not_found");
+    let e = err(&a, "send_message", json!({"summary": "to nobody"})).await;
+    assert_eq!(e["code"], "invalid_input", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("exactly one recipient"), "{e}");
+    let e = err(&a, "send_message", json!({"to": "bravo", "summary": "x", "priority": "asap"})).await;
+    assert_eq!(e["code"], "invalid_args");
+    let e = err(&b, "send_message", json!({"to_peer": true, "summary": "x"})).await;
+    assert!(e["message"].as_str().unwrap().contains("--task"), "a session without a task has no peer: {e}");
+    let e = err(&a, "send_message", json!({"to_peer": true, "summary": "x"})).await;
+    assert_eq!(e["code"], "not_found", "T1 has no linked peer: {e}");
+
+    // Reservations: the second exclusive claim on an overlapping scope names the holder.
+    let r = ok(&a, "reserve", json!({"scope": "src/api/**"})).await;
+    assert_eq!((r["reservation"]["agent"].clone(), r["reservation"]["task_id"].clone()), (json!("alpha"), json!("T1")));
+    let e = err(&b, "reserve", json!({"scope": "src/api/routes.rs", "task_id": "T2"})).await;
+    assert_eq!(e["code"], "reservation_conflict", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("alpha"), "{e}");
+    assert_eq!(err(&b, "release", json!({"scope": "src/api/**"})).await["code"], "release_forbidden");
+    ok(&a, "release", json!({"scope": "src/api/**"})).await;
+    ok(&b, "reserve", json!({"scope": "src/api/routes.rs", "task_id": "T2"})).await;
+
+    p.inbox().args(["agent", "register", "--name", "alpha", "--role", "backend"]).run().ok();
+    let agents = ok(&b, "list_agents", json!({})).await;
+    assert_eq!(agents["agents"][0]["agent"], "alpha", "{agents}");
+
+    // Arguments the schema does not allow are a tool error too.
+    let r = call(&a, "claim", json!({"thread": "x"})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_survives_a_daemon_restart() {
+    let p = Project::new();
+    let d = p.serve();
+    let s = session(&p, &["--agent", "worker-1", "--no-autostart", "mcp"]).await;
+    assert_eq!(ok(&s, "check_inbox", json!({})).await["count"], 0);
+    p.inbox().args(["send", "--from", "lead", "--to", "worker-1", "--summary", "hello"]).run().ok();
+    drop(d);
+    let e = err(&s, "check_inbox", json!({})).await;
+    assert_eq!(e["code"], "daemon_unavailable", "{e}");
+    let _d = p.serve();
+    assert_eq!(ok(&s, "check_inbox", json!({})).await["count"], 1);
+    s.cancel().await.unwrap();
+}
+
+#[test]
+fn mcp_needs_an_identity() {
+    let p = Project::new();
+    let out = p.inbox().args(["mcp"]).run().code(30);
+    assert!(out.stdout.is_empty(), "stdout is the protocol channel: {out:?}");
+    assert!(out.stderr.contains("--agent"), "{out:?}");
+}
