@@ -89,7 +89,7 @@ fn reservation_view(r: &Reservation) -> Value {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendArgs {
-    /// Recipient agent. Give exactly one of to, to_task, to_peer (or thread_id alone).
+    /// Recipient agent. Give exactly one of to, to_task, to_peer.
     #[serde(default)]
     to: Option<String>,
     /// Recipient task: whoever runs it gets the message, queued until it starts.
@@ -98,7 +98,7 @@ pub struct SendArgs {
     /// true: send to the task(s) linked as this session's peers.
     #[serde(default)]
     to_peer: bool,
-    /// Continue this thread instead of starting one.
+    /// Add the message to this thread instead of starting a new one.
     #[serde(default)]
     thread_id: Option<String>,
     /// One line: what this message is about.
@@ -246,8 +246,8 @@ impl InboxMcp {
         .await
     }
 
-    #[tool(description = "Send a message to an agent (to), a task (to_task) or your linked peer (to_peer), \
-                          or continue a thread (thread_id).")]
+    #[tool(description = "Send a message to an agent (to), a task (to_task) or your linked peer (to_peer); \
+                          it starts a thread unless thread_id is given.")]
     async fn send_message(&self, Parameters(a): Parameters<SendArgs>) -> CallToolResult {
         let p = (|| -> Result<SendParams, ToolError> {
             Ok(SendParams {

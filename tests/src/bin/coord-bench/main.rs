@@ -3,10 +3,12 @@
 //!
 //!     cargo build --release --workspace --bins && target/release/coord-bench
 //!
-//! Options: `--quick` (smaller counts, for a smoke run); `--only wake|sends|claims|subs|cli`. Results go to stdout as a table;
+//! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
+//! (wake, sends, claims, subs, cli, pending, hook, ready, dispatch, orchwake). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 
 mod orch_bench;
+mod session_bench;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,7 +32,8 @@ struct Scale {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only NAME` runs one measure: wake, sends, claims, subs, cli, ready, dispatch, orchwake.
+    // `--only NAME` runs one measure: wake, sends, claims, subs, cli, pending, hook, ready,
+    // dispatch, orchwake.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let scale = if quick {
@@ -95,6 +98,12 @@ fn main() {
     });
     if run("cli") {
         cli_send(&p, scale.cli_sends);
+    }
+    if run("pending") {
+        session_bench::pending(&p, scale.cli_sends);
+    }
+    if run("hook") {
+        session_bench::hook(&p, scale.cli_sends);
     }
     report("daemon RSS after the runs above (SQLite page cache warm)", format!("{:.1} MiB", rss_mib(pid)));
     d.signal("TERM");
