@@ -159,6 +159,9 @@ fn dispatch_makes_a_registered_worktree_and_a_worker_finishing_wakes_wait() {
     let settings = std::fs::read_to_string(format!("{path}/.claude/settings.json")).unwrap();
     assert!(settings.contains("--agent backend hook claude stop --task T1"), "{settings}");
     assert!(std::fs::read_to_string(format!("{path}/CLAUDE.md")).unwrap().contains("check your inbox"));
+    let mcp: Value = serde_json::from_str(&std::fs::read_to_string(format!("{path}/.mcp.json")).unwrap()).unwrap();
+    let args = mcp["mcpServers"]["coordd"]["args"].to_string();
+    assert!(args.ends_with(r#""--agent","backend","mcp","--task","T1"]"#), "{mcp}");
     let list = git(&p, &["worktree", "list", "--porcelain"]);
     assert!(list.contains(&format!("worktree {path}")), "{list}");
     assert!(list.contains("branch refs/heads/orch/R1/T1/a1"), "{list}");
