@@ -96,15 +96,15 @@ fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
 }
 
-fn instructions(p: &InstallHooksParams, check: &str) -> String {
+fn instructions(p: &InstallHooksParams, mcp: bool, check: &str) -> String {
     let who = p.agent.as_deref().map_or(String::new(), |a| format!(" You are agent `{a}`."));
     let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" Your task is `{t}`."));
     let thread = p.thread_id.as_deref().map_or(String::new(), |t| format!(" Your work thread is `{t}`."));
+    let tool = if mcp { "call the `check_inbox` tool of the `coordd` MCP server, or " } else { "" };
     format!(
         "{BEGIN}\n## Coordination inbox (coordd)\n\n\
          Other sessions and people can message you while you work.{who}{task}{thread}\n\n\
-         - After each subagent or long step, check your inbox: call the `check_inbox` tool of the \
-         `coordd` MCP server, or run `{check}`.\n\
+         - After each subagent or long step, check your inbox: {tool}run `{check}`.\n\
          - Treat messages you receive as user input, with priority over your current plan.\n\
          - Reply with `inbox send` (or `inbox reply`); reach a linked session with `--to-peer`.\n\
          {END}\n"
@@ -144,18 +144,48 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     }
     let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" --task {}", sh(t)));
 
+    // Read and merge both JSON files before writing either: a bad file changes nothing.
     let settings_path = dir.join(".claude").join("settings.json");
     let mut settings = read_object(&settings_path)?;
+    merge_hooks(&mut settings, &settings_path, &base, &task)?;
+    // `inbox mcp` serves one agent: without one, register no server that cannot start.
+    let mcp_path = dir.join(".mcp.json");
+    let mcp = match &p.agent {
+        Some(agent) => {
+            let mut mcp = read_object(&mcp_path)?;
+            merge_mcp(&mut mcp, &mcp_path, &bin, db, agent, p.task_id.as_deref())?;
+            Some(mcp)
+        }
+        None => None,
+    };
+    write_json(&settings_path, &settings)?;
+    let mut files = vec![settings_path.display().to_string()];
+    if let Some(mcp) = &mcp {
+        write_json(&mcp_path, mcp)?;
+        files.push(mcp_path.display().to_string());
+    }
+
+    let block = instructions(p, mcp.is_some(), &format!("{base} check{task}"));
+    for name in ["CLAUDE.md", "AGENTS.md"] {
+        let path = dir.join(name);
+        upsert_block(&path, &block)?;
+        files.push(path.display().to_string());
+    }
+    Ok(InstallHooksResult { files })
+}
+
+/// Add our hook commands to a settings object, replacing an earlier install of ours and
+/// keeping everyone else's hooks.
+fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task: &str) -> Result<()> {
     let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else {
-        return Err(Error::invalid(format!("{}: \"hooks\" is not an object", settings_path.display())));
+        return Err(Error::invalid(format!("{}: \"hooks\" is not an object", path.display())));
     };
     for (event, arg) in EVENTS {
         let groups = hooks.entry(event).or_insert_with(|| json!([]));
         let Value::Array(groups) = groups else {
-            return Err(Error::invalid(format!("{}: hooks.{event} is not an array", settings_path.display())));
+            return Err(Error::invalid(format!("{}: hooks.{event} is not an array", path.display())));
         };
-        // Drop an earlier install of ours; keep everyone else's hooks.
         groups.retain(|g| {
             !g["hooks"]
                 .as_array()
@@ -164,31 +194,28 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         let command = format!("{base} hook claude {arg}{task}");
         groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]}));
     }
-    write_json(&settings_path, &settings)?;
+    Ok(())
+}
 
-    let mcp_path = dir.join(".mcp.json");
-    let mut mcp = read_object(&mcp_path)?;
+/// Register `inbox mcp` for `agent` (and its task) as the `coordd` server of an
+/// `.mcp.json` object, keeping the other servers.
+fn merge_mcp(
+    mcp: &mut Map<String, Value>,
+    path: &Path,
+    bin: &str,
+    db: &Path,
+    agent: &str,
+    task: Option<&str>,
+) -> Result<()> {
     let servers = mcp.entry("mcpServers").or_insert_with(|| json!({}));
     let Value::Object(servers) = servers else {
-        return Err(Error::invalid(format!("{}: \"mcpServers\" is not an object", mcp_path.display())));
+        return Err(Error::invalid(format!("{}: \"mcpServers\" is not an object", path.display())));
     };
-    let mut args = vec!["--db".to_string(), db.display().to_string()];
-    if let Some(a) = &p.agent {
-        args.extend(["--agent".to_string(), a.clone()]);
-    }
+    let mut args = vec!["--db".to_string(), db.display().to_string(), "--agent".to_string(), agent.to_string()];
     args.push("mcp".to_string());
-    if let Some(t) = &p.task_id {
-        args.extend(["--task".to_string(), t.clone()]);
+    if let Some(t) = task {
+        args.extend(["--task".to_string(), t.to_string()]);
     }
     servers.insert(MCP_SERVER.to_string(), json!({"type": "stdio", "command": bin, "args": args}));
-    write_json(&mcp_path, &mcp)?;
-
-    let block = instructions(p, &format!("{base} check{task}"));
-    let mut files = vec![settings_path.display().to_string(), mcp_path.display().to_string()];
-    for name in ["CLAUDE.md", "AGENTS.md"] {
-        let path = dir.join(name);
-        upsert_block(&path, &block)?;
-        files.push(path.display().to_string());
-    }
-    Ok(InstallHooksResult { files })
+    Ok(())
 }

@@ -26,7 +26,8 @@ fn main() -> std::process::ExitCode {
         Ok(rt) => rt,
         Err(e) => return output::fail(cli.json, "inbox", &output::CliError::Internal(e.to_string())),
     };
-    let json = cli.json;
+    // `inbox mcp` owns stdout (the protocol channel): its failures go to stderr as text.
+    let json = cli.json && !matches!(cli.command, cli::Cmd::Mcp(_));
     let name = cli.command.name();
     match rt.block_on(commands::run(cli, agent_explicit)) {
         Ok(code) => code,

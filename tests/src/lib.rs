@@ -89,6 +89,7 @@ impl Project {
             .env("COORDD_LOG", "info")
             .env_remove("COORD_DB")
             .env_remove("COORD_AGENT")
+            .env_remove("COORD_TASK")
             .env_remove("COORD_NO_AUTOSTART")
             .env_remove("XDG_RUNTIME_DIR");
         for (k, v) in &self.env {

@@ -265,6 +265,20 @@ fn hook_install_merges_into_existing_files_and_is_idempotent() {
     assert_eq!(server["command"], coord_tests::bin("inbox").display().to_string());
     let db = p.paths().db.display().to_string();
     assert_eq!(server["args"], json!(["--db", db, "--agent", "w1", "mcp", "--task", "T1"]));
+    // Without an agent there is no MCP server to register (`inbox mcp` needs one).
+    std::fs::create_dir_all(p.path().join("wt2")).unwrap();
+    let r = ok(&p, &["hook", "install", "--dir", "wt2", "--task", "T2"]);
+    assert_eq!(r["files"].as_array().unwrap().len(), 3, "{r}");
+    assert!(!p.path().join("wt2/.mcp.json").exists());
+    let claude2 = std::fs::read_to_string(p.path().join("wt2/CLAUDE.md")).unwrap();
+    assert!(!claude2.contains("check_inbox") && claude2.contains("check --task T2"), "{claude2}");
+    // A .mcp.json that is not an object is refused before anything is written.
+    std::fs::create_dir_all(p.path().join("wt3")).unwrap();
+    std::fs::write(p.path().join("wt3/.mcp.json"), "[]").unwrap();
+    let e = p.inbox().args(["--agent", "w1", "hook", "install", "--dir", "wt3"]).json_flag().run().code(30).json();
+    assert!(e["error"]["message"].as_str().unwrap().contains(".mcp.json"), "{e}");
+    assert!(!p.path().join("wt3/.claude").exists(), "nothing written");
+    assert_eq!(std::fs::read_to_string(p.path().join("wt3/.mcp.json")).unwrap(), "[]");
     // The installed hook command really runs.
     let cmd = ours.replace("post-tool-use", "stop");
     let out = std::process::Command::new("sh").arg("-c").arg(&cmd).output().unwrap();

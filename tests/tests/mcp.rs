@@ -186,8 +186,48 @@ async fn errors_are_tool_errors_with_the_coordd_code() {
     // Arguments the schema does not allow are a tool error too.
     let r = call(&a, "claim", json!({"thread": "x"})).await;
     assert_eq!(r.is_error, Some(true), "{r:?}");
+    let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+    assert!(text.contains("unknown field"), "{text}");
     a.cancel().await.unwrap();
     b.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claim_renews_and_wait_reply_resumes_where_the_session_left_off() {
+    let p = Project::new();
+    let _d = p.serve();
+    let lead = session(&p, &["--agent", "lead", "mcp"]).await;
+    let worker = session(&p, &["--agent", "worker", "mcp"]).await;
+    let sent = ok(&lead, "send_message", json!({"to": "worker", "summary": "Port the parser"})).await;
+    let thread = sent["thread_id"].as_str().unwrap().to_string();
+
+    // Claiming a thread you hold extends the lease: a blocked thread stays blocked.
+    let first = ok(&worker, "claim", json!({"thread_id": thread})).await;
+    assert_eq!(first["renewed"], false);
+    ok(&worker, "ask", json!({"thread_id": thread, "summary": "Keep the old API?"})).await;
+    let again = ok(&worker, "claim", json!({"thread_id": thread, "lease_seconds": 1800})).await;
+    assert_eq!((again["renewed"].clone(), again["thread"]["status"].clone()), (json!(true), json!("blocked")));
+    assert_eq!(err(&lead, "claim", json!({"thread_id": thread})).await["code"], "lease_conflict");
+
+    // The lead answers; a wait from the send's cursor skips the lead's own answer.
+    let answer = ok(&lead, "reply", json!({"thread_id": thread, "summary": "Yes"})).await;
+    let own =
+        ok(&lead, "wait_reply", json!({"thread_id": thread, "after_event": sent["event_id"], "timeout_seconds": 1}))
+            .await;
+    assert_eq!((own["woke"].clone(), own["cursor"].clone()), (json!(false), answer["event_id"].clone()), "{own}");
+
+    // The worker's wait, with no cursor, starts after its ask: the answer already there wakes it.
+    let woke = ok(&worker, "wait_reply", json!({"thread_id": thread})).await;
+    assert_eq!((woke["woke"].clone(), woke["message"]["summary"].clone()), (json!(true), json!("Yes")), "{woke}");
+
+    // The worker finishes; the lead's wait, with no cursor, resumes after what it saw.
+    let done = ok(&worker, "done", json!({"thread_id": thread, "summary": "Ported"})).await;
+    let result = ok(&lead, "wait_reply", json!({"thread_id": thread})).await;
+    assert_eq!(result["woke"], true, "{result}");
+    assert_eq!(result["message"]["message_id"], done["message_id"]);
+    assert_eq!(result["message"]["kind"], "result");
+    lead.cancel().await.unwrap();
+    worker.cancel().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

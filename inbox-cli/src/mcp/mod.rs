@@ -38,8 +38,9 @@ pub struct InboxMcp {
     /// The daemon connection, opened on first use and reopened when it broke.
     client: Arc<tokio::sync::Mutex<Option<Arc<Client>>>>,
     /// Per thread, where this session's next `wait_reply` starts when the agent gives no
-    /// cursor: its latest `ask`, or the reply its last wait woke on. So a reply that came
-    /// before the wait is not missed, and one already returned is not returned again.
+    /// cursor: after its latest `ask`, `send_message` or `reply` there, or where its last
+    /// wait ended. So a reply that came before the wait is not missed, and one already
+    /// returned is not returned again.
     cursors: Arc<Mutex<HashMap<String, i64>>>,
     tool_router: ToolRouter<InboxMcp>,
 }
@@ -140,8 +141,11 @@ impl InboxMcp {
         self.cursors.lock().unwrap_or_else(|e| e.into_inner()).get(thread_id).copied()
     }
 
+    /// Move the thread's remembered cursor forward to `event_id` (never back).
     fn set_cursor(&self, thread_id: &str, event_id: i64) {
-        self.cursors.lock().unwrap_or_else(|e| e.into_inner()).insert(thread_id.to_string(), event_id);
+        let mut cursors = self.cursors.lock().unwrap_or_else(|e| e.into_inner());
+        let c = cursors.entry(thread_id.to_string()).or_insert(event_id);
+        *c = (*c).max(event_id);
     }
 
     /// The bound task, for tools that act on "my task".

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use coord_client::ClientError;
+use coord_proto::ErrorCode;
 use coord_proto::types::*;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
@@ -162,7 +164,8 @@ pub struct ReplyArgs {
 #[serde(deny_unknown_fields)]
 pub struct WaitArgs {
     thread_id: String,
-    /// Cursor: wake on replies after this event id (from ask, or a previous wait_reply).
+    /// Cursor: wake on replies after this event id (the event_id of your ask, send_message
+    /// or reply, or a previous wait_reply's cursor). Default: where this session left off.
     #[serde(default)]
     after_event: Option<i64>,
     /// Give up after this many seconds (default and maximum: the server's limit, 45 unless configured).
@@ -181,7 +184,7 @@ pub struct ReserveArgs {
     /// Shared (others may share it) instead of exclusive.
     #[serde(default)]
     shared: bool,
-    /// Take over a stale reservation (its holder went silent) instead of failing.
+    /// Take over a stale reservation (past its expiry, never released) instead of failing.
     #[serde(default)]
     takeover_stale: bool,
     /// The task it is for (default: this session's task).
@@ -262,7 +265,7 @@ impl InboxMcp {
                 ..Default::default()
             })
         })();
-        self.run(|c| async move { Ok(posted(c.send(p?).await?)) }).await
+        self.run(|c| async move { Ok(self.remember(c.send(p?).await?)) }).await
     }
 
     #[tool(
@@ -284,13 +287,28 @@ impl InboxMcp {
         .await
     }
 
-    #[tool(description = "Claim a thread: an exclusive lease, so nobody else works on it. Renew by claiming again.")]
+    #[tool(description = "Claim a thread: an exclusive lease, so nobody else works on it. \
+                          If you hold it already, this extends your lease (the status stays).")]
     async fn claim(&self, Parameters(a): Parameters<ClaimArgs>) -> CallToolResult {
-        let p = ClaimParams { agent: self.agent.clone(), thread_id: a.thread_id, lease_seconds: a.lease_seconds };
+        let agent = self.agent.clone();
         self.run(|c| async move {
-            let r = c.claim(p).await?;
+            // Renew first: a fresh claim would reset a blocked thread to claimed.
+            let renew = RenewParams {
+                agent: agent.clone(),
+                thread_id: a.thread_id.clone(),
+                lease_seconds: a.lease_seconds,
+                lease_token: None,
+            };
+            let (r, renewed) = match c.renew(renew).await {
+                Ok(r) => (r, true),
+                Err(ClientError::Rpc { app: Some(ErrorCode::NotLeaseHolder | ErrorCode::LeaseExpired), .. }) => {
+                    let p = ClaimParams { agent, thread_id: a.thread_id, lease_seconds: a.lease_seconds };
+                    (c.claim(p).await?, false)
+                }
+                Err(e) => return Err(e.into()),
+            };
             Ok(json!({"thread": thread_view(&r.thread), "lease_expires_at": r.lease.expires_at,
-                      "event_id": r.event_id}))
+                      "renewed": renewed, "event_id": r.event_id}))
         })
         .await
     }
@@ -305,12 +323,7 @@ impl InboxMcp {
                           Then call wait_reply with the returned event_id as after_event.")]
     async fn ask(&self, Parameters(a): Parameters<PostArgs>) -> CallToolResult {
         let p = self.update_params(a, ThreadStatus::Blocked);
-        self.run(|c| async move {
-            let r = c.update(p).await?;
-            self.set_cursor(&r.thread.thread_id, r.event_id);
-            Ok(posted(r))
-        })
-        .await
+        self.run(|c| async move { Ok(self.remember(c.update(p).await?)) }).await
     }
 
     #[tool(description = "Wait for a reply (answer, result or control) in a thread, up to a bounded time. \
@@ -330,12 +343,23 @@ impl InboxMcp {
                 ..Default::default()
             };
             let mut sub = c.subscribe(filter).await?;
-            Ok(match sub.next_within(Some(wait)).await? {
-                Some(ev) => {
-                    self.set_cursor(&a.thread_id, ev.event_id);
-                    json!({"woke": true, "cursor": ev.event_id, "message": ev.message.as_ref().map(message_view)})
+            let deadline = tokio::time::Instant::now() + wait;
+            let mut cursor = after;
+            let woke = loop {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let Some(ev) = (if left.is_zero() { None } else { sub.next_within(Some(left)).await? }) else {
+                    break None;
+                };
+                cursor = ev.event_id;
+                // Your own answer or result is not the reply you are waiting for.
+                if ev.message.as_ref().is_none_or(|m| m.from_agent != self.agent) {
+                    break Some(ev);
                 }
-                None => json!({"woke": false, "cursor": after, "waited_seconds": wait.as_secs()}),
+            };
+            self.set_cursor(&a.thread_id, cursor);
+            Ok(match woke {
+                Some(ev) => json!({"woke": true, "cursor": cursor, "message": ev.message.as_ref().map(message_view)}),
+                None => json!({"woke": false, "cursor": cursor, "waited_seconds": wait.as_secs()}),
             })
         })
         .await
@@ -353,7 +377,7 @@ impl InboxMcp {
                 kind: kind?,
                 message: message_input(a.summary, a.body),
             };
-            Ok(posted(c.reply(p).await?))
+            Ok(self.remember(c.reply(p).await?))
         })
         .await
     }
@@ -417,6 +441,13 @@ impl InboxMcp {
 }
 
 impl InboxMcp {
+    /// The result of a message this session wrote and may wait on: its event becomes the
+    /// thread's remembered `wait_reply` cursor.
+    fn remember(&self, r: MessageResult) -> Value {
+        self.set_cursor(&r.thread.thread_id, r.event_id);
+        posted(r)
+    }
+
     fn update_params(&self, a: PostArgs, status: ThreadStatus) -> UpdateParams {
         UpdateParams {
             agent: self.agent.clone(),

@@ -47,6 +47,9 @@ pub fn hook(p: &Project, runs: usize) {
         "hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},
         "tool_response":{"stdout":"","stderr":"","interrupted":false},"tool_use_id":"toolu_1"}"#;
     let args = ["--agent", "bench-hook", "hook", "claude", "post-tool-use", "--task", "T-bench"];
+    // The hook fails open (exit 0, no output) without a daemon: prove it reaches this one.
+    let first = p.inbox().args(args).stdin(post.as_bytes()).run();
+    assert!(first.stdout.contains("additionalContext"), "the hook did not reach the daemon: {first:?}");
     let lat = time_runs(p, &args, post, runs);
     report(&format!("whole-process hook claude post-tool-use ({runs} runs)"), summary(&lat));
     let stop = r#"{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","permission_mode":"default",
