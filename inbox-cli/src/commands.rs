@@ -213,7 +213,7 @@ fn prepare(ctx: &Ctx, cmd: Cmd) -> Result<Prepared, CliError> {
         Cmd::WaitReply(a) => {
             let mut kinds: Vec<MessageKind> = a.kinds.into_iter().flatten().collect();
             if kinds.is_empty() {
-                kinds = vec![MessageKind::Answer, MessageKind::Control, MessageKind::Result];
+                kinds = MessageKind::REPLIES.to_vec();
             }
             let filter = EventFilter {
                 after_event: a.after_event,

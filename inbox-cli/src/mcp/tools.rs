@@ -26,9 +26,13 @@ Reserve files before editing shared ones. Errors carry a stable `code`.";
 const OPEN_WORK: [ThreadStatus; 4] =
     [ThreadStatus::Pending, ThreadStatus::Claimed, ThreadStatus::InProgress, ThreadStatus::Blocked];
 
-/// Parse an optional enum given as text, naming the argument on error.
-fn parse<T: std::str::FromStr<Err = String>>(arg: &str, v: Option<&str>) -> Result<Option<T>, ToolError> {
-    v.map(|s| s.parse::<T>().map_err(|e| ToolError::invalid(format!("{arg}: {e}")))).transpose()
+/// Parse an enum given as text, naming the argument on error.
+fn parse<T: std::str::FromStr<Err = String>>(arg: &str, v: &str) -> Result<T, ToolError> {
+    v.parse::<T>().map_err(|e| ToolError::invalid(format!("{arg}: {e}")))
+}
+
+fn parse_opt<T: std::str::FromStr<Err = String>>(arg: &str, v: Option<&str>) -> Result<Option<T>, ToolError> {
+    v.map(|s| parse(arg, s)).transpose()
 }
 
 fn message_input(summary: String, body: Option<String>) -> MessageInput {
@@ -260,7 +264,7 @@ impl InboxMcp {
                 to_peer: if a.to_peer { Some(self.task("to_peer")?) } else { None },
                 expires_in_seconds: a.expires_in_seconds,
                 thread_id: a.thread_id,
-                priority: parse("priority", a.priority.as_deref())?,
+                priority: parse_opt("priority", a.priority.as_deref())?,
                 message: message_input(a.summary, a.body),
                 ..Default::default()
             })
@@ -276,7 +280,7 @@ impl InboxMcp {
         let statuses: Result<Vec<ThreadStatus>, ToolError> = if a.statuses.is_empty() {
             Ok(OPEN_WORK.to_vec())
         } else {
-            a.statuses.iter().map(|s| parse("statuses", Some(s)).map(Option::unwrap)).collect()
+            a.statuses.iter().map(|s| parse("statuses", s)).collect()
         };
         let agent = self.agent.clone();
         self.run(|c| async move {
@@ -339,7 +343,7 @@ impl InboxMcp {
             let filter = EventFilter {
                 after_event: Some(after),
                 thread_id: Some(a.thread_id.clone()),
-                kinds: vec![MessageKind::Answer, MessageKind::Control, MessageKind::Result],
+                kinds: MessageKind::REPLIES.to_vec(),
                 ..Default::default()
             };
             let mut sub = c.subscribe(filter).await?;
@@ -367,7 +371,7 @@ impl InboxMcp {
 
     #[tool(description = "Reply inside a thread (an answer to a blocked thread resumes its worker).")]
     async fn reply(&self, Parameters(a): Parameters<ReplyArgs>) -> CallToolResult {
-        let kind = parse("kind", a.kind.as_deref());
+        let kind = parse_opt("kind", a.kind.as_deref());
         let from = self.agent.clone();
         self.run(|c| async move {
             let p = ReplyParams {
@@ -424,7 +428,7 @@ impl InboxMcp {
         annotations(read_only_hint = true)
     )]
     async fn list_agents(&self, Parameters(a): Parameters<AgentsArgs>) -> CallToolResult {
-        let status = parse("status", a.status.as_deref());
+        let status = parse_opt("status", a.status.as_deref());
         self.run(|c| async move {
             let p = AgentListParams { role: a.role, status: status?, include_unregistered: false };
             let agents: Vec<Value> = c

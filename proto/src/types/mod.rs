@@ -145,6 +145,11 @@ string_enum!(
     }
 );
 
+impl MessageKind {
+    /// What a blocked worker waits for (`inbox wait-reply`, the MCP `wait_reply`).
+    pub const REPLIES: &'static [MessageKind] = &[MessageKind::Answer, MessageKind::Control, MessageKind::Result];
+}
+
 string_enum!(
     /// Priority of a thread; `fetch` returns higher priorities first.
     Priority {
