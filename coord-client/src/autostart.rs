@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use coord_ipc::ProjectPaths;
+use coord_proto::Exit;
+
 use crate::error::ClientError;
-use crate::paths::ProjectPaths;
 
 /// How long a starting daemon may take to become ready (it migrates the schema first).
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -106,8 +108,8 @@ pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Star
         }
         Ok(_) => {
             let status = child.wait().ok();
-            // Exit status 3: another daemon holds the database lock.
-            if status.and_then(|s| s.code()) == Some(3) {
+            // Another daemon holds the database lock.
+            if status.and_then(|s| s.code()).and_then(Exit::from_code) == Some(Exit::DaemonState) {
                 return Ok(Started::AlreadyRunning);
             }
             let tail = log_tail(&paths.log);

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use coord_proto::ErrorCode;
 use coord_proto::error::ErrorData;
+use coord_proto::{ErrorCode, Exit};
 use serde_json::Value;
 
 #[derive(Debug, thiserror::Error)]
@@ -57,10 +57,11 @@ impl ClientError {
         }
     }
 
-    /// The process exit code the CLIs use: 20 conflict, 30 invalid, 40 not found, 50 else.
-    pub fn exit_code(&self) -> i32 {
+    /// The exit status the CLIs use: the application code's, invalid for a request the
+    /// daemon could not accept, internal for everything else (connection, protocol).
+    pub fn exit(&self) -> Exit {
         match self {
-            ClientError::Rpc { app: Some(c), .. } => c.exit_code(),
+            ClientError::Rpc { app: Some(c), .. } => c.exit(),
             ClientError::Rpc { code, .. }
                 if [
                     coord_proto::error::INVALID_PARAMS,
@@ -69,9 +70,9 @@ impl ClientError {
                 ]
                 .contains(code) =>
             {
-                30
+                Exit::Invalid
             }
-            _ => 50,
+            _ => Exit::Internal,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), coord_client::ClientError> {
 //! use coord_client::{Client, ConnectOptions};
+//! use coord_proto::api::InboxApiClient;
 //! use coord_proto::types::FetchParams;
 //!
 //! let client = Client::connect(ConnectOptions::for_cwd(None)).await?;
@@ -12,27 +13,26 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Calls go through the `CoordApiClient` trait that jsonrpsee generates from
-//! `coord_proto::api`; this crate adds the socket transport, daemon auto-start, the
-//! protocol-version handshake and [`ClientError`].
+//! Every method is called through the `…ApiClient` traits that jsonrpsee generates from
+//! `coord_proto::api` (a [`Client`] dereferences to the jsonrpsee client that implements
+//! them; their errors convert into [`ClientError`] with `?`). This crate adds the socket
+//! transport, daemon auto-start, the protocol-version handshake and [`ClientError`].
 
 pub mod autostart;
-pub mod cli;
 mod error;
-pub mod paths;
-pub mod socket;
 pub mod transport;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use coord_ipc::socket;
 use coord_proto::PROTOCOL_VERSION;
-use coord_proto::api::CoordApiClient;
+use coord_proto::api::{EventsApiClient, SystemApiClient};
 use coord_proto::types::*;
 use jsonrpsee::core::client::{ClientBuilder, Subscription};
 
+pub use coord_ipc::{ProjectPaths, paths};
 pub use error::ClientError;
-pub use paths::ProjectPaths;
 
 /// How to reach the daemon.
 #[derive(Debug, Clone)]
@@ -59,10 +59,19 @@ pub fn autostart_disabled_by_env() -> bool {
     std::env::var("COORD_NO_AUTOSTART").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 
-/// A connection to one daemon.
+/// A connection to one daemon. It dereferences to the jsonrpsee client, on which the
+/// generated `coord_proto::api::…ApiClient` traits provide every method.
 pub struct Client {
     rpc: jsonrpsee::core::client::Client,
     hello: HelloResult,
+}
+
+impl std::ops::Deref for Client {
+    type Target = jsonrpsee::core::client::Client;
+
+    fn deref(&self) -> &Self::Target {
+        &self.rpc
+    }
 }
 
 fn is_down(e: &std::io::Error) -> bool {
@@ -92,7 +101,7 @@ impl Client {
         let p = paths.clone();
         let started = tokio::task::spawn_blocking(move || {
             let sock = p.socket.clone();
-            autostart::start(&p, move || sync_connect(&sock).is_err())
+            autostart::start(&p, move || socket::probe_blocking(&sock).is_err())
         })
         .await
         .map_err(|e| ClientError::Transport(format!("auto-start task failed: {e}")))??;
@@ -123,7 +132,7 @@ impl Client {
         Self::handshake(stream).await
     }
 
-    async fn handshake(stream: interprocess::local_socket::tokio::Stream) -> Result<Client, ClientError> {
+    async fn handshake(stream: socket::Stream) -> Result<Client, ClientError> {
         let (r, w) = tokio::io::split(stream);
         let (tx, rx) = transport::new(r, w);
         let rpc = ClientBuilder::default()
@@ -141,31 +150,10 @@ impl Client {
         Ok(Client { rpc, hello })
     }
 
-    /// What the daemon said at connect time (version, pid, socket, db, ...).
-    pub fn hello(&self) -> &HelloResult {
+    /// What the daemon said at connect time (version, pid, socket, db, last event, ...).
+    /// `SystemApiClient::hello` asks again.
+    pub fn server_info(&self) -> &HelloResult {
         &self.hello
-    }
-
-    /// The generated jsonrpsee client, for calls not wrapped here.
-    pub fn rpc(&self) -> &jsonrpsee::core::client::Client {
-        &self.rpc
-    }
-
-    /// Ask the daemon again for its status.
-    pub async fn status(&self) -> Result<HelloResult, ClientError> {
-        Ok(self.rpc.hello().await?)
-    }
-
-    pub async fn shutdown(&self, reason: Option<String>) -> Result<ShutdownResult, ClientError> {
-        Ok(self.rpc.shutdown(ShutdownParams { reason }).await?)
-    }
-
-    pub async fn init(&self, p: InitParams) -> Result<InitResult, ClientError> {
-        Ok(self.rpc.init(p).await?)
-    }
-
-    pub async fn run_list(&self) -> Result<RunsResult, ClientError> {
-        Ok(self.rpc.run_list().await?)
     }
 
     /// Subscribe to matching events: first those stored after the filter's cursor, then
@@ -173,73 +161,6 @@ impl Client {
     pub async fn subscribe(&self, filter: EventFilter) -> Result<EventStream, ClientError> {
         Ok(EventStream { inner: self.rpc.subscribe_events(filter).await? })
     }
-}
-
-/// Typed wrappers, one per method of `coord_proto::api` that takes a params object.
-macro_rules! calls {
-    ($($name:ident => $method:ident($p:ty) -> $r:ty;)*) => {
-        impl Client {
-            $(
-                #[doc = concat!("Calls `", stringify!($method), "` (see docs/protocol.md).")]
-                pub async fn $name(&self, p: $p) -> Result<$r, ClientError> {
-                    Ok(CoordApiClient::$method(&self.rpc, p).await?)
-                }
-            )*
-        }
-    };
-}
-
-calls! {
-    send => send(SendParams) -> MessageResult;
-    fetch => fetch(FetchParams) -> ThreadsResult;
-    claim => claim(ClaimParams) -> LeaseResult;
-    renew => renew(RenewParams) -> LeaseResult;
-    update => update(UpdateParams) -> MessageResult;
-    reply => reply(ReplyParams) -> MessageResult;
-    done => done(FinishParams) -> MessageResult;
-    fail => fail(FinishParams) -> MessageResult;
-    cancel => cancel(CancelParams) -> MessageResult;
-    list => list(ListParams) -> ThreadsResult;
-    show => show(ShowParams) -> ShowResult;
-    mark_read => mark_read(MarkReadParams) -> MarkReadResult;
-    events => events_list(EventsListParams) -> EventsResult;
-    run_create => run_create(RunCreateParams) -> RunView;
-    run_show => run_show(RunRef) -> RunView;
-    task_add => task_add(TaskAddParams) -> TaskView;
-    task_list => task_list(TaskListParams) -> TasksResult;
-    task_show => task_show(TaskRef) -> TaskView;
-    dep_add => dep_add(DepParams) -> TaskView;
-    dep_remove => dep_remove(DepParams) -> TaskView;
-    ready => ready(TaskListParams) -> TasksResult;
-    dispatch => dispatch(DispatchParams) -> DispatchResult;
-    reconcile => reconcile(RunRef) -> TasksResult;
-    blocked => blocked(RunRef) -> BlockedResult;
-    answer => answer(AnswerParams) -> MessageResult;
-    retry => retry(RetryParams) -> DispatchResult;
-    reassign => reassign(RetryParams) -> DispatchResult;
-    orch_cancel => orch_cancel(CancelTaskParams) -> RunView;
-    worktree_list => worktree_list(WorktreeParams) -> WorktreesResult;
-    worktree_prune => worktree_prune(WorktreeParams) -> WorktreesResult;
-    council_start => council_start(CouncilStartParams) -> Council;
-    council_show => council_show(CouncilRef) -> Council;
-    status_summary => status(StatusParams) -> StatusResult;
-    agent_register => agent_register(RegisterParams) -> AgentResult;
-    agent_list => agent_list(AgentListParams) -> AgentsResult;
-    agent_show => agent_show(AgentRef) -> Agent;
-    agent_heartbeat => agent_heartbeat(HeartbeatParams) -> AgentResult;
-    mail => mail_list(MailParams) -> MailResult;
-    mail_read => mail_read(MailRef) -> MailItemResult;
-    mail_ack => mail_ack(MailRef) -> MailItemResult;
-    reserve => reserve(ReserveParams) -> ReserveResult;
-    release => release(ReleaseParams) -> ReleaseResult;
-    reservations => reservation_list(ReservationListParams) -> ReservationsResult;
-    check_paths => reservation_check(CheckPathsParams) -> CheckPathsResult;
-    mail_check => mail_check(CheckParams) -> CheckResult;
-    mail_pending => mail_pending(PendingParams) -> PendingResult;
-    mail_withdraw => mail_withdraw(MailRef) -> WithdrawResult;
-    peers_link => peers_link(PeerLinkParams) -> PeersResult;
-    peers_list => peers_list(PeerListParams) -> PeersResult;
-    install_hooks => install_hooks(InstallHooksParams) -> InstallHooksResult;
 }
 
 /// A live event subscription.
@@ -270,9 +191,4 @@ impl EventStream {
     pub async fn next(&mut self) -> Option<Result<Event, ClientError>> {
         self.inner.next().await.map(|r| r.map_err(|e| ClientError::Transport(format!("bad event notification: {e}"))))
     }
-}
-
-fn sync_connect(path: &Path) -> std::io::Result<()> {
-    use interprocess::local_socket::traits::Stream as _;
-    interprocess::local_socket::Stream::connect(socket::name(path)?).map(drop)
 }

@@ -1,7 +1,16 @@
-//! The jsonrpsee client transport over a local socket: one JSON message per line.
+//! The jsonrpsee client transport over a local socket: one JSON message per line, framed
+//! by [`coord_ipc::LineCodec`] on the way in.
 
+use coord_ipc::{Frame, LineCodec};
+use futures::StreamExt;
 use jsonrpsee::core::client::{ReceivedMessage, TransportReceiverT, TransportSenderT};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio_util::codec::FramedRead;
+
+/// Longest line accepted from the daemon (a notification or response), in bytes. Requests
+/// are limited to `MAX_REQUEST_BYTES`, but a response may carry several of them (a thread
+/// with its history), so the bound is generous.
+pub const MAX_RESPONSE_BYTES: usize = 1 << 30;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
@@ -9,6 +18,8 @@ pub enum TransportError {
     Io(#[from] std::io::Error),
     #[error("the daemon closed the connection")]
     Closed,
+    #[error("the daemon sent a line longer than {MAX_RESPONSE_BYTES} bytes")]
+    TooLong,
 }
 
 pub struct Sender<W> {
@@ -17,14 +28,13 @@ pub struct Sender<W> {
 }
 
 pub struct Receiver<R> {
-    inner: BufReader<R>,
-    buf: Vec<u8>,
+    inner: FramedRead<R, LineCodec>,
 }
 
 pub fn new<R: AsyncRead, W: AsyncWrite>(read: R, write: W) -> (Sender<W>, Receiver<R>) {
     (
         Sender { inner: write, buf: Vec::new() },
-        Receiver { inner: BufReader::with_capacity(64 * 1024, read), buf: Vec::new() },
+        Receiver { inner: FramedRead::with_capacity(read, LineCodec::new(MAX_RESPONSE_BYTES), 64 * 1024) },
     )
 }
 
@@ -51,21 +61,15 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiverT for Receiver<R> {
     type Error = TransportError;
 
     async fn receive(&mut self) -> Result<ReceivedMessage, Self::Error> {
-        loop {
-            self.buf.clear();
-            let n = self.inner.read_until(b'\n', &mut self.buf).await?;
-            if n == 0 {
-                return Err(TransportError::Closed);
+        match self.inner.next().await {
+            None => Err(TransportError::Closed),
+            Some(Err(e)) => Err(e.into()),
+            Some(Ok(Frame::TooLong)) => Err(TransportError::TooLong),
+            Some(Ok(Frame::Line(line))) => {
+                let text = String::from_utf8(line.to_vec())
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+                Ok(ReceivedMessage::Text(text))
             }
-            while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
-                self.buf.pop();
-            }
-            if self.buf.is_empty() {
-                continue;
-            }
-            let text = String::from_utf8(std::mem::take(&mut self.buf))
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
-            return Ok(ReceivedMessage::Text(text));
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use coord_client::paths::ProjectPaths;
+use coord_ipc::ProjectPaths;
 use coord_proto::PROTOCOL_VERSION;
 use interprocess::local_socket::ListenerOptions;
 use interprocess::local_socket::traits::tokio::Listener as _;
@@ -159,10 +159,10 @@ async fn bind(paths: &ProjectPaths) -> Result<interprocess::local_socket::tokio:
     {
         create_private_dir(parent)?;
     }
-    let name = coord_client::socket::name(&paths.socket).map_err(io("invalid socket name"))?;
+    let name = coord_ipc::socket::name(&paths.socket).map_err(io("invalid socket name"))?;
     #[cfg(unix)]
     if paths.socket.exists() {
-        if coord_client::socket::connect(&paths.socket).await.is_ok() {
+        if coord_ipc::socket::connect(&paths.socket).await.is_ok() {
             return Err(DaemonError::AlreadyRunning {
                 db: paths.db.display().to_string(),
                 pid: "unknown".into(),

@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use coord_client::{Client, ClientError, ConnectOptions, paths};
+use coord_proto::Exit;
+use coord_proto::api::SystemApiClient;
+use coord_proto::types::ShutdownParams;
 use coordd::daemon::{self, DaemonError, ServeOptions};
 
 /// The per-project coordination daemon for teams of coding agents.
@@ -65,7 +68,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("coordd: {e:#}");
-            ExitCode::from(1)
+            Exit::Failure.into()
         }
     }
 }
@@ -82,11 +85,11 @@ fn serve(paths: paths::ProjectPaths, log_file: Option<PathBuf>, notify_ready: bo
         .build()
         .context("cannot start the async runtime")?;
     match rt.block_on(daemon::serve(ServeOptions { paths, notify_ready })) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
+        Ok(()) => Ok(Exit::Ok.into()),
         Err(e @ DaemonError::AlreadyRunning { .. }) => {
             tracing::error!("{e}");
             eprintln!("coordd: {e}");
-            Ok(ExitCode::from(3))
+            Ok(Exit::DaemonState.into())
         }
         Err(e) => {
             tracing::error!("{e}");
@@ -129,11 +132,11 @@ async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCo
             } else {
                 println!("coordd is not running for {}", paths.db.display());
             }
-            return Ok(ExitCode::from(3));
+            return Ok(Exit::DaemonState.into());
         }
         Err(e) => return Err(e.into()),
     };
-    let h = client.status().await?;
+    let h = client.hello().await.map_err(ClientError::from)?;
     let lock = coordd::lockfile::read_info(&paths.lock);
     if json {
         let mut v = serde_json::to_value(&h)?;
@@ -152,7 +155,7 @@ async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCo
         println!("  uptime      {}", humantime::format_duration(std::time::Duration::from_secs(h.uptime_ms / 1000)));
         println!("  last event  {}", h.last_event_id);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }
 
 async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
@@ -164,11 +167,12 @@ async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode
             } else {
                 println!("coordd is not running for {}", paths.db.display());
             }
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Exit::Ok.into());
         }
         Err(e) => return Err(e.into()),
     };
-    let pid = client.shutdown(Some("coordd stop".into())).await?.pid;
+    let pid =
+        client.shutdown(ShutdownParams { reason: Some("coordd stop".into()) }).await.map_err(ClientError::from)?.pid;
     drop(client);
     let lock = paths.lock.clone();
     let exited =
@@ -182,5 +186,5 @@ async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode
     } else {
         println!("coordd (pid {pid}) stopped");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }

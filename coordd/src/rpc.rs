@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use coord_proto::PROTOCOL_VERSION;
-use coord_proto::api::CoordApiServer;
+use coord_proto::api::*;
 use coord_proto::types::*;
 use jsonrpsee::core::{RpcResult, SubscriptionResult, async_trait};
 use jsonrpsee::{PendingSubscriptionSink, RpcModule};
@@ -33,19 +33,46 @@ pub struct Rpc<S> {
 
 /// Build the module holding every method. `shutdown` is set when a client asks the daemon
 /// to stop.
-pub fn module<S: Store>(store: Arc<S>, info: DaemonInfo, shutdown: watch::Sender<bool>) -> RpcModule<Rpc<S>> {
-    // Discover the names from the generated module itself, so the list cannot drift.
+pub fn module<S: Store>(store: Arc<S>, info: DaemonInfo, shutdown: watch::Sender<bool>) -> RpcModule<()> {
+    // Discover the names from the generated modules themselves, so the list cannot drift.
     let names: Vec<String> = {
         let probe = Rpc { store: store.clone(), info: info.clone(), methods: vec![], shutdown: shutdown.clone() };
-        let mut v: Vec<String> = probe.into_rpc().method_names().map(str::to_string).collect();
+        let mut v: Vec<String> = merged(probe).method_names().map(str::to_string).collect();
         v.sort();
         v
     };
-    Rpc { store, info, methods: names, shutdown }.into_rpc()
+    merged(Rpc { store, info, methods: names, shutdown })
+}
+
+fn merged<S: Store>(rpc: Rpc<S>) -> RpcModule<()> {
+    let mut m = RpcModule::new(());
+    let parts: [jsonrpsee::Methods; 6] = [
+        SystemApiServer::into_rpc(rpc.clone()).into(),
+        InboxApiServer::into_rpc(rpc.clone()).into(),
+        EventsApiServer::into_rpc(rpc.clone()).into(),
+        OrchApiServer::into_rpc(rpc.clone()).into(),
+        AgentsApiServer::into_rpc(rpc.clone()).into(),
+        MailApiServer::into_rpc(rpc).into(),
+    ];
+    for part in parts {
+        m.merge(part).expect("method names are unique across namespaces");
+    }
+    m
+}
+
+impl<S> Clone for Rpc<S> {
+    fn clone(&self) -> Self {
+        Rpc {
+            store: self.store.clone(),
+            info: self.info.clone(),
+            methods: self.methods.clone(),
+            shutdown: self.shutdown.clone(),
+        }
+    }
 }
 
 #[async_trait]
-impl<S: Store> CoordApiServer for Rpc<S> {
+impl<S: Store> SystemApiServer for Rpc<S> {
     async fn hello(&self) -> RpcResult<HelloResult> {
         Ok(HelloResult {
             server: "coordd".into(),
@@ -67,7 +94,10 @@ impl<S: Store> CoordApiServer for Rpc<S> {
         let _ = self.shutdown.send(true);
         Ok(ShutdownResult { pid: std::process::id() })
     }
+}
 
+#[async_trait]
+impl<S: Store> InboxApiServer for Rpc<S> {
     async fn init(&self, params: InitParams) -> RpcResult<InitResult> {
         let strict_agents = self.store.init(params).await?;
         let info = self.store.info();
@@ -128,10 +158,24 @@ impl<S: Store> CoordApiServer for Rpc<S> {
         Ok(self.store.mark_read(params).await?)
     }
 
+    async fn status(&self, params: StatusParams) -> RpcResult<StatusResult> {
+        Ok(self.store.status(params).await?)
+    }
+}
+
+#[async_trait]
+impl<S: Store> EventsApiServer for Rpc<S> {
     async fn events_list(&self, params: EventsListParams) -> RpcResult<EventsResult> {
         Ok(self.store.events_list(params).await?)
     }
 
+    async fn subscribe_events(&self, pending: PendingSubscriptionSink, filter: EventFilter) -> SubscriptionResult {
+        subscription::run(self.store.clone(), pending, filter).await
+    }
+}
+
+#[async_trait]
+impl<S: Store> OrchApiServer for Rpc<S> {
     async fn run_create(&self, params: RunCreateParams) -> RpcResult<RunView> {
         Ok(self.store.run_create(params).await?)
     }
@@ -211,7 +255,10 @@ impl<S: Store> CoordApiServer for Rpc<S> {
     async fn council_show(&self, params: CouncilRef) -> RpcResult<Council> {
         Ok(self.store.council_show(params).await?)
     }
+}
 
+#[async_trait]
+impl<S: Store> AgentsApiServer for Rpc<S> {
     async fn agent_register(&self, params: RegisterParams) -> RpcResult<AgentResult> {
         Ok(self.store.agent_register(params).await?)
     }
@@ -226,18 +273,6 @@ impl<S: Store> CoordApiServer for Rpc<S> {
 
     async fn agent_heartbeat(&self, params: HeartbeatParams) -> RpcResult<AgentResult> {
         Ok(self.store.agent_heartbeat(params).await?)
-    }
-
-    async fn mail_list(&self, params: MailParams) -> RpcResult<MailResult> {
-        Ok(MailResult { mail: self.store.mail_list(params).await? })
-    }
-
-    async fn mail_read(&self, params: MailRef) -> RpcResult<MailItemResult> {
-        Ok(self.store.mail_mark(params, false).await?)
-    }
-
-    async fn mail_ack(&self, params: MailRef) -> RpcResult<MailItemResult> {
-        Ok(self.store.mail_mark(params, true).await?)
     }
 
     async fn reserve(&self, params: ReserveParams) -> RpcResult<ReserveResult> {
@@ -255,9 +290,20 @@ impl<S: Store> CoordApiServer for Rpc<S> {
     async fn reservation_check(&self, params: CheckPathsParams) -> RpcResult<CheckPathsResult> {
         Ok(CheckPathsResult { conflicts: self.store.reservation_check(params).await? })
     }
+}
 
-    async fn status(&self, params: StatusParams) -> RpcResult<StatusResult> {
-        Ok(self.store.status(params).await?)
+#[async_trait]
+impl<S: Store> MailApiServer for Rpc<S> {
+    async fn mail_list(&self, params: MailParams) -> RpcResult<MailResult> {
+        Ok(MailResult { mail: self.store.mail_list(params).await? })
+    }
+
+    async fn mail_read(&self, params: MailRef) -> RpcResult<MailItemResult> {
+        Ok(self.store.mail_mark(params, false).await?)
+    }
+
+    async fn mail_ack(&self, params: MailRef) -> RpcResult<MailItemResult> {
+        Ok(self.store.mail_mark(params, true).await?)
     }
 
     async fn mail_check(&self, params: CheckParams) -> RpcResult<CheckResult> {
@@ -282,9 +328,5 @@ impl<S: Store> CoordApiServer for Rpc<S> {
 
     async fn install_hooks(&self, params: InstallHooksParams) -> RpcResult<InstallHooksResult> {
         Ok(self.store.install_hooks(params).await?)
-    }
-
-    async fn subscribe_events(&self, pending: PendingSubscriptionSink, filter: EventFilter) -> SubscriptionResult {
-        subscription::run(self.store.clone(), pending, filter).await
     }
 }

@@ -1,16 +1,18 @@
 //! The coordd wire contract: the single source of truth for method names, parameters,
 //! results, events, error codes and the protocol version.
 //!
-//! The daemon implements [`api::CoordApiServer`]; `coord-client` uses the generated
-//! [`api::CoordApiClient`]. Nothing here touches storage or knows how the daemon works:
+//! The daemon implements the generated `…ApiServer` traits of [`api`], one per namespace;
+//! clients call the generated `…ApiClient` traits. Nothing here touches storage or knows how the daemon works:
 //! it only describes what travels over the socket. `docs/protocol.md` documents the same
 //! contract for tools written in other languages.
 
 pub mod api;
 pub mod error;
+mod exit;
 pub mod types;
 
 pub use error::{AppError, ErrorCode};
+pub use exit::Exit;
 
 /// Version of the wire protocol. Bumped on any incompatible change to a method, its params,
 /// its result, an event or an error code. Clients refuse to talk to a daemon whose

@@ -161,6 +161,18 @@ string_enum!(
     }
 );
 
+impl Priority {
+    /// Rank for ordering: higher comes first (urgent 3, high 2, normal 1, low 0).
+    pub const fn rank(self) -> i64 {
+        match self {
+            Priority::Urgent => 3,
+            Priority::High => 2,
+            Priority::Normal => 1,
+            Priority::Low => 0,
+        }
+    }
+}
+
 string_enum!(
     /// Type of an event in the shared event stream.
     EventType {

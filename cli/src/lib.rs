@@ -1,12 +1,15 @@
-//! What the `inbox` and `orch` command-line tools share: the JSON envelope, and the one
-//! mapping of every error to the documented exit codes (0 ok, 10 nothing matched,
-//! 20 conflict, 30 invalid, 40 not found, 50 storage/internal/unavailable).
+//! coord-cli: what the `inbox` and `orch` command-line tools share. The JSON envelope, the
+//! error type of a command, and the one mapping of every error to its [`Exit`] status.
+//!
+//! With `--json` a command prints exactly one envelope on stdout:
+//! `{"ok":true,"command":...,...fields}` or
+//! `{"ok":false,"command":...,"error":{"code":...,"message":...,"details"?:...}}`.
 
 use std::process::ExitCode;
 
+use coord_client::ClientError;
+use coord_proto::{ErrorCode, Exit};
 use serde_json::{Value, json};
-
-use crate::ClientError;
 
 /// Restore the default SIGPIPE action, so `orch status | head -1` ends quietly instead of
 /// panicking on a closed pipe. Call first thing in `main`.
@@ -19,50 +22,47 @@ pub fn reset_sigpipe() {
     }
 }
 
-/// Exit code: nothing matched (no work, a wait timed out).
-pub const EXIT_NONE: u8 = 10;
-
-#[derive(Debug)]
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// Bad flags or values caught before calling the daemon.
+    /// Bad flags or values, caught before calling the daemon (`invalid_input`).
+    #[error("{0}")]
     Invalid(String),
     /// The daemon, the connection or the call failed.
-    Client(ClientError),
-    /// A local failure with one of the protocol's codes (e.g. `io_write_failed`).
-    App(coord_proto::ErrorCode, String),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// A local failure with one of the protocol's codes (e.g. `io_read_failed`).
+    #[error("{1}")]
+    App(ErrorCode, String),
+    /// Something that should not happen (the runtime could not start, ...).
+    #[error("{0}")]
     Internal(String),
 }
 
-impl From<ClientError> for CliError {
-    fn from(e: ClientError) -> Self {
-        CliError::Client(e)
+impl From<jsonrpsee::core::client::Error> for CliError {
+    fn from(e: jsonrpsee::core::client::Error) -> Self {
+        CliError::Client(e.into())
     }
 }
 
 impl CliError {
+    /// The stable snake_case code printed in envelopes and messages.
     pub fn code(&self) -> &'static str {
         match self {
-            CliError::Invalid(_) => "invalid_input",
+            CliError::Invalid(_) => ErrorCode::InvalidInput.as_str(),
             CliError::Client(e) => e.code(),
             CliError::App(c, _) => c.as_str(),
-            CliError::Internal(_) => "internal",
+            CliError::Internal(_) => ErrorCode::Internal.as_str(),
         }
     }
 
-    /// The documented exit code: 20 conflict, 30 invalid, 40 not found, 50 everything else.
-    pub fn exit_code(&self) -> u8 {
+    /// The exit status: the one place a command's error becomes one.
+    pub fn exit(&self) -> Exit {
         match self {
-            CliError::Invalid(_) => 30,
-            CliError::Client(e) => e.exit_code() as u8,
-            CliError::App(c, _) => c.exit_code() as u8,
-            CliError::Internal(_) => 50,
-        }
-    }
-
-    pub fn message(&self) -> String {
-        match self {
-            CliError::Invalid(m) | CliError::Internal(m) | CliError::App(_, m) => m.clone(),
-            CliError::Client(e) => e.to_string(),
+            CliError::Invalid(_) => Exit::Invalid,
+            CliError::Client(e) => e.exit(),
+            CliError::App(c, _) => c.exit(),
+            CliError::Internal(_) => Exit::Internal,
         }
     }
 
@@ -74,29 +74,30 @@ impl CliError {
     }
 }
 
-/// Report an error (envelope on stdout with --json, text on stderr otherwise) and exit.
+/// Report an error (the envelope on stdout with --json, a line on stderr otherwise) and
+/// return its exit status.
 pub fn fail(json_mode: bool, program: &str, command: &str, e: &CliError) -> ExitCode {
     if json_mode {
-        let mut error = json!({"code": e.code(), "message": e.message()});
+        let mut error = json!({"code": e.code(), "message": e.to_string()});
         if let Some(d) = e.details() {
             error["details"] = d.clone();
         }
         println!("{}", json!({"ok": false, "command": command, "error": error}));
     } else {
-        eprintln!("{program} {command}: {} ({})", e.message(), e.code());
+        eprintln!("{program} {command}: {e} ({})", e.code());
     }
-    ExitCode::from(e.exit_code())
+    e.exit().into()
 }
 
-/// Usage errors are invalid input (30); --help and --version succeed.
+/// A usage error from clap: --help and --version succeed; anything else is invalid input.
 pub fn clap_exit(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     let _ = e.print();
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            ExitCode::SUCCESS
+            Exit::Ok.into()
         }
-        _ => ExitCode::from(30),
+        _ => Exit::Invalid.into(),
     }
 }
 
@@ -111,6 +112,7 @@ pub fn envelope(command: &str, body: Value) {
     println!("{}", Value::Object(out));
 }
 
+/// Any serializable value as JSON (the protocol's types never fail to serialize).
 pub fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
@@ -125,10 +127,7 @@ pub fn body(body: Option<String>, file: Option<&std::path::Path>) -> Result<Opti
             Ok(Some(s))
         }
         Some(path) => std::fs::read_to_string(path).map(Some).map_err(|e| {
-            CliError::App(
-                coord_proto::ErrorCode::IoReadFailed,
-                format!("cannot read --body-file {}: {e}", path.display()),
-            )
+            CliError::App(ErrorCode::IoReadFailed, format!("cannot read --body-file {}: {e}", path.display()))
         }),
         None => Ok(body),
     }

@@ -111,7 +111,7 @@ fn current_uid() -> u32 {
 }
 
 /// 64-bit FNV-1a: stable across processes and builds (unlike std's hasher).
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);

@@ -6,6 +6,9 @@ use std::path::Path;
 
 use interprocess::local_socket::Name;
 
+/// A connected local socket (async).
+pub type Stream = interprocess::local_socket::tokio::Stream;
+
 /// The interprocess name for a socket path.
 pub fn name(path: &Path) -> io::Result<Name<'static>> {
     #[cfg(unix)]
@@ -23,7 +26,14 @@ pub fn name(path: &Path) -> io::Result<Name<'static>> {
 }
 
 /// Connect to the daemon's socket.
-pub async fn connect(path: &Path) -> io::Result<interprocess::local_socket::tokio::Stream> {
+pub async fn connect(path: &Path) -> io::Result<Stream> {
     use interprocess::local_socket::traits::tokio::Stream as _;
     interprocess::local_socket::tokio::Stream::connect(name(path)?).await
+}
+
+/// Connect to the daemon's socket without a runtime (blocking), dropping the connection:
+/// is anybody listening?
+pub fn probe_blocking(path: &Path) -> io::Result<()> {
+    use interprocess::local_socket::traits::Stream as _;
+    interprocess::local_socket::Stream::connect(name(path)?).map(drop)
 }

@@ -1,0 +1,36 @@
+//! `agents.*` and `reservations.*`: the agent registry and file-scope reservations (the
+//! `bb agent` contract).
+
+use jsonrpsee::core::RpcResult;
+use jsonrpsee::proc_macros::rpc;
+
+use crate::types::*;
+
+#[rpc(server, client)]
+pub trait AgentsApi {
+    #[method(name = "agents.register")]
+    async fn agent_register(&self, params: RegisterParams) -> RpcResult<AgentResult>;
+
+    /// Agents sorted by id.
+    #[method(name = "agents.list")]
+    async fn agent_list(&self, params: AgentListParams) -> RpcResult<AgentsResult>;
+
+    #[method(name = "agents.show")]
+    async fn agent_show(&self, params: AgentRef) -> RpcResult<Agent>;
+
+    #[method(name = "agents.heartbeat")]
+    async fn agent_heartbeat(&self, params: HeartbeatParams) -> RpcResult<AgentResult>;
+
+    #[method(name = "reservations.reserve")]
+    async fn reserve(&self, params: ReserveParams) -> RpcResult<ReserveResult>;
+
+    #[method(name = "reservations.release")]
+    async fn release(&self, params: ReleaseParams) -> RpcResult<ReleaseResult>;
+
+    #[method(name = "reservations.list")]
+    async fn reservation_list(&self, params: ReservationListParams) -> RpcResult<ReservationsResult>;
+
+    /// Which of these paths lie in another agent's active exclusive reservation.
+    #[method(name = "reservations.check")]
+    async fn reservation_check(&self, params: CheckPathsParams) -> RpcResult<CheckPathsResult>;
+}

@@ -1,0 +1,22 @@
+//! `events.*`: the shared event stream, read once or subscribed to.
+
+use jsonrpsee::core::{RpcResult, SubscriptionResult};
+use jsonrpsee::proc_macros::rpc;
+
+use crate::types::*;
+
+#[rpc(server, client)]
+pub trait EventsApi {
+    /// Read the event stream without waiting.
+    #[method(name = "events.list")]
+    async fn events_list(&self, params: EventsListParams) -> RpcResult<EventsResult>;
+
+    /// Push every matching event, first those already stored after the cursor, then new
+    /// ones as they commit, in event order with no gaps and no duplicates.
+    #[subscription(
+        name = "events.subscribe" => "events.event",
+        unsubscribe = "events.unsubscribe",
+        item = Event
+    )]
+    async fn subscribe_events(&self, filter: EventFilter) -> SubscriptionResult;
+}

@@ -1,0 +1,42 @@
+//! `mail.*`, `peers.*` and `session.*`: per-recipient mail with read/ack, the session
+//! mailbox (delivery into running sessions), linked peer tasks and hook installation.
+
+use jsonrpsee::core::RpcResult;
+use jsonrpsee::proc_macros::rpc;
+
+use crate::types::*;
+
+#[rpc(server, client)]
+pub trait MailApi {
+    /// An agent's mail, newest first.
+    #[method(name = "mail.list")]
+    async fn mail_list(&self, params: MailParams) -> RpcResult<MailResult>;
+
+    #[method(name = "mail.read")]
+    async fn mail_read(&self, params: MailRef) -> RpcResult<MailItemResult>;
+
+    #[method(name = "mail.ack")]
+    async fn mail_ack(&self, params: MailRef) -> RpcResult<MailItemResult>;
+
+    /// Deliver queued mail (marks it delivered; a message is delivered once).
+    #[method(name = "mail.check")]
+    async fn mail_check(&self, params: CheckParams) -> RpcResult<CheckResult>;
+
+    /// Count queued mail; with `remind`, also hand out (once) what nobody was reminded of.
+    #[method(name = "mail.pending")]
+    async fn mail_pending(&self, params: PendingParams) -> RpcResult<PendingResult>;
+
+    /// The sender takes back a message that was not delivered yet.
+    #[method(name = "mail.withdraw")]
+    async fn mail_withdraw(&self, params: MailRef) -> RpcResult<WithdrawResult>;
+
+    #[method(name = "peers.link")]
+    async fn peers_link(&self, params: PeerLinkParams) -> RpcResult<PeersResult>;
+
+    #[method(name = "peers.list")]
+    async fn peers_list(&self, params: PeerListParams) -> RpcResult<PeersResult>;
+
+    /// Write agent hooks and instructions into a worktree.
+    #[method(name = "session.installHooks")]
+    async fn install_hooks(&self, params: InstallHooksParams) -> RpcResult<InstallHooksResult>;
+}

@@ -1,0 +1,30 @@
+//! The JSON-RPC interface, declared once, one namespace per file. For each namespace
+//! jsonrpsee generates a `…ApiServer` trait (the daemon implements it and merges the
+//! modules into one) and a `…ApiClient` trait (implemented for every jsonrpsee client, so
+//! `coord-client` and any Rust program call the methods directly).
+//!
+//! Every method takes exactly one params object. On the wire `params` is that object
+//! (by name); a one-element array holding it is accepted too, which is what the generated
+//! clients send. `docs/protocol.md` documents each method for other languages.
+//!
+//! Adding a method: declare it in its namespace here (with its types in `types/`), handle
+//! it in the daemon's matching `api/` file, and document it in `docs/protocol.md`.
+
+mod agents;
+mod events;
+mod inbox;
+mod mail;
+mod orch;
+mod system;
+
+pub use agents::{AgentsApiClient, AgentsApiServer};
+pub use events::{EventsApiClient, EventsApiServer};
+pub use inbox::{InboxApiClient, InboxApiServer};
+pub use mail::{MailApiClient, MailApiServer};
+pub use orch::{OrchApiClient, OrchApiServer};
+pub use system::{SystemApiClient, SystemApiServer};
+
+/// The subscription behind every wait, and its notification and unsubscribe methods.
+pub const EVENTS_SUBSCRIBE: &str = "events.subscribe";
+pub const EVENTS_NOTIFICATION: &str = "events.event";
+pub const EVENTS_UNSUBSCRIBE: &str = "events.unsubscribe";

@@ -1,0 +1,75 @@
+//! `orch.*`: the leader's control plane (runs, the task graph, dispatch into worktrees,
+//! answers, retries, councils).
+
+use jsonrpsee::core::RpcResult;
+use jsonrpsee::proc_macros::rpc;
+
+use crate::types::*;
+
+#[rpc(server, client)]
+pub trait OrchApi {
+    #[method(name = "orch.runCreate")]
+    async fn run_create(&self, params: RunCreateParams) -> RpcResult<RunView>;
+
+    #[method(name = "orch.runList")]
+    async fn run_list(&self) -> RpcResult<RunsResult>;
+
+    /// The run with all its tasks (what `orch status` draws).
+    #[method(name = "orch.runShow")]
+    async fn run_show(&self, params: RunRef) -> RpcResult<RunView>;
+
+    #[method(name = "orch.taskAdd")]
+    async fn task_add(&self, params: TaskAddParams) -> RpcResult<TaskView>;
+
+    #[method(name = "orch.taskList")]
+    async fn task_list(&self, params: TaskListParams) -> RpcResult<TasksResult>;
+
+    #[method(name = "orch.taskShow")]
+    async fn task_show(&self, params: TaskRef) -> RpcResult<TaskView>;
+
+    #[method(name = "orch.depAdd")]
+    async fn dep_add(&self, params: DepParams) -> RpcResult<TaskView>;
+
+    #[method(name = "orch.depRemove")]
+    async fn dep_remove(&self, params: DepParams) -> RpcResult<TaskView>;
+
+    /// Ready tasks, highest priority first, then oldest.
+    #[method(name = "orch.ready")]
+    async fn ready(&self, params: TaskListParams) -> RpcResult<TasksResult>;
+
+    #[method(name = "orch.dispatch")]
+    async fn dispatch(&self, params: DispatchParams) -> RpcResult<DispatchResult>;
+
+    /// Re-derive every task's status from its threads; returns the tasks that changed.
+    #[method(name = "orch.reconcile")]
+    async fn reconcile(&self, params: RunRef) -> RpcResult<TasksResult>;
+
+    #[method(name = "orch.blocked")]
+    async fn blocked(&self, params: RunRef) -> RpcResult<BlockedResult>;
+
+    #[method(name = "orch.answer")]
+    async fn answer(&self, params: AnswerParams) -> RpcResult<MessageResult>;
+
+    #[method(name = "orch.retry")]
+    async fn retry(&self, params: RetryParams) -> RpcResult<DispatchResult>;
+
+    #[method(name = "orch.reassign")]
+    async fn reassign(&self, params: RetryParams) -> RpcResult<DispatchResult>;
+
+    /// Cancel one task, or the whole run when no task is named.
+    #[method(name = "orch.cancel")]
+    async fn orch_cancel(&self, params: CancelTaskParams) -> RpcResult<RunView>;
+
+    #[method(name = "orch.worktreeList")]
+    async fn worktree_list(&self, params: WorktreeParams) -> RpcResult<WorktreesResult>;
+
+    #[method(name = "orch.worktreePrune")]
+    async fn worktree_prune(&self, params: WorktreeParams) -> RpcResult<WorktreesResult>;
+
+    #[method(name = "orch.councilStart")]
+    async fn council_start(&self, params: CouncilStartParams) -> RpcResult<Council>;
+
+    /// The council with its members, groups and tallies (status and report).
+    #[method(name = "orch.councilShow")]
+    async fn council_show(&self, params: CouncilRef) -> RpcResult<Council>;
+}
