@@ -14,11 +14,14 @@ use interprocess::local_socket::traits::tokio::Listener as _;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::api::{self, DaemonInfo};
+use crate::core::Core;
 use crate::lockfile::{Acquire, DaemonLock, LockInfo};
-use crate::rpc::{self, DaemonInfo};
-use crate::sqlite::SqliteStore;
+use crate::services::background;
 use crate::store::Store;
-use crate::{transport, util};
+use crate::store::sqlite::SqliteStore;
+use crate::time::{Clock, SystemClock};
+use crate::transport;
 
 /// Pause after a failed accept (EMFILE and the like).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
@@ -67,7 +70,8 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
 
     let listener = bind(&paths).await?;
     let started = Instant::now();
-    let started_at = util::ts(util::now());
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock::from_env());
+    let started_at = clock.now().to_string();
     lock.write_info(&LockInfo {
         pid: std::process::id(),
         socket: paths.socket.display().to_string(),
@@ -80,15 +84,17 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     .map_err(io(format!("cannot write lock file {}", lock.path().display())))?;
 
     let db_path = paths.db.clone();
-    let store = tokio::task::spawn_blocking(move || {
-        SqliteStore::open(db_path.clone())
+    let (store, bus) = tokio::task::spawn_blocking(move || {
+        SqliteStore::open(&db_path)
             .map_err(|source| DaemonError::Store { db: db_path.display().to_string(), source: Box::new(source) })
     })
     .await
     .map_err(|e| io("database open task failed")(std::io::Error::other(e)))??;
-    let store = Arc::new(store);
+    let store: Arc<dyn Store> = Arc::new(store);
+    let core = Arc::new(Core { store: store.clone(), clock, bus, db_path: paths.db.clone() });
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
-    store.start_background(shutdown_rx.clone());
+    tokio::spawn(background::auto_retry(core.clone(), shutdown_rx.clone()));
+    tokio::spawn(background::lease_expiry(core.clone(), shutdown_rx.clone()));
 
     let info = DaemonInfo {
         socket: paths.socket.display().to_string(),
@@ -96,7 +102,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         started_at,
         started,
     };
-    let methods: jsonrpsee::Methods = rpc::module(store.clone(), info, shutdown_tx.clone()).into();
+    let methods = api::module(core, info, shutdown_tx.clone());
 
     // Handlers are installed before readiness is announced: a signal sent the moment a
     // launcher sees "ready" must already mean a clean shutdown.

@@ -1,5 +1,7 @@
-//! The daemon's error type: a domain error with a stable code, or a storage failure.
-//! Converted to a JSON-RPC error object in exactly one place ([`From<Error>`] below).
+//! The daemon's error type: a domain error with a stable code, or a failure of storage or
+//! of the daemon itself. It becomes a JSON-RPC error object in exactly one place
+//! ([`From<Error>`] for `ErrorObjectOwned`, below). Backends convert their own errors into
+//! [`Error::Storage`] (see `store::sqlite`).
 
 use coord_proto::{AppError, ErrorCode};
 use jsonrpsee::types::ErrorObjectOwned;
@@ -9,11 +11,7 @@ pub enum Error {
     /// A domain error the caller caused: invalid input, a conflict, a missing object.
     #[error(transparent)]
     App(#[from] AppError),
-    #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("database pool error: {0}")]
-    Pool(#[from] r2d2::Error),
-    /// A storage failure shared by several callers (a failed group commit).
+    /// The storage failed (a query, a commit, the connection pool).
     #[error("storage error: {0}")]
     Storage(String),
     #[error("internal error: {0}")]
@@ -35,14 +33,33 @@ impl Error {
         Error::App(AppError::new(code, msg))
     }
 
+    /// The application error the caller caused, if it is one.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Error::App(e) => Some(e.code),
+            _ => None,
+        }
+    }
+
     /// The error as the protocol reports it.
     pub fn to_app(&self) -> AppError {
         match self {
             Error::App(e) => e.clone(),
-            Error::Sqlite(e) => AppError::new(ErrorCode::Storage, e.to_string()),
-            Error::Pool(e) => AppError::new(ErrorCode::Storage, e.to_string()),
             Error::Storage(m) => AppError::new(ErrorCode::Storage, m.clone()),
             Error::Internal(m) => AppError::new(ErrorCode::Internal, m.clone()),
+        }
+    }
+
+    /// Storage failures of the agents layer carry the seed's I/O codes (`io_write_failed`
+    /// for writes, `io_read_failed` for reads); domain errors stay as they are.
+    pub fn as_io(self, write: bool) -> Error {
+        match self {
+            Error::App(_) => self,
+            other => {
+                tracing::error!(error = %other, "request failed");
+                let code = if write { ErrorCode::IoWriteFailed } else { ErrorCode::IoReadFailed };
+                Error::app(code, other.to_string())
+            }
         }
     }
 }

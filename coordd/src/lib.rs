@@ -1,26 +1,25 @@
-//! coordd: the per-project coordination daemon. It owns the project's SQLite database and
-//! serves the JSON-RPC protocol of `coord-proto` over a local socket.
+//! coordd: the per-project coordination daemon. It owns the project's store and serves the
+//! JSON-RPC protocol of `coord-proto` over a local socket. See `docs/ARCHITECTURE.md`.
 //!
-//! Layout: [`daemon`] runs the process (lock, socket, signals); [`transport`] speaks
-//! newline-delimited JSON-RPC on one connection; [`rpc`] registers every method; [`store`]
-//! is the storage seam with [`sqlite`] behind it; [`db`] is the SQLite plumbing (writer,
-//! readers, migrations, bus); [`inbox`], [`orch`], [`agents`], [`mail`], [`reservations`],
-//! [`status`] and [`events`] are the domain modules.
+//! From the outside in: [`daemon`] runs the process (lock, socket, signals); [`transport`]
+//! speaks newline-delimited JSON-RPC on one connection; [`api`] handles each namespace of
+//! the protocol; [`ops`] composes the domains for operations that span several;
+//! [`domain`] holds every rule, written once against the repository traits of [`store`];
+//! `store::sqlite` implements them. [`services`] are the async steps around git and the
+//! background duties; [`workspace`] writes worktrees and session files. [`core`] ties the
+//! store, the [`time`] clock and the [`bus`] together for the handlers.
 
-pub mod agents;
+pub mod api;
+pub mod bus;
+pub mod core;
 pub mod daemon;
-pub mod db;
+pub mod domain;
 pub mod error;
-pub mod events;
-pub mod inbox;
+pub mod ids;
 pub mod lockfile;
-pub mod mail;
-pub mod orch;
-pub mod reservations;
-pub mod rpc;
-pub mod sessions;
-pub mod sqlite;
-pub mod status;
+pub mod ops;
+pub mod services;
 pub mod store;
+pub mod time;
 pub mod transport;
-pub mod util;
+pub mod workspace;

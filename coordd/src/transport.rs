@@ -6,8 +6,9 @@
 //! Responses may go out in any order (clients match them by id). Subscriptions write their
 //! notifications into the same queue through a `MethodSink`. On read EOF the in-flight
 //! calls finish and their replies are flushed before the connection closes; subscriptions
-//! end with the connection. A line longer than [`MAX_REQUEST_BYTES`] is discarded with an
-//! error reply and the connection keeps going.
+//! end with the connection. Lines are framed by [`coord_ipc::LineCodec`] (cancel-safe,
+//! never buffering more than [`MAX_REQUEST_BYTES`] of one line): a longer line is discarded
+//! with an error reply and the connection keeps going.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -23,8 +24,11 @@ use jsonrpsee::core::server::{
 use jsonrpsee::types::error::ErrorCode;
 use jsonrpsee::types::{ErrorObject, Id, Params, Request};
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::codec::FramedRead;
+
+use coord_ipc::{Frame, LineCodec};
 
 /// Most subscriptions one connection may hold open.
 pub const MAX_SUBSCRIPTIONS_PER_CONNECTION: u32 = 4096;
@@ -50,7 +54,7 @@ where
     let (stop_tx, stop_rx) = oneshot::channel();
     let writer = tokio::spawn(write_loop(write, rx, stop_rx));
     let subs = BoundedSubscriptions::new(MAX_SUBSCRIPTIONS_PER_CONNECTION);
-    let mut reader = LineReader::new(read);
+    let mut reader = FramedRead::with_capacity(read, LineCodec::new(MAX_REQUEST_BYTES), 64 * 1024);
     let mut in_flight: FuturesUnordered<Reply> = FuturesUnordered::new();
     let conn = Conn { methods, conn_id, sink: tx.clone(), subs };
 
@@ -59,12 +63,12 @@ where
             // Stop reading while too many calls are in flight: back-pressure, and memory
             // per connection stays bounded.
             read = reader.next(), if in_flight.len() < MAX_IN_FLIGHT => match read {
-                Ok(Line::Data) => {
-                    if let Some(reply) = conn.handle(reader.line()) {
+                Some(Ok(Frame::Line(line))) => {
+                    if let Some(reply) = conn.handle(&line) {
                         in_flight.push(reply);
                     }
                 }
-                Ok(Line::TooLong) => {
+                Some(Ok(Frame::TooLong)) => {
                     let err = ErrorObject::owned(
                         REQUEST_TOO_LARGE,
                         format!("request line exceeds the {MAX_REQUEST_BYTES}-byte limit and was discarded"),
@@ -72,8 +76,8 @@ where
                     );
                     let _ = tx.send(MethodResponse::error(Id::Null, err).into_json()).await;
                 }
-                Ok(Line::Eof) => break,
-                Err(e) => {
+                None => break,
+                Some(Err(e)) => {
                     tracing::debug!(conn = conn_id.0, error = %e, "read failed");
                     break;
                 }
@@ -329,157 +333,4 @@ enum Started {
 
 fn ready(json: Box<RawValue>) -> Reply {
     Box::pin(async move { Some(json) })
-}
-
-/// Outcome of reading one line.
-#[derive(Debug, PartialEq)]
-enum Line {
-    Data,
-    TooLong,
-    Eof,
-}
-
-/// Reads `\n`-terminated lines, never buffering more than [`MAX_REQUEST_BYTES`] of one.
-///
-/// Cancel-safe: `next` is one branch of the connection's `select!`, so it may be dropped
-/// at any await point. Everything read so far (the partial line, whether it is being
-/// discarded) lives in the reader, not the future, and `BufReader::fill_buf` consumes
-/// nothing when cancelled; the next call simply continues the same line.
-struct LineReader<R> {
-    inner: BufReader<R>,
-    max: usize,
-    /// The line being assembled; complete once `complete` is set.
-    line: Vec<u8>,
-    /// The current line is over `max` and is being skipped up to its newline.
-    too_long: bool,
-    /// `line` holds a finished line the caller has seen; clear it before reading on.
-    complete: bool,
-}
-
-impl<R: AsyncRead + Unpin> LineReader<R> {
-    fn new(r: R) -> Self {
-        Self::with_max(r, MAX_REQUEST_BYTES)
-    }
-
-    fn with_max(r: R, max: usize) -> Self {
-        LineReader {
-            inner: BufReader::with_capacity(64 * 1024, r),
-            max,
-            line: Vec::new(),
-            too_long: false,
-            complete: false,
-        }
-    }
-
-    /// The line returned by the last `Line::Data` (without its newline).
-    fn line(&self) -> &[u8] {
-        &self.line
-    }
-
-    /// Read the next non-empty line.
-    async fn next(&mut self) -> std::io::Result<Line> {
-        loop {
-            if self.complete {
-                self.line.clear();
-                self.too_long = false;
-                self.complete = false;
-            }
-            let avail = self.inner.fill_buf().await?;
-            if avail.is_empty() {
-                self.complete = true;
-                if self.too_long {
-                    return Ok(Line::TooLong);
-                }
-                if self.line.iter().all(u8::is_ascii_whitespace) {
-                    return Ok(Line::Eof);
-                }
-                return Ok(Line::Data);
-            }
-            let (chunk, found) = match avail.iter().position(|&b| b == b'\n') {
-                Some(i) => (&avail[..i], Some(i + 1)),
-                None => (avail, None),
-            };
-            if !self.too_long {
-                if self.line.len() + chunk.len() > self.max {
-                    self.too_long = true;
-                    self.line.clear();
-                    self.line.shrink_to(64 * 1024);
-                } else {
-                    self.line.extend_from_slice(chunk);
-                }
-            }
-            let used = found.unwrap_or(avail.len());
-            self.inner.consume(used);
-            if found.is_none() {
-                continue;
-            }
-            self.complete = true;
-            if self.too_long {
-                return Ok(Line::TooLong);
-            }
-            if self.line.last() == Some(&b'\r') {
-                self.line.pop();
-            }
-            if !self.line.iter().all(u8::is_ascii_whitespace) {
-                return Ok(Line::Data);
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    async fn lines(input: &[u8], max: usize) -> Vec<(Line, Vec<u8>)> {
-        let mut r = LineReader::with_max(input, max);
-        let mut out = Vec::new();
-        loop {
-            let l = r.next().await.unwrap();
-            if l == Line::Eof {
-                return out;
-            }
-            let data = if l == Line::Data { r.line().to_vec() } else { vec![] };
-            out.push((l, data));
-        }
-    }
-
-    /// A `next` dropped halfway through a line (another select branch won) must not lose
-    /// the part already read.
-    #[tokio::test]
-    async fn a_cancelled_read_keeps_the_partial_line() {
-        use tokio::io::AsyncWriteExt;
-        let (client, server) = tokio::io::duplex(16);
-        let mut r = LineReader::with_max(server, 1024);
-        let mut w = client;
-        w.write_all(b"{\"first\":").await.unwrap();
-        // The read starts, consumes the partial line, and is cancelled.
-        let cancelled = tokio::time::timeout(std::time::Duration::from_millis(20), r.next()).await;
-        assert!(cancelled.is_err(), "no full line yet");
-        w.write_all(b"1}\nnext\n").await.unwrap();
-        assert_eq!(r.next().await.unwrap(), Line::Data);
-        assert_eq!(r.line(), b"{\"first\":1}");
-        assert_eq!(r.next().await.unwrap(), Line::Data);
-        assert_eq!(r.line(), b"next");
-    }
-
-    #[tokio::test]
-    async fn splits_lines_skips_blanks_and_discards_long_ones() {
-        let got = lines(b"abc\n\n  \r\nTOO-LONG-LINE\nxy\r\nlast", 5).await;
-        assert_eq!(
-            got,
-            vec![
-                (Line::Data, b"abc".to_vec()),
-                (Line::TooLong, vec![]),
-                (Line::Data, b"xy".to_vec()),
-                (Line::Data, b"last".to_vec()),
-            ]
-        );
-    }
-
-    #[tokio::test]
-    async fn long_line_at_eof_is_reported() {
-        let got = lines(b"ok\n0123456789", 5).await;
-        assert_eq!(got, vec![(Line::Data, b"ok".to_vec()), (Line::TooLong, vec![])]);
-    }
 }

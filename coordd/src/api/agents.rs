@@ -1,0 +1,53 @@
+//! `agents.*` and `reservations.*`. Storage failures here carry the agents layer's I/O
+//! codes (`io_write_failed`, `io_read_failed`).
+
+use coord_proto::api::AgentsApiServer;
+use coord_proto::types::*;
+use jsonrpsee::core::{RpcResult, async_trait};
+
+use super::Api;
+use crate::domain::{agents, reservations};
+use crate::ops;
+
+#[async_trait]
+impl AgentsApiServer for Api {
+    async fn agent_register(&self, p: RegisterParams) -> RpcResult<AgentResult> {
+        let r = self.core.write(move |tx, now| agents::register(tx, now, p)).await;
+        Ok(r.map_err(|e| e.as_io(true))?)
+    }
+
+    async fn agent_list(&self, p: AgentListParams) -> RpcResult<AgentsResult> {
+        let r = self.core.read(move |tx, _| agents::list(tx, &p)).await;
+        Ok(AgentsResult { agents: r.map_err(|e| e.as_io(false))? })
+    }
+
+    async fn agent_show(&self, p: AgentRef) -> RpcResult<Agent> {
+        let r = self.core.read(move |tx, _| agents::show(tx, &p.agent_id)).await;
+        Ok(r.map_err(|e| e.as_io(false))?)
+    }
+
+    async fn agent_heartbeat(&self, p: HeartbeatParams) -> RpcResult<AgentResult> {
+        let r = self.core.write(move |tx, now| agents::heartbeat(tx, now, p)).await;
+        Ok(r.map_err(|e| e.as_io(true))?)
+    }
+
+    async fn reserve(&self, p: ReserveParams) -> RpcResult<ReserveResult> {
+        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::reserve(tx, now, p)).await;
+        Ok(r.map_err(|e| e.as_io(true))?)
+    }
+
+    async fn release(&self, p: ReleaseParams) -> RpcResult<ReleaseResult> {
+        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::release(tx, now, p)).await;
+        Ok(r.map_err(|e| e.as_io(true))?)
+    }
+
+    async fn reservation_list(&self, p: ReservationListParams) -> RpcResult<ReservationsResult> {
+        let r = self.core.read(move |tx, now| reservations::list(tx, now, p)).await;
+        Ok(ReservationsResult { reservations: r.map_err(|e| e.as_io(false))? })
+    }
+
+    async fn reservation_check(&self, p: CheckPathsParams) -> RpcResult<CheckPathsResult> {
+        let r = self.core.read(move |tx, now| reservations::check(tx, now, p)).await;
+        Ok(CheckPathsResult { conflicts: r.map_err(|e| e.as_io(false))? })
+    }
+}

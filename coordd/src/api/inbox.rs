@@ -1,0 +1,81 @@
+//! `inbox.*`.
+
+use coord_proto::api::InboxApiServer;
+use coord_proto::types::*;
+use jsonrpsee::core::{RpcResult, async_trait};
+
+use super::Api;
+use crate::domain::agents;
+use crate::domain::inbox::{lease, read};
+use crate::ops;
+
+#[async_trait]
+impl InboxApiServer for Api {
+    async fn init(&self, p: InitParams) -> RpcResult<InitResult> {
+        let strict_agents = self.core.write(move |tx, now| agents::init(tx, now, p)).await?;
+        let info = self.core.store.info();
+        Ok(InitResult {
+            db: info.location,
+            socket: self.info.socket.clone(),
+            schema_version: info.schema_version,
+            journal_mode: info.journal_mode,
+            strict_agents,
+        })
+    }
+
+    async fn send(&self, p: SendParams) -> RpcResult<MessageResult> {
+        Ok(self.core.write_as(&p.from.clone(), move |tx, now| ops::messages::send(tx, now, p)).await?)
+    }
+
+    async fn fetch(&self, p: FetchParams) -> RpcResult<ThreadsResult> {
+        let threads = self.core.read_as(&p.agent.clone(), move |tx, now| read::fetch(tx, now, p)).await?;
+        Ok(ThreadsResult { threads })
+    }
+
+    async fn claim(&self, p: ClaimParams) -> RpcResult<LeaseResult> {
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::claim(tx, now, p)).await?)
+    }
+
+    async fn renew(&self, p: RenewParams) -> RpcResult<LeaseResult> {
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| lease::renew(tx, now, p)).await?)
+    }
+
+    async fn update(&self, p: UpdateParams) -> RpcResult<MessageResult> {
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::update(tx, now, p)).await?)
+    }
+
+    async fn reply(&self, p: ReplyParams) -> RpcResult<MessageResult> {
+        Ok(self.core.write_as(&p.from.clone(), move |tx, now| ops::messages::reply(tx, now, p)).await?)
+    }
+
+    async fn done(&self, p: FinishParams) -> RpcResult<MessageResult> {
+        let agent = p.agent.clone();
+        Ok(self.core.write_as(&agent, move |tx, now| ops::messages::finish(tx, now, p, ThreadStatus::Done)).await?)
+    }
+
+    async fn fail(&self, p: FinishParams) -> RpcResult<MessageResult> {
+        let agent = p.agent.clone();
+        Ok(self.core.write_as(&agent, move |tx, now| ops::messages::finish(tx, now, p, ThreadStatus::Failed)).await?)
+    }
+
+    async fn cancel(&self, p: CancelParams) -> RpcResult<MessageResult> {
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::cancel(tx, now, p)).await?)
+    }
+
+    async fn list(&self, p: ListParams) -> RpcResult<ThreadsResult> {
+        Ok(ThreadsResult { threads: self.core.read(move |tx, now| read::list(tx, now, p)).await? })
+    }
+
+    async fn show(&self, p: ShowParams) -> RpcResult<ShowResult> {
+        Ok(self.core.read(move |tx, now| read::show(tx, now, &p.thread_id)).await?)
+    }
+
+    async fn mark_read(&self, p: MarkReadParams) -> RpcResult<MarkReadResult> {
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| read::mark_read(tx, now, p)).await?)
+    }
+
+    async fn status(&self, p: StatusParams) -> RpcResult<StatusResult> {
+        let r = self.core.read(move |tx, now| ops::status::status(tx, now, &p)).await;
+        Ok(r.map_err(|e| e.as_io(false))?)
+    }
+}

@@ -1,0 +1,63 @@
+//! The protocol's handlers: one file per namespace of `coord_proto::api`, each implementing
+//! that namespace's generated server trait on [`Api`]. A handler checks nothing itself: it
+//! runs one domain rule or `ops` operation in a transaction (or a `services` step) and
+//! returns the result. [`module`] merges the namespaces into the one method table the
+//! transport serves.
+
+mod agents;
+mod events;
+mod inbox;
+mod mail;
+mod orch;
+mod system;
+
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use coord_proto::api::*;
+use jsonrpsee::{Methods, RpcModule};
+use tokio::sync::watch;
+
+use crate::core::Core;
+
+/// Static facts about the running daemon, reported by `system.hello`.
+#[derive(Debug, Clone)]
+pub struct DaemonInfo {
+    pub socket: String,
+    pub db: String,
+    pub started_at: String,
+    pub started: Instant,
+}
+
+/// The handlers' shared state.
+#[derive(Clone)]
+pub struct Api {
+    core: Arc<Core>,
+    info: Arc<DaemonInfo>,
+    /// Every method name, sorted (filled once the module is built).
+    methods: Arc<OnceLock<Vec<String>>>,
+    /// Set when a client asks the daemon to stop.
+    shutdown: watch::Sender<bool>,
+}
+
+/// Every method of every namespace, in one table.
+pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>) -> Methods {
+    let api = Api { core, info: Arc::new(info), methods: Arc::default(), shutdown };
+    let parts: [Methods; 6] = [
+        SystemApiServer::into_rpc(api.clone()).into(),
+        InboxApiServer::into_rpc(api.clone()).into(),
+        EventsApiServer::into_rpc(api.clone()).into(),
+        OrchApiServer::into_rpc(api.clone()).into(),
+        AgentsApiServer::into_rpc(api.clone()).into(),
+        MailApiServer::into_rpc(api.clone()).into(),
+    ];
+    let mut all = RpcModule::new(());
+    for part in parts {
+        all.merge(part).expect("method names are unique across namespaces");
+    }
+    // Discovered from the module itself, so the list cannot drift.
+    let mut names: Vec<String> = all.method_names().map(str::to_string).collect();
+    names.sort();
+    let _ = api.methods.set(names);
+    all.into()
+}

@@ -1,0 +1,94 @@
+//! `orch.*`.
+
+use coord_proto::api::OrchApiServer;
+use coord_proto::types::*;
+use jsonrpsee::core::{RpcResult, async_trait};
+
+use super::Api;
+use crate::domain::orch::attempts::{self, Mode};
+use crate::domain::orch::{council, plan, reconcile};
+use crate::ops;
+use crate::services::{dispatch, worktrees};
+
+#[async_trait]
+impl OrchApiServer for Api {
+    async fn run_create(&self, p: RunCreateParams) -> RpcResult<RunView> {
+        Ok(self.core.write(move |tx, now| plan::create_run(tx, now, p)).await?)
+    }
+
+    async fn run_list(&self) -> RpcResult<RunsResult> {
+        Ok(RunsResult { runs: self.core.read(|tx, _| tx.runs_list()).await? })
+    }
+
+    async fn run_show(&self, p: RunRef) -> RpcResult<RunView> {
+        Ok(self.core.read(move |tx, _| plan::view(tx, &p.run_id, 0)).await?)
+    }
+
+    async fn task_add(&self, p: TaskAddParams) -> RpcResult<TaskView> {
+        Ok(self.core.write(move |tx, now| plan::add_task(tx, now, p)).await?)
+    }
+
+    async fn task_list(&self, p: TaskListParams) -> RpcResult<TasksResult> {
+        Ok(TasksResult { tasks: self.core.read(move |tx, _| plan::list_tasks(tx, &p)).await? })
+    }
+
+    async fn task_show(&self, p: TaskRef) -> RpcResult<TaskView> {
+        Ok(self.core.read(move |tx, _| plan::task_view(tx, &p.run_id, &p.task_id)).await?)
+    }
+
+    async fn dep_add(&self, p: DepParams) -> RpcResult<TaskView> {
+        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p, true)).await?)
+    }
+
+    async fn dep_remove(&self, p: DepParams) -> RpcResult<TaskView> {
+        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p, false)).await?)
+    }
+
+    async fn ready(&self, p: TaskListParams) -> RpcResult<TasksResult> {
+        Ok(TasksResult { tasks: self.core.read(move |tx, _| plan::ready(tx, &p)).await? })
+    }
+
+    async fn dispatch(&self, p: DispatchParams) -> RpcResult<DispatchResult> {
+        Ok(dispatch::dispatch(&self.core, p).await?)
+    }
+
+    async fn reconcile(&self, p: RunRef) -> RpcResult<TasksResult> {
+        Ok(TasksResult { tasks: self.core.write(move |tx, now| reconcile::run(tx, now, &p.run_id)).await? })
+    }
+
+    async fn blocked(&self, p: RunRef) -> RpcResult<BlockedResult> {
+        Ok(self.core.read(move |tx, _| attempts::blocked(tx, &p.run_id)).await?)
+    }
+
+    async fn answer(&self, p: AnswerParams) -> RpcResult<MessageResult> {
+        Ok(self.core.write(move |tx, now| ops::orch::answer(tx, now, p)).await?)
+    }
+
+    async fn retry(&self, p: RetryParams) -> RpcResult<DispatchResult> {
+        Ok(dispatch::retry(&self.core, p, Mode::Retry).await?)
+    }
+
+    async fn reassign(&self, p: RetryParams) -> RpcResult<DispatchResult> {
+        Ok(dispatch::retry(&self.core, p, Mode::Reassign).await?)
+    }
+
+    async fn orch_cancel(&self, p: CancelTaskParams) -> RpcResult<RunView> {
+        Ok(self.core.write(move |tx, now| ops::orch::cancel(tx, now, p)).await?)
+    }
+
+    async fn worktree_list(&self, p: WorktreeParams) -> RpcResult<WorktreesResult> {
+        Ok(worktrees::list(&self.core, p).await?)
+    }
+
+    async fn worktree_prune(&self, p: WorktreeParams) -> RpcResult<WorktreesResult> {
+        Ok(worktrees::prune(&self.core, p).await?)
+    }
+
+    async fn council_start(&self, p: CouncilStartParams) -> RpcResult<Council> {
+        Ok(self.core.write(move |tx, now| ops::orch::council_start(tx, now, p)).await?)
+    }
+
+    async fn council_show(&self, p: CouncilRef) -> RpcResult<Council> {
+        Ok(self.core.read(move |tx, _| council::show(tx, &p.run_id, &p.council_id)).await?)
+    }
+}

@@ -1,0 +1,167 @@
+//! Input validation shared by every domain: names, ids, text, JSON objects, limits. Each
+//! check names the field it refused, in the protocol's terms (never a CLI flag).
+
+use coord_proto::types::ArtifactInput;
+use coord_proto::{ErrorCode, MAX_LIMIT};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Longest agent name or id accepted, in characters.
+pub const MAX_NAME: usize = 200;
+/// Longest subject accepted, in characters.
+pub const MAX_SUBJECT: usize = 1000;
+/// Longest summary (or other one-line text) accepted.
+pub const MAX_SUMMARY: usize = 4000;
+/// Deepest nesting accepted inside a payload or metadata object. Responses and events wrap
+/// the object a few levels deeper, and JSON parsers commonly stop at 128 levels (serde_json
+/// does), so a deeper payload could be stored but not read back by clients.
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// An `invalid_args` error (the agents layer's name for invalid input).
+pub fn invalid_args(msg: impl Into<String>) -> Error {
+    Error::app(ErrorCode::InvalidArgs, msg)
+}
+
+/// An agent name: non-empty, at most 200 characters, no whitespace or control characters.
+pub fn agent(field: &str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::invalid(format!("{field} is required")));
+    }
+    if value.chars().count() > MAX_NAME {
+        return Err(Error::invalid(format!("{field} is longer than {MAX_NAME} characters")));
+    }
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::invalid(format!("{field} '{value}' contains whitespace or control characters")));
+    }
+    Ok(())
+}
+
+/// An agent name as the agents layer checks it: [`agent`]'s rule, as `invalid_args`.
+pub fn agent_name(field: &str, value: &str) -> Result<()> {
+    agent(field, value).map_err(|e| invalid_args(e.to_app().message))
+}
+
+/// A required identifier such as a thread id.
+pub fn id(field: &str, value: &str) -> Result<()> {
+    if value.trim().is_empty() {
+        return Err(Error::invalid(format!("{field} is required")));
+    }
+    if value.chars().count() > MAX_NAME {
+        return Err(Error::invalid(format!("{field} is longer than {MAX_NAME} characters")));
+    }
+    Ok(())
+}
+
+/// A thread subject: not blank, at most 1000 characters.
+pub fn subject(subject: &str) -> Result<()> {
+    if subject.trim().is_empty() {
+        return Err(Error::invalid("subject must not be blank"));
+    }
+    if subject.chars().count() > MAX_SUBJECT {
+        return Err(Error::invalid(format!("subject is longer than {MAX_SUBJECT} characters")));
+    }
+    Ok(())
+}
+
+/// A one-line text field (summary, reason, goal, title, topic): not blank, at most 4000
+/// characters.
+pub fn text(field: &str, value: &str) -> Result<()> {
+    if value.trim().is_empty() {
+        return Err(Error::invalid(format!("{field} is required and must not be blank")));
+    }
+    if value.chars().count() > MAX_SUMMARY {
+        return Err(Error::invalid(format!("{field} is longer than {MAX_SUMMARY} characters")));
+    }
+    Ok(())
+}
+
+/// A thread subject made from a prefix and free text, cut to the subject limit.
+pub fn subject_from(prefix: &str, text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    format!("{prefix}{first}").chars().take(MAX_SUBJECT).collect()
+}
+
+/// A JSON object nested at most [`MAX_JSON_DEPTH`] levels deep.
+pub fn object(field: &str, v: &Value) -> Result<()> {
+    if !v.is_object() {
+        return Err(Error::invalid(format!("{field} must be a JSON object, got {v}")));
+    }
+    // Iterative, so no recursion limit of our own applies.
+    let mut stack = vec![(v, 1usize)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth > MAX_JSON_DEPTH {
+            return Err(Error::invalid(format!("{field} is nested more than {MAX_JSON_DEPTH} levels deep")));
+        }
+        match node {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+pub fn artifacts(artifacts: &[ArtifactInput]) -> Result<()> {
+    for a in artifacts {
+        if a.path.trim().is_empty() {
+            return Err(Error::invalid("artifact path must not be empty"));
+        }
+        if let Some(k) = &a.kind
+            && k.trim().is_empty()
+        {
+            return Err(Error::invalid("artifact kind must not be empty"));
+        }
+        if let Some(m) = &a.metadata_json {
+            object("artifact metadata_json", m)?;
+        }
+    }
+    Ok(())
+}
+
+/// A `limit`: 1..=MAX_LIMIT, defaulting to `default`.
+pub fn limit(limit: Option<u32>, default: u32) -> Result<u32> {
+    match limit {
+        None => Ok(default),
+        Some(0) => Err(Error::invalid("limit must be at least 1")),
+        Some(n) if n > MAX_LIMIT => Err(Error::invalid(format!("limit must be at most {MAX_LIMIT}"))),
+        Some(n) => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nest(depth: usize) -> Value {
+        let mut v = serde_json::json!({});
+        for _ in 1..depth {
+            v = serde_json::json!({ "a": v });
+        }
+        v
+    }
+
+    #[test]
+    fn payloads_nested_too_deep_to_read_back_are_refused() {
+        assert!(object("p", &nest(MAX_JSON_DEPTH)).is_ok());
+        assert_eq!(object("p", &nest(MAX_JSON_DEPTH + 1)).unwrap_err().code(), Some(ErrorCode::InvalidInput));
+        assert!(object("p", &serde_json::json!([1])).is_err(), "not an object");
+    }
+
+    #[test]
+    fn names_refuse_blanks_whitespace_and_length() {
+        assert!(agent("from", "w1@host").is_ok());
+        assert!(agent("from", "").is_err());
+        assert!(agent("from", "a b").is_err());
+        assert!(agent("from", &"é".repeat(200)).is_ok(), "characters, not bytes");
+        assert!(agent("from", &"é".repeat(201)).is_err());
+        assert_eq!(agent_name("agent", "").unwrap_err().code(), Some(ErrorCode::InvalidArgs));
+    }
+
+    #[test]
+    fn limits_default_and_are_bounded() {
+        assert_eq!(limit(None, 50).unwrap(), 50);
+        assert!(limit(Some(0), 50).is_err());
+        assert!(limit(Some(MAX_LIMIT + 1), 50).is_err());
+    }
+}

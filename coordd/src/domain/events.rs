@@ -1,0 +1,179 @@
+//! Events: every change to shared state records exactly one, in the same transaction,
+//! published after the commit. [`Draft`] describes an event about to be written; event
+//! filters are resolved here ([`resolve`]) and matched against live events ([`matches`]),
+//! which must agree with the storage-side filter of `Events::events_after`.
+
+use coord_proto::DEFAULT_LIMIT;
+use coord_proto::types::*;
+use serde_json::Value;
+
+use super::check;
+use crate::error::{Error, Result};
+use crate::store::Tx;
+use crate::store::repos::EventQuery;
+use crate::time::Ts;
+
+/// Which layer wrote an event.
+pub const SOURCE_INBOX: &str = "inbox";
+pub const SOURCE_ORCH: &str = "orch";
+pub const SOURCE_AGENTS: &str = "agents";
+
+/// An event about to be written: what it is about, its context after the change, and what
+/// caused it.
+pub struct Draft<'a> {
+    pub event_type: EventType,
+    pub source: &'static str,
+    pub run_id: &'a str,
+    pub task_id: &'a str,
+    pub thread_id: &'a str,
+    pub assigned_to: &'a str,
+    pub created_by: &'a str,
+    pub thread_status: Option<ThreadStatus>,
+    pub task_status: Option<TaskStatus>,
+    pub actor: &'a str,
+    pub message_id: Option<&'a str>,
+    pub summary: &'a str,
+    pub payload: &'a Value,
+    pub at: Ts,
+}
+
+impl<'a> Draft<'a> {
+    /// An inbox event about a thread, as the thread stands after the change.
+    pub fn for_thread(
+        event_type: EventType,
+        thread: &'a Thread,
+        actor: &'a str,
+        summary: &'a str,
+        payload: &'a Value,
+        at: Ts,
+    ) -> Self {
+        Draft {
+            event_type,
+            source: SOURCE_INBOX,
+            run_id: &thread.run_id,
+            task_id: &thread.task_id,
+            thread_id: &thread.thread_id,
+            assigned_to: &thread.assigned_to,
+            created_by: &thread.created_by,
+            thread_status: Some(thread.status),
+            task_status: None,
+            actor,
+            message_id: None,
+            summary,
+            payload,
+            at,
+        }
+    }
+
+    /// An agents-layer event about no thread: `owner` is the agent it concerns (its
+    /// `assigned_to` and `created_by`), so `agent` filters follow it.
+    pub fn about(
+        event_type: EventType,
+        owner: &'a str,
+        task_id: &'a str,
+        actor: &'a str,
+        summary: &'a str,
+        payload: &'a Value,
+        at: Ts,
+    ) -> Self {
+        Draft {
+            event_type,
+            source: SOURCE_AGENTS,
+            run_id: "",
+            task_id,
+            thread_id: "",
+            assigned_to: owner,
+            created_by: owner,
+            thread_status: None,
+            task_status: None,
+            actor,
+            message_id: None,
+            summary,
+            payload,
+            at,
+        }
+    }
+
+    /// The event, without its id yet.
+    pub fn event(&self) -> Event {
+        Event {
+            event_id: 0,
+            event_type: self.event_type,
+            source: self.source.to_string(),
+            run_id: self.run_id.to_string(),
+            task_id: self.task_id.to_string(),
+            thread_id: self.thread_id.to_string(),
+            actor: self.actor.to_string(),
+            assigned_to: self.assigned_to.to_string(),
+            created_by: self.created_by.to_string(),
+            thread_status: self.thread_status,
+            task_status: self.task_status,
+            message_id: self.message_id.map(str::to_string),
+            summary: self.summary.to_string(),
+            payload_json: self.payload.clone(),
+            created_at: self.at.to_string(),
+            message: None,
+        }
+    }
+}
+
+/// Store an event and queue it for publication after the commit; returns its id.
+pub fn record(tx: &mut dyn Tx, d: &Draft<'_>) -> Result<i64> {
+    let mut e = d.event();
+    e.event_id = tx.event_insert(&e)?;
+    let id = e.event_id;
+    tx.publish(e);
+    Ok(id)
+}
+
+/// Check a filter and turn `after_message` into an event cursor. `default_after` applies
+/// when neither cursor is given.
+pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQuery> {
+    if let Some(a) = &f.agent {
+        check::agent("agent", a)?;
+    }
+    if let Some(t) = &f.thread_id {
+        check::id("thread_id", t)?;
+        if !tx.thread_exists(t)? {
+            return Err(Error::not_found(format!("thread '{t}' not found")));
+        }
+    }
+    let mut after = match f.after_event {
+        Some(n) if n < 0 => return Err(Error::invalid("after_event must not be negative")),
+        Some(n) => n,
+        None => default_after,
+    };
+    if let Some(mid) = &f.after_message {
+        let (ev, thread) =
+            tx.message_cursor(mid)?.ok_or_else(|| Error::not_found(format!("message '{mid}' not found")))?;
+        if let Some(t) = &f.thread_id
+            && *t != thread
+        {
+            return Err(Error::invalid(format!("message '{mid}' is not in thread '{t}'")));
+        }
+        after = if f.after_event.is_some() { after.max(ev) } else { ev };
+    }
+    Ok(EventQuery { after, filter: f })
+}
+
+/// Does a live event pass the filter? Must agree with `Events::events_after`.
+pub fn matches(q: &EventQuery, e: &Event) -> bool {
+    let f = &q.filter;
+    let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+    e.event_id > q.after
+        && eq(&f.thread_id, &e.thread_id)
+        && eq(&f.run_id, &e.run_id)
+        && eq(&f.task_id, &e.task_id)
+        && f.agent.as_deref().is_none_or(|a| (e.assigned_to == a || e.created_by == a) && e.actor != a)
+        && (f.statuses.is_empty() || e.thread_status.is_some_and(|s| f.statuses.contains(&s)))
+        && (f.event_types.is_empty() || f.event_types.contains(&e.event_type))
+        && (f.kinds.is_empty() || e.message.as_ref().is_some_and(|m| f.kinds.contains(&m.kind)))
+}
+
+/// `events.list`: stored events after the cursor (from the start by default).
+pub fn list(tx: &dyn Tx, p: EventsListParams) -> Result<EventsResult> {
+    let limit = check::limit(p.limit, DEFAULT_LIMIT)?;
+    let last_event_id = tx.last_event_id()?;
+    let q = resolve(tx, p.filter, 0)?;
+    Ok(EventsResult { events: tx.events_after(&q, limit)?, last_event_id })
+}

@@ -1,0 +1,15 @@
+//! The inbox domain: threads, messages, leases, artifacts and read marks.
+//!
+//! - [`thread`]: loading a thread as the caller sees it, and [`thread::append`], the one
+//!   way a message is added (with its event).
+//! - [`lease`]: claim, renew, the holder check every worker action goes through, release.
+//! - [`messages`]: what `send`, `update`, `reply`, `done`/`fail` and `cancel` append.
+//! - [`read`]: the queries (`fetch`, `list`, `show`) and `markRead`.
+
+pub mod lease;
+pub mod messages;
+pub mod read;
+pub mod thread;
+
+#[cfg(test)]
+mod tests;

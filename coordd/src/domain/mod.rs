@@ -1,0 +1,21 @@
+//! The domain rules, one module per domain, written once against the repository traits of
+//! [`crate::store::repos`], with no SQL and no I/O of their own. A rule takes the
+//! transaction and `now`, checks the current state, writes what changes and records one
+//! event per change. Domains do not call each other: where an operation spans domains
+//! (a send delivers mail and drives orch), [`crate::ops`] composes them.
+//!
+//! - [`check`]: input validation shared by every domain.
+//! - [`events`]: building and recording events; event filters.
+//! - [`inbox`]: threads, messages, leases and read marks.
+//! - [`mail`]: per-recipient mail, delivery into sessions, peers.
+//! - [`agents`]: the agent registry and strict mode.
+//! - [`reservations`]: file-scope reservations and their scope language.
+//! - [`orch`]: runs, the task graph, attempts, reconcile, councils.
+
+pub mod agents;
+pub mod check;
+pub mod events;
+pub mod inbox;
+pub mod mail;
+pub mod orch;
+pub mod reservations;

@@ -1,0 +1,18 @@
+//! The orch domain: runs, the task graph, attempts and council reviews, kept beside the
+//! inbox's threads in the same store. orch never talks to workers: a dispatch *is* an inbox
+//! thread, whose ordinary inbox changes drive the task (reconcile).
+//!
+//! - [`model`]: loading and saving runs and tasks, their events, and the run's status.
+//! - [`plan`]: runs, tasks, dependencies (cycles refused), the ready queue, cancel.
+//! - [`attempts`]: what dispatch, retry and reassign record, `answer`'s target, `blocked`.
+//! - [`reconcile`]: a thread's change → its attempt, task and run.
+//! - [`council`]: the two-phase, three-reviewer council review.
+
+pub mod attempts;
+pub mod council;
+pub mod model;
+pub mod plan;
+pub mod reconcile;
+
+#[cfg(test)]
+mod tests;

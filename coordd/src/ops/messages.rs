@@ -1,0 +1,123 @@
+//! The message-writing operations: inbox + mail + orch reconcile, in that order, in one
+//! transaction. The message's event takes the first id; events recorded by reconcile
+//! (task, run, council) follow it.
+
+use coord_proto::types::*;
+
+use crate::domain::agents;
+use crate::domain::inbox::lease;
+use crate::domain::inbox::messages as inbox;
+use crate::domain::inbox::thread::{self, Append};
+use crate::domain::mail::copies::{self as mail, Delivering};
+use crate::domain::orch::{council, reconcile as orch};
+use crate::error::Result;
+use crate::store::Tx;
+use crate::time::Ts;
+
+/// Write an appended message, give its recipients their copies (recording a named but
+/// unknown recipient as an agent), and return it. No reconcile.
+fn write(tx: &mut dyn Tx, now: Ts, append: Append, how: Delivering) -> Result<MessageResult> {
+    let result = thread::append(tx, now, append)?;
+    if let Some(agent) = mail::named_agent(&result.message, &how) {
+        agents::record_named(tx, agent, now)?;
+    }
+    mail::deliver(tx, &result.thread, &result.message, &how)?;
+    Ok(result)
+}
+
+/// [`write`], then reconcile orch with the thread's new state.
+fn commit(tx: &mut dyn Tx, now: Ts, append: Append, how: Delivering) -> Result<MessageResult> {
+    let result = write(tx, now, append, how)?;
+    reconcile(tx, now, &result.thread, &result.message.from_agent)?;
+    Ok(result)
+}
+
+/// The send without the strict-agents check and without reconcile.
+fn send_unchecked(tx: &mut dyn Tx, now: Ts, p: SendParams) -> Result<MessageResult> {
+    inbox::check_send(&p)?;
+    let address = mail::address(tx, &p)?;
+    let (category, requires_ack) = mail::category(&p)?;
+    let expires_at = mail::expiry(&p, now)?;
+    let priority = p.priority;
+    let append = inbox::send(tx, now, p, address.to, address.task, category, requires_ack)?;
+    let how =
+        Delivering { priority: priority.unwrap_or(append.thread.priority), expires_at, recipients: address.recipients };
+    write(tx, now, append, how)
+}
+
+/// `inbox.send`.
+pub fn send(tx: &mut dyn Tx, now: Ts, p: SendParams) -> Result<MessageResult> {
+    let to = Some(p.to.as_str()).filter(|t| !t.is_empty());
+    agents::check_parties(tx, &p.from, to)?;
+    let result = send_unchecked(tx, now, p)?;
+    reconcile(tx, now, &result.thread, &result.message.from_agent)?;
+    Ok(result)
+}
+
+/// Open a new thread on orch's behalf (a dispatch's or a council's). A new thread is
+/// pending and no attempt or council member points at it yet, so reconcile has nothing to
+/// do and is not run; the caller records its attempt or member right after.
+pub fn open_thread(tx: &mut dyn Tx, now: Ts, p: SendParams) -> Result<MessageResult> {
+    send_unchecked(tx, now, p)
+}
+
+fn plain(append: Append) -> (Delivering, Append) {
+    (Delivering::plain(append.thread.priority), append)
+}
+
+/// `inbox.update`.
+pub fn update(tx: &mut dyn Tx, now: Ts, p: UpdateParams) -> Result<MessageResult> {
+    let (how, append) = plain(inbox::update(tx, now, p)?);
+    commit(tx, now, append, how)
+}
+
+/// `inbox.reply`: in strict mode, only between registered agents.
+pub fn reply(tx: &mut dyn Tx, now: Ts, p: ReplyParams) -> Result<MessageResult> {
+    agents::check_parties(tx, &p.from, p.to.as_deref())?;
+    reply_unchecked(tx, now, p)
+}
+
+/// A reply on orch's behalf (`orch.answer`), which strict mode does not restrict.
+pub fn reply_unchecked(tx: &mut dyn Tx, now: Ts, p: ReplyParams) -> Result<MessageResult> {
+    let (how, append) = plain(inbox::reply(tx, now, p)?);
+    commit(tx, now, append, how)
+}
+
+/// `inbox.done` and `inbox.fail`.
+pub fn finish(tx: &mut dyn Tx, now: Ts, p: FinishParams, status: ThreadStatus) -> Result<MessageResult> {
+    let (how, append) = plain(inbox::finish(tx, now, p, status)?);
+    commit(tx, now, append, how)
+}
+
+/// `inbox.cancel`.
+pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelParams) -> Result<MessageResult> {
+    let (how, append) = plain(inbox::cancel(tx, now, p)?);
+    commit(tx, now, append, how)
+}
+
+/// `inbox.claim`: the lease, then reconcile (the task moves to in_progress).
+pub fn claim(tx: &mut dyn Tx, now: Ts, p: ClaimParams) -> Result<LeaseResult> {
+    let r = lease::claim(tx, now, p)?;
+    reconcile(tx, now, &r.thread, &r.lease.agent_id)?;
+    Ok(r)
+}
+
+/// orch follows a thread's change: the attempt's task and run, or the council whose thread
+/// it is (which may open the vote threads).
+pub fn reconcile(tx: &mut dyn Tx, now: Ts, thread: &Thread, actor: &str) -> Result<()> {
+    if thread.run_id.is_empty() {
+        return Ok(());
+    }
+    if let Some(attempt) = tx.attempt_by_thread(&thread.thread_id)? {
+        orch::on_attempt_thread(tx, now, attempt, thread.status, actor)?;
+        return Ok(());
+    }
+    if let Some(vote) = council::on_thread(tx, now, thread, actor)? {
+        let mut ids = Vec::with_capacity(vote.threads.len());
+        for p in vote.threads.clone() {
+            ids.push(open_thread(tx, now, p)?.thread.thread_id);
+        }
+        council::voting(tx, now, vote, ids, actor)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! Operations that span domains, composed in one visible place. Domains never call each
+//! other; an operation here calls them in order inside one transaction:
+//!
+//! - [`messages`]: every message-writing call = inbox (the message and its event) + mail
+//!   (one copy per recipient; an unknown recipient recorded as an agent) + orch reconcile
+//!   (the thread's task, run or council follows it). Also opening a thread for orch.
+//! - [`orch`]: dispatch's record, answer, cancel and council start, which open, answer or
+//!   cancel inbox threads through [`messages`].
+//! - [`agents`]: mail and reservation calls that strict mode limits to registered agents.
+//! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
+//!
+//! Each function takes the open transaction and `now`.
+
+pub mod agents;
+pub mod messages;
+pub mod orch;
+pub mod status;
+
+#[cfg(test)]
+mod tests;

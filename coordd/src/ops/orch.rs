@@ -1,0 +1,78 @@
+//! orch's operations that open, answer or cancel inbox threads.
+
+use coord_proto::types::*;
+
+use super::messages;
+use crate::domain::orch::attempts::{self, Mode, Plan};
+use crate::domain::orch::{council, model, plan};
+use crate::error::Result;
+use crate::store::Tx;
+use crate::time::Ts;
+
+/// Record the planned attempts of a dispatch, retry or reassign: per plan, its thread, its
+/// attempt and the task's move to `dispatched`; a reassign then cancels the old thread
+/// (which is no longer current, so reconcile only closes its attempt).
+pub fn record_attempts(tx: &mut dyn Tx, now: Ts, run_id: &str, plans: &[Plan], mode: Mode) -> Result<Vec<Dispatch>> {
+    let run = model::open_run(tx, run_id)?;
+    let mut out = Vec::with_capacity(plans.len());
+    for p in plans {
+        let send = attempts::thread_for(tx, &run, p, mode)?;
+        let sent = messages::open_thread(tx, now, send)?;
+        let d = attempts::record(tx, now, &run, p, &sent.thread.thread_id, mode)?;
+        if let (Mode::Reassign, Some(prev)) = (mode, &p.previous) {
+            let reason = format!("reassigned to {} (attempt {})", p.worker, p.attempt);
+            let cancel = CancelParams {
+                agent: run.created_by.clone(),
+                thread_id: prev.thread_id.clone(),
+                reason,
+                artifacts: vec![],
+            };
+            messages::cancel(tx, now, cancel)?;
+        }
+        out.push(d);
+    }
+    model::refresh_run(tx, run_id, &run.created_by, now)?;
+    Ok(out)
+}
+
+/// `orch.answer`: an `answer` in the current attempt's thread, which wakes the worker's
+/// wait and resumes a blocked task.
+pub fn answer(tx: &mut dyn Tx, now: Ts, p: AnswerParams) -> Result<MessageResult> {
+    let reply = attempts::answer_target(tx, p)?;
+    messages::reply_unchecked(tx, now, reply)
+}
+
+/// `orch.cancel`: one task, or the run with its unfinished tasks and councils. A task with
+/// a live attempt is cancelled by cancelling its thread (reconcile does the rest).
+pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelTaskParams) -> Result<RunView> {
+    let c = plan::cancel_begin(tx, now, p)?;
+    let cancel_thread = |tx: &mut dyn Tx, thread_id: String| {
+        let p =
+            CancelParams { agent: c.run.created_by.clone(), thread_id, reason: c.reason.clone(), artifacts: vec![] };
+        messages::cancel(tx, now, p).map(drop)
+    };
+    if c.whole_run {
+        for thread_id in council::cancel_open(tx, now, &c.run.run_id)? {
+            if tx.thread(&thread_id)?.is_some_and(|t| !t.thread.status.is_terminal()) {
+                cancel_thread(tx, thread_id)?;
+            }
+        }
+    }
+    for (task, live_thread) in c.tasks.clone() {
+        match live_thread {
+            Some(thread_id) => cancel_thread(tx, thread_id)?,
+            None => plan::cancel_task(tx, now, &c, task)?,
+        }
+    }
+    plan::cancel_end(tx, now, &c)
+}
+
+/// `orch.councilStart`: the council, then one brainstorm thread per reviewer.
+pub fn council_start(tx: &mut dyn Tx, now: Ts, p: CouncilStartParams) -> Result<Council> {
+    let starting = council::start(tx, now, p)?;
+    let mut ids = Vec::with_capacity(starting.threads.len());
+    for send in starting.threads.clone() {
+        ids.push(messages::open_thread(tx, now, send)?.thread.thread_id);
+    }
+    council::started(tx, now, starting, ids)
+}

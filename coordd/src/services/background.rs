@@ -1,0 +1,91 @@
+//! The daemon's background duties, driven by the event bus, never by polling:
+//!
+//! - [`auto_retry`] performs the automatic retries that reconcile scheduled (a flag on the
+//!   task, set in the failing transaction, so a restart does not lose them): at start-up,
+//!   then after every `task.failed` whose payload says `"auto_retry": true`.
+//! - [`lease_expiry`] sleeps until the next lease runs out and records `lease.expired`,
+//!   re-arming whenever a claim or renew commits (only they bring the next expiry closer).
+//!
+//! Both re-read their state when the bus reports that they lagged, and end when the
+//! shutdown signal turns true.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use coord_proto::types::*;
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::bus::Missed;
+use crate::core::Core;
+use crate::domain::inbox::lease;
+use crate::domain::orch::attempts::Mode;
+use crate::domain::orch::reconcile;
+
+/// Retry every task whose failure scheduled an automatic retry.
+pub async fn auto_retry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
+    let mut bus = core.bus.subscribe();
+    loop {
+        let pending = core.read(|tx, _| tx.tasks_retry_pending()).await.unwrap_or_default();
+        for (run_id, task_id) in pending {
+            let p = RetryParams { run_id: run_id.clone(), task_id: task_id.clone(), to: None };
+            if let Err(e) = super::dispatch::retry(&core, p, Mode::Retry).await {
+                tracing::warn!(run_id, task_id, error = %e, "automatic retry failed");
+                // Give up on it: the task stays failed, and the run says so (run.failed).
+                let (r, t) = (run_id.clone(), task_id.clone());
+                let _ = core.write(move |tx, now| reconcile::abandon_auto_retry(tx, now, &r, &t)).await;
+            }
+        }
+        // Wait for the next failure that asks for a retry.
+        loop {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                ev = bus.recv() => match ev {
+                    Ok(p) if p.event.event_type == EventType::TaskFailed && p.event.payload_json["auto_retry"] == json!(true) => break,
+                    Ok(_) => {}
+                    Err(Missed::Lagged(_)) => break,
+                    Err(Missed::Closed) => return,
+                },
+            }
+        }
+    }
+}
+
+/// Sleep until the earliest unreported lease expiry, then report; re-arm whenever a claim
+/// or renew commits. Other events leave the deadline alone.
+pub async fn lease_expiry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
+    let mut bus = core.bus.subscribe();
+    loop {
+        let next = core.read(|tx, _| tx.lease_next_expiry()).await.unwrap_or(None);
+        let deadline = next.map(|t| {
+            let left = Duration::from_millis(t.millis().saturating_sub(core.clock.now().millis()).max(0) as u64);
+            tokio::time::Instant::now() + left + Duration::from_millis(1)
+        });
+        loop {
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                _ = sleep => {
+                    if let Err(e) = core.write(lease::report_expired).await {
+                        tracing::warn!(error = %e, "cannot record expired leases");
+                        if *shutdown.borrow() {
+                            return;
+                        }
+                    }
+                    break;
+                }
+                ev = bus.recv() => match ev {
+                    Ok(p) if matches!(p.event.event_type, EventType::ThreadClaimed | EventType::LeaseRenewed) => break,
+                    Ok(_) => {}
+                    Err(Missed::Lagged(_)) => break,
+                    Err(Missed::Closed) => return,
+                },
+            }
+        }
+    }
+}

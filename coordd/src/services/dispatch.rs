@@ -1,0 +1,152 @@
+//! Dispatch, retry and reassign: plan from a read snapshot, make any worktrees with git2
+//! (off the writer), then record every attempt and thread in one write. If the write fails,
+//! the worktrees it would have used are removed again. Each new code worktree then gets the
+//! session hooks, bound to its worker, task and thread.
+
+use std::path::PathBuf;
+
+use coord_proto::types::*;
+
+use super::blocking;
+use crate::core::Core;
+use crate::domain::check;
+use crate::domain::orch::attempts::{self, Mode, Plan};
+use crate::error::{Error, Result};
+use crate::ops;
+use crate::workspace::{git, sessions};
+
+/// Remove worktrees made for a write that did not happen.
+async fn discard(run_id: &str, plans: &[Plan]) {
+    for p in plans {
+        if let (Some(repo), Some(wt)) = (&p.repo, &p.worktree) {
+            let (repo, run, task, n, path) =
+                (PathBuf::from(repo), run_id.to_string(), p.task_id.clone(), p.attempt, wt.path.clone());
+            let _ = blocking(move || git::remove(&repo, &run, &task, n, &path, true)).await;
+        }
+    }
+}
+
+/// Make the worktrees of the plans that need one; on failure remove those already made.
+async fn make_worktrees(run_id: &str, plans: &mut [Plan], bases: &[Option<String>]) -> Result<()> {
+    for i in 0..plans.len() {
+        let Some(repo) = plans[i].repo.clone() else { continue };
+        let (run, task, n, base) = (run_id.to_string(), plans[i].task_id.clone(), plans[i].attempt, bases[i].clone());
+        match blocking(move || git::create(&PathBuf::from(repo), &run, &task, n, base.as_deref())).await {
+            Ok(created) => plans[i].worktree = Some(created),
+            Err(e) => {
+                discard(run_id, &plans[..i]).await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn commit(core: &Core, run_id: &str, plans: Vec<Plan>, mode: Mode) -> Result<DispatchResult> {
+    let run = run_id.to_string();
+    let keep = plans.clone();
+    match core.write(move |tx, now| ops::orch::record_attempts(tx, now, &run, &plans, mode)).await {
+        Ok(dispatches) => {
+            install_hooks(core, &dispatches).await;
+            Ok(DispatchResult { dispatches })
+        }
+        Err(e) => {
+            discard(run_id, &keep).await;
+            Err(e)
+        }
+    }
+}
+
+/// Give every new code worktree the session hooks, bound to its worker, task and thread.
+/// The attempt is recorded already, so a failure here is logged, not returned.
+async fn install_hooks(core: &Core, dispatches: &[Dispatch]) {
+    for d in dispatches {
+        let Some(dir) = &d.worktree_path else { continue };
+        let p = InstallHooksParams {
+            dir: dir.clone(),
+            agent: Some(d.assigned_to.clone()),
+            task_id: Some(d.task_id.clone()),
+            thread_id: Some(d.thread_id.clone()),
+            inbox_bin: None,
+        };
+        let db = core.db_path.clone();
+        if let Err(e) = blocking(move || sessions::install(&p, &db)).await {
+            tracing::warn!(worktree = %dir, error = %e, "could not install session hooks");
+        }
+    }
+}
+
+/// `orch.dispatch`.
+pub async fn dispatch(core: &Core, p: DispatchParams) -> Result<DispatchResult> {
+    if p.task_id.is_some() == p.all_ready {
+        return Err(Error::invalid("name one task (task_id) or ask for all_ready, not both or neither"));
+    }
+    if let Some(to) = &p.to {
+        check::agent("to", to)?;
+    }
+    let q = p.clone();
+    let tasks = core.read(move |tx, _| attempts::dispatchable(tx, &q)).await?;
+    let wants_worktree = |t: &Task| t.kind == TaskKind::Code && !p.no_worktree;
+    let repo = if tasks.iter().any(|(t, _)| wants_worktree(t)) {
+        let repo = p.repo.clone().ok_or_else(|| {
+            Error::invalid("code tasks get a git worktree: give the repository (repo), or no_worktree")
+        })?;
+        let (r, base, strict) = (PathBuf::from(&repo), p.base.clone(), p.strict);
+        blocking(move || git::check_base(&r, base.as_deref(), strict)).await?;
+        Some(repo)
+    } else {
+        None
+    };
+    let mut plans: Vec<Plan> = tasks
+        .iter()
+        .map(|(t, worker)| Plan {
+            task_id: t.task_id.clone(),
+            attempt: t.attempt + 1,
+            worker: worker.clone(),
+            repo: if wants_worktree(t) { repo.clone() } else { None },
+            worktree: None,
+            previous: None,
+        })
+        .collect();
+    let bases = vec![p.base.clone(); plans.len()];
+    make_worktrees(&p.run_id, &mut plans, &bases).await?;
+    commit(core, &p.run_id, plans, Mode::Dispatch).await
+}
+
+/// `orch.retry` and `orch.reassign`: a new attempt with a new thread and, for code tasks
+/// that had one, a fresh worktree from the same base. The old attempt and its worktree stay.
+pub async fn retry(core: &Core, p: RetryParams, mode: Mode) -> Result<DispatchResult> {
+    if let Some(to) = &p.to {
+        check::agent("to", to)?;
+    }
+    let q = p.clone();
+    let (task, prev) = core.read(move |tx, _| attempts::retryable(tx, &q, mode)).await?;
+    let worker = match (mode, &p.to, &prev) {
+        (Mode::Reassign, None, _) => return Err(Error::invalid("reassign needs the new worker (to)")),
+        (Mode::Reassign, Some(to), Some(prev)) if *to == prev.worker => {
+            return Err(Error::invalid(format!("task '{}' is already assigned to {to}", task.task_id)));
+        }
+        (_, Some(to), _) => to.clone(),
+        (_, None, Some(prev)) => prev.worker.clone(),
+        (_, None, None) => task.assign_to.clone().ok_or_else(|| Error::invalid("name the worker (to)"))?,
+    };
+    let repo = prev.as_ref().filter(|a| a.worktree_path.is_some()).and_then(|a| a.repo.clone());
+    let base = prev.as_ref().and_then(|a| a.base_rev.clone());
+    let base_branch = prev.as_ref().and_then(|a| a.base_branch.clone());
+    let mut plans = vec![Plan {
+        task_id: task.task_id.clone(),
+        attempt: task.attempt + 1,
+        worker,
+        repo,
+        worktree: None,
+        previous: prev,
+    }];
+    make_worktrees(&p.run_id, &mut plans, &[base]).await?;
+    // Same base revision as before, and the same base branch for "merged" checks.
+    if let Some(wt) = plans[0].worktree.as_mut()
+        && wt.base_branch.is_none()
+    {
+        wt.base_branch = base_branch;
+    }
+    commit(core, &p.run_id, plans, mode).await
+}

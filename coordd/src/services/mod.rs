@@ -1,0 +1,15 @@
+//! The async work around the store: steps that combine git and the database (dispatch,
+//! retry, reassign, worktree listing and pruning) and the daemon's background duties
+//! (automatic retries, lease-expiry events). Blocking work (git, files) runs in
+//! `spawn_blocking`, never inside a write transaction.
+
+pub mod background;
+pub mod dispatch;
+pub mod worktrees;
+
+use crate::error::{Error, Result};
+
+/// Run blocking work (git, files) off the executor threads.
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| Error::Internal(format!("blocking task failed: {e}")))?
+}

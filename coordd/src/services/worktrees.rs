@@ -1,0 +1,110 @@
+//! Listing and pruning attempt worktrees. Pruning is conservative: it never touches the
+//! worktree of a live attempt, never deletes commits that are not in the base (or merged
+//! into the base branch) and never discards uncommitted changes, unless `force` is given;
+//! it says what it kept and why.
+
+use std::path::PathBuf;
+
+use coord_proto::types::*;
+
+use super::blocking;
+use crate::core::Core;
+use crate::domain::orch::model::load_run;
+use crate::error::Result;
+use crate::workspace::git;
+
+async fn worktree_attempts(core: &Core, run_id: Option<String>) -> Result<Vec<Attempt>> {
+    core.read(move |tx, _| {
+        if let Some(r) = &run_id {
+            load_run(tx, r)?;
+        }
+        tx.attempts_with_worktree(run_id.as_deref())
+    })
+    .await
+}
+
+fn info(a: &Attempt, note: Option<String>) -> WorktreeInfo {
+    let path = a.worktree_path.clone().unwrap_or_default();
+    WorktreeInfo {
+        run_id: a.run_id.clone(),
+        task_id: a.task_id.clone(),
+        attempt: a.attempt,
+        exists: PathBuf::from(&path).is_dir(),
+        path,
+        branch: a.branch.clone(),
+        attempt_status: a.status,
+        note,
+    }
+}
+
+/// `orch.worktreeList`.
+pub async fn list(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
+    let attempts = worktree_attempts(core, p.run_id).await?;
+    Ok(WorktreesResult { worktrees: attempts.iter().map(|a| info(a, None)).collect(), ..Default::default() })
+}
+
+/// `orch.worktreePrune`.
+pub async fn prune(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
+    let mut out = WorktreesResult::default();
+    for a in worktree_attempts(core, p.run_id).await? {
+        if a.status == AttemptStatus::Live {
+            out.kept.push(info(&a, Some("attempt is live".into())));
+            continue;
+        }
+        let (Some(repo), Some(path), Some(branch), Some(base)) =
+            (a.repo.clone(), a.worktree_path.clone(), a.branch.clone(), a.base_rev.clone())
+        else {
+            continue;
+        };
+        let (repo, path) = (PathBuf::from(repo), PathBuf::from(path));
+        if !path.exists() {
+            // Already removed (by an earlier prune, or by hand): nothing to keep or delete.
+            continue;
+        }
+        let base_branch = a.base_branch.clone();
+        let (r, pa, b) = (repo.clone(), path.clone(), branch.clone());
+        let state = blocking(move || Ok(git::inspect(&r, &pa, &b, &base, base_branch.as_deref()))).await?;
+        let state = match state {
+            Ok(s) => s,
+            Err(e) => {
+                out.kept.push(info(&a, Some(format!("cannot inspect it, so it is kept: {}", e.to_app().message))));
+                continue;
+            }
+        };
+        let base_name = a.base_branch.clone().unwrap_or_else(|| "the base branch".into());
+        let verdict: std::result::Result<String, String> = if !state.dirty.is_empty() && !p.force {
+            Err(format!(
+                "uncommitted changes in {} file(s): {} (force discards them)",
+                state.dirty.len(),
+                state.dirty.join(", ")
+            ))
+        } else if state.ahead == 0 {
+            Ok("no commits beyond its base".into())
+        } else if state.merged {
+            Ok(format!("its {} commit(s) are merged into {base_name}", state.ahead))
+        } else if p.force {
+            Ok(format!("forced: deleted {} unmerged commit(s)", state.ahead))
+        } else {
+            Err(format!("{} commit(s) not merged into {base_name} (force deletes them)", state.ahead))
+        };
+        let verdict = verdict.map(|what| {
+            if state.dirty.is_empty() {
+                what
+            } else {
+                format!("{what}; forced: discarded uncommitted changes in {}", state.dirty.join(", "))
+            }
+        });
+        match verdict {
+            Err(why) => out.kept.push(info(&a, Some(why))),
+            Ok(what) => {
+                let (run, task, n) = (a.run_id.clone(), a.task_id.clone(), a.attempt);
+                let removed = blocking(move || Ok(git::remove(&repo, &run, &task, n, &path, true))).await?;
+                match removed {
+                    Ok(()) => out.removed.push(info(&a, Some(what))),
+                    Err(e) => out.kept.push(info(&a, Some(format!("removal failed: {}", e.to_app().message)))),
+                }
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,15 @@
+//! Storage: the seam every domain rule is written against, and the backends behind it.
+//!
+//! - [`repos`]: the per-domain repository traits (threads, leases, messages, events, mail,
+//!   agents, reservations, peers, runs, tasks, attempts, councils), combined into one
+//!   transaction interface [`repos::Tx`], and the records they exchange. No SQL crosses it.
+//! - [`backend`]: [`backend::Store`], what a backend provides around transactions: a
+//!   group-committed write path, consistent reads, facts about itself, shutdown.
+//! - [`sqlite`]: the embedded default, one SQLite file in WAL mode.
+
+pub mod backend;
+pub mod repos;
+pub mod sqlite;
+
+pub use backend::{Store, StoreInfo};
+pub use repos::Tx;

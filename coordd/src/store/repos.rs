@@ -1,0 +1,353 @@
+//! The repository traits: everything the domain rules need from storage, one trait per
+//! domain, combined into [`Tx`]. A backend implements them all; every rule in `domain` and
+//! `ops` is written against them once, with no SQL.
+//!
+//! Conventions: read methods take `&self` (a read snapshot only hands out `&dyn Tx`), write
+//! methods `&mut self` (only the writer's transaction does). Records carry the protocol's
+//! entity types where the domain only passes values through, and [`Ts`] wherever a rule
+//! compares times. Method names are unique across the traits, since [`Tx`] combines them.
+
+use coord_proto::types::*;
+
+use crate::error::Result;
+use crate::time::Ts;
+
+/// A thread as stored, with its lease row (whose token never leaves the daemon).
+#[derive(Debug, Clone)]
+pub struct StoredThread {
+    /// `lease` is `None` here; the domain derives the public view from [`Self::lease`].
+    pub thread: Thread,
+    pub lease: Option<LeaseRow>,
+}
+
+/// A thread's current (or last) lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseRow {
+    pub agent_id: String,
+    pub token: String,
+    pub generation: i64,
+    pub claimed_at: Ts,
+    pub expires_at: Ts,
+    pub released_at: Option<Ts>,
+}
+
+/// `inbox.fetch`'s query: threads assigned to `agent` in one of `statuses`, highest
+/// priority first, then oldest.
+#[derive(Debug, Clone)]
+pub struct FetchQuery {
+    pub agent: String,
+    pub statuses: Vec<ThreadStatus>,
+    /// Only threads holding a message to the agent, from someone else, past its read mark.
+    pub unread: bool,
+    pub limit: u32,
+}
+
+/// A filter over stored events: those after `after` that match `filter` (its cursors are
+/// already resolved into `after`).
+#[derive(Debug, Clone)]
+pub struct EventQuery {
+    pub after: i64,
+    pub filter: EventFilter,
+}
+
+/// One recipient's copy of a message, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MailRow {
+    pub recipient: String,
+    pub message_id: String,
+    pub event_id: i64,
+    pub thread_id: String,
+    pub run_id: String,
+    pub task_id: String,
+    pub subject: String,
+    pub from_agent: String,
+    pub kind: MessageKind,
+    pub category: Option<Category>,
+    pub summary: String,
+    pub body: String,
+    pub requires_ack: bool,
+    pub created_at: String,
+    pub state: MailState,
+    pub priority: Priority,
+    pub delivered_at: Option<Ts>,
+    pub read_at: Option<Ts>,
+    pub acked_at: Option<Ts>,
+    pub expires_at: Option<Ts>,
+    pub withdrawn_at: Option<Ts>,
+    pub reminded_at: Option<Ts>,
+}
+
+/// Queued mail of some recipients at `now` (not delivered, withdrawn or expired).
+#[derive(Debug, Clone)]
+pub struct QueuedQuery {
+    pub recipients: Vec<String>,
+    pub now: Ts,
+    /// Only these priorities (empty: all).
+    pub priorities: Vec<Priority>,
+    /// Only mail nobody was reminded of yet.
+    pub unreminded: bool,
+    pub limit: u32,
+}
+
+/// `mail.list`'s query, newest first.
+#[derive(Debug, Clone)]
+pub struct MailQuery {
+    pub recipient: String,
+    pub state: Option<MailState>,
+    pub task_id: Option<String>,
+    pub limit: u32,
+}
+
+/// A reservation as stored; `reservation.stale` is derived by the domain from `expires`.
+#[derive(Debug, Clone)]
+pub struct StoredReservation {
+    pub reservation: Reservation,
+    pub expires: Ts,
+}
+
+/// `reservations.list`'s storage-side filter (the path filter is the domain's).
+#[derive(Debug, Clone, Default)]
+pub struct ReservationQuery {
+    pub agent: Option<String>,
+    pub task_id: Option<String>,
+    pub include_history: bool,
+}
+
+/// Reservations by state, with active ones split by whether `expires_at` has passed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReservationCounts {
+    pub active: u64,
+    pub stale: u64,
+    pub released: u64,
+    pub expired: u64,
+}
+
+/// A task's retry bookkeeping (not part of the protocol's `Task`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryState {
+    /// Automatic retries used.
+    pub auto_retries: u32,
+    /// A failure scheduled an automatic retry that has not happened yet.
+    pub pending: bool,
+}
+
+/// A council as stored; `groups_json` is the domain's own serialisation.
+#[derive(Debug, Clone)]
+pub struct CouncilRow {
+    pub run_id: String,
+    pub council_id: String,
+    pub topic: String,
+    pub body: String,
+    pub phase: CouncilPhase,
+    pub groups_json: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// One reviewer of a council, as stored.
+#[derive(Debug, Clone)]
+pub struct MemberRow {
+    pub run_id: String,
+    pub council_id: String,
+    pub reviewer: String,
+    pub ord: i64,
+    pub brainstorm_thread_id: String,
+    /// The payload that finished the brainstorm thread (`null` if it did not finish done).
+    pub brainstorm_json: Option<String>,
+    pub vote_thread_id: Option<String>,
+    pub vote_json: Option<String>,
+}
+
+/// Threads and read marks.
+pub trait Threads {
+    fn thread(&self, thread_id: &str) -> Result<Option<StoredThread>>;
+    fn thread_exists(&self, thread_id: &str) -> Result<bool>;
+    /// Insert a new thread with its final values (it has no lease yet).
+    fn thread_insert(&mut self, t: &Thread) -> Result<()>;
+    /// Write a thread's mutable fields: assignee, status, latest message, `updated_at`.
+    fn thread_save(&mut self, t: &Thread) -> Result<()>;
+    fn threads_fetch(&self, q: &FetchQuery) -> Result<Vec<StoredThread>>;
+    /// Threads matching every given filter, most recently active first.
+    fn threads_list(&self, p: &ListParams, limit: u32) -> Result<Vec<StoredThread>>;
+    /// The distinct tasks of the threads an agent holds (claimed, in progress, blocked).
+    fn tasks_running(&self, agent: &str) -> Result<Vec<String>>;
+    /// The agent has read `thread_id` up to `event_id` (never moves back).
+    fn read_mark(&mut self, agent: &str, thread_id: &str, event_id: i64) -> Result<()>;
+}
+
+/// Leases (one row per thread, replaced by each new grant).
+pub trait Leases {
+    /// A new grant: replaces the thread's lease row, not released, expiry unreported.
+    fn lease_grant(&mut self, thread_id: &str, lease: &LeaseRow) -> Result<()>;
+    fn lease_set_expiry(&mut self, thread_id: &str, expires_at: Ts) -> Result<()>;
+    /// Release the live lease, if any.
+    fn lease_release(&mut self, thread_id: &str, at: Ts) -> Result<()>;
+    /// Unreleased leases that expired at or before `now` and were not reported yet.
+    fn leases_expired_unreported(&self, now: Ts) -> Result<Vec<(String, LeaseRow)>>;
+    fn lease_mark_reported(&mut self, thread_id: &str) -> Result<()>;
+    /// The earliest expiry among unreleased, unreported leases.
+    fn lease_next_expiry(&self) -> Result<Option<Ts>>;
+}
+
+/// Messages and their artifacts.
+pub trait Messages {
+    /// Insert a message and its artifacts.
+    fn message_insert(&mut self, m: &Message) -> Result<()>;
+    /// A message with its artifacts.
+    fn message(&self, message_id: &str) -> Result<Option<Message>>;
+    /// A thread's messages in event order, each with its artifacts.
+    fn thread_messages(&self, thread_id: &str) -> Result<Vec<Message>>;
+    /// The event id of a thread's newest message (0 when it has none).
+    fn last_message_event(&self, thread_id: &str) -> Result<i64>;
+    /// A thread's newest message of a kind.
+    fn latest_message_of_kind(&self, thread_id: &str, kind: MessageKind) -> Result<Option<Message>>;
+    /// The event id and thread of a message (for `after_message` cursors).
+    fn message_cursor(&self, message_id: &str) -> Result<Option<(i64, String)>>;
+}
+
+/// The event stream.
+pub trait Events {
+    /// Store an event (its `event_id` is ignored) and return the id it got: larger than
+    /// every id before it. Publishing is separate ([`Tx::publish`]).
+    fn event_insert(&mut self, e: &Event) -> Result<i64>;
+    /// Stored events matching `q`, oldest first, at most `limit`, each with its message.
+    fn events_after(&self, q: &EventQuery, limit: u32) -> Result<Vec<Event>>;
+    /// The newest stored event id (0 when there is none).
+    fn last_event_id(&self) -> Result<i64>;
+}
+
+/// Per-recipient mail.
+pub trait Mail {
+    fn mail_insert(&mut self, row: &MailRow) -> Result<()>;
+    /// Write a copy's state and timestamps back.
+    fn mail_save(&mut self, row: &MailRow) -> Result<()>;
+    fn mail_item(&self, recipient: &str, message_id: &str) -> Result<Option<MailRow>>;
+    fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>>;
+    /// Queued copies, urgent first, then oldest.
+    fn mail_queued(&self, q: &QueuedQuery) -> Result<Vec<MailRow>>;
+    /// `(queued, of which urgent)`.
+    fn mail_queued_count(&self, recipients: &[String], now: Ts) -> Result<(u64, u64)>;
+    /// A message's copies still queued at `now`, by recipient.
+    fn mail_queued_copies(&self, message_id: &str, now: Ts) -> Result<Vec<MailRow>>;
+    /// Copies requiring an ack that have none, oldest first: of a task's threads and/or
+    /// to or from an agent.
+    fn mail_unacked(&self, task_id: Option<&str>, agent: Option<&str>, limit: u32) -> Result<Vec<MailRow>>;
+    /// Copy counts by `(state, requires_ack)`, of a task's threads and/or to an agent.
+    fn mail_counts(&self, task_id: Option<&str>, agent: Option<&str>) -> Result<Vec<(MailState, bool, u64)>>;
+}
+
+/// The agent registry and project settings.
+pub trait Agents {
+    fn agent(&self, agent_id: &str) -> Result<Option<Agent>>;
+    fn agent_insert(&mut self, a: &Agent) -> Result<()>;
+    /// Write an agent's fields back.
+    fn agent_save(&mut self, a: &Agent) -> Result<()>;
+    /// Advance `last_seen_at`; false when no such agent exists.
+    fn agent_touch(&mut self, agent_id: &str, at: Ts) -> Result<bool>;
+    /// Sorted by id.
+    fn agents_list(&self, p: &AgentListParams) -> Result<Vec<Agent>>;
+    /// Registered agents other than `except`, sorted.
+    fn agents_registered(&self, except: &str) -> Result<Vec<String>>;
+    fn setting(&self, key: &str) -> Result<Option<String>>;
+    fn setting_put(&mut self, key: &str, value: &str) -> Result<()>;
+}
+
+/// File-scope reservations (never deleted).
+pub trait Reservations {
+    /// Every active reservation (stale ones too), by scope.
+    fn reservations_active(&self) -> Result<Vec<StoredReservation>>;
+    fn reservation_insert(&mut self, r: &Reservation) -> Result<()>;
+    /// Write state, task, `expires_at` and `released_at` back.
+    fn reservation_save(&mut self, r: &Reservation) -> Result<()>;
+    /// The highest generation any reservation of exactly this scope ever had (0: none).
+    fn reservation_max_generation(&self, scope: &str) -> Result<i64>;
+    /// Newest first.
+    fn reservations_list(&self, q: &ReservationQuery) -> Result<Vec<StoredReservation>>;
+    fn reservation_counts(&self, task_id: Option<&str>, agent: Option<&str>, now: Ts) -> Result<ReservationCounts>;
+}
+
+/// Linked peer tasks (symmetric, never removed).
+pub trait Peers {
+    /// Link both ways; false when they already were.
+    fn peer_link(&mut self, task_id: &str, peer_task_id: &str, at: Ts) -> Result<bool>;
+    /// Sorted.
+    fn peers_of(&self, task_id: &str) -> Result<Vec<String>>;
+}
+
+/// orch runs.
+pub trait Runs {
+    fn run(&self, run_id: &str) -> Result<Option<Run>>;
+    fn run_insert(&mut self, r: &Run) -> Result<()>;
+    /// Write status and `updated_at` back.
+    fn run_save(&mut self, r: &Run) -> Result<()>;
+    /// By creation.
+    fn runs_list(&self) -> Result<Vec<Run>>;
+    fn runs_count(&self) -> Result<i64>;
+}
+
+/// orch tasks and their dependencies.
+pub trait Tasks {
+    /// A task with its dependencies.
+    fn task(&self, run_id: &str, task_id: &str) -> Result<Option<Task>>;
+    /// Insert a task and its dependency edges.
+    fn task_insert(&mut self, t: &Task) -> Result<()>;
+    /// Write status, attempt and `updated_at` back.
+    fn task_save(&mut self, t: &Task) -> Result<()>;
+    /// A run's tasks in creation order, with their dependencies.
+    fn run_tasks(&self, run_id: &str) -> Result<Vec<Task>>;
+    /// Ready tasks, highest priority first, then oldest, with their dependencies.
+    fn tasks_ready(&self, run_id: &str, limit: u32) -> Result<Vec<Task>>;
+    fn task_deps(&self, run_id: &str, task_id: &str) -> Result<Vec<String>>;
+    /// The tasks that depend on this one, sorted.
+    fn task_dependents(&self, run_id: &str, task_id: &str) -> Result<Vec<String>>;
+    fn task_dep_add(&mut self, run_id: &str, task_id: &str, on: &str) -> Result<()>;
+    /// False when there was no such edge.
+    fn task_dep_remove(&mut self, run_id: &str, task_id: &str, on: &str) -> Result<bool>;
+    fn task_retry(&self, run_id: &str, task_id: &str) -> Result<RetryState>;
+    fn task_set_retry(&mut self, run_id: &str, task_id: &str, r: RetryState) -> Result<()>;
+    /// Every task with a pending automatic retry, as `(run, task)`.
+    fn tasks_retry_pending(&self) -> Result<Vec<(String, String)>>;
+    /// Does the run have a task in one of `statuses` (and, when given, with this
+    /// `retry_pending`)? Answered from an index without counting the run's tasks.
+    fn run_has_task(&self, run_id: &str, statuses: &[TaskStatus], retry_pending: Option<bool>) -> Result<bool>;
+    /// `(total, done, failed)` task counts of a run.
+    fn run_task_counts(&self, run_id: &str) -> Result<(i64, i64, i64)>;
+}
+
+/// orch attempts.
+pub trait Attempts {
+    fn attempts_of(&self, run_id: &str, task_id: &str) -> Result<Vec<Attempt>>;
+    fn attempt(&self, run_id: &str, task_id: &str, attempt: u32) -> Result<Option<Attempt>>;
+    fn attempt_by_thread(&self, thread_id: &str) -> Result<Option<Attempt>>;
+    fn attempt_insert(&mut self, a: &Attempt) -> Result<()>;
+    /// Write status and `ended_at` back.
+    fn attempt_save(&mut self, a: &Attempt) -> Result<()>;
+    /// Attempts that have a worktree, of one run or all, by run, task and attempt.
+    fn attempts_with_worktree(&self, run_id: Option<&str>) -> Result<Vec<Attempt>>;
+}
+
+/// orch council reviews.
+pub trait Councils {
+    fn council(&self, run_id: &str, council_id: &str) -> Result<Option<CouncilRow>>;
+    fn council_insert(&mut self, c: &CouncilRow) -> Result<()>;
+    /// Write phase, groups and `updated_at` back.
+    fn council_save(&mut self, c: &CouncilRow) -> Result<()>;
+    fn councils_count(&self, run_id: &str) -> Result<i64>;
+    /// A run's councils in a brainstorm or voting phase.
+    fn councils_open(&self, run_id: &str) -> Result<Vec<CouncilRow>>;
+    fn member_insert(&mut self, m: &MemberRow) -> Result<()>;
+    /// Write the results and the vote thread back.
+    fn member_save(&mut self, m: &MemberRow) -> Result<()>;
+    /// A council's members in order.
+    fn members(&self, run_id: &str, council_id: &str) -> Result<Vec<MemberRow>>;
+    /// The member whose brainstorm or vote thread this is.
+    fn member_by_thread(&self, thread_id: &str) -> Result<Option<MemberRow>>;
+}
+
+/// One transaction (or read snapshot) over every repository.
+pub trait Tx:
+    Threads + Leases + Messages + Events + Mail + Agents + Reservations + Peers + Runs + Tasks + Attempts + Councils
+{
+    /// Publish `event` once this transaction commits (dropped if it rolls back).
+    fn publish(&mut self, event: Event);
+}

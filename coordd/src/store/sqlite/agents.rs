@@ -1,0 +1,242 @@
+//! The agent registry, project settings, reservations and peer links on SQLite.
+
+use coord_proto::types::*;
+use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+
+use super::tx::{SqliteTx, parse_col, ts_col, ts_text};
+use crate::error::Result;
+use crate::store::repos::{Agents, Peers, ReservationCounts, ReservationQuery, Reservations, StoredReservation};
+use crate::time::Ts;
+
+const AGENT_COLUMNS: &str = "agent_id, display_name, role, status, registered, created_at, last_seen_at, version";
+
+fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
+    Ok(Agent {
+        agent_id: r.get(0)?,
+        display_name: r.get(1)?,
+        role: r.get(2)?,
+        status: parse_col(r, 3)?,
+        registered: r.get(4)?,
+        created_at: r.get(5)?,
+        last_seen_at: r.get(6)?,
+        version: r.get(7)?,
+    })
+}
+
+impl Agents for SqliteTx<'_> {
+    fn agent(&self, agent_id: &str) -> Result<Option<Agent>> {
+        let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE agent_id = ?1");
+        Ok(self.conn.prepare_cached(&sql)?.query_row([agent_id], agent_from_row).optional()?)
+    }
+
+    fn agent_insert(&mut self, a: &Agent) -> Result<()> {
+        self.conn
+            .prepare_cached(&format!("INSERT INTO agents ({AGENT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"))?
+            .execute(params![
+                a.agent_id,
+                a.display_name,
+                a.role,
+                a.status.as_str(),
+                a.registered,
+                a.created_at,
+                a.last_seen_at,
+                a.version
+            ])?;
+        Ok(())
+    }
+
+    fn agent_save(&mut self, a: &Agent) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE agents SET display_name = ?2, role = ?3, status = ?4, registered = ?5, last_seen_at = ?6, \
+                 version = ?7 WHERE agent_id = ?1",
+            )?
+            .execute(params![
+                a.agent_id,
+                a.display_name,
+                a.role,
+                a.status.as_str(),
+                a.registered,
+                a.last_seen_at,
+                a.version
+            ])?;
+        Ok(())
+    }
+
+    fn agent_touch(&mut self, agent_id: &str, at: Ts) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached("UPDATE agents SET last_seen_at = ?2 WHERE agent_id = ?1")?
+            .execute([agent_id, &ts_text(at)])?;
+        Ok(n > 0)
+    }
+
+    fn agents_list(&self, p: &AgentListParams) -> Result<Vec<Agent>> {
+        let sql = format!(
+            "SELECT {AGENT_COLUMNS} FROM agents WHERE (?1 OR registered = 1) \
+             AND (?2 IS NULL OR role = ?2) AND (?3 IS NULL OR status = ?3) ORDER BY agent_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows =
+            stmt.query_map(params![p.include_unregistered, p.role, p.status.map(|s| s.as_str())], agent_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn agents_registered(&self, except: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT agent_id FROM agents WHERE registered = 1 AND agent_id <> ?1 ORDER BY agent_id")?;
+        let rows = stmt.query_map([except], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn setting(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+            .query_row([key], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn setting_put(&mut self, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
+            )?
+            .execute([key, value])?;
+        Ok(())
+    }
+}
+
+const RESERVATION_COLUMNS: &str =
+    "reservation_id, scope, agent_id, task_id, shared, state, generation, created_at, expires_at, released_at";
+
+fn reservation_from_row(r: &Row<'_>) -> rusqlite::Result<StoredReservation> {
+    Ok(StoredReservation {
+        expires: ts_col(r, 8)?,
+        reservation: Reservation {
+            reservation_id: r.get(0)?,
+            scope: r.get(1)?,
+            agent_id: r.get(2)?,
+            task_id: r.get(3)?,
+            shared: r.get(4)?,
+            state: parse_col(r, 5)?,
+            stale: false,
+            generation: r.get(6)?,
+            created_at: r.get(7)?,
+            expires_at: r.get(8)?,
+            released_at: r.get(9)?,
+        },
+    })
+}
+
+impl SqliteTx<'_> {
+    fn reservations(&self, sql: &str, args: Vec<SqlValue>) -> Result<Vec<StoredReservation>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params_from_iter(args), reservation_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+impl Reservations for SqliteTx<'_> {
+    fn reservations_active(&self) -> Result<Vec<StoredReservation>> {
+        let sql = format!(
+            "SELECT {RESERVATION_COLUMNS} FROM reservations WHERE state = 'active' ORDER BY scope, reservation_id"
+        );
+        self.reservations(&sql, vec![])
+    }
+
+    fn reservation_insert(&mut self, r: &Reservation) -> Result<()> {
+        self.conn
+            .prepare_cached(&format!(
+                "INSERT INTO reservations ({RESERVATION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+            ))?
+            .execute(params![
+                r.reservation_id,
+                r.scope,
+                r.agent_id,
+                r.task_id,
+                r.shared,
+                r.state.as_str(),
+                r.generation,
+                r.created_at,
+                r.expires_at,
+                r.released_at
+            ])?;
+        Ok(())
+    }
+
+    fn reservation_save(&mut self, r: &Reservation) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE reservations SET state = ?2, task_id = ?3, expires_at = ?4, released_at = ?5 \
+                 WHERE reservation_id = ?1",
+            )?
+            .execute(params![r.reservation_id, r.state.as_str(), r.task_id, r.expires_at, r.released_at])?;
+        Ok(())
+    }
+
+    fn reservation_max_generation(&self, scope: &str) -> Result<i64> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT COALESCE(MAX(generation), 0) FROM reservations WHERE scope = ?1")?
+            .query_row([scope], |r| r.get(0))?)
+    }
+
+    fn reservations_list(&self, q: &ReservationQuery) -> Result<Vec<StoredReservation>> {
+        let mut clauses = Vec::new();
+        let mut args: Vec<SqlValue> = Vec::new();
+        if !q.include_history {
+            clauses.push("state = 'active'".to_string());
+        }
+        for (col, v) in [("agent_id", &q.agent), ("task_id", &q.task_id)] {
+            if let Some(v) = v {
+                args.push(SqlValue::Text(v.clone()));
+                clauses.push(format!("{col} = ?{}", args.len()));
+            }
+        }
+        let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
+        let sql = format!(
+            "SELECT {RESERVATION_COLUMNS} FROM reservations {filter} ORDER BY created_at DESC, reservation_id DESC"
+        );
+        self.reservations(&sql, args)
+    }
+
+    fn reservation_counts(&self, task_id: Option<&str>, agent: Option<&str>, now: Ts) -> Result<ReservationCounts> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT state, expires_at <= ?3, COUNT(*) FROM reservations \
+             WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR agent_id = ?2) GROUP BY 1, 2",
+        )?;
+        let rows = stmt.query_map(params![task_id, agent, ts_text(now)], |r| {
+            Ok((parse_col::<ReservationState>(r, 0)?, r.get::<_, bool>(1)?, r.get::<_, i64>(2)? as u64))
+        })?;
+        let mut c = ReservationCounts::default();
+        for row in rows {
+            match row? {
+                (ReservationState::Active, true, n) => c.stale += n,
+                (ReservationState::Active, false, n) => c.active += n,
+                (ReservationState::Released, _, n) => c.released += n,
+                (ReservationState::Expired, _, n) => c.expired += n,
+            }
+        }
+        Ok(c)
+    }
+}
+
+impl Peers for SqliteTx<'_> {
+    fn peer_link(&mut self, task_id: &str, peer_task_id: &str, at: Ts) -> Result<bool> {
+        let now = ts_text(at);
+        let mut stmt = self
+            .conn
+            .prepare_cached("INSERT OR IGNORE INTO peers (task_id, peer_task_id, created_at) VALUES (?1, ?2, ?3)")?;
+        let added = stmt.execute([task_id, peer_task_id, &now])? + stmt.execute([peer_task_id, task_id, &now])?;
+        Ok(added > 0)
+    }
+
+    fn peers_of(&self, task_id: &str) -> Result<Vec<String>> {
+        let mut stmt =
+            self.conn.prepare_cached("SELECT peer_task_id FROM peers WHERE task_id = ?1 ORDER BY peer_task_id")?;
+        let rows = stmt.query_map([task_id], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}

@@ -1,0 +1,126 @@
+//! orch's council reviews and their members on SQLite.
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::tx::{SqliteTx, parse_col};
+use crate::error::Result;
+use crate::store::repos::{CouncilRow, Councils, MemberRow};
+
+const COUNCIL_COLUMNS: &str = "run_id, council_id, topic, body, phase, groups_json, created_at, updated_at";
+const MEMBER_COLUMNS: &str =
+    "run_id, council_id, reviewer, ord, brainstorm_thread_id, brainstorm_json, vote_thread_id, vote_json";
+
+fn council_from_row(r: &Row<'_>) -> rusqlite::Result<CouncilRow> {
+    Ok(CouncilRow {
+        run_id: r.get(0)?,
+        council_id: r.get(1)?,
+        topic: r.get(2)?,
+        body: r.get(3)?,
+        phase: parse_col(r, 4)?,
+        groups_json: r.get(5)?,
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+    })
+}
+
+fn member_from_row(r: &Row<'_>) -> rusqlite::Result<MemberRow> {
+    Ok(MemberRow {
+        run_id: r.get(0)?,
+        council_id: r.get(1)?,
+        reviewer: r.get(2)?,
+        ord: r.get(3)?,
+        brainstorm_thread_id: r.get(4)?,
+        brainstorm_json: r.get(5)?,
+        vote_thread_id: r.get(6)?,
+        vote_json: r.get(7)?,
+    })
+}
+
+impl Councils for SqliteTx<'_> {
+    fn council(&self, run_id: &str, council_id: &str) -> Result<Option<CouncilRow>> {
+        let sql = format!("SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = ?1 AND council_id = ?2");
+        Ok(self.conn.prepare_cached(&sql)?.query_row([run_id, council_id], council_from_row).optional()?)
+    }
+
+    fn council_insert(&mut self, c: &CouncilRow) -> Result<()> {
+        self.conn
+            .prepare_cached(&format!(
+                "INSERT INTO councils ({COUNCIL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ))?
+            .execute(params![
+                c.run_id,
+                c.council_id,
+                c.topic,
+                c.body,
+                c.phase.as_str(),
+                c.groups_json,
+                c.created_at,
+                c.updated_at
+            ])?;
+        Ok(())
+    }
+
+    fn council_save(&mut self, c: &CouncilRow) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE councils SET phase = ?3, groups_json = ?4, updated_at = ?5 WHERE run_id = ?1 AND council_id = ?2",
+            )?
+            .execute(params![c.run_id, c.council_id, c.phase.as_str(), c.groups_json, c.updated_at])?;
+        Ok(())
+    }
+
+    fn councils_count(&self, run_id: &str) -> Result<i64> {
+        Ok(self.conn.query_row("SELECT COUNT(*) FROM councils WHERE run_id = ?1", [run_id], |r| r.get(0))?)
+    }
+
+    fn councils_open(&self, run_id: &str) -> Result<Vec<CouncilRow>> {
+        let sql = format!(
+            "SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = ?1 AND phase IN ('brainstorm', 'voting') \
+             ORDER BY created_at, council_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        Ok(stmt.query_map([run_id], council_from_row)?.collect::<Result<_, _>>()?)
+    }
+
+    fn member_insert(&mut self, m: &MemberRow) -> Result<()> {
+        self.conn
+            .prepare_cached(&format!(
+                "INSERT INTO council_members ({MEMBER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ))?
+            .execute(params![
+                m.run_id,
+                m.council_id,
+                m.reviewer,
+                m.ord,
+                m.brainstorm_thread_id,
+                m.brainstorm_json,
+                m.vote_thread_id,
+                m.vote_json
+            ])?;
+        Ok(())
+    }
+
+    fn member_save(&mut self, m: &MemberRow) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE council_members SET brainstorm_json = ?4, vote_thread_id = ?5, vote_json = ?6 \
+                 WHERE run_id = ?1 AND council_id = ?2 AND reviewer = ?3",
+            )?
+            .execute(params![m.run_id, m.council_id, m.reviewer, m.brainstorm_json, m.vote_thread_id, m.vote_json])?;
+        Ok(())
+    }
+
+    fn members(&self, run_id: &str, council_id: &str) -> Result<Vec<MemberRow>> {
+        let sql =
+            format!("SELECT {MEMBER_COLUMNS} FROM council_members WHERE run_id = ?1 AND council_id = ?2 ORDER BY ord");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        Ok(stmt.query_map([run_id, council_id], member_from_row)?.collect::<Result<_, _>>()?)
+    }
+
+    fn member_by_thread(&self, thread_id: &str) -> Result<Option<MemberRow>> {
+        let sql = format!(
+            "SELECT {MEMBER_COLUMNS} FROM council_members WHERE brainstorm_thread_id = ?1 OR vote_thread_id = ?1"
+        );
+        Ok(self.conn.prepare_cached(&sql)?.query_row([thread_id], member_from_row).optional()?)
+    }
+}

@@ -1,0 +1,258 @@
+//! Messages, artifacts and the event stream on SQLite, including the storage side of event
+//! filters (which must agree with `domain::events::matches`).
+
+use coord_proto::types::*;
+use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+
+use super::tx::{SqliteTx, json_col, parse_col, parse_opt_col};
+use crate::error::Result;
+use crate::store::repos::{EventQuery, Events, Messages};
+
+const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
+     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack";
+const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
+
+fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
+    Ok(Message {
+        message_id: row.get(0)?,
+        thread_id: row.get(1)?,
+        from_agent: row.get(2)?,
+        to_agent: row.get(3)?,
+        kind: parse_col(row, 4)?,
+        summary: row.get(5)?,
+        body: row.get(6)?,
+        payload_json: json_col(row, 7)?,
+        created_at: row.get(8)?,
+        event_id: row.get(9)?,
+        category: parse_opt_col(row, 10)?,
+        requires_ack: row.get(11)?,
+        artifacts: Vec::new(),
+    })
+}
+
+fn artifact_from_row(row: &Row<'_>) -> rusqlite::Result<Artifact> {
+    Ok(Artifact {
+        artifact_id: row.get(0)?,
+        message_id: row.get(1)?,
+        path: row.get(2)?,
+        kind: row.get(3)?,
+        metadata_json: json_col(row, 4)?,
+        created_at: row.get(5)?,
+    })
+}
+
+impl SqliteTx<'_> {
+    fn artifacts_of(&self, message_id: &str) -> Result<Vec<Artifact>> {
+        let sql = format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.message_id = ?1 ORDER BY a.rowid");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        Ok(stmt.query_map([message_id], artifact_from_row)?.collect::<Result<_, _>>()?)
+    }
+
+    fn one_message(&self, sql_where: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Option<Message>> {
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE {sql_where}");
+        let msg = self.conn.prepare_cached(&sql)?.query_row(args, message_from_row).optional()?;
+        let Some(mut msg) = msg else { return Ok(None) };
+        msg.artifacts = self.artifacts_of(&msg.message_id)?;
+        Ok(Some(msg))
+    }
+}
+
+impl Messages for SqliteTx<'_> {
+    fn message_insert(&mut self, m: &Message) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO messages (message_id, thread_id, from_agent, to_agent, kind, summary, body, \
+                 payload_json, created_at, event_id, category, requires_ack) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )?
+            .execute(params![
+                m.message_id,
+                m.thread_id,
+                m.from_agent,
+                m.to_agent,
+                m.kind.as_str(),
+                m.summary,
+                m.body,
+                m.payload_json.to_string(),
+                m.created_at,
+                m.event_id,
+                m.category.map(|c| c.as_str()),
+                m.requires_ack,
+            ])?;
+        let mut stmt = self.conn.prepare_cached(
+            "INSERT INTO artifacts (artifact_id, message_id, path, kind, metadata_json, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for a in &m.artifacts {
+            stmt.execute(params![
+                a.artifact_id,
+                a.message_id,
+                a.path,
+                a.kind,
+                a.metadata_json.to_string(),
+                a.created_at
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn message(&self, message_id: &str) -> Result<Option<Message>> {
+        self.one_message("m.message_id = ?1", &[&message_id])
+    }
+
+    fn thread_messages(&self, thread_id: &str) -> Result<Vec<Message>> {
+        let sql =
+            format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = ?1 ORDER BY m.event_id, m.rowid");
+        let mut messages: Vec<Message> =
+            self.conn.prepare_cached(&sql)?.query_map([thread_id], message_from_row)?.collect::<Result<_, _>>()?;
+        let sql = format!(
+            "SELECT {ARTIFACT_COLUMNS} FROM artifacts a JOIN messages m ON m.message_id = a.message_id \
+             WHERE m.thread_id = ?1 ORDER BY a.rowid"
+        );
+        let mut by_message: std::collections::HashMap<String, Vec<Artifact>> = Default::default();
+        for a in self.conn.prepare_cached(&sql)?.query_map([thread_id], artifact_from_row)? {
+            let a = a?;
+            by_message.entry(a.message_id.clone()).or_default().push(a);
+        }
+        for m in &mut messages {
+            if let Some(a) = by_message.remove(&m.message_id) {
+                m.artifacts = a;
+            }
+        }
+        Ok(messages)
+    }
+
+    fn last_message_event(&self, thread_id: &str) -> Result<i64> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT COALESCE(MAX(event_id), 0) FROM messages WHERE thread_id = ?1")?
+            .query_row([thread_id], |r| r.get(0))?)
+    }
+
+    fn latest_message_of_kind(&self, thread_id: &str, kind: MessageKind) -> Result<Option<Message>> {
+        let id: Option<String> = self
+            .conn
+            .prepare_cached(
+                "SELECT message_id FROM messages WHERE thread_id = ?1 AND kind = ?2 ORDER BY event_id DESC LIMIT 1",
+            )?
+            .query_row([thread_id, kind.as_str()], |r| r.get(0))
+            .optional()?;
+        match id {
+            Some(id) => self.message(&id),
+            None => Ok(None),
+        }
+    }
+
+    fn message_cursor(&self, message_id: &str) -> Result<Option<(i64, String)>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT event_id, thread_id FROM messages WHERE message_id = ?1")?
+            .query_row([message_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+}
+
+const EVENT_COLUMNS: &str = "e.event_id, e.event_type, e.source, e.run_id, e.task_id, e.thread_id, \
+     e.actor, e.assigned_to, e.created_by, e.thread_status, e.message_id, e.summary, \
+     e.payload_json, e.created_at, e.task_status";
+
+fn event_from_row(row: &Row<'_>) -> rusqlite::Result<Event> {
+    Ok(Event {
+        event_id: row.get(0)?,
+        event_type: parse_col(row, 1)?,
+        source: row.get(2)?,
+        run_id: row.get(3)?,
+        task_id: row.get(4)?,
+        thread_id: row.get(5)?,
+        actor: row.get(6)?,
+        assigned_to: row.get(7)?,
+        created_by: row.get(8)?,
+        thread_status: {
+            let s: String = row.get(9)?;
+            if s.is_empty() { None } else { Some(parse_col(row, 9)?) }
+        },
+        task_status: parse_opt_col(row, 14)?,
+        message_id: row.get(10)?,
+        summary: row.get(11)?,
+        payload_json: json_col(row, 12)?,
+        created_at: row.get(13)?,
+        message: None,
+    })
+}
+
+/// WHERE clause and arguments selecting the events `domain::events::matches` accepts.
+fn filter_sql(q: &EventQuery) -> (String, Vec<SqlValue>) {
+    let f = &q.filter;
+    let mut args: Vec<SqlValue> = vec![SqlValue::Integer(q.after)];
+    let mut clauses = vec!["e.event_id > ?1".to_string()];
+    for (col, v) in [("thread_id", &f.thread_id), ("run_id", &f.run_id), ("task_id", &f.task_id)] {
+        if let Some(v) = v {
+            args.push(SqlValue::Text(v.clone()));
+            clauses.push(format!("e.{col} = ?{}", args.len()));
+        }
+    }
+    if let Some(a) = &f.agent {
+        args.push(SqlValue::Text(a.clone()));
+        let n = args.len();
+        clauses.push(format!("((e.assigned_to = ?{n} OR e.created_by = ?{n}) AND e.actor <> ?{n})"));
+    }
+    let statuses: Vec<&str> = f.statuses.iter().map(|s| s.as_str()).collect();
+    let types: Vec<&str> = f.event_types.iter().map(|s| s.as_str()).collect();
+    let kinds: Vec<&str> = f.kinds.iter().map(|s| s.as_str()).collect();
+    for (col, vals) in [("thread_status", statuses), ("event_type", types), ("message_kind", kinds)] {
+        if vals.is_empty() {
+            continue;
+        }
+        let first = args.len() + 1;
+        args.extend(vals.iter().map(|v| SqlValue::Text(v.to_string())));
+        clauses.push(format!("e.{col} IN ({})", super::tx::marks(first, vals.len())));
+    }
+    (clauses.join(" AND "), args)
+}
+
+impl Events for SqliteTx<'_> {
+    fn event_insert(&mut self, e: &Event) -> Result<i64> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO events (run_id, task_id, thread_id, source, event_type, message_id, summary, \
+                 payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind, task_status) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            )?
+            .execute(params![
+                e.run_id,
+                e.task_id,
+                e.thread_id,
+                e.source,
+                e.event_type.as_str(),
+                e.message_id,
+                e.summary,
+                e.payload_json.to_string(),
+                e.created_at,
+                e.actor,
+                e.assigned_to,
+                e.created_by,
+                e.thread_status.map_or("", |s| s.as_str()),
+                e.message.as_ref().map(|m| m.kind.as_str()),
+                e.task_status.map(|s| s.as_str()),
+            ])?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn events_after(&self, q: &EventQuery, limit: u32) -> Result<Vec<Event>> {
+        let (clause, args) = filter_sql(q);
+        let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE {clause} ORDER BY e.event_id LIMIT {limit}");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut events: Vec<Event> =
+            stmt.query_map(params_from_iter(args), event_from_row)?.collect::<Result<_, _>>()?;
+        for e in &mut events {
+            if let Some(mid) = &e.message_id {
+                e.message = self.message(mid)?;
+            }
+        }
+        Ok(events)
+    }
+
+    fn last_event_id(&self) -> Result<i64> {
+        Ok(self.conn.query_row("SELECT COALESCE(MAX(event_id), 0) FROM events", [], |r| r.get(0))?)
+    }
+}

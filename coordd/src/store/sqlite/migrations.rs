@@ -1,0 +1,318 @@
+//! Versioned, append-only schema migrations. The schema version is SQLite's `user_version`.
+//! Never edit a shipped migration: add a new one at the end of [`MIGRATIONS`].
+
+use rusqlite::Connection;
+
+/// Each entry moves the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the inbox core (threads, messages, leases, artifacts, events) from the inbox CLI
+    // contract, plus lease generations, event context columns and per-agent read marks.
+    r#"
+    CREATE TABLE threads (
+        thread_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        assigned_to TEXT NOT NULL,
+        status TEXT NOT NULL,
+        priority TEXT NOT NULL DEFAULT 'normal',
+        latest_message_id TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE messages (
+        message_id TEXT PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        body TEXT NOT NULL DEFAULT '',
+        payload_json TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        event_id INTEGER NOT NULL DEFAULT 0,
+        FOREIGN KEY(thread_id) REFERENCES threads(thread_id)
+    );
+    CREATE TABLE leases (
+        thread_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        lease_token TEXT NOT NULL,
+        claimed_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        released_at TEXT,
+        generation INTEGER NOT NULL DEFAULT 1
+    );
+    CREATE TABLE artifacts (
+        artifact_id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        metadata_json TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        FOREIGN KEY(message_id) REFERENCES messages(message_id)
+    );
+    CREATE TABLE events (
+        event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        message_id TEXT,
+        summary TEXT NOT NULL DEFAULT '',
+        payload_json TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        actor TEXT NOT NULL DEFAULT '',
+        assigned_to TEXT NOT NULL DEFAULT '',
+        created_by TEXT NOT NULL DEFAULT '',
+        thread_status TEXT NOT NULL DEFAULT '',
+        message_kind TEXT
+    );
+    CREATE TABLE reads (
+        agent_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        read_event_id INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, thread_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_threads_status_assigned ON threads(status, assigned_to, updated_at);
+    CREATE INDEX idx_threads_created_by ON threads(created_by, status);
+    CREATE INDEX idx_threads_run_task ON threads(run_id, task_id);
+    CREATE INDEX idx_messages_thread_created ON messages(thread_id, created_at);
+    CREATE INDEX idx_messages_thread_event ON messages(thread_id, event_id);
+    CREATE INDEX idx_artifacts_message ON artifacts(message_id);
+    CREATE INDEX idx_events_thread_event ON events(thread_id, event_id);
+    CREATE INDEX idx_events_run_event ON events(run_id, event_id);
+    "#,
+    // 2: orch (runs, tasks, dependencies, attempts, councils), task status on events, and
+    // lease-expiry bookkeeping.
+    r#"
+    ALTER TABLE leases ADD COLUMN expiry_reported INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE events ADD COLUMN task_status TEXT;
+    CREATE INDEX idx_leases_open ON leases(expires_at) WHERE released_at IS NULL AND expiry_reported = 0;
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        goal TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        auto_retry INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE tasks (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        task_id TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL DEFAULT '',
+        acceptance TEXT NOT NULL DEFAULT '',
+        priority TEXT NOT NULL,
+        prio_rank INTEGER NOT NULL,
+        assign_to TEXT,
+        role TEXT,
+        kind TEXT NOT NULL,
+        max_attempts INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        attempt INTEGER NOT NULL DEFAULT 0,
+        auto_retries INTEGER NOT NULL DEFAULT 0,
+        retry_pending INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (run_id, task_id)
+    );
+    CREATE INDEX idx_tasks_queue ON tasks(run_id, status, prio_rank DESC);
+    CREATE TABLE task_deps (
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        depends_on TEXT NOT NULL,
+        PRIMARY KEY (run_id, task_id, depends_on)
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_task_deps_reverse ON task_deps(run_id, depends_on);
+    CREATE TABLE attempts (
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        thread_id TEXT NOT NULL,
+        worker TEXT NOT NULL,
+        status TEXT NOT NULL,
+        repo TEXT,
+        worktree_path TEXT,
+        branch TEXT,
+        base_rev TEXT,
+        base_branch TEXT,
+        previous_thread_id TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        PRIMARY KEY (run_id, task_id, attempt)
+    );
+    CREATE UNIQUE INDEX idx_attempts_thread ON attempts(thread_id);
+    CREATE TABLE councils (
+        run_id TEXT NOT NULL,
+        council_id TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        body TEXT NOT NULL DEFAULT '',
+        phase TEXT NOT NULL,
+        groups_json TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, council_id)
+    );
+    CREATE TABLE council_members (
+        run_id TEXT NOT NULL,
+        council_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        brainstorm_thread_id TEXT NOT NULL,
+        brainstorm_json TEXT,
+        vote_thread_id TEXT,
+        vote_json TEXT,
+        PRIMARY KEY (run_id, council_id, reviewer)
+    );
+    CREATE INDEX idx_council_brainstorm ON council_members(brainstorm_thread_id);
+    CREATE INDEX idx_council_vote ON council_members(vote_thread_id);
+    "#,
+    // 3: the `bb agent` layer: agent registry, project settings, mail categories with
+    // per-recipient read/ack state, and file-scope reservations (history kept forever).
+    r#"
+    ALTER TABLE messages ADD COLUMN category TEXT;
+    ALTER TABLE messages ADD COLUMN requires_ack INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE agents (
+        agent_id TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL DEFAULT '',
+        role TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL DEFAULT 'idle',
+        registered INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        last_seen_at TEXT,
+        version INTEGER NOT NULL DEFAULT 1
+    ) WITHOUT ROWID;
+    CREATE TABLE mail (
+        recipient TEXT NOT NULL,
+        message_id TEXT NOT NULL REFERENCES messages(message_id),
+        event_id INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'unread',
+        read_at TEXT,
+        acked_at TEXT,
+        PRIMARY KEY (recipient, message_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_mail_recipient_event ON mail(recipient, event_id);
+    CREATE TABLE reservations (
+        reservation_id TEXT PRIMARY KEY,
+        scope TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        shared INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        released_at TEXT
+    );
+    CREATE INDEX idx_reservations_active ON reservations(scope) WHERE state = 'active';
+    CREATE INDEX idx_reservations_scope ON reservations(scope, generation);
+    "#,
+    // 4: the session mailbox: per-recipient delivery (queued -> delivered), priority,
+    // expiry, withdrawal and reminder marks; linked peer tasks. Mail already read before
+    // this migration counts as delivered.
+    r#"
+    ALTER TABLE mail ADD COLUMN priority TEXT NOT NULL DEFAULT 'normal';
+    ALTER TABLE mail ADD COLUMN delivered_at TEXT;
+    ALTER TABLE mail ADD COLUMN expires_at TEXT;
+    ALTER TABLE mail ADD COLUMN withdrawn_at TEXT;
+    ALTER TABLE mail ADD COLUMN reminded_at TEXT;
+    UPDATE mail SET delivered_at = COALESCE(read_at, acked_at) WHERE state <> 'unread';
+    CREATE INDEX idx_mail_queued ON mail(recipient, event_id) WHERE delivered_at IS NULL AND withdrawn_at IS NULL;
+    CREATE TABLE peers (
+        task_id TEXT NOT NULL,
+        peer_task_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (task_id, peer_task_id)
+    ) WITHOUT ROWID;
+    "#,
+    // 5: indexes that serve the hot paths. Threads store their priority's rank, and
+    // `idx_threads_fetch` serves `inbox.fetch` in its order (priority, then age) without a
+    // sort; lists by status get their own index. Mail is keyed by (recipient, event of the
+    // message), so a recipient's mail is one key range in message order and the separate
+    // (recipient, event_id) index goes; the queued copies keep their partial index. The
+    // (thread_id, created_at) message index, which no query used, goes.
+    r#"
+    ALTER TABLE threads ADD COLUMN prio_rank INTEGER NOT NULL DEFAULT 1;
+    UPDATE threads SET prio_rank = CASE priority WHEN 'urgent' THEN 3 WHEN 'high' THEN 2 WHEN 'normal' THEN 1 ELSE 0 END;
+    DROP INDEX idx_threads_status_assigned;
+    CREATE INDEX idx_threads_fetch ON threads(assigned_to, status, prio_rank DESC, created_at, thread_id);
+    CREATE INDEX idx_threads_status_updated ON threads(status, updated_at);
+    DROP INDEX idx_messages_thread_created;
+    CREATE TABLE mail_by_event (
+        recipient TEXT NOT NULL,
+        event_id INTEGER NOT NULL,
+        message_id TEXT NOT NULL REFERENCES messages(message_id),
+        state TEXT NOT NULL DEFAULT 'unread',
+        priority TEXT NOT NULL DEFAULT 'normal',
+        read_at TEXT,
+        acked_at TEXT,
+        delivered_at TEXT,
+        expires_at TEXT,
+        withdrawn_at TEXT,
+        reminded_at TEXT,
+        PRIMARY KEY (recipient, event_id)
+    ) WITHOUT ROWID;
+    INSERT INTO mail_by_event (recipient, event_id, message_id, state, priority, read_at, acked_at, delivered_at,
+        expires_at, withdrawn_at, reminded_at)
+        SELECT recipient, event_id, message_id, state, priority, read_at, acked_at, delivered_at, expires_at,
+            withdrawn_at, reminded_at FROM mail;
+    DROP TABLE mail;
+    ALTER TABLE mail_by_event RENAME TO mail;
+    CREATE INDEX idx_mail_queued ON mail(recipient, event_id) WHERE delivered_at IS NULL AND withdrawn_at IS NULL;
+    "#,
+];
+
+/// The schema version this binary writes.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Apply every migration newer than the database's version, each in its own transaction.
+/// Refuses a database written by a newer coordd.
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > latest_version() {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
+            Some(format!(
+                "database schema version {current} is newer than this coordd supports ({})",
+                latest_version()
+            )),
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(latest_version())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_fresh_db_and_is_idempotent() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), latest_version());
+        assert_eq!(migrate(&mut conn).unwrap(), latest_version());
+        let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(v, latest_version());
+    }
+
+    #[test]
+    fn refuses_newer_schema() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", 999).unwrap();
+        assert!(migrate(&mut conn).is_err());
+    }
+}

@@ -1,0 +1,27 @@
+//! The SQLite backend: one database file in WAL mode, owned by one daemon.
+//!
+//! - [`open`]: opening (WAL, pragmas), migrating, the read-only connection pool, and the
+//!   [`Store`](crate::store::Store) implementation.
+//! - [`writer`]: the single group-committing writer thread, and its checkpoints.
+//! - [`migrations`]: the append-only schema history.
+//! - [`tx`]: [`tx::SqliteTx`], the repositories' implementation over one connection, with
+//!   the row mapping in the per-domain files beside it.
+
+mod agents;
+mod councils;
+mod events;
+mod mail;
+pub mod migrations;
+mod open;
+mod orch;
+mod threads;
+pub mod tx;
+pub mod writer;
+
+#[cfg(test)]
+pub mod testing;
+
+pub use open::SqliteStore;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,120 @@
+//! Opening the database and [`SqliteStore`], the backend the daemon runs on by default.
+//!
+//! The file is put in WAL mode; the writer's connection gets `synchronous=NORMAL` (a
+//! process crash loses nothing; power loss may lose the last commits), foreign keys, a
+//! 64 MiB page cache and no automatic checkpoints (the writer checkpoints). Reads go to a
+//! small pool of read-only, `query_only` connections, each read in one read transaction.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags};
+
+use super::migrations;
+use super::tx::SqliteTx;
+use super::writer::Writer;
+use crate::bus::Bus;
+use crate::error::{Error, Result};
+use crate::store::backend::{ReadJob, Store, StoreInfo, WriteJob};
+use crate::store::repos::Events;
+
+/// Read-only connections in the pool.
+const READERS: u32 = 4;
+
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Writer,
+    writer_thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    readers: r2d2::Pool<SqliteConnectionManager>,
+    schema_version: i64,
+    journal_mode: String,
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.set_prepared_statement_cache_capacity(128);
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // Statement journals (one per SAVEPOINT'd job) stay in memory.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Open (creating if needed) and migrate the database at `path`; returns the store and
+    /// the bus its writer publishes on.
+    pub fn open(path: &Path) -> Result<(SqliteStore, Bus)> {
+        let mut conn = Connection::open(path)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::Internal(format!("cannot enable WAL (journal_mode={mode})")));
+        }
+        configure(&conn)?;
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        conn.pragma_update(None, "cache_size", -65536)?;
+        let schema_version = migrations::migrate(&mut conn)?;
+        conn.execute_batch("PRAGMA optimize=0x10002")?;
+        let last = SqliteTx::new(&conn).last_event_id()?;
+
+        let manager = SqliteConnectionManager::file(path)
+            .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .with_init(|c| {
+                c.busy_timeout(std::time::Duration::from_secs(5))?;
+                c.set_prepared_statement_cache_capacity(128);
+                c.pragma_update(None, "query_only", "ON")
+            });
+        let readers = r2d2::Pool::builder().max_size(READERS).min_idle(Some(1)).build(manager)?;
+        let bus = Bus::new(last);
+        let (writer, handle) = Writer::spawn(conn, bus.clone())
+            .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
+        let store = SqliteStore {
+            path: path.to_path_buf(),
+            writer,
+            writer_thread: std::sync::Mutex::new(Some(handle)),
+            readers,
+            schema_version,
+            journal_mode: mode.to_lowercase(),
+        };
+        Ok((store, bus))
+    }
+}
+
+impl Store for SqliteStore {
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            location: self.path.display().to_string(),
+            schema_version: self.schema_version,
+            journal_mode: self.journal_mode.clone(),
+        }
+    }
+
+    fn submit(&self, job: WriteJob) -> BoxFuture<'_, Result<()>> {
+        Box::pin(self.writer.submit(job))
+    }
+
+    fn run_read(&self, job: ReadJob) -> BoxFuture<'_, Result<()>> {
+        let pool = self.readers.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || -> Result<()> {
+                let conn = pool.get()?;
+                // One read transaction: everything the job reads comes from one snapshot.
+                let snapshot = conn.unchecked_transaction()?;
+                job(&SqliteTx::new(&snapshot));
+                Ok(())
+            })
+            .await
+            .map_err(|e| Error::Internal(format!("read task failed: {e}")))?
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.writer.stop().await;
+            let handle = self.writer_thread.lock().ok().and_then(|mut g| g.take());
+            if let Some(h) = handle {
+                let _ = tokio::task::spawn_blocking(move || h.join()).await;
+            }
+        })
+    }
+}

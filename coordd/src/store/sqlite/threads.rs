@@ -1,0 +1,237 @@
+//! Threads, leases and read marks on SQLite.
+
+use coord_proto::types::*;
+use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+
+use super::tx::{SqliteTx, marks, opt_ts_col, parse_col, ts_col, ts_text};
+use crate::error::Result;
+use crate::store::repos::{FetchQuery, LeaseRow, Leases, StoredThread, Threads};
+use crate::time::Ts;
+
+/// Columns of [`thread_from_row`], with the lease joined in.
+const THREAD_COLUMNS: &str = "t.thread_id, t.run_id, t.task_id, t.subject, t.created_by, \
+     t.assigned_to, t.status, t.priority, t.latest_message_id, t.created_at, t.updated_at, \
+     l.agent_id, l.lease_token, l.generation, l.claimed_at, l.expires_at, l.released_at";
+const THREAD_FROM: &str = "threads t LEFT JOIN leases l ON l.thread_id = t.thread_id";
+
+fn thread_from_row(row: &Row<'_>) -> rusqlite::Result<StoredThread> {
+    let lease = match row.get::<_, Option<String>>(11)? {
+        None => None,
+        Some(agent_id) => Some(LeaseRow {
+            agent_id,
+            token: row.get(12)?,
+            generation: row.get(13)?,
+            claimed_at: ts_col(row, 14)?,
+            expires_at: ts_col(row, 15)?,
+            released_at: opt_ts_col(row, 16)?,
+        }),
+    };
+    let thread = Thread {
+        thread_id: row.get(0)?,
+        run_id: row.get(1)?,
+        task_id: row.get(2)?,
+        subject: row.get(3)?,
+        created_by: row.get(4)?,
+        assigned_to: row.get(5)?,
+        status: parse_col(row, 6)?,
+        priority: parse_col(row, 7)?,
+        latest_message_id: row.get(8)?,
+        created_at: row.get(9)?,
+        updated_at: row.get(10)?,
+        lease: None,
+    };
+    Ok(StoredThread { thread, lease })
+}
+
+impl SqliteTx<'_> {
+    fn query_threads(&self, sql: &str, args: Vec<SqlValue>) -> Result<Vec<StoredThread>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params_from_iter(args), thread_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+impl Threads for SqliteTx<'_> {
+    fn thread(&self, thread_id: &str) -> Result<Option<StoredThread>> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} WHERE t.thread_id = ?1");
+        Ok(self.conn.prepare_cached(&sql)?.query_row([thread_id], thread_from_row).optional()?)
+    }
+
+    fn thread_exists(&self, thread_id: &str) -> Result<bool> {
+        Ok(self.conn.prepare_cached("SELECT 1 FROM threads WHERE thread_id = ?1")?.exists([thread_id])?)
+    }
+
+    fn thread_insert(&mut self, t: &Thread) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO threads (thread_id, run_id, task_id, subject, created_by, assigned_to, status, \
+                 priority, prio_rank, latest_message_id, created_at, updated_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )?
+            .execute(params![
+                t.thread_id,
+                t.run_id,
+                t.task_id,
+                t.subject,
+                t.created_by,
+                t.assigned_to,
+                t.status.as_str(),
+                t.priority.as_str(),
+                t.priority.rank(),
+                t.latest_message_id,
+                t.created_at,
+                t.updated_at,
+            ])?;
+        Ok(())
+    }
+
+    fn thread_save(&mut self, t: &Thread) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE threads SET assigned_to = ?2, status = ?3, latest_message_id = ?4, updated_at = ?5 \
+                 WHERE thread_id = ?1",
+            )?
+            .execute(params![t.thread_id, t.assigned_to, t.status.as_str(), t.latest_message_id, t.updated_at])?;
+        Ok(())
+    }
+
+    fn threads_fetch(&self, q: &FetchQuery) -> Result<Vec<StoredThread>> {
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(q.agent.clone())];
+        args.extend(q.statuses.iter().map(|s| SqlValue::Text(s.as_str().into())));
+        let unread = if q.unread {
+            "AND EXISTS (SELECT 1 FROM messages m WHERE m.thread_id = t.thread_id \
+               AND m.to_agent = ?1 AND m.from_agent <> ?1 \
+               AND m.event_id > COALESCE((SELECT r.read_event_id FROM reads r \
+                   WHERE r.agent_id = ?1 AND r.thread_id = t.thread_id), 0))"
+        } else {
+            ""
+        };
+        // Served in order by idx_threads_fetch (assigned_to, status, prio_rank DESC,
+        // created_at, thread_id) when one status is asked for: no sort.
+        let sql = format!(
+            "SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} \
+             WHERE t.assigned_to = ?1 AND t.status IN ({}) {unread} \
+             ORDER BY t.prio_rank DESC, t.created_at, t.thread_id LIMIT {}",
+            marks(2, q.statuses.len()),
+            q.limit
+        );
+        self.query_threads(&sql, args)
+    }
+
+    fn threads_list(&self, p: &ListParams, limit: u32) -> Result<Vec<StoredThread>> {
+        let mut clauses: Vec<String> = Vec::new();
+        let mut args: Vec<SqlValue> = Vec::new();
+        for (col, v) in [
+            ("t.created_by", &p.created_by),
+            ("t.assigned_to", &p.assigned_to),
+            ("t.run_id", &p.run_id),
+            ("t.task_id", &p.task_id),
+        ] {
+            if let Some(v) = v {
+                args.push(SqlValue::Text(v.clone()));
+                clauses.push(format!("{col} = ?{}", args.len()));
+            }
+        }
+        if let Some(agent) = &p.agent {
+            args.push(SqlValue::Text(agent.clone()));
+            let n = args.len();
+            clauses.push(format!("(t.created_by = ?{n} OR t.assigned_to = ?{n})"));
+        }
+        if !p.statuses.is_empty() {
+            clauses.push(format!("t.status IN ({})", marks(args.len() + 1, p.statuses.len())));
+            args.extend(p.statuses.iter().map(|s| SqlValue::Text(s.as_str().into())));
+        }
+        let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
+        let sql = format!(
+            "SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} {filter} ORDER BY t.updated_at DESC, t.thread_id LIMIT {limit}"
+        );
+        self.query_threads(&sql, args)
+    }
+
+    fn tasks_running(&self, agent: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT task_id FROM threads WHERE assigned_to = ?1 \
+             AND status IN ('claimed', 'in_progress', 'blocked') AND task_id <> ''",
+        )?;
+        let rows = stmt.query_map([agent], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn read_mark(&mut self, agent: &str, thread_id: &str, event_id: i64) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO reads (agent_id, thread_id, read_event_id) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (agent_id, thread_id) DO UPDATE \
+                 SET read_event_id = MAX(read_event_id, excluded.read_event_id)",
+            )?
+            .execute(params![agent, thread_id, event_id])?;
+        Ok(())
+    }
+}
+
+fn lease_from_row(r: &Row<'_>) -> rusqlite::Result<(String, LeaseRow)> {
+    Ok((
+        r.get(0)?,
+        LeaseRow {
+            agent_id: r.get(1)?,
+            token: r.get(2)?,
+            generation: r.get(3)?,
+            claimed_at: ts_col(r, 4)?,
+            expires_at: ts_col(r, 5)?,
+            released_at: opt_ts_col(r, 6)?,
+        },
+    ))
+}
+
+impl Leases for SqliteTx<'_> {
+    fn lease_grant(&mut self, thread_id: &str, l: &LeaseRow) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO leases (thread_id, agent_id, lease_token, claimed_at, expires_at, released_at, generation) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6) \
+                 ON CONFLICT (thread_id) DO UPDATE SET agent_id = excluded.agent_id, \
+                 lease_token = excluded.lease_token, claimed_at = excluded.claimed_at, \
+                 expires_at = excluded.expires_at, released_at = NULL, generation = excluded.generation, \
+                 expiry_reported = 0",
+            )?
+            .execute(params![thread_id, l.agent_id, l.token, ts_text(l.claimed_at), ts_text(l.expires_at), l.generation])?;
+        Ok(())
+    }
+
+    fn lease_set_expiry(&mut self, thread_id: &str, expires_at: Ts) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE leases SET expires_at = ?2 WHERE thread_id = ?1")?
+            .execute(params![thread_id, ts_text(expires_at)])?;
+        Ok(())
+    }
+
+    fn lease_release(&mut self, thread_id: &str, at: Ts) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE leases SET released_at = ?2 WHERE thread_id = ?1 AND released_at IS NULL")?
+            .execute(params![thread_id, ts_text(at)])?;
+        Ok(())
+    }
+
+    fn leases_expired_unreported(&self, now: Ts) -> Result<Vec<(String, LeaseRow)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT thread_id, agent_id, lease_token, generation, claimed_at, expires_at, released_at FROM leases \
+             WHERE released_at IS NULL AND expiry_reported = 0 AND expires_at <= ?1",
+        )?;
+        let rows = stmt.query_map([ts_text(now)], lease_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn lease_mark_reported(&mut self, thread_id: &str) -> Result<()> {
+        self.conn.prepare_cached("UPDATE leases SET expiry_reported = 1 WHERE thread_id = ?1")?.execute([thread_id])?;
+        Ok(())
+    }
+
+    fn lease_next_expiry(&self) -> Result<Option<Ts>> {
+        let next: Option<String> = self.conn.query_row(
+            "SELECT MIN(expires_at) FROM leases WHERE released_at IS NULL AND expiry_reported = 0",
+            [],
+            |r| r.get(0),
+        )?;
+        next.map(|t| Ts::parse(&t)).transpose()
+    }
+}
