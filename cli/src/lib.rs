@@ -4,10 +4,15 @@
 //! With `--json` a command prints exactly one envelope on stdout:
 //! `{"ok":true,"command":...,...fields}` or
 //! `{"ok":false,"command":...,"error":{"code":...,"message":...,"details"?:...}}`.
+//!
+//! A command reaches the daemon through a [`Connection`], opened on its first use: a
+//! command whose arguments are wrong, or that needs no daemon, never connects (nor starts
+//! one).
 
+use std::path::Path;
 use std::process::ExitCode;
 
-use coord_client::ClientError;
+use coord_client::{Client, ClientError, ConnectOptions};
 use coord_proto::{ErrorCode, Exit};
 use serde_json::{Value, json};
 
@@ -71,6 +76,36 @@ impl CliError {
             CliError::Client(ClientError::Rpc { details, .. }) => details.as_ref(),
             _ => None,
         }
+    }
+}
+
+/// The daemon connection of one command, opened (and the daemon started, unless
+/// auto-start is off) when the command first asks for it.
+pub struct Connection {
+    opts: ConnectOptions,
+    client: tokio::sync::OnceCell<Client>,
+}
+
+impl Connection {
+    /// The project around the current directory, or the `--db` given; `--no-autostart`
+    /// turns auto-start off (as `COORD_NO_AUTOSTART` does).
+    pub fn new(db: Option<&Path>, no_autostart: bool) -> Connection {
+        let mut opts = ConnectOptions::for_cwd(db);
+        if no_autostart {
+            opts.autostart = false;
+        }
+        Connection { opts, client: tokio::sync::OnceCell::new() }
+    }
+
+    /// Where the daemon is and whether it may be started, for a command that connects its
+    /// own way (or only needs the paths).
+    pub fn options(&self) -> &ConnectOptions {
+        &self.opts
+    }
+
+    /// The client, connected on the first call.
+    pub async fn client(&self) -> Result<&Client, CliError> {
+        Ok(self.client.get_or_try_init(|| Client::connect(self.opts.clone())).await?)
     }
 }
 

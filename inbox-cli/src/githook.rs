@@ -3,19 +3,19 @@
 //! agent's active exclusive reservation. The committing agent is `$COORD_AGENT`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::Command;
 
-use coord_client::{Client, ConnectOptions};
+use coord_cli::CliError;
 use coord_proto::ErrorCode;
+use coord_proto::api::AgentsApiClient;
 use coord_proto::types::CheckPathsParams;
 use serde_json::json;
 
-use crate::output::{CliError, envelope};
+use crate::cli::InstallGitArgs;
+use crate::ctx::{Ctx, Outcome, Res};
 
 /// Marks a hook as ours, so re-installing replaces it instead of chaining it.
 const MARKER: &str = "coordd-reservation-guard";
-/// Exit code of a refused commit: a reservation conflict.
-const REFUSED: u8 = 20;
 
 fn git(repo: &Path, args: &[&str]) -> Result<Vec<u8>, CliError> {
     let out = Command::new("git")
@@ -42,9 +42,10 @@ fn write_err(path: &Path, e: std::io::Error) -> CliError {
     CliError::App(ErrorCode::IoWriteFailed, format!("cannot write {}: {e}", path.display()))
 }
 
-/// Install the hook into `repo` (default: the current directory); returns its path.
-pub fn install(repo: Option<PathBuf>, db: &Path, json: bool) -> Result<ExitCode, CliError> {
-    let repo = match repo {
+/// Install the hook into `--repo` (default: the current directory).
+pub fn install(ctx: &Ctx, a: InstallGitArgs) -> Res {
+    let db = &ctx.connect_options().paths.db;
+    let repo = match a.repo {
         Some(r) => r,
         None => std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?,
     };
@@ -86,44 +87,36 @@ pub fn install(repo: Option<PathBuf>, db: &Path, json: bool) -> Result<ExitCode,
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).map_err(|e| write_err(&hook, e))?;
     }
-    if json {
-        envelope("hooks install-git", json!({"hook": hook, "chained": chained, "db": db}));
-    } else {
+    ctx.print(&json!({"hook": hook, "chained": chained, "db": db}), || {
         println!("installed the reservation guard at {}", hook.display());
-        if let Some(l) = chained {
+        if let Some(l) = &chained {
             println!("  the previous hook runs first, from {}", l.display());
         }
-    }
-    Ok(ExitCode::SUCCESS)
+    });
+    Ok(Outcome::Done)
 }
 
 /// The hook's check. Fails open (allows the commit, with a warning) when the daemon
 /// cannot be reached, so a broken daemon never blocks a human's commit.
-pub async fn pre_commit(agent: Option<String>, opts: ConnectOptions) -> Result<ExitCode, CliError> {
+pub async fn pre_commit(ctx: &Ctx) -> Res {
     let cwd = std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?;
     let staged = git(&cwd, &["diff", "--cached", "--name-only", "-z", "--no-renames"])?;
     let paths: Vec<String> =
         staged.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect();
     if paths.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Done);
     }
-    let client = match Client::connect(opts).await {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("inbox pre-commit: cannot check reservations ({e}); allowing the commit");
-            return Ok(ExitCode::SUCCESS);
-        }
-    };
-    let who = agent.clone();
-    let r = match client.check_paths(CheckPathsParams { agent, paths }).await {
+    let check = CheckPathsParams { agent: ctx.agent.clone(), paths };
+    let checked: Result<_, CliError> = async { Ok(ctx.client().await?.reservation_check(check).await?) }.await;
+    let r = match checked {
         Ok(r) => r,
         Err(e) => {
             eprintln!("inbox pre-commit: cannot check reservations ({e}); allowing the commit");
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Outcome::Done);
         }
     };
     if r.conflicts.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Done);
     }
     eprintln!("commit refused: staged files lie under another agent's exclusive reservation");
     for c in &r.conflicts {
@@ -133,11 +126,11 @@ pub async fn pre_commit(agent: Option<String>, opts: ConnectOptions) -> Result<E
             c.path, res.agent_id, res.scope, res.task_id, res.expires_at
         );
     }
-    match who {
+    match &ctx.agent {
         Some(a) => {
             eprintln!("you are {a} (COORD_AGENT); ask the holder to release, or wait for the reservation to end")
         }
         None => eprintln!("COORD_AGENT is not set, so every holder counts as another agent"),
     }
-    Ok(ExitCode::from(REFUSED))
+    Ok(Outcome::Refused)
 }

@@ -1,37 +1,91 @@
 //! The `inbox` CLI: the worker-facing side of coordd. Every command is one JSON-RPC call
 //! (or one subscription for the waits) to the project's daemon, started on demand.
+//!
+//! `main` parses the command line, builds the [`Ctx`], runs the command's handler (the
+//! one `match` over the commands is [`run`]) and turns how it ended into the exit status.
 
 mod agents;
+mod claude_hook;
 mod cli;
-mod commands;
+mod ctx;
 mod githook;
 mod mcp;
 mod output;
 mod session;
+mod threads;
+mod waits;
+
+use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
+use coord_cli::{CliError, clap_exit};
+use coord_proto::Exit;
 
-fn main() -> std::process::ExitCode {
-    coord_client::cli::reset_sigpipe();
+use crate::cli::{AgentCmd, Cmd, HookCmd, HooksCmd, PeerCmd};
+use crate::ctx::{Ctx, Outcome, Res};
+
+fn main() -> ExitCode {
+    coord_cli::reset_sigpipe();
     let matches = match cli::Cli::command().try_get_matches() {
         Ok(m) => m,
-        Err(e) => return output::clap_exit(e),
+        Err(e) => return clap_exit(e),
     };
     let cli = match cli::Cli::from_arg_matches(&matches) {
         Ok(c) => c,
-        Err(e) => return output::clap_exit(e),
+        Err(e) => return clap_exit(e),
     };
-    let agent_explicit = agent_on_command_line(&matches);
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return output::fail(cli.json, "inbox", &output::CliError::Internal(e.to_string())),
+    let ctx = Ctx::new(&cli, agent_on_command_line(&matches));
+    let res = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(run(&ctx, cli.command)),
+        Err(e) => Err(CliError::Internal(e.to_string())),
     };
-    // `inbox mcp` owns stdout (the protocol channel): its failures go to stderr as text.
-    let json = cli.json && !matches!(cli.command, cli::Cmd::Mcp(_));
-    let name = cli.command.name();
-    match rt.block_on(commands::run(cli, agent_explicit)) {
-        Ok(code) => code,
-        Err(e) => output::fail(json, name, &e),
+    // The one place where a command's outcome becomes the exit status (errors get theirs
+    // from `CliError::exit`).
+    match res {
+        Ok(Outcome::Done) => Exit::Ok.into(),
+        Ok(Outcome::NoMatch) => Exit::NoMatch.into(),
+        Ok(Outcome::Refused) => Exit::Conflict.into(),
+        Err(e) => coord_cli::fail(ctx.json, "inbox", ctx.command, &e),
+    }
+}
+
+/// Run one command: its handler checks the arguments, then connects if it needs to.
+async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
+    match cmd {
+        Cmd::Init(a) => threads::init(ctx, a).await,
+        Cmd::Send(a) => threads::send(ctx, a).await,
+        Cmd::Fetch(a) => threads::fetch(ctx, a).await,
+        Cmd::Claim(a) => threads::claim(ctx, a).await,
+        Cmd::Renew(a) => threads::renew(ctx, a).await,
+        Cmd::Update(a) => threads::update(ctx, a).await,
+        Cmd::Reply(a) => threads::reply(ctx, a).await,
+        Cmd::Done(a) => threads::done(ctx, a).await,
+        Cmd::Fail(a) => threads::fail(ctx, a).await,
+        Cmd::Cancel(a) => threads::cancel(ctx, a).await,
+        Cmd::List(a) => threads::list(ctx, a).await,
+        Cmd::Show(a) => threads::show(ctx, a).await,
+        Cmd::Watch(a) => waits::watch(ctx, a).await,
+        Cmd::WaitReply(a) => waits::wait_reply(ctx, a).await,
+        Cmd::Agent(AgentCmd::Register(a)) => agents::register(ctx, a).await,
+        Cmd::Agent(AgentCmd::List(a)) => agents::list(ctx, a).await,
+        Cmd::Agent(AgentCmd::Show) => agents::show(ctx).await,
+        Cmd::Agent(AgentCmd::Heartbeat(a)) => agents::heartbeat(ctx, a).await,
+        Cmd::Mail(a) => agents::mail(ctx, a).await,
+        Cmd::Read(a) => agents::read(ctx, a).await,
+        Cmd::Ack(a) => agents::ack(ctx, a).await,
+        Cmd::Reserve(a) => agents::reserve(ctx, a).await,
+        Cmd::Release(a) => agents::release(ctx, a).await,
+        Cmd::Reservations(a) => agents::reservations(ctx, a).await,
+        Cmd::Status(a) => agents::status(ctx, a).await,
+        Cmd::Hooks(HooksCmd::InstallGit(a)) => githook::install(ctx, a),
+        Cmd::Hooks(HooksCmd::PreCommit) => githook::pre_commit(ctx).await,
+        Cmd::Check(a) => session::check(ctx, a).await,
+        Cmd::Pending(a) => session::pending(ctx, a).await,
+        Cmd::Withdraw(a) => session::withdraw(ctx, a).await,
+        Cmd::Peer(PeerCmd::Link(a)) => session::peer_link(ctx, a).await,
+        Cmd::Hook(HookCmd::Install(a)) => session::hook_install(ctx, a).await,
+        Cmd::Hook(HookCmd::Claude(a)) => claude_hook::answer(ctx, a).await,
+        Cmd::Mcp(a) => mcp::serve(ctx, a).await,
     }
 }
 

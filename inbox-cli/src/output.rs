@@ -1,14 +1,10 @@
-//! Output of `inbox`: the readable text. The JSON envelope and the one mapping of errors
-//! to exit codes are shared with `orch` in `coord_client::cli`.
+//! The readable text output of `inbox`: tables and blocks for people, and mail as context
+//! for an agent (`check`, the Claude Code hooks). The JSON envelope is `coord_cli`'s.
 
-use coord_proto::types::{Event, Message, Thread};
+use coord_proto::types::{Agent, Event, MailItem, Message, Reservation, StatusResult, Thread};
 
-pub use coord_client::cli::{CliError, EXIT_NONE, clap_exit, envelope, to_value};
-
-/// Report an error and exit with its code (see `coord_client::cli`).
-pub fn fail(json_mode: bool, command: &str, e: &CliError) -> std::process::ExitCode {
-    coord_client::cli::fail(json_mode, "inbox", command, e)
-}
+/// Claude Code caps hook output at 10,000 characters; stay under it.
+const MAX_CONTEXT: usize = 9000;
 
 fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n - 1).collect::<String>()) }
@@ -74,7 +70,7 @@ pub fn event_line(e: &Event) {
     println!("#{} {} {} [{status}]{}: {}", e.event_id, e.event_type, e.thread_id, by, e.summary);
 }
 
-pub fn agent_table(agents: &[coord_proto::types::Agent]) {
+pub fn agent_table(agents: &[Agent]) {
     if agents.is_empty() {
         println!("no agents");
         return;
@@ -93,7 +89,7 @@ pub fn agent_table(agents: &[coord_proto::types::Agent]) {
     }
 }
 
-pub fn agent_block(a: &coord_proto::types::Agent) {
+pub fn agent_block(a: &Agent) {
     println!("{}  {}", a.agent_id, a.display_name);
     println!("  role {}  status {}  registered {}", a.role, a.status, if a.registered { "yes" } else { "no" });
     println!(
@@ -104,11 +100,11 @@ pub fn agent_block(a: &coord_proto::types::Agent) {
     );
 }
 
-fn category(m: &coord_proto::types::MailItem) -> &'static str {
+fn category(m: &MailItem) -> &'static str {
     m.category.map_or("-", |c| c.as_str())
 }
 
-pub fn mail_table(mail: &[coord_proto::types::MailItem]) {
+pub fn mail_table(mail: &[MailItem]) {
     if mail.is_empty() {
         println!("no mail");
         return;
@@ -132,7 +128,7 @@ pub fn mail_table(mail: &[coord_proto::types::MailItem]) {
     }
 }
 
-pub fn mail_block(m: &coord_proto::types::MailItem) {
+pub fn mail_block(m: &MailItem) {
     println!(
         "[{}] {} {} -> {} ({}, task {}): {}",
         m.created_at,
@@ -154,7 +150,7 @@ pub fn mail_block(m: &coord_proto::types::MailItem) {
     );
 }
 
-pub fn reservation_line(r: &coord_proto::types::Reservation) -> String {
+pub fn reservation_line(r: &Reservation) -> String {
     let mode = if r.shared { "shared" } else { "exclusive" };
     let state = if r.stale { "stale".to_string() } else { r.state.to_string() };
     format!(
@@ -163,7 +159,7 @@ pub fn reservation_line(r: &coord_proto::types::Reservation) -> String {
     )
 }
 
-pub fn reservation_table(rs: &[coord_proto::types::Reservation]) {
+pub fn reservation_table(rs: &[Reservation]) {
     if rs.is_empty() {
         println!("no reservations");
         return;
@@ -183,7 +179,7 @@ pub fn reservation_table(rs: &[coord_proto::types::Reservation]) {
     }
 }
 
-pub fn status(s: &coord_proto::types::StatusResult) {
+pub fn status(s: &StatusResult) {
     println!("Active reservations ({}):", s.reservations.len());
     for r in &s.reservations {
         println!("  {}", reservation_line(r));
@@ -208,4 +204,31 @@ pub fn status(s: &coord_proto::types::StatusResult) {
         "Reservations: {} active, {} stale, {} released, {} expired",
         c.reservations_active, c.reservations_stale, c.reservations_released, c.reservations_expired
     );
+}
+
+/// Messages as context for an agent: one block each, newest last, within the size cap.
+pub fn agent_context(messages: &[MailItem]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        let mut block = format!(
+            "[{}] from {} (message {}, thread {}{}): {}\n",
+            m.priority,
+            m.from_agent,
+            m.message_id,
+            m.thread_id,
+            if m.task_id.is_empty() { String::new() } else { format!(", task {}", m.task_id) },
+            m.summary
+        );
+        for line in m.body.lines() {
+            block.push_str("    ");
+            block.push_str(line);
+            block.push('\n');
+        }
+        if out.len() + block.len() > MAX_CONTEXT {
+            out.push_str("(more messages: run `inbox mail` to see them all)\n");
+            break;
+        }
+        out.push_str(&block);
+    }
+    out
 }

@@ -1,72 +1,41 @@
-//! One function per command: build the params, make the call, print the result.
+//! One arm per command: build and check the params, then make the call (connecting on the
+//! first one) and print the result. A list that comes back empty ends as nothing matched.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
-use coord_client::cli::{CliError, EXIT_NONE, body, envelope, to_value};
-use coord_client::{Client, ConnectOptions};
+use coord_cli::{CliError, body};
+use coord_proto::api::OrchApiClient;
 use coord_proto::types::*;
 use serde_json::json;
 
 use crate::cli::*;
+use crate::ctx::{Ctx, Outcome, Res};
 use crate::render;
 
-type Res = Result<ExitCode, CliError>;
-
-fn ok() -> Res {
-    Ok(ExitCode::SUCCESS)
-}
-
-fn none_or_ok(empty: bool) -> Res {
-    Ok(if empty { ExitCode::from(EXIT_NONE) } else { ExitCode::SUCCESS })
-}
-
-/// The git root around `dir`: the nearest ancestor holding `.git`.
-fn git_root(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
-}
-
-fn absolute(p: PathBuf) -> Result<String, CliError> {
-    let cwd = std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?;
-    let p = if p.is_absolute() { p } else { cwd.join(p) };
-    let p = std::fs::canonicalize(&p).map_err(|e| CliError::Invalid(format!("--repo {}: {e}", p.display())))?;
-    Ok(p.display().to_string())
-}
-
-pub async fn run(cli: Cli) -> Res {
-    let mut opts = ConnectOptions::for_cwd(cli.db.as_deref());
-    if cli.no_autostart {
-        opts.autostart = false;
-    }
-    let json = cli.json;
-    let cmd = cli.command;
-    let name = cmd.name();
-    let c = Client::connect(opts).await?;
+pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
     match cmd {
         Cmd::Run(RunCmd::Create(a)) => {
-            let v = c
-                .run_create(RunCreateParams {
-                    run_id: a.id,
-                    goal: a.goal,
-                    created_by: a.created_by,
-                    auto_retry: a.auto_retry,
-                })
-                .await?;
-            out(json, name, &v, || println!("created run {} [{}]: {}", v.run.run_id, v.run.status, v.run.goal))
+            let p = RunCreateParams { run_id: a.id, goal: a.goal, created_by: a.created_by, auto_retry: a.auto_retry };
+            let v = ctx.client().await?.run_create(p).await?;
+            ctx.print(&v, || println!("created run {} [{}]: {}", v.run.run_id, v.run.status, v.run.goal));
+            done()
         }
         Cmd::Run(RunCmd::List) => {
-            let v = c.run_list().await?;
-            out(json, name, &v, || render::runs(&v.runs))?;
-            none_or_ok(v.runs.is_empty())
+            let v = ctx.client().await?.run_list().await?;
+            ctx.print(&v, || render::runs(&v.runs));
+            found(&v.runs)
         }
         Cmd::Run(RunCmd::Show(a)) | Cmd::Status(a) => {
-            let v = c.run_show(RunRef { run_id: a.run }).await?;
-            out(json, name, &v, || render::graph(&v))
+            let v = ctx.client().await?.run_show(RunRef { run_id: a.run }).await?;
+            ctx.print(&v, || render::graph(&v));
+            done()
         }
         Cmd::Run(RunCmd::Cancel(a)) => {
-            let v = c.orch_cancel(CancelTaskParams { run_id: a.run, task_id: None, reason: a.reason }).await?;
-            out(json, name, &v, || render::graph(&v))
+            let p = CancelTaskParams { run_id: a.run, task_id: None, reason: a.reason };
+            let v = ctx.client().await?.orch_cancel(p).await?;
+            ctx.print(&v, || render::graph(&v));
+            done()
         }
         Cmd::Task(TaskCmd::Add(a)) => {
             let p = TaskAddParams {
@@ -82,17 +51,20 @@ pub async fn run(cli: Cli) -> Res {
                 kind: a.kind,
                 max_attempts: a.max_attempts,
             };
-            let v = c.task_add(p).await?;
-            out(json, name, &v, || render::task(&v))
+            let v = ctx.client().await?.task_add(p).await?;
+            ctx.print(&v, || render::task(&v));
+            done()
         }
         Cmd::Task(TaskCmd::List(a)) => {
-            let v = c.task_list(TaskListParams { run_id: a.run, statuses: a.status, limit: None }).await?;
-            out(json, name, &v, || render::tasks(&v.tasks))?;
-            none_or_ok(v.tasks.is_empty())
+            let p = TaskListParams { run_id: a.run, statuses: a.status, limit: None };
+            let v = ctx.client().await?.task_list(p).await?;
+            ctx.print(&v, || render::tasks(&v.tasks));
+            found(&v.tasks)
         }
         Cmd::Task(TaskCmd::Show(a)) => {
-            let v = c.task_show(TaskRef { run_id: a.run, task_id: a.task }).await?;
-            out(json, name, &v, || render::task(&v))
+            let v = ctx.client().await?.task_show(TaskRef { run_id: a.run, task_id: a.task }).await?;
+            ctx.print(&v, || render::task(&v));
+            done()
         }
         Cmd::Dep(d) => {
             let (a, add) = match d {
@@ -100,13 +72,16 @@ pub async fn run(cli: Cli) -> Res {
                 DepCmd::Remove(a) => (a, false),
             };
             let p = DepParams { run_id: a.run, task_id: a.task, on: a.on };
+            let c = ctx.client().await?;
             let v = if add { c.dep_add(p).await } else { c.dep_remove(p).await }?;
-            out(json, name, &v, || render::task(&v))
+            ctx.print(&v, || render::task(&v));
+            done()
         }
         Cmd::Ready(a) => {
-            let v = c.ready(TaskListParams { run_id: a.run, statuses: vec![], limit: a.limit }).await?;
-            out(json, name, &v, || render::tasks(&v.tasks))?;
-            none_or_ok(v.tasks.is_empty())
+            let p = TaskListParams { run_id: a.run, statuses: vec![], limit: a.limit };
+            let v = ctx.client().await?.ready(p).await?;
+            ctx.print(&v, || render::tasks(&v.tasks));
+            found(&v.tasks)
         }
         Cmd::Dispatch(a) => {
             let repo = match a.repo {
@@ -123,25 +98,26 @@ pub async fn run(cli: Cli) -> Res {
                 strict: a.strict,
                 no_worktree: a.no_worktree,
             };
-            let v = c.dispatch(p).await?;
-            out(json, name, &v, || render::dispatches(&v.dispatches))?;
-            none_or_ok(v.dispatches.is_empty())
+            let v = ctx.client().await?.dispatch(p).await?;
+            ctx.print(&v, || render::dispatches(&v.dispatches));
+            found(&v.dispatches)
         }
         Cmd::Reconcile(a) => {
-            let v = c.reconcile(RunRef { run_id: a.run }).await?;
-            out(json, name, &v, || {
+            let v = ctx.client().await?.reconcile(RunRef { run_id: a.run }).await?;
+            ctx.print(&v, || {
                 if v.tasks.is_empty() {
                     println!("nothing to repair: every task agrees with its thread");
                 } else {
                     render::tasks(&v.tasks)
                 }
-            })
+            });
+            done()
         }
-        Cmd::Wait(a) => wait(&c, json, a).await,
+        Cmd::Wait(a) => wait(ctx, a).await,
         Cmd::Blocked(a) => {
-            let v = c.blocked(RunRef { run_id: a.run }).await?;
-            out(json, name, &v, || render::blocked(&v.blocked))?;
-            none_or_ok(v.blocked.is_empty())
+            let v = ctx.client().await?.blocked(RunRef { run_id: a.run }).await?;
+            ctx.print(&v, || render::blocked(&v.blocked));
+            found(&v.blocked)
         }
         Cmd::Answer(a) => {
             let message = MessageInput {
@@ -150,34 +126,42 @@ pub async fn run(cli: Cli) -> Res {
                 payload_json: None,
                 artifacts: vec![],
             };
-            let v = c.answer(AnswerParams { run_id: a.run, task_id: a.task, from: a.from, message }).await?;
-            out(json, name, &v, || {
+            let p = AnswerParams { run_id: a.run, task_id: a.task, from: a.from, message };
+            let v = ctx.client().await?.answer(p).await?;
+            ctx.print(&v, || {
                 println!(
                     "answered {} in {} -> {} (event {})",
                     v.message.message_id, v.thread.thread_id, v.message.to_agent, v.event_id
                 )
-            })
+            });
+            done()
         }
         Cmd::Retry(a) => {
-            let v = c.retry(RetryParams { run_id: a.run, task_id: a.task, to: a.to }).await?;
-            out(json, name, &v, || render::dispatches(&v.dispatches))
+            let v = ctx.client().await?.retry(RetryParams { run_id: a.run, task_id: a.task, to: a.to }).await?;
+            ctx.print(&v, || render::dispatches(&v.dispatches));
+            done()
         }
         Cmd::Reassign(a) => {
-            let v = c.reassign(RetryParams { run_id: a.run, task_id: a.task, to: Some(a.to) }).await?;
-            out(json, name, &v, || render::dispatches(&v.dispatches))
+            let p = RetryParams { run_id: a.run, task_id: a.task, to: Some(a.to) };
+            let v = ctx.client().await?.reassign(p).await?;
+            ctx.print(&v, || render::dispatches(&v.dispatches));
+            done()
         }
         Cmd::Cancel(a) => {
-            let v = c.orch_cancel(CancelTaskParams { run_id: a.run, task_id: a.task, reason: a.reason }).await?;
-            out(json, name, &v, || render::graph(&v))
+            let p = CancelTaskParams { run_id: a.run, task_id: a.task, reason: a.reason };
+            let v = ctx.client().await?.orch_cancel(p).await?;
+            ctx.print(&v, || render::graph(&v));
+            done()
         }
         Cmd::Worktree(WorktreeCmd::List(a)) => {
-            let v = c.worktree_list(WorktreeParams { run_id: a.run, force: false }).await?;
-            out(json, name, &v, || render::worktrees(&v))?;
-            none_or_ok(v.worktrees.is_empty())
+            let v = ctx.client().await?.worktree_list(WorktreeParams { run_id: a.run, force: false }).await?;
+            ctx.print(&v, || render::worktrees(&v));
+            found(&v.worktrees)
         }
         Cmd::Worktree(WorktreeCmd::Prune(a)) => {
-            let v = c.worktree_prune(WorktreeParams { run_id: a.run, force: a.force }).await?;
-            out(json, name, &v, || render::worktrees(&v))
+            let v = ctx.client().await?.worktree_prune(WorktreeParams { run_id: a.run, force: a.force }).await?;
+            ctx.print(&v, || render::worktrees(&v));
+            done()
         }
         Cmd::Council(CouncilCmd::Start(a)) => {
             let p = CouncilStartParams {
@@ -186,29 +170,46 @@ pub async fn run(cli: Cli) -> Res {
                 body: body(None, a.body_file.as_deref())?,
                 reviewers: a.reviewers,
             };
-            let v = c.council_start(p).await?;
-            out(json, name, &v, || render::council(&v, false))
+            let v = ctx.client().await?.council_start(p).await?;
+            ctx.print(&v, || render::council(&v, false));
+            done()
         }
-        Cmd::Council(CouncilCmd::Status(a)) | Cmd::Council(CouncilCmd::Report(a)) => {
-            let report = name == "council report";
-            let v = c.council_show(CouncilRef { run_id: a.run, council_id: a.council }).await?;
-            out(json, name, &v, || render::council(&v, report))
-        }
+        Cmd::Council(CouncilCmd::Status(a)) => council(ctx, a, false).await,
+        Cmd::Council(CouncilCmd::Report(a)) => council(ctx, a, true).await,
     }
 }
 
-/// Print `v` as an envelope with --json, else run the text renderer.
-fn out<T: serde::Serialize>(json: bool, name: &str, v: &T, text: impl FnOnce()) -> Res {
-    if json {
-        envelope(name, to_value(v));
-    } else {
-        text();
-    }
-    ok()
+fn done() -> Res {
+    Ok(Outcome::Done)
 }
 
-async fn wait(c: &Client, json: bool, a: WaitArgs) -> Res {
-    let after = a.after_event.unwrap_or(c.hello().last_event_id);
+/// Done when the list has something, else nothing matched.
+fn found<T>(list: &[T]) -> Res {
+    Ok(if list.is_empty() { Outcome::NoMatch } else { Outcome::Done })
+}
+
+/// The git root around `dir`: the nearest ancestor holding `.git`.
+fn git_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+}
+
+fn absolute(p: PathBuf) -> Result<String, CliError> {
+    let cwd = std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?;
+    let p = if p.is_absolute() { p } else { cwd.join(p) };
+    let p = std::fs::canonicalize(&p).map_err(|e| CliError::Invalid(format!("--repo {}: {e}", p.display())))?;
+    Ok(p.display().to_string())
+}
+
+/// `council status`, or with `report` the groups, tallies and verdicts too.
+async fn council(ctx: &Ctx, a: CouncilArgs, report: bool) -> Res {
+    let v = ctx.client().await?.council_show(CouncilRef { run_id: a.run, council_id: a.council }).await?;
+    ctx.print(&v, || render::council(&v, report));
+    done()
+}
+
+async fn wait(ctx: &Ctx, a: WaitArgs) -> Res {
+    let c = ctx.client().await?;
+    let after = a.after_event.unwrap_or(c.server_info().last_event_id);
     let filter = EventFilter {
         after_event: Some(after),
         run_id: Some(a.run.clone()),
@@ -216,25 +217,18 @@ async fn wait(c: &Client, json: bool, a: WaitArgs) -> Res {
         ..Default::default()
     };
     // Make sure the run exists: a wait on a typo would otherwise block forever.
-    c.ready(TaskListParams { run_id: a.run.clone(), statuses: vec![], limit: Some(1) }).await?;
+    c.ready(TaskListParams { run_id: a.run, statuses: vec![], limit: Some(1) }).await?;
     let mut sub = c.subscribe(filter).await?;
-    let ev = sub.next_within(a.timeout_seconds.map(Duration::from_secs)).await?;
-    match ev {
+    match sub.next_within(a.timeout_seconds.map(Duration::from_secs)).await? {
         Some(ev) => {
-            if json {
-                envelope("wait", json!({"woke": true, "next_event_id": ev.event_id, "event": ev}));
-            } else {
-                render::event(&ev);
-            }
-            ok()
+            ctx.print(&json!({"woke": true, "next_event_id": ev.event_id, "event": ev}), || render::event(&ev));
+            done()
         }
         None => {
-            if json {
-                envelope("wait", json!({"woke": false, "next_event_id": after, "event": null}));
-            } else {
-                println!("nothing actionable within the timeout (resume with --after-event {after})");
-            }
-            Ok(ExitCode::from(EXIT_NONE))
+            ctx.print(&json!({"woke": false, "next_event_id": after, "event": null}), || {
+                println!("nothing actionable within the timeout (resume with --after-event {after})")
+            });
+            Ok(Outcome::NoMatch)
         }
     }
 }

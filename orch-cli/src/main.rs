@@ -3,24 +3,33 @@
 
 mod cli;
 mod commands;
+mod ctx;
 mod render;
 
-use clap::Parser;
-use coord_client::cli::{CliError, clap_exit, fail};
+use std::process::ExitCode;
 
-fn main() -> std::process::ExitCode {
-    coord_client::cli::reset_sigpipe();
+use clap::Parser;
+use coord_cli::{CliError, clap_exit};
+use coord_proto::Exit;
+
+use crate::ctx::{Ctx, Outcome};
+
+fn main() -> ExitCode {
+    coord_cli::reset_sigpipe();
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return clap_exit(e),
     };
-    let (json, name) = (cli.json, cli.command.name());
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return fail(json, "orch", name, &CliError::Internal(e.to_string())),
+    let ctx = Ctx::new(&cli);
+    let res = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(commands::run(&ctx, cli.command)),
+        Err(e) => Err(CliError::Internal(e.to_string())),
     };
-    match rt.block_on(commands::run(cli)) {
-        Ok(code) => code,
-        Err(e) => fail(json, "orch", name, &e),
+    // The one place where a command's outcome becomes the exit status (errors get theirs
+    // from `CliError::exit`).
+    match res {
+        Ok(Outcome::Done) => Exit::Ok.into(),
+        Ok(Outcome::NoMatch) => Exit::NoMatch.into(),
+        Err(e) => coord_cli::fail(ctx.json, "orch", ctx.command, &e),
     }
 }

@@ -1,4 +1,4 @@
-//! Readable output of `orch` (the JSON envelope is in `coord_client::cli`).
+//! Readable output of `orch` (the JSON envelope is `coord_cli`'s).
 
 use std::collections::HashMap;
 

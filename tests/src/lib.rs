@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 use coord_client::{Client, ProjectPaths};
@@ -217,11 +217,7 @@ impl Run {
         });
         let out = child.wait_with_output().expect("wait");
         let _ = writer.join();
-        Out {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        out.into()
     }
 
     /// The command itself, for callers that run it their own way (an MCP client).
@@ -271,14 +267,19 @@ impl Out {
     }
 }
 
+impl From<Output> for Out {
+    fn from(out: Output) -> Out {
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 /// Wait for a spawned command and collect its output.
 pub fn finish(child: Child) -> Out {
-    let out = child.wait_with_output().expect("wait");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    child.wait_with_output().expect("wait").into()
 }
 
 /// A foreground daemon started by the test. Killed on drop if still running.
@@ -330,7 +331,36 @@ pub fn wait_until(rfc3339: &str) {
     }
 }
 
+/// Run `inbox ARGS --json` in the project, expect success, return the envelope.
+#[track_caller]
+pub fn ok(p: &Project, args: &[&str]) -> Value {
+    p.inbox().args(args).json_flag().run().ok().json()
+}
+
+/// Run `inbox ARGS --json` in the project, expect exit `code` and an error envelope with
+/// the error code `name`; return the envelope.
+#[track_caller]
+pub fn fails(p: &Project, args: &[&str], code: i32, name: &str) -> Value {
+    let v = p.inbox().args(args).json_flag().run().code(code).json();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["error"]["code"], name, "{v}");
+    v
+}
+
 /// The `thread.thread_id` of a JSON envelope.
 pub fn thread_id(v: &Value) -> String {
     v["thread"]["thread_id"].as_str().expect("thread_id").to_string()
+}
+
+/// The `message.message_id` of a JSON envelope.
+pub fn message_id(v: &Value) -> String {
+    v["message"]["message_id"].as_str().expect("message_id").to_string()
+}
+
+/// Run git in `dir`, expect success, return its stdout.
+#[track_caller]
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").current_dir(dir).args(args).output().expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

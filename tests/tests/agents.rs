@@ -2,21 +2,8 @@
 //! read/ack, broadcast, strict agents, status, events and the worker workflow (the seed's
 //! test matrix, section 10).
 
-use coord_tests::{Project, thread_id};
+use coord_tests::{Project, fails, message_id, ok, thread_id};
 use serde_json::Value;
-
-/// Run `inbox ARGS --json`, expect success, return the envelope.
-fn ok(p: &Project, args: &[&str]) -> Value {
-    p.inbox().args(args).json_flag().run().ok().json()
-}
-
-/// Run `inbox ARGS --json`, expect exit `code` with error `name`.
-fn fails(p: &Project, args: &[&str], code: i32, name: &str) -> Value {
-    let v = p.inbox().args(args).json_flag().run().code(code).json();
-    assert_eq!(v["ok"], false);
-    assert_eq!(v["error"]["code"], name, "{v}");
-    v
-}
 
 fn register(p: &Project, id: &str, role: &str) -> Value {
     ok(p, &["agent", "register", "--name", id, "--role", role])
@@ -24,10 +11,6 @@ fn register(p: &Project, id: &str, role: &str) -> Value {
 
 fn send_mail(p: &Project, from: &str, to: &str, category: &str, task: &str, summary: &str) -> Value {
     ok(p, &["send", "--from", from, "--to", to, "--category", category, "--task", task, "--summary", summary])
-}
-
-fn message_id(v: &Value) -> String {
-    v["message"]["message_id"].as_str().unwrap().to_string()
 }
 
 #[test]

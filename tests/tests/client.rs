@@ -1,6 +1,7 @@
 //! The Rust client against the real daemon: contention, and the protocol handshake.
 
 use coord_client::{Client, ClientError};
+use coord_proto::api::InboxApiClient;
 use coord_proto::types::*;
 use coord_tests::Project;
 
@@ -35,8 +36,8 @@ async fn claims_under_contention_have_exactly_one_winner_per_thread() {
             tasks.push(tokio::spawn(async move {
                 let mut won = Vec::new();
                 for t in threads {
-                    match c.claim(ClaimParams { agent: agent.clone(), thread_id: t.clone(), lease_seconds: None }).await
-                    {
+                    let p = ClaimParams { agent: agent.clone(), thread_id: t.clone(), lease_seconds: None };
+                    match c.claim(p).await.map_err(ClientError::from) {
                         Ok(_) => won.push(t),
                         Err(ClientError::Rpc { app: Some(coord_proto::ErrorCode::LeaseConflict), .. }) => {}
                         Err(e) => panic!("unexpected error: {e}"),
@@ -61,7 +62,7 @@ async fn rpc_errors_carry_their_application_code() {
     let p = Project::new();
     let _d = p.serve();
     let c = p.client().await;
-    let err = c.show(ShowParams { thread_id: "thr_none".into() }).await.unwrap_err();
+    let err = ClientError::from(c.show(ShowParams { thread_id: "thr_none".into() }).await.unwrap_err());
     match &err {
         ClientError::Rpc { app, code, .. } => {
             assert_eq!(*app, Some(coord_proto::ErrorCode::NotFound));
@@ -69,7 +70,7 @@ async fn rpc_errors_carry_their_application_code() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(err.exit_code(), 40);
+    assert_eq!(err.exit().code(), 40);
     assert_eq!(err.code(), "not_found");
 }
 

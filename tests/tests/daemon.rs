@@ -1,6 +1,7 @@
 //! The daemon's life: durability across kill -9, stale sockets, one daemon per database,
 //! clean shutdown, socket permissions, long-path fallback, status and stop.
 
+use coord_proto::api::{EventsApiClient, InboxApiClient};
 use coord_proto::types::*;
 use coord_tests::{Project, thread_id};
 
@@ -31,7 +32,7 @@ async fn acknowledged_writes_survive_kill_9() {
     let c = p.client().await;
     let all = c.list(ListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
     assert_eq!(all.threads.len(), 200, "every acknowledged send survived");
-    let events = c.events(EventsListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
+    let events = c.events_list(EventsListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
     let ids: Vec<i64> = events.events.iter().map(|e| e.event_id).collect();
     assert_eq!(ids, (1..=201).collect::<Vec<_>>(), "the event stream is complete and gap-free");
     let t = c.show(ShowParams { thread_id: claim.thread.thread_id.clone() }).await.unwrap();

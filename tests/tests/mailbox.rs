@@ -5,16 +5,8 @@
 
 use std::collections::HashSet;
 
-use coord_tests::{Project, finish};
+use coord_tests::{Project, finish, message_id, ok};
 use serde_json::{Value, json};
-
-fn ok(p: &Project, args: &[&str]) -> Value {
-    p.inbox().args(args).json_flag().run().ok().json()
-}
-
-fn message_id(v: &Value) -> String {
-    v["message"]["message_id"].as_str().unwrap().to_string()
-}
 
 fn delivery(p: &Project, agent: &str, message: &str) -> Value {
     let mail = ok(p, &["mail", "--agent", agent]);

@@ -1,9 +1,7 @@
 //! orch end to end: a real git repository in a temporary directory, the real daemon, and
 //! the real `orch` and `inbox` binaries.
 
-use std::process::Command;
-
-use coord_tests::{Project, finish};
+use coord_tests::{Project, finish, git_in};
 use serde_json::Value;
 
 /// A project that is also a git repository with one commit on `main`.
@@ -20,12 +18,6 @@ fn repo() -> Project {
 
 fn git(p: &Project, args: &[&str]) -> String {
     git_in(p.path(), args)
-}
-
-fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git").current_dir(dir).args(args).output().expect("git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn orch(p: &Project, args: &[&str]) -> Value {

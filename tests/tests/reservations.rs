@@ -4,18 +4,7 @@
 
 use std::process::Command;
 
-use coord_tests::{Project, finish};
-use serde_json::Value;
-
-fn ok(p: &Project, args: &[&str]) -> Value {
-    p.inbox().args(args).json_flag().run().ok().json()
-}
-
-fn fails(p: &Project, args: &[&str], code: i32, name: &str) -> Value {
-    let v = p.inbox().args(args).json_flag().run().code(code).json();
-    assert_eq!(v["error"]["code"], name, "{v}");
-    v
-}
+use coord_tests::{Project, fails, finish, ok};
 
 fn reserve(agent: &str, scope: &str, extra: &[&str]) -> Vec<String> {
     let mut a: Vec<String> =

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use coord_proto::api::InboxApiClient;
 use coord_proto::types::*;
 use coord_tests::{Project, finish, thread_id};
 

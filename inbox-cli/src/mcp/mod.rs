@@ -11,21 +11,19 @@
 mod tools;
 
 use std::collections::HashMap;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use coord_cli::CliError;
 use coord_client::{Client, ClientError, ConnectOptions};
+use coord_proto::api::SystemApiClient;
 use rmcp::ServiceExt;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
 use crate::cli::McpArgs;
-use crate::output::CliError;
-
-/// The longest `wait_reply` waits by default: under the 60 s many MCP clients allow a call.
-pub const DEFAULT_WAIT_SECONDS: u64 = 45;
+use crate::ctx::{Ctx, Outcome, Res};
 
 /// The MCP server of one agent session.
 #[derive(Clone)]
@@ -46,15 +44,15 @@ pub struct InboxMcp {
 }
 
 /// Serve MCP on stdin/stdout until the client closes it.
-pub async fn serve(agent: Option<String>, a: McpArgs, opts: ConnectOptions) -> Result<ExitCode, CliError> {
-    let agent = agent.filter(|a| !a.trim().is_empty()).ok_or_else(|| {
+pub async fn serve(ctx: &Ctx, a: McpArgs) -> Res {
+    let agent = ctx.agent.clone().filter(|a| !a.trim().is_empty()).ok_or_else(|| {
         CliError::Invalid("inbox mcp serves one agent: pass --agent NAME (or set COORD_AGENT)".into())
     })?;
     let server = InboxMcp {
         agent,
         task: a.task.filter(|t| !t.trim().is_empty()),
         max_wait: Duration::from_secs(a.wait_seconds),
-        opts,
+        opts: ctx.connect_options().clone(),
         client: Arc::default(),
         cursors: Arc::default(),
         tool_router: InboxMcp::tool_router(),
@@ -64,7 +62,7 @@ pub async fn serve(agent: Option<String>, a: McpArgs, opts: ConnectOptions) -> R
         .await
         .map_err(|e| CliError::Internal(format!("MCP initialization failed: {e}")))?;
     running.waiting().await.map_err(|e| CliError::Internal(format!("MCP server stopped: {e}")))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// A failed tool call, as the agent sees it.
@@ -77,6 +75,12 @@ pub struct ToolError {
 impl ToolError {
     fn invalid(message: impl Into<String>) -> ToolError {
         ToolError { code: "invalid_args", message: message.into(), details: None }
+    }
+}
+
+impl From<jsonrpsee::core::client::Error> for ToolError {
+    fn from(e: jsonrpsee::core::client::Error) -> Self {
+        ClientError::from(e).into()
     }
 }
 
@@ -114,8 +118,8 @@ impl InboxMcp {
     async fn client(&self) -> Result<Arc<Client>, ToolError> {
         let mut slot = self.client.lock().await;
         if let Some(c) = slot.as_ref()
-            && c.rpc().is_connected()
-            && c.status().await.is_ok()
+            && c.is_connected()
+            && c.hello().await.is_ok()
         {
             return Ok(c.clone());
         }

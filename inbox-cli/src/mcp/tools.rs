@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use coord_client::ClientError;
 use coord_proto::ErrorCode;
+use coord_proto::api::*;
 use coord_proto::types::*;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
@@ -235,7 +236,7 @@ impl InboxMcp {
         self.run(|c| async move {
             let pending = PendingParams { agent: Some(agent.clone()), task_id: task.clone(), remind: false };
             let status = StatusParams { agent: Some(agent.clone()), task_id: None };
-            let (p, s) = tokio::join!(c.mail_pending(pending), c.status_summary(status));
+            let (p, s) = tokio::join!(c.mail_pending(pending), c.status(status));
             let (p, s) = (p?, s?);
             let unacked: Vec<Value> = s
                 .unacked
@@ -303,7 +304,7 @@ impl InboxMcp {
                 lease_seconds: a.lease_seconds,
                 lease_token: None,
             };
-            let (r, renewed) = match c.renew(renew).await {
+            let (r, renewed) = match c.renew(renew).await.map_err(ClientError::from) {
                 Ok(r) => (r, true),
                 Err(ClientError::Rpc { app: Some(ErrorCode::NotLeaseHolder | ErrorCode::LeaseExpired), .. }) => {
                     let p = ClaimParams { agent, thread_id: a.thread_id, lease_seconds: a.lease_seconds };
@@ -338,7 +339,7 @@ impl InboxMcp {
         self.run(|c| async move {
             let after = match a.after_event.or(remembered) {
                 Some(e) => e,
-                None => c.status().await?.last_event_id,
+                None => c.hello().await?.last_event_id,
             };
             let filter = EventFilter {
                 after_event: Some(after),

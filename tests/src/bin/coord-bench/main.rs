@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use coord_client::Client;
+use coord_proto::api::InboxApiClient;
 use coord_proto::types::*;
 use coord_tests::Project;
 

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use coord_proto::api::{InboxApiClient, OrchApiClient};
 use coord_proto::types::*;
-use coord_tests::Project;
+use coord_tests::{Project, git_in};
 
 use super::{ms, percentile, report};
 
@@ -68,11 +69,6 @@ pub async fn ready_queue(p: &Project, n: usize) {
     );
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let ok = std::process::Command::new("git").current_dir(dir).args(args).output().unwrap().status.success();
-    assert!(ok, "git {args:?}");
-}
-
 /// `orch.dispatch --all-ready`: thread tasks (no worktree), then code tasks with worktrees.
 pub async fn dispatch(p: &Project, n: usize, with_worktrees: usize) {
     let c = p.client().await;
@@ -88,12 +84,12 @@ pub async fn dispatch(p: &Project, n: usize, with_worktrees: usize) {
 
     let repo = p.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
+    git_in(&repo, &["init", "-q", "-b", "main"]);
     for i in 0..20 {
         std::fs::write(repo.join(format!("file{i}.txt")), "some content\n".repeat(50)).unwrap();
     }
-    git(&repo, &["add", "."]);
-    git(&repo, &["-c", "user.email=b@e", "-c", "user.name=b", "commit", "-q", "-m", "init"]);
+    git_in(&repo, &["add", "."]);
+    git_in(&repo, &["-c", "user.email=b@e", "-c", "user.name=b", "commit", "-q", "-m", "init"]);
     new_run(&c, "RW").await;
     for i in 0..with_worktrees {
         c.task_add(task("RW", format!("T{i}"), vec![], TaskKind::Code)).await.unwrap();

@@ -1,0 +1,104 @@
+//! `inbox hook claude <event>`: the Claude Code hook handler. It answers one hook with the
+//! hook's JSON on stdout when the mailbox has something to say, and never fails the
+//! session: with no daemon (it never starts one), no identity or bad input it prints
+//! nothing and succeeds.
+
+use std::io::Read;
+use std::time::Duration;
+
+use coord_client::Client;
+use coord_proto::api::{AgentsApiClient, MailApiClient};
+use coord_proto::types::*;
+use serde_json::{Value, json};
+
+use crate::cli::{HookClaudeArgs, HookEvent};
+use crate::ctx::{Ctx, Outcome, Res};
+use crate::output::agent_context;
+
+/// How long a hook waits for an absent daemon before giving up silently.
+const HOOK_CONNECT: Duration = Duration::from_millis(100);
+/// How long a hook waits for its calls once connected.
+const HOOK_CALLS: Duration = Duration::from_secs(3);
+
+pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
+    // The hook's JSON is drained but not needed: what to say depends only on the mailbox
+    // (`stop_hook_active` needs no case, since what blocked a stop is delivered by then).
+    let _ = std::io::stdin().read_to_string(&mut String::new());
+    let agent = ctx.agent.clone();
+    if agent.is_none() && a.task.is_none() {
+        return Ok(Outcome::Done);
+    }
+    let mut opts = ctx.connect_options().clone();
+    opts.autostart = false;
+    let Ok(Ok(client)) = tokio::time::timeout(HOOK_CONNECT, Client::connect(opts)).await else {
+        return Ok(Outcome::Done);
+    };
+    if let Ok(Some(answer)) = tokio::time::timeout(HOOK_CALLS, hook_output(&client, agent, a)).await {
+        println!("{answer}");
+    }
+    Ok(Outcome::Done)
+}
+
+/// The hook's JSON answer, if it has something to say.
+async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Option<Value> {
+    let task_id = a.task.clone();
+    let heartbeat = |status: AgentStatus| {
+        let agent = agent.clone();
+        async move {
+            if let Some(agent_id) = agent {
+                let _ = c.agent_heartbeat(HeartbeatParams { agent_id, status: Some(status) }).await;
+            }
+        }
+    };
+    let check = |priorities: Vec<Priority>| {
+        c.mail_check(CheckParams { agent: agent.clone(), task_id: task_id.clone(), priorities })
+    };
+    let context_for = |event: &str, messages: &[MailItem]| {
+        json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": format!(
+            "New inbox messages ({}). Treat them as user input, with priority over your current plan:\n\n{}",
+            messages.len(), agent_context(messages))}})
+    };
+    match a.event {
+        HookEvent::PostToolUse => {
+            let p = PendingParams { agent: agent.clone(), task_id: task_id.clone(), remind: true };
+            let (_, r) = tokio::join!(heartbeat(AgentStatus::Busy), c.mail_pending(p));
+            let r = r.ok().filter(|r| !r.new.is_empty())?;
+            let urgent = if r.urgent > 0 { format!(", {} urgent", r.urgent) } else { String::new() };
+            let text = format!(
+                "Inbox: {} pending message(s){urgent}, new from {}. Read them now with `inbox check`, then continue.",
+                r.pending,
+                senders(&r.new)
+            );
+            Some(json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}))
+        }
+        HookEvent::Stop => {
+            // Only mail not delivered before blocks, so the same messages never block twice.
+            let wanted = vec![Priority::Urgent, Priority::High, Priority::Normal];
+            let r = check(wanted).await.ok().filter(|r| !r.messages.is_empty());
+            let Some(r) = r else {
+                heartbeat(AgentStatus::Idle).await;
+                return None;
+            };
+            Some(json!({"decision": "block", "reason": format!(
+                "Before stopping, handle {} new inbox message(s), as user input:\n\n{}",
+                r.messages.len(), agent_context(&r.messages))}))
+        }
+        HookEvent::UserPromptSubmit => {
+            let (_, r) = tokio::join!(heartbeat(AgentStatus::Busy), check(vec![]));
+            let r = r.ok().filter(|r| !r.messages.is_empty())?;
+            Some(context_for("UserPromptSubmit", &r.messages))
+        }
+        HookEvent::SessionStart => {
+            let (_, r) = tokio::join!(heartbeat(AgentStatus::Idle), check(vec![]));
+            let r = r.ok().filter(|r| !r.messages.is_empty())?;
+            Some(context_for("SessionStart", &r.messages))
+        }
+    }
+}
+
+fn senders(messages: &[MailItem]) -> String {
+    let mut s: Vec<&str> = messages.iter().map(|m| m.from_agent.as_str()).collect();
+    s.sort();
+    s.dedup();
+    s.join(", ")
+}

@@ -1,0 +1,82 @@
+//! The flags of the session mailbox (check, pending, withdraw, peer link), the Claude Code
+//! hooks (`hook claude`, `hook install`) and the MCP server (`mcp`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::waits::MAX_TIMEOUT;
+
+/// The longest `wait_reply` of `inbox mcp` waits by default: under the 60 s many MCP
+/// clients allow a call.
+pub const DEFAULT_WAIT_SECONDS: u64 = 45;
+
+#[derive(Args)]
+pub struct MailboxArgs {
+    /// A task's mailbox (also $COORD_TASK). With --agent, both; an agent's mailbox also
+    /// holds the mail of the tasks it is running.
+    #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
+    pub task: Option<String>,
+}
+
+#[derive(Subcommand)]
+pub enum PeerCmd {
+    /// Link two tasks as peers: --task A --task B.
+    Link(PeerLinkArgs),
+}
+
+#[derive(Args)]
+pub struct PeerLinkArgs {
+    #[arg(long = "task", value_name = "TASK_ID", num_args = 1, required = true)]
+    pub tasks: Vec<String>,
+}
+
+#[derive(Subcommand)]
+pub enum HookCmd {
+    /// Claude Code hook handler: reads the hook's JSON on stdin, prints the hook's JSON
+    /// answer. Fails open: with no daemon it prints nothing and exits 0.
+    Claude(HookClaudeArgs),
+    /// Write Claude Code hooks (.claude/settings.json, merged) and an inbox addendum in
+    /// CLAUDE.md and AGENTS.md.
+    Install(HookInstallArgs),
+}
+
+#[derive(Args)]
+pub struct HookClaudeArgs {
+    /// post-tool-use, stop, user-prompt-submit or session-start.
+    pub event: HookEvent,
+    /// The session's task (also $COORD_TASK).
+    #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
+    pub task: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookEvent {
+    PostToolUse,
+    Stop,
+    UserPromptSubmit,
+    SessionStart,
+}
+
+#[derive(Args)]
+pub struct HookInstallArgs {
+    /// The worktree to write into (default: the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    /// The task the session works on.
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+}
+
+#[derive(Args)]
+pub struct McpArgs {
+    /// The session's task (also $COORD_TASK): its mail is checked with yours, reservations
+    /// are made for it, and send_message to_peer reaches its linked peers.
+    #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
+    pub task: Option<String>,
+    /// The longest one wait_reply call waits, and its default. Keep it under your MCP
+    /// client's request timeout; the agent re-arms with the cursor it returns.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_WAIT_SECONDS,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
+    pub wait_seconds: u64,
+}

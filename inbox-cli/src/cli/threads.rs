@@ -1,0 +1,204 @@
+//! The flags of the worker protocol: init, send, fetch, claim, renew, update, reply, done,
+//! fail, cancel, list and show, and the message content most of them carry.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use coord_proto::types::{MessageKind, Priority, ThreadStatus};
+
+/// Message content shared by send, update, reply, done and fail.
+#[derive(Args)]
+pub struct Content {
+    /// One-line summary (required).
+    #[arg(long)]
+    pub summary: String,
+    /// Message body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Read the body from a file (`-` for stdin).
+    #[arg(long, value_name = "PATH")]
+    pub body_file: Option<PathBuf>,
+    /// Structured payload: a JSON object.
+    #[arg(long, value_name = "JSON")]
+    pub payload_json: Option<String>,
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+}
+
+/// Artifacts: the i-th --artifact-kind and --artifact-metadata-json go with the i-th
+/// --artifact; a single one applies to every artifact.
+#[derive(Args)]
+pub struct ArtifactArgs {
+    /// Attach a file or other reference (repeatable).
+    #[arg(long = "artifact", value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Kind of the artifact, e.g. report, log, patch (default: file).
+    #[arg(long = "artifact-kind", value_name = "KIND")]
+    pub kinds: Vec<String>,
+    /// Metadata of the artifact: a JSON object.
+    #[arg(long = "artifact-metadata-json", value_name = "JSON")]
+    pub metadata: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct InitArgs {
+    /// Require registration: sends from or to unregistered agents fail (unknown_sender,
+    /// unknown_recipient). Stored in the database.
+    #[arg(long, conflicts_with = "no_strict_agents")]
+    pub strict_agents: bool,
+    /// Accept unregistered agents again (they are recorded when first seen).
+    #[arg(long)]
+    pub no_strict_agents: bool,
+}
+
+#[derive(Args)]
+pub struct SendArgs {
+    /// Sender (default: --agent).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Recipient agent, or `broadcast` (every registered agent).
+    #[arg(long, required_unless_present_any = ["to_task", "to_peer"], conflicts_with_all = ["to_task", "to_peer"])]
+    pub to: Option<String>,
+    /// Send to a task: whoever runs it gets the message (kept until the task starts).
+    #[arg(long, value_name = "TASK_ID", conflicts_with = "to_peer")]
+    pub to_task: Option<String>,
+    /// Send to the peer(s) linked to your task (--task, or $COORD_TASK).
+    #[arg(long)]
+    pub to_peer: bool,
+    /// A queued message not delivered within this many seconds expires.
+    #[arg(long, value_name = "SECONDS")]
+    pub expires_in: Option<u64>,
+    /// Subject of a new thread (default: the summary).
+    #[arg(long)]
+    pub subject: Option<String>,
+    /// Append to this thread instead of creating one.
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: Option<String>,
+    /// Run id the thread belongs to.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// Task id the thread carries.
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+    /// Message kind (default: task for a new thread, progress otherwise).
+    #[arg(long)]
+    pub kind: Option<MessageKind>,
+    /// Priority: low, normal, high or urgent (default: the thread's).
+    #[arg(long)]
+    pub priority: Option<Priority>,
+    /// Mail category: HANDOFF, BLOCKED, DECISION or INFO (needs --task). HANDOFF and
+    /// BLOCKED ask every recipient to ack. `--to broadcast` reaches every registered agent.
+    #[arg(long, value_name = "CATEGORY")]
+    pub category: Option<String>,
+    /// Ask every recipient to ack the message (`inbox ack`).
+    #[arg(long, conflicts_with = "no_ack")]
+    pub requires_ack: bool,
+    /// Do not ask for an ack, even for HANDOFF or BLOCKED.
+    #[arg(long)]
+    pub no_ack: bool,
+    #[command(flatten)]
+    pub content: Content,
+}
+
+#[derive(Args)]
+pub struct FetchArgs {
+    /// Statuses to include, comma-separated (default: pending).
+    #[arg(long, value_delimiter = ',')]
+    pub status: Vec<ThreadStatus>,
+    /// At most this many threads (default 50).
+    #[arg(long)]
+    pub limit: Option<u32>,
+    /// Only threads with messages to you that you have not read.
+    #[arg(long)]
+    pub unread: bool,
+}
+
+#[derive(Args)]
+pub struct LeaseArgs {
+    /// The thread.
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// Lease duration in seconds (default 900).
+    #[arg(long)]
+    pub lease_seconds: Option<u64>,
+    /// With renew: refuse unless this is the current lease's token.
+    #[arg(long)]
+    pub lease_token: Option<String>,
+}
+
+#[derive(Args)]
+pub struct UpdateArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// in_progress (default) or blocked.
+    #[arg(long)]
+    pub status: Option<ThreadStatus>,
+    /// Refuse unless this is the current lease's token (fences off stale processes).
+    #[arg(long)]
+    pub lease_token: Option<String>,
+    #[command(flatten)]
+    pub content: Content,
+}
+
+#[derive(Args)]
+pub struct ReplyArgs {
+    /// Sender (default: --agent).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Recipient (default: the thread's assignee, or its creator when the assignee replies).
+    #[arg(long)]
+    pub to: Option<String>,
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// answer (default), question, progress or control.
+    #[arg(long)]
+    pub kind: Option<MessageKind>,
+    #[command(flatten)]
+    pub content: Content,
+}
+
+#[derive(Args)]
+pub struct FinishArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// Refuse unless this is the current lease's token.
+    #[arg(long)]
+    pub lease_token: Option<String>,
+    #[command(flatten)]
+    pub content: Content,
+}
+
+#[derive(Args)]
+pub struct CancelArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+    /// Why the thread is cancelled.
+    #[arg(long)]
+    pub reason: String,
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    /// Statuses to include, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub status: Vec<ThreadStatus>,
+    #[arg(long)]
+    pub created_by: Option<String>,
+    #[arg(long)]
+    pub assigned_to: Option<String>,
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+    /// At most this many threads (default 50).
+    #[arg(long)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: String,
+}
