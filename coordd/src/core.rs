@@ -2,8 +2,9 @@
 //! the seam, the clock every operation reads `now` from, the event bus, and where the
 //! project's database lives (for the files written into worktrees).
 
+use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::bus::Bus;
 use crate::domain::agents;
@@ -17,15 +18,21 @@ pub struct Core {
     pub bus: Bus,
     /// The database file the hooks and MCP registrations point `inbox` at.
     pub db_path: PathBuf,
+    touches: Touches,
 }
 
 impl Core {
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: Bus, db_path: PathBuf) -> Core {
+        Core { store, clock, bus, db_path, touches: Touches::default() }
+    }
+
     /// Run `f` in a write transaction at the clock's `now` (read when the job runs);
-    /// returns after the commit.
-    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    /// returns after the commit. `f` may run more than once: a writer re-runs a batch
+    /// whose shared transaction it had to roll back (see `store::backend::Job`).
+    pub async fn write<T, F>(&self, mut f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
+        F: FnMut(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
     {
         let clock = self.clock.clone();
         store::backend::write(&*self.store, move |tx| f(tx, clock.now())).await
@@ -41,38 +48,80 @@ impl Core {
         store::backend::read(&*self.store, move |tx| f(tx, now)).await
     }
 
-    /// A write made by `agent`: its `last_seen_at` advances. The touch is a job of its own,
-    /// queued first, so it usually shares the group commit and survives a call that fails.
+    /// A write made by `agent`: its `last_seen_at` advances. The touch is queued before
+    /// the write (so it commits no later), survives a write that fails, and is shared: one
+    /// queued touch job advances every agent that made a call meanwhile.
     pub async fn write_as<T, F>(&self, agent: &str, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
+        F: FnMut(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
     {
-        let (touched, result) = tokio::join!(self.touch(agent), self.write(f));
-        log_touch(touched);
-        result
+        self.touch(agent).await;
+        self.write(f).await
     }
 
-    /// A read made by `agent`: its `last_seen_at` advances (a small write, run alongside).
+    /// A read made by `agent`: its `last_seen_at` advances (a small write, queued alongside).
     pub async fn read_as<T, F>(&self, agent: &str, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx, Ts) -> Result<T> + Send + 'static,
     {
-        let (touched, read) = tokio::join!(self.touch(agent), self.read(f));
-        log_touch(touched);
-        read
+        self.touch(agent).await;
+        self.read(f).await
     }
 
-    async fn touch(&self, agent: &str) -> Result<()> {
-        let agent = agent.to_string();
-        self.write(move |tx, now| agents::touch(tx, &agent, now)).await
+    /// Queue `agent`'s touch: join the touch job already queued, or queue one.
+    async fn touch(&self, agent: &str) {
+        let job = {
+            let Ok(mut t) = self.touches.0.lock() else { return };
+            t.agents.insert(agent.to_string());
+            if t.queued {
+                return;
+            }
+            t.queued = true;
+            let (touches, clock) = (self.touches.0.clone(), self.clock.clone());
+            let mut taken: Option<HashSet<String>> = None;
+            move |tx: &mut dyn Tx| {
+                // Taken on the first run and kept, should the job run again.
+                let agents = taken.get_or_insert_with(|| match touches.lock() {
+                    Ok(mut t) => {
+                        t.queued = false;
+                        std::mem::take(&mut t.agents)
+                    }
+                    Err(_) => HashSet::new(),
+                });
+                let now = clock.now();
+                for a in agents.iter() {
+                    if let Err(e) = agents::touch(tx, a, now) {
+                        tracing::warn!(agent = a, error = %e, "could not record last_seen_at");
+                    }
+                }
+                Ok(())
+            }
+        };
+        // Bookkeeping: a failed touch never fails the call itself. The job is only queued
+        // here; the caller's own write is queued after it, so it commits no earlier.
+        let store = self.store.clone();
+        let done = store::backend::submit(&*store, job);
+        match done.await {
+            Ok(reply) => {
+                tokio::spawn(async move {
+                    if let Ok(Err(e)) = reply.await {
+                        tracing::warn!(error = %e, "could not record last_seen_at");
+                    }
+                });
+            }
+            Err(e) => tracing::warn!(error = %e, "could not queue the last_seen_at update"),
+        }
     }
 }
 
-/// `last_seen_at` is bookkeeping: failing to advance it never fails the call itself.
-fn log_touch(r: Result<()>) {
-    if let Err(e) = r {
-        tracing::warn!(error = %e, "could not record last_seen_at");
-    }
+/// The agents waiting for `last_seen_at`, and whether a job that will touch them is queued.
+#[derive(Default)]
+struct Touches(Arc<Mutex<TouchSet>>);
+
+#[derive(Default)]
+struct TouchSet {
+    agents: HashSet<String>,
+    queued: bool,
 }

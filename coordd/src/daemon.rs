@@ -91,7 +91,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     .await
     .map_err(|e| io("database open task failed")(std::io::Error::other(e)))??;
     let store: Arc<dyn Store> = Arc::new(store);
-    let core = Arc::new(Core { store: store.clone(), clock, bus, db_path: paths.db.clone() });
+    let core = Arc::new(Core::new(store.clone(), clock, bus, paths.db.clone()));
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
     tokio::spawn(background::auto_retry(core.clone(), shutdown_rx.clone()));
     tokio::spawn(background::lease_expiry(core.clone(), shutdown_rx.clone()));

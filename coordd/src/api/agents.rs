@@ -12,7 +12,7 @@ use crate::ops;
 #[async_trait]
 impl AgentsApiServer for Api {
     async fn agent_register(&self, p: RegisterParams) -> RpcResult<AgentResult> {
-        let r = self.core.write(move |tx, now| agents::register(tx, now, p)).await;
+        let r = self.core.write(move |tx, now| agents::register(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
@@ -27,27 +27,27 @@ impl AgentsApiServer for Api {
     }
 
     async fn agent_heartbeat(&self, p: HeartbeatParams) -> RpcResult<AgentResult> {
-        let r = self.core.write(move |tx, now| agents::heartbeat(tx, now, p)).await;
+        let r = self.core.write(move |tx, now| agents::heartbeat(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
     async fn reserve(&self, p: ReserveParams) -> RpcResult<ReserveResult> {
-        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::reserve(tx, now, p)).await;
+        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::reserve(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
     async fn release(&self, p: ReleaseParams) -> RpcResult<ReleaseResult> {
-        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::release(tx, now, p)).await;
+        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::release(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
     async fn reservation_list(&self, p: ReservationListParams) -> RpcResult<ReservationsResult> {
-        let r = self.core.read(move |tx, now| reservations::list(tx, now, p)).await;
+        let r = self.core.read(move |tx, now| reservations::list(tx, now, p.clone())).await;
         Ok(ReservationsResult { reservations: r.map_err(|e| e.as_io(false))? })
     }
 
     async fn reservation_check(&self, p: CheckPathsParams) -> RpcResult<CheckPathsResult> {
-        let r = self.core.read(move |tx, now| reservations::check(tx, now, p)).await;
+        let r = self.core.read(move |tx, now| reservations::check(tx, now, p.clone())).await;
         Ok(CheckPathsResult { conflicts: r.map_err(|e| e.as_io(false))? })
     }
 }

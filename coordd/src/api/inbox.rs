@@ -12,7 +12,7 @@ use crate::ops;
 #[async_trait]
 impl InboxApiServer for Api {
     async fn init(&self, p: InitParams) -> RpcResult<InitResult> {
-        let strict_agents = self.core.write(move |tx, now| agents::init(tx, now, p)).await?;
+        let strict_agents = self.core.write(move |tx, now| agents::init(tx, now, p.clone())).await?;
         let info = self.core.store.info();
         Ok(InitResult {
             db: info.location,
@@ -24,46 +24,52 @@ impl InboxApiServer for Api {
     }
 
     async fn send(&self, p: SendParams) -> RpcResult<MessageResult> {
-        Ok(self.core.write_as(&p.from.clone(), move |tx, now| ops::messages::send(tx, now, p)).await?)
+        Ok(self.core.write_as(&p.from.clone(), move |tx, now| ops::messages::send(tx, now, p.clone())).await?)
     }
 
     async fn fetch(&self, p: FetchParams) -> RpcResult<ThreadsResult> {
-        let threads = self.core.read_as(&p.agent.clone(), move |tx, now| read::fetch(tx, now, p)).await?;
+        let threads = self.core.read_as(&p.agent.clone(), move |tx, now| read::fetch(tx, now, p.clone())).await?;
         Ok(ThreadsResult { threads })
     }
 
     async fn claim(&self, p: ClaimParams) -> RpcResult<LeaseResult> {
-        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::claim(tx, now, p)).await?)
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::claim(tx, now, p.clone())).await?)
     }
 
     async fn renew(&self, p: RenewParams) -> RpcResult<LeaseResult> {
-        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| lease::renew(tx, now, p)).await?)
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| lease::renew(tx, now, p.clone())).await?)
     }
 
     async fn update(&self, p: UpdateParams) -> RpcResult<MessageResult> {
-        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::update(tx, now, p)).await?)
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::update(tx, now, p.clone())).await?)
     }
 
     async fn reply(&self, p: ReplyParams) -> RpcResult<MessageResult> {
-        Ok(self.core.write_as(&p.from.clone(), move |tx, now| ops::messages::reply(tx, now, p)).await?)
+        Ok(self.core.write_as(&p.from.clone(), move |tx, now| ops::messages::reply(tx, now, p.clone())).await?)
     }
 
     async fn done(&self, p: FinishParams) -> RpcResult<MessageResult> {
         let agent = p.agent.clone();
-        Ok(self.core.write_as(&agent, move |tx, now| ops::messages::finish(tx, now, p, ThreadStatus::Done)).await?)
+        Ok(self
+            .core
+            .write_as(&agent, move |tx, now| ops::messages::finish(tx, now, p.clone(), ThreadStatus::Done))
+            .await?)
     }
 
     async fn fail(&self, p: FinishParams) -> RpcResult<MessageResult> {
         let agent = p.agent.clone();
-        Ok(self.core.write_as(&agent, move |tx, now| ops::messages::finish(tx, now, p, ThreadStatus::Failed)).await?)
+        Ok(self
+            .core
+            .write_as(&agent, move |tx, now| ops::messages::finish(tx, now, p.clone(), ThreadStatus::Failed))
+            .await?)
     }
 
     async fn cancel(&self, p: CancelParams) -> RpcResult<MessageResult> {
-        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::cancel(tx, now, p)).await?)
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::cancel(tx, now, p.clone())).await?)
     }
 
     async fn list(&self, p: ListParams) -> RpcResult<ThreadsResult> {
-        Ok(ThreadsResult { threads: self.core.read(move |tx, now| read::list(tx, now, p)).await? })
+        Ok(ThreadsResult { threads: self.core.read(move |tx, now| read::list(tx, now, p.clone())).await? })
     }
 
     async fn show(&self, p: ShowParams) -> RpcResult<ShowResult> {
@@ -71,7 +77,7 @@ impl InboxApiServer for Api {
     }
 
     async fn mark_read(&self, p: MarkReadParams) -> RpcResult<MarkReadResult> {
-        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| read::mark_read(tx, now, p)).await?)
+        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| read::mark_read(tx, now, p.clone())).await?)
     }
 
     async fn status(&self, p: StatusParams) -> RpcResult<StatusResult> {

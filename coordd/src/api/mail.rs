@@ -14,30 +14,33 @@ use crate::workspace::sessions;
 #[async_trait]
 impl MailApiServer for Api {
     async fn mail_list(&self, p: MailParams) -> RpcResult<MailResult> {
-        let r = self.core.read_as(&p.agent.clone(), move |tx, now| copies::list(tx, now, p)).await;
+        let r = self.core.read_as(&p.agent.clone(), move |tx, now| copies::list(tx, now, p.clone())).await;
         Ok(MailResult { mail: r.map_err(|e| e.as_io(false))? })
     }
 
     async fn mail_read(&self, p: MailRef) -> RpcResult<MailItemResult> {
-        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::mail_read(tx, now, p)).await;
+        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::mail_read(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
     async fn mail_ack(&self, p: MailRef) -> RpcResult<MailItemResult> {
-        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::mail_ack(tx, now, p)).await;
+        let r = self.core.write_as(&p.agent.clone(), move |tx, now| ops::agents::mail_ack(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
     async fn mail_check(&self, p: CheckParams) -> RpcResult<CheckResult> {
         let agent = p.agent.clone().unwrap_or_default();
-        let r = self.core.write_as(&agent, move |tx, now| delivery::check(tx, now, p)).await;
+        let r = self.core.write_as(&agent, move |tx, now| delivery::check(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
     async fn mail_pending(&self, p: PendingParams) -> RpcResult<PendingResult> {
         let agent = p.agent.clone().unwrap_or_default();
         let r = if p.remind {
-            self.core.write_as(&agent, move |tx, now| delivery::remind(tx, now, p)).await.map_err(|e| e.as_io(true))
+            self.core
+                .write_as(&agent, move |tx, now| delivery::remind(tx, now, p.clone()))
+                .await
+                .map_err(|e| e.as_io(true))
         } else {
             self.core.read_as(&agent, move |tx, now| delivery::pending(tx, now, &p)).await.map_err(|e| e.as_io(false))
         };
@@ -45,12 +48,12 @@ impl MailApiServer for Api {
     }
 
     async fn mail_withdraw(&self, p: MailRef) -> RpcResult<WithdrawResult> {
-        let r = self.core.write_as(&p.agent.clone(), move |tx, now| delivery::withdraw(tx, now, p)).await;
+        let r = self.core.write_as(&p.agent.clone(), move |tx, now| delivery::withdraw(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
     async fn peers_link(&self, p: PeerLinkParams) -> RpcResult<PeersResult> {
-        let r = self.core.write(move |tx, now| peers::link(tx, now, p)).await;
+        let r = self.core.write(move |tx, now| peers::link(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 

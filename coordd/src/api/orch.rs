@@ -13,7 +13,7 @@ use crate::services::{dispatch, worktrees};
 #[async_trait]
 impl OrchApiServer for Api {
     async fn run_create(&self, p: RunCreateParams) -> RpcResult<RunView> {
-        Ok(self.core.write(move |tx, now| plan::create_run(tx, now, p)).await?)
+        Ok(self.core.write(move |tx, now| plan::create_run(tx, now, p.clone())).await?)
     }
 
     async fn run_list(&self) -> RpcResult<RunsResult> {
@@ -25,7 +25,7 @@ impl OrchApiServer for Api {
     }
 
     async fn task_add(&self, p: TaskAddParams) -> RpcResult<TaskView> {
-        Ok(self.core.write(move |tx, now| plan::add_task(tx, now, p)).await?)
+        Ok(self.core.write(move |tx, now| plan::add_task(tx, now, p.clone())).await?)
     }
 
     async fn task_list(&self, p: TaskListParams) -> RpcResult<TasksResult> {
@@ -37,11 +37,11 @@ impl OrchApiServer for Api {
     }
 
     async fn dep_add(&self, p: DepParams) -> RpcResult<TaskView> {
-        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p, true)).await?)
+        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p.clone(), true)).await?)
     }
 
     async fn dep_remove(&self, p: DepParams) -> RpcResult<TaskView> {
-        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p, false)).await?)
+        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p.clone(), false)).await?)
     }
 
     async fn ready(&self, p: TaskListParams) -> RpcResult<TasksResult> {
@@ -61,7 +61,7 @@ impl OrchApiServer for Api {
     }
 
     async fn answer(&self, p: AnswerParams) -> RpcResult<MessageResult> {
-        Ok(self.core.write(move |tx, now| ops::orch::answer(tx, now, p)).await?)
+        Ok(self.core.write(move |tx, now| ops::orch::answer(tx, now, p.clone())).await?)
     }
 
     async fn retry(&self, p: RetryParams) -> RpcResult<DispatchResult> {
@@ -73,7 +73,7 @@ impl OrchApiServer for Api {
     }
 
     async fn orch_cancel(&self, p: CancelTaskParams) -> RpcResult<RunView> {
-        Ok(self.core.write(move |tx, now| ops::orch::cancel(tx, now, p)).await?)
+        Ok(self.core.write(move |tx, now| ops::orch::cancel(tx, now, p.clone())).await?)
     }
 
     async fn worktree_list(&self, p: WorktreeParams) -> RpcResult<WorktreesResult> {
@@ -85,7 +85,7 @@ impl OrchApiServer for Api {
     }
 
     async fn council_start(&self, p: CouncilStartParams) -> RpcResult<Council> {
-        Ok(self.core.write(move |tx, now| ops::orch::council_start(tx, now, p)).await?)
+        Ok(self.core.write(move |tx, now| ops::orch::council_start(tx, now, p.clone())).await?)
     }
 
     async fn council_show(&self, p: CouncilRef) -> RpcResult<Council> {

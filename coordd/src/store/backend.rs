@@ -20,14 +20,53 @@ pub struct StoreInfo {
     pub journal_mode: String,
 }
 
-/// Called after the transaction's outcome is known: `None` when it committed.
-pub type Completion = Box<dyn FnOnce(Option<&Error>) + Send>;
+/// One unit of work for the writer.
+///
+/// [`Job::run`] runs it inside the write transaction and says whether it succeeded. A
+/// writer may run it again, on a fresh transaction, when the batch it shared had to be
+/// rolled back (see the SQLite writer), so a job must be repeatable: it keeps nothing but
+/// the outcome of its last run. [`Job::complete`] then delivers that outcome, once the
+/// transaction committed (`None`) or failed.
+pub trait Job: Send {
+    /// Run inside the transaction (`None`: no transaction could be opened); true on success.
+    fn run(&mut self, tx: Option<&mut dyn Tx>) -> bool;
+    /// Deliver the last run's outcome.
+    fn complete(self: Box<Self>, commit_err: Option<&Error>);
+}
 
-/// One unit of work for the writer. It runs inside the write transaction (isolated: if it
-/// fails, its changes roll back alone), returns whether it succeeded, and a completion
-/// that runs once the transaction committed or failed. It is called with `None` when no
-/// transaction could be opened, so that its caller still gets an answer.
-pub type WriteJob = Box<dyn FnOnce(Option<&mut dyn Tx>) -> (bool, Completion) + Send>;
+pub type WriteJob = Box<dyn Job>;
+
+/// A [`Job`] from a repeatable closure, answering on a channel.
+struct Closure<F, T> {
+    f: F,
+    last: Option<Result<T>>,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+impl<F, T> Job for Closure<F, T>
+where
+    T: Send + 'static,
+    F: FnMut(&mut dyn Tx) -> Result<T> + Send + 'static,
+{
+    fn run(&mut self, tx: Option<&mut dyn Tx>) -> bool {
+        let res = match tx {
+            Some(tx) => (self.f)(tx),
+            None => Err(Error::Storage("cannot open a write transaction".into())),
+        };
+        let ok = res.is_ok();
+        self.last = Some(res);
+        ok
+    }
+
+    fn complete(self: Box<Self>, commit_err: Option<&Error>) {
+        let out = match (self.last, commit_err) {
+            (None, _) => Err(Error::Internal("the write job never ran (it panicked?)".into())),
+            (Some(Ok(_)), Some(e)) => Err(Error::Storage(format!("commit failed: {e}"))),
+            (Some(res), _) => res,
+        };
+        let _ = self.reply.send(out);
+    }
+}
 
 /// A read: runs on a consistent snapshot.
 pub type ReadJob = Box<dyn FnOnce(&dyn Tx) + Send>;
@@ -42,30 +81,26 @@ pub trait Store: Send + Sync + 'static {
     fn close(&self) -> BoxFuture<'_, ()>;
 }
 
-/// Run `f` in a write transaction; returns after the commit.
+/// Run `f` in a write transaction; returns after the commit. `f` may run more than once
+/// (see [`Job`]).
 pub async fn write<T, F>(store: &dyn Store, f: F) -> Result<T>
 where
     T: Send + 'static,
-    F: FnOnce(&mut dyn Tx) -> Result<T> + Send + 'static,
+    F: FnMut(&mut dyn Tx) -> Result<T> + Send + 'static,
+{
+    submit(store, f).await?.await.map_err(|_| Error::Internal("the writer dropped the request".into()))?
+}
+
+/// Queue `f` to run in a write transaction, without waiting for it: returns once it is
+/// queued, with the receiver of its outcome (after the commit).
+pub async fn submit<T, F>(store: &dyn Store, f: F) -> Result<oneshot::Receiver<Result<T>>>
+where
+    T: Send + 'static,
+    F: FnMut(&mut dyn Tx) -> Result<T> + Send + 'static,
 {
     let (reply, rx) = oneshot::channel();
-    let job: WriteJob = Box::new(move |tx| {
-        let res = match tx {
-            Some(tx) => f(tx),
-            None => Err(Error::Storage("cannot open a write transaction".into())),
-        };
-        let ok = res.is_ok();
-        let completion: Completion = Box::new(move |commit_err| {
-            let out = match (res, commit_err) {
-                (Ok(_), Some(e)) => Err(Error::Storage(format!("commit failed: {e}"))),
-                (res, _) => res,
-            };
-            let _ = reply.send(out);
-        });
-        (ok, completion)
-    });
-    store.submit(job).await?;
-    rx.await.map_err(|_| Error::Internal("the writer dropped the request".into()))?
+    store.submit(Box::new(Closure { f, last: None, reply })).await?;
+    Ok(rx)
 }
 
 /// Run `f` on a consistent read snapshot.

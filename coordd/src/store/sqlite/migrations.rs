@@ -232,19 +232,21 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (task_id, peer_task_id)
     ) WITHOUT ROWID;
     "#,
-    // 5: indexes that serve the hot paths. Threads store their priority's rank, and
-    // `idx_threads_fetch` serves `inbox.fetch` in its order (priority, then age) without a
-    // sort; lists by status get their own index. Mail is keyed by (recipient, event of the
-    // message), so a recipient's mail is one key range in message order and the separate
-    // (recipient, event_id) index goes; the queued copies keep their partial index. The
-    // (thread_id, created_at) message index, which no query used, goes.
+    // 5: indexes for the hot paths, and fewer of them on the send path. Threads store their
+    // priority's rank, and `idx_threads_fetch` serves `inbox.fetch` in its order (priority,
+    // then age) without a sort; it replaces (status, assigned_to, updated_at). Mail is keyed
+    // by (recipient, event of the message), so a recipient's mail is one key range in message
+    // order and the separate (recipient, event_id) index goes; the queued copies keep their
+    // partial index. The (thread_id, created_at) message index, which no query used, goes,
+    // and so does (created_by, status): listing by creator scans instead of every send
+    // paying for a per-sender index.
     r#"
     ALTER TABLE threads ADD COLUMN prio_rank INTEGER NOT NULL DEFAULT 1;
     UPDATE threads SET prio_rank = CASE priority WHEN 'urgent' THEN 3 WHEN 'high' THEN 2 WHEN 'normal' THEN 1 ELSE 0 END;
     DROP INDEX idx_threads_status_assigned;
     CREATE INDEX idx_threads_fetch ON threads(assigned_to, status, prio_rank DESC, created_at, thread_id);
-    CREATE INDEX idx_threads_status_updated ON threads(status, updated_at);
     DROP INDEX idx_messages_thread_created;
+    DROP INDEX idx_threads_created_by;
     CREATE TABLE mail_by_event (
         recipient TEXT NOT NULL,
         event_id INTEGER NOT NULL,

@@ -2,12 +2,14 @@
 //!
 //! - [`open`]: opening (WAL, pragmas), migrating, the read-only connection pool, and the
 //!   [`Store`](crate::store::Store) implementation.
-//! - [`writer`]: the single group-committing writer thread, and its checkpoints.
+//! - [`writer`]: the single group-committing writer thread; `checkpoint`: the thread that
+//!   copies the WAL into the database beside it.
 //! - [`migrations`]: the append-only schema history.
 //! - [`tx`]: [`tx::SqliteTx`], the repositories' implementation over one connection, with
 //!   the row mapping in the per-domain files beside it.
 
 mod agents;
+mod checkpoint;
 mod councils;
 mod events;
 mod mail;

@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags};
 
+use super::checkpoint::Checkpointer;
 use super::migrations;
 use super::tx::SqliteTx;
 use super::writer::Writer;
@@ -45,7 +46,10 @@ impl SqliteStore {
     /// Open (creating if needed) and migrate the database at `path`; returns the store and
     /// the bus its writer publishes on.
     pub fn open(path: &Path) -> Result<(SqliteStore, Bus)> {
-        let mut conn = Connection::open(path)?;
+        disable_memory_statistics();
+        // Only the writer thread uses this connection: no SQLite mutex is needed.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_URI)?;
         let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::Internal(format!("cannot enable WAL (journal_mode={mode})")));
@@ -66,7 +70,8 @@ impl SqliteStore {
             });
         let readers = r2d2::Pool::builder().max_size(READERS).min_idle(Some(1)).build(manager)?;
         let bus = Bus::new(last);
-        let (writer, handle) = Writer::spawn(conn, bus.clone())
+        let checkpointer = Checkpointer::spawn(path)?;
+        let (writer, handle) = Writer::spawn(conn, bus.clone(), checkpointer)
             .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
         let store = SqliteStore {
             path: path.to_path_buf(),
@@ -78,6 +83,20 @@ impl SqliteStore {
         };
         Ok((store, bus))
     }
+}
+
+/// SQLite keeps memory statistics by default, behind a global mutex taken on every
+/// allocation; nothing here reads them. This must happen before SQLite initialises (the
+/// first connection); later calls are refused by SQLite and change nothing.
+fn disable_memory_statistics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: sqlite3_config is called before any other SQLite use in this process
+        // (the store opens first), with the documented argument for MEMSTATUS (an int).
+        unsafe {
+            rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int);
+        }
+    });
 }
 
 impl Store for SqliteStore {

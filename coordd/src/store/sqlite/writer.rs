@@ -7,23 +7,29 @@
 //! the event stream is published in commit order. With one writer there is no
 //! `SQLITE_BUSY` between writers and claims are serialized without retries.
 //!
-//! The writer also checkpoints the WAL, between batches, every [`CHECKPOINT_EVERY`] jobs
-//! (SQLite's automatic checkpoint is off). It must be the writer: a checkpoint running
-//! concurrently with a continuous stream of commits never backfills every frame at the
-//! moment a write transaction starts, so the WAL can never restart and grows without bound
-//! (measured: 2 GB after 64k sends, with every append landing on fresh pages). Between
-//! batches the checkpoint completes and the next commit rewinds the WAL; the jobs that
-//! queue during its fsync simply join the next group commit.
+//! Checkpoints (SQLite's automatic checkpoint is off) are shared with the
+//! [`Checkpointer`](super::checkpoint::Checkpointer) thread. Every [`CHECKPOINT_EVERY`]
+//! jobs the writer asks it to copy the WAL into the database; it does, concurrently with
+//! further commits, round after round until few frames are left, and says so. The writer
+//! then, between two batches, checkpoints the last few frames itself: only then is every
+//! frame copied at the moment a write transaction starts, which is what lets SQLite
+//! restart the WAL from its beginning. (A checkpoint that only ever runs concurrently
+//! with a continuous stream of commits never gets there: the WAL grows without bound,
+//! measured at 2 GB after 64k sends.) Commits thus wait for a small checkpoint, never for
+//! a large one.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+use coord_proto::types::Event;
+
+use super::checkpoint::Checkpointer;
 use super::tx::SqliteTx;
 use crate::bus::Bus;
 use crate::error::{Error, Result};
-use crate::store::backend::{Completion, WriteJob};
+use crate::store::backend::WriteJob;
 
 /// Most jobs folded into one transaction.
 pub const MAX_BATCH: usize = 512;
@@ -46,10 +52,16 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Start the writer thread on `conn`, publishing committed events on `bus`.
-    pub fn spawn(conn: Connection, bus: Bus) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
+    /// Start the writer thread on `conn`, publishing committed events on `bus`, with
+    /// `checkpointer` for the bulk of its checkpoints.
+    pub fn spawn(
+        conn: Connection,
+        bus: Bus,
+        checkpointer: Checkpointer,
+    ) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
         let (tx, rx) = mpsc::channel::<Msg>(QUEUE);
-        let handle = std::thread::Builder::new().name("coordd-writer".into()).spawn(move || run(conn, rx, bus))?;
+        let handle =
+            std::thread::Builder::new().name("coordd-writer".into()).spawn(move || run(conn, rx, bus, checkpointer))?;
         Ok((Writer { tx }, handle))
     }
 
@@ -70,7 +82,7 @@ impl Writer {
     }
 }
 
-fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, bus: Bus) {
+fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, bus: Bus, checkpointer: Checkpointer) {
     let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
     let mut since_checkpoint = 0;
     let mut stopped: Option<oneshot::Sender<()>> = None;
@@ -91,11 +103,14 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, bus: Bus) {
         }
         since_checkpoint += batch.len();
         run_batch(&conn, &mut batch, &bus);
-        if since_checkpoint >= CHECKPOINT_EVERY {
+        if checkpointer.caught_up() {
+            // The bulk is copied: copy the rest, so the next transaction restarts the WAL.
             checkpoint(&conn, "PASSIVE");
+        } else if since_checkpoint >= CHECKPOINT_EVERY && checkpointer.request() {
             since_checkpoint = 0;
         }
     }
+    checkpointer.stop();
     // Refuse whatever arrives from now on, fold the WAL into the database and truncate it.
     rx.close();
     while let Ok(Msg::Job(job)) = rx.try_recv() {
@@ -109,67 +124,118 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, bus: Bus) {
     }
 }
 
+/// Run a parameterless statement through the statement cache (no parse per batch).
+fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute([])
+}
+
 fn checkpoint(conn: &Connection, mode: &str) {
     if let Err(e) = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(())) {
         tracing::warn!(error = %e, mode, "WAL checkpoint failed");
     }
 }
 
-/// Run a batch of jobs in one transaction; see the module documentation.
+/// How a batch's jobs are isolated from each other inside the transaction.
+#[derive(Clone, Copy, PartialEq)]
+enum Isolation {
+    /// No savepoints. A job that fails before writing anything needs none; one that fails
+    /// after writing poisons the batch, which is then rolled back and run again per job.
+    Shared,
+    /// A SAVEPOINT per job, so a failing job rolls back alone.
+    PerJob,
+}
+
+/// What one attempt at a batch came to.
+enum Attempt {
+    Committed(Vec<Event>),
+    /// The transaction could not be opened or committed; every job fails with this.
+    Failed(Error),
+    /// A job failed after writing; the transaction was rolled back.
+    Poisoned,
+}
+
+/// Run a batch of jobs in one transaction, answer them, publish their events.
+///
+/// The batch first runs without savepoints: nearly every job checks everything before its
+/// first write, and a statement journal per job costs every job a copy of each page it
+/// touches. Should a job fail (or panic) after writing, that attempt is rolled back and
+/// the whole batch runs again, each job in a savepoint of its own (jobs are repeatable,
+/// see `store::backend::Job`).
 pub(super) fn run_batch(conn: &Connection, batch: &mut Vec<WriteJob>, bus: &Bus) {
     if batch.is_empty() {
         return;
     }
-    let mut completions: Vec<Completion> = Vec::with_capacity(batch.len());
-    let mut events = Vec::new();
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-        tracing::error!(error = %e, "cannot begin write transaction");
-        for job in batch.drain(..) {
-            let (_, completion) = job(None);
-            completion(None);
+    let outcome = match attempt(conn, batch, Isolation::Shared) {
+        Attempt::Poisoned => {
+            tracing::warn!("a write job failed after writing; running its batch again, one savepoint per job");
+            attempt(conn, batch, Isolation::PerJob)
         }
-        return;
-    }
-    // SQLite rolls the whole transaction back by itself on some errors (disk full, I/O
-    // error). Then a SAVEPOINT would silently open, and RELEASE commit, a transaction of its
-    // own: so from that point on no job runs, and the batch fails as a whole.
-    let mut lost = false;
+        other => other,
+    };
+    let commit_err = match outcome {
+        Attempt::Committed(events) => {
+            bus.publish(events);
+            None
+        }
+        Attempt::Failed(e) => Some(e),
+        Attempt::Poisoned => Some(Error::Internal("a write job failed after writing in its own savepoint".into())),
+    };
     for job in batch.drain(..) {
-        if lost || conn.is_autocommit() {
-            lost = true;
-            let (_, completion) = job(None);
-            completions.push(completion);
-            continue;
+        job.complete(commit_err.as_ref());
+    }
+}
+
+fn attempt(conn: &Connection, batch: &mut [WriteJob], isolation: Isolation) -> Attempt {
+    if let Err(e) = run_cached(conn, "BEGIN IMMEDIATE") {
+        tracing::error!(error = %e, "cannot begin write transaction");
+        for job in batch.iter_mut() {
+            job.run(None);
         }
-        let mut tx = SqliteTx::new(conn);
-        if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+        return Attempt::Failed(Error::Storage(format!("cannot begin a write transaction: {e}")));
+    }
+    let mut events = Vec::new();
+    for job in batch.iter_mut() {
+        // SQLite rolls the whole transaction back by itself on some errors (disk full, I/O
+        // error). Then a SAVEPOINT would silently open, and RELEASE commit, a transaction of
+        // its own: so from that point on no job runs, and the batch fails as a whole.
+        if conn.is_autocommit() {
+            return Attempt::Failed(Error::Storage(
+                "SQLite rolled the write transaction back (disk full or I/O error?)".into(),
+            ));
+        }
+        let per_job = isolation == Isolation::PerJob;
+        if per_job && let Err(e) = run_cached(conn, "SAVEPOINT job") {
             tracing::error!(error = %e, "savepoint failed");
         }
-        let outcome = catch_unwind(AssertUnwindSafe(|| job(Some(&mut tx))));
-        if matches!(outcome, Ok((true, _))) {
-            let _ = conn.execute_batch("RELEASE job");
+        let before = conn.total_changes();
+        let mut tx = SqliteTx::new(conn);
+        let ok = catch_unwind(AssertUnwindSafe(|| job.run(Some(&mut tx)))).unwrap_or_else(|_| {
+            tracing::error!("a write job panicked; it was rolled back");
+            false
+        });
+        if ok {
+            if per_job {
+                let _ = run_cached(conn, "RELEASE job");
+            }
             events.append(&mut tx.take_published());
-        } else {
-            let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
-        }
-        match outcome {
-            Ok((_, completion)) => completions.push(completion),
-            Err(_) => tracing::error!("a write job panicked; it was rolled back"),
+        } else if per_job {
+            let _ = run_cached(conn, "ROLLBACK TO job").and_then(|_| run_cached(conn, "RELEASE job"));
+        } else if conn.total_changes() != before {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Attempt::Poisoned;
         }
     }
-    let commit = if lost || conn.is_autocommit() {
-        Err(Error::Storage("SQLite rolled the write transaction back (disk full or I/O error?)".into()))
-    } else {
-        conn.execute_batch("COMMIT").map_err(Error::from)
-    };
-    if let Err(e) = &commit {
-        tracing::error!(error = %e, "commit failed; rolling back the batch");
-        let _ = conn.execute_batch("ROLLBACK");
-        events.clear();
+    if conn.is_autocommit() {
+        return Attempt::Failed(Error::Storage(
+            "SQLite rolled the write transaction back (disk full or I/O error?)".into(),
+        ));
     }
-    bus.publish(events);
-    let commit_err = commit.err();
-    for completion in completions {
-        completion(commit_err.as_ref());
+    match run_cached(conn, "COMMIT") {
+        Ok(_) => Attempt::Committed(events),
+        Err(e) => {
+            tracing::error!(error = %e, "commit failed; rolling back the batch");
+            let _ = conn.execute_batch("ROLLBACK");
+            Attempt::Failed(Error::Storage(format!("commit failed: {e}")))
+        }
     }
 }

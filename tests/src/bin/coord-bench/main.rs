@@ -4,10 +4,11 @@
 //!     cargo build --release --workspace --bins && target/release/coord-bench
 //!
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
-//! (wake, sends, claims, subs, cli, pending, hook, ready, dispatch, orchwake). Results go to stdout as a table;
+//! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 
 mod orch_bench;
+mod scale_bench;
 mod session_bench;
 
 use std::sync::Arc;
@@ -28,13 +29,14 @@ struct Scale {
     cli_sends: usize,
     claim_threads: usize,
     subscriptions: usize,
+    fetch_max: usize,
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only NAME` runs one measure: wake, sends, claims, subs, cli, pending, hook, ready,
-    // dispatch, orchwake.
+    // `--only NAME` runs one measure: wake, wakeload, sends, claims, subs, cli, fetch,
+    // pending, hook, ready, dispatch, orchwake.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let scale = if quick {
@@ -48,6 +50,7 @@ fn main() {
             cli_sends: 20,
             claim_threads: 500,
             subscriptions: 1000,
+            fetch_max: 1000,
         }
     } else {
         Scale {
@@ -60,6 +63,7 @@ fn main() {
             cli_sends: 200,
             claim_threads: 5000,
             subscriptions: 1000,
+            fetch_max: 1_000_000,
         }
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
@@ -90,6 +94,9 @@ fn main() {
         if run("wake") {
             wake_latency(&p, scale.wakes).await;
         }
+        if run("wakeload") {
+            scale_bench::wake_under_load(&p, scale.wakes).await;
+        }
         if run("sends") {
             send_throughput(&p, 32, scale.sends_per_client).await;
         }
@@ -97,6 +104,9 @@ fn main() {
             claim_contention(&p, 32, scale.claim_threads).await;
         }
     });
+    if run("fetch") {
+        rt.block_on(scale_bench::fetch_scaling(&p, scale.fetch_max, scale.cli_sends));
+    }
     if run("cli") {
         cli_send(&p, scale.cli_sends);
     }
