@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use coord_client::{Client, ClientError, ConnectOptions, paths};
+use coord_ipc::paths;
 use coord_proto::Exit;
-use coord_proto::api::SystemApiClient;
-use coord_proto::types::ShutdownParams;
+use coord_proto::types::{HelloResult, ShutdownResult};
+use coordd::control::{self, ControlError};
 use coordd::daemon::{self, DaemonError, ServeOptions};
 
 /// The per-project coordination daemon for teams of coding agents.
@@ -116,14 +116,10 @@ fn init_tracing(log_file: Option<&std::path::Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn connect_existing(paths: &paths::ProjectPaths) -> Result<Client, ClientError> {
-    Client::connect(ConnectOptions { paths: paths.clone(), autostart: false }).await
-}
-
 async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
-    let client = match connect_existing(&paths).await {
-        Ok(c) => c,
-        Err(ClientError::DaemonUnavailable { .. }) => {
+    let h: HelloResult = match control::call(&paths.socket, "system.hello", serde_json::json!({})).await {
+        Ok(h) => h,
+        Err(ControlError::NotRunning) => {
             if json {
                 println!(
                     "{}",
@@ -136,7 +132,6 @@ async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCo
         }
         Err(e) => return Err(e.into()),
     };
-    let h = client.hello().await.map_err(ClientError::from)?;
     let lock = coordd::lockfile::read_info(&paths.lock);
     if json {
         let mut v = serde_json::to_value(&h)?;
@@ -159,9 +154,10 @@ async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCo
 }
 
 async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
-    let client = match connect_existing(&paths).await {
-        Ok(c) => c,
-        Err(ClientError::DaemonUnavailable { .. }) => {
+    let reason = serde_json::json!({"reason": "coordd stop"});
+    let pid = match control::call::<ShutdownResult>(&paths.socket, "system.shutdown", reason).await {
+        Ok(r) => r.pid,
+        Err(ControlError::NotRunning) => {
             if json {
                 println!("{}", serde_json::json!({"ok": true, "stopped": false, "running": false}));
             } else {
@@ -171,9 +167,6 @@ async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode
         }
         Err(e) => return Err(e.into()),
     };
-    let pid =
-        client.shutdown(ShutdownParams { reason: Some("coordd stop".into()) }).await.map_err(ClientError::from)?.pid;
-    drop(client);
     let lock = paths.lock.clone();
     let exited =
         tokio::task::spawn_blocking(move || coordd::lockfile::wait_released(&lock, std::time::Duration::from_secs(30)))

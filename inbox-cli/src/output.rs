@@ -12,7 +12,7 @@ fn short(s: &str, n: usize) -> String {
 
 /// One line per thread, with a header.
 pub fn thread_table(threads: &[Thread]) {
-    println!("{:<24} {:<11} {:<6} {:<16} {:<12} SUBJECT", "THREAD", "STATUS", "PRIO", "ASSIGNED", "RUN/TASK");
+    println!("{:<30} {:<11} {:<6} {:<16} {:<12} SUBJECT", "THREAD", "STATUS", "PRIO", "ASSIGNED", "RUN/TASK");
     for t in threads {
         let rt = if t.run_id.is_empty() && t.task_id.is_empty() {
             "-".into()
@@ -20,7 +20,7 @@ pub fn thread_table(threads: &[Thread]) {
             format!("{}/{}", t.run_id, t.task_id)
         };
         println!(
-            "{:<24} {:<11} {:<6} {:<16} {:<12} {}",
+            "{:<30} {:<11} {:<6} {:<16} {:<12} {}",
             t.thread_id,
             t.status.as_str(),
             t.priority.as_str(),
@@ -110,12 +110,12 @@ pub fn mail_table(mail: &[MailItem]) {
         return;
     }
     println!(
-        "{:<24} {:<6} {:<8} {:<3} {:<16} {:<10} {:<24} SUMMARY",
+        "{:<30} {:<6} {:<8} {:<3} {:<16} {:<10} {:<24} SUMMARY",
         "MESSAGE", "STATE", "CATEGORY", "ACK", "FROM", "TASK", "SENT"
     );
     for m in mail {
         println!(
-            "{:<24} {:<6} {:<8} {:<3} {:<16} {:<10} {:<24} {}",
+            "{:<30} {:<6} {:<8} {:<3} {:<16} {:<10} {:<24} {}",
             m.message_id,
             m.state.as_str(),
             category(m),

@@ -6,6 +6,7 @@ use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
 use crate::domain::orch::attempts::{self, Mode};
+use crate::domain::orch::plan::DepChange;
 use crate::domain::orch::{council, plan, reconcile};
 use crate::ops;
 use crate::services::{dispatch, worktrees};
@@ -37,11 +38,11 @@ impl OrchApiServer for Api {
     }
 
     async fn dep_add(&self, p: DepParams) -> RpcResult<TaskView> {
-        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p.clone(), true)).await?)
+        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p.clone(), DepChange::Add)).await?)
     }
 
     async fn dep_remove(&self, p: DepParams) -> RpcResult<TaskView> {
-        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p.clone(), false)).await?)
+        Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p.clone(), DepChange::Remove)).await?)
     }
 
     async fn ready(&self, p: TaskListParams) -> RpcResult<TasksResult> {

@@ -38,6 +38,33 @@ pub struct Draft<'a> {
 }
 
 impl<'a> Draft<'a> {
+    /// An event about nothing in particular yet: no run, task or thread, no statuses.
+    pub fn new(
+        event_type: EventType,
+        source: &'static str,
+        actor: &'a str,
+        summary: &'a str,
+        payload: &'a Value,
+        at: Ts,
+    ) -> Self {
+        Draft {
+            event_type,
+            source,
+            run_id: "",
+            task_id: "",
+            thread_id: "",
+            assigned_to: "",
+            created_by: "",
+            thread_status: None,
+            task_status: None,
+            actor,
+            message_id: None,
+            summary,
+            payload,
+            at,
+        }
+    }
+
     /// An inbox event about a thread, as the thread stands after the change.
     pub fn for_thread(
         event_type: EventType,
@@ -48,20 +75,13 @@ impl<'a> Draft<'a> {
         at: Ts,
     ) -> Self {
         Draft {
-            event_type,
-            source: SOURCE_INBOX,
             run_id: &thread.run_id,
             task_id: &thread.task_id,
             thread_id: &thread.thread_id,
             assigned_to: &thread.assigned_to,
             created_by: &thread.created_by,
             thread_status: Some(thread.status),
-            task_status: None,
-            actor,
-            message_id: None,
-            summary,
-            payload,
-            at,
+            ..Draft::new(event_type, SOURCE_INBOX, actor, summary, payload, at)
         }
     }
 
@@ -77,20 +97,10 @@ impl<'a> Draft<'a> {
         at: Ts,
     ) -> Self {
         Draft {
-            event_type,
-            source: SOURCE_AGENTS,
-            run_id: "",
             task_id,
-            thread_id: "",
             assigned_to: owner,
             created_by: owner,
-            thread_status: None,
-            task_status: None,
-            actor,
-            message_id: None,
-            summary,
-            payload,
-            at,
+            ..Draft::new(event_type, SOURCE_AGENTS, actor, summary, payload, at)
         }
     }
 

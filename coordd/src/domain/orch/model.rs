@@ -82,25 +82,16 @@ pub fn task_event(
     now: Ts,
 ) -> Result<i64> {
     let leader = load_run(tx, &task.run_id)?.created_by;
-    events::record(
-        tx,
-        &Draft {
-            event_type,
-            source: SOURCE_ORCH,
-            run_id: &task.run_id,
-            task_id: &task.task_id,
-            thread_id: attempt.map_or("", |a| a.thread_id.as_str()),
-            assigned_to: attempt.map_or("", |a| a.worker.as_str()),
-            created_by: &leader,
-            thread_status: None,
-            task_status: Some(task.status),
-            actor,
-            message_id: None,
-            summary,
-            payload,
-            at: now,
-        },
-    )
+    let draft = Draft {
+        run_id: &task.run_id,
+        task_id: &task.task_id,
+        thread_id: attempt.map_or("", |a| a.thread_id.as_str()),
+        assigned_to: attempt.map_or("", |a| a.worker.as_str()),
+        created_by: &leader,
+        task_status: Some(task.status),
+        ..Draft::new(event_type, SOURCE_ORCH, actor, summary, payload, now)
+    };
+    events::record(tx, &draft)
 }
 
 /// Record an orch event about a run.
@@ -111,25 +102,12 @@ pub fn run_event(
     (actor, summary, payload): (&str, &str, &Value),
     now: Ts,
 ) -> Result<i64> {
-    events::record(
-        tx,
-        &Draft {
-            event_type,
-            source: SOURCE_ORCH,
-            run_id: &run.run_id,
-            task_id: "",
-            thread_id: "",
-            assigned_to: "",
-            created_by: &run.created_by,
-            thread_status: None,
-            task_status: None,
-            actor,
-            message_id: None,
-            summary,
-            payload,
-            at: now,
-        },
-    )
+    let draft = Draft {
+        run_id: &run.run_id,
+        created_by: &run.created_by,
+        ..Draft::new(event_type, SOURCE_ORCH, actor, summary, payload, now)
+    };
+    events::record(tx, &draft)
 }
 
 /// Derive the run's status from its tasks and record any change with its event: done when

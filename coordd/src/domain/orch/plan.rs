@@ -187,8 +187,16 @@ fn refresh_readiness(tx: &mut dyn Tx, task: &mut Task, actor: &str, now: Ts) -> 
     Ok(())
 }
 
-/// `orch.depAdd` (`add`) and `orch.depRemove`.
-pub fn change_dep(tx: &mut dyn Tx, now: Ts, p: DepParams, add: bool) -> Result<TaskView> {
+/// Which way a dependency changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepChange {
+    Add,
+    Remove,
+}
+
+/// `orch.depAdd` and `orch.depRemove`.
+pub fn change_dep(tx: &mut dyn Tx, now: Ts, p: DepParams, change: DepChange) -> Result<TaskView> {
+    let add = change == DepChange::Add;
     let run = open_run(tx, &p.run_id)?;
     let mut task = load_task(tx, &p.run_id, &p.task_id)?;
     load_task(tx, &p.run_id, &p.on)?;

@@ -36,7 +36,7 @@ pub const MAX_BATCH: usize = 512;
 /// Jobs queued before submitters wait.
 pub const QUEUE: usize = 4 * MAX_BATCH;
 /// Jobs committed between two WAL checkpoints.
-const CHECKPOINT_EVERY: usize = 4000;
+const CHECKPOINT_EVERY: usize = 1000;
 
 enum Msg {
     Job(WriteJob),

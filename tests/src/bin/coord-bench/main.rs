@@ -58,7 +58,7 @@ fn main() {
             dispatch_tasks: 2000,
             worktree_tasks: 50,
             orch_wakes: 1000,
-            wakes: 5000,
+            wakes: 20_000,
             sends_per_client: 2000,
             cli_sends: 200,
             claim_threads: 5000,
@@ -152,13 +152,30 @@ async fn wake_latency(p: &Project, n: usize) {
     let waiter = p.client().await;
     let leader = p.client().await;
     let thr = new_thread(&leader, "w").await;
-    let filter = EventFilter { thread_id: Some(thr.clone()), kinds: vec![MessageKind::Answer], ..Default::default() };
+    let mut lat = time_wakes(&waiter, &leader, &thr, n).await;
+    lat.sort();
+    report(
+        &format!("wake latency, reply -> subscribed waiter ({n} wakes)"),
+        format!(
+            "p50 {}  p99 {}  p99.9 {}  max {}",
+            ms(percentile(&lat, 0.5)),
+            ms(percentile(&lat, 0.99)),
+            ms(percentile(&lat, 0.999)),
+            ms(lat[n - 1])
+        ),
+    );
+}
+
+/// `n` wakes of `waiter` (subscribed to `thr`'s answers) by `leader`'s replies, in order.
+pub(crate) async fn time_wakes(waiter: &Client, leader: &Client, thr: &str, n: usize) -> Vec<Duration> {
+    let filter =
+        EventFilter { thread_id: Some(thr.to_string()), kinds: vec![MessageKind::Answer], ..Default::default() };
     let mut sub = waiter.subscribe(filter).await.unwrap();
     let mut lat = Vec::with_capacity(n);
     for i in 0..n {
         let params = ReplyParams {
             from: "lead".into(),
-            thread_id: thr.clone(),
+            thread_id: thr.to_string(),
             message: msg(&format!("a{i}")),
             ..Default::default()
         };
@@ -171,11 +188,7 @@ async fn wake_latency(p: &Project, n: usize) {
         r.unwrap();
         lat.push(d);
     }
-    lat.sort();
-    report(
-        &format!("wake latency, reply -> subscribed waiter ({n} wakes)"),
-        format!("p50 {}  p99 {}  max {}", ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99)), ms(lat[n - 1])),
-    );
+    lat
 }
 
 async fn send_throughput(p: &Project, clients: usize, per_client: usize) {

@@ -100,26 +100,8 @@ pub async fn wake_under_load(p: &Project, n: usize) {
             sent
         }));
     }
-    let filter = EventFilter { thread_id: Some(thr.clone()), kinds: vec![MessageKind::Answer], ..Default::default() };
-    let mut sub = waiter.subscribe(filter).await.unwrap();
-    let mut lat = Vec::with_capacity(n);
     let t_all = Instant::now();
-    for i in 0..n {
-        let params = ReplyParams {
-            from: "lead".into(),
-            thread_id: thr.clone(),
-            message: msg(&format!("a{i}")),
-            ..Default::default()
-        };
-        let t0 = Instant::now();
-        let woke = async {
-            sub.next().await.unwrap().unwrap();
-            t0.elapsed()
-        };
-        let (r, d) = tokio::join!(leader.reply(params), woke);
-        r.unwrap();
-        lat.push(d);
-    }
+    let mut lat = crate::time_wakes(&waiter, &leader, &thr, n).await;
     stop.store(true, Ordering::Relaxed);
     let mut sends = 0;
     for t in load {
