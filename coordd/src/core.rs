@@ -111,7 +111,13 @@ impl Core {
                     }
                 });
             }
-            Err(e) => tracing::warn!(error = %e, "could not queue the last_seen_at update"),
+            Err(e) => {
+                // Nothing will take the set: let the next call queue a job of its own.
+                if let Ok(mut t) = self.touches.0.lock() {
+                    t.queued = false;
+                }
+                tracing::warn!(error = %e, "could not queue the last_seen_at update");
+            }
         }
     }
 }

@@ -61,14 +61,7 @@ impl SqliteStore {
         conn.execute_batch("PRAGMA optimize=0x10002")?;
         let last = SqliteTx::new(&conn).last_event_id()?;
 
-        let manager = SqliteConnectionManager::file(path)
-            .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .with_init(|c| {
-                c.busy_timeout(std::time::Duration::from_secs(5))?;
-                c.set_prepared_statement_cache_capacity(128);
-                c.pragma_update(None, "query_only", "ON")
-            });
-        let readers = r2d2::Pool::builder().max_size(READERS).min_idle(Some(1)).build(manager)?;
+        let readers = r2d2::Pool::builder().max_size(READERS).min_idle(Some(1)).build(readers(path))?;
         let bus = Bus::new(last);
         let checkpointer = Checkpointer::spawn(path)?;
         let (writer, handle) = Writer::spawn(conn, bus.clone(), checkpointer)
@@ -83,6 +76,18 @@ impl SqliteStore {
         };
         Ok((store, bus))
     }
+}
+
+/// How the read pool opens its connections: read-only and `query_only`, so SQLite itself
+/// refuses any write made through them.
+pub(super) fn readers(path: &Path) -> SqliteConnectionManager {
+    SqliteConnectionManager::file(path)
+        .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .with_init(|c| {
+            c.busy_timeout(std::time::Duration::from_secs(5))?;
+            c.set_prepared_statement_cache_capacity(128);
+            c.pragma_update(None, "query_only", "ON")
+        })
 }
 
 /// SQLite keeps memory statistics by default, behind a global mutex taken on every
