@@ -60,6 +60,10 @@ pub struct Attempt {
     pub previous_thread_id: Option<String>,
     pub started_at: String,
     pub ended_at: Option<String>,
+    /// The host whose daemon made the attempt (its worktree lives there); `null` for
+    /// attempts recorded before hosts were.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// What a dispatch created, for a launcher to start a worker with.
