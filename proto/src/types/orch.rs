@@ -290,6 +290,10 @@ pub struct WorktreesResult {
     pub removed: Vec<WorktreeInfo>,
     #[serde(default)]
     pub kept: Vec<WorktreeInfo>,
+    /// Worktrees of attempts made on other hosts (several daemons on one PostgreSQL
+    /// store): they live there, so they are neither listed nor pruned here.
+    #[serde(default)]
+    pub other_hosts: u32,
 }
 
 /// Params of `orch.councilStart`.

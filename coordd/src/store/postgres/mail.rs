@@ -117,7 +117,7 @@ impl Mail for PgTx<'_> {
             clause.push_str(" AND x.reminded_at IS NULL");
         }
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE {clause} ORDER BY {PRIORITY_RANK}, x.event_id LIMIT {}",
+            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE {clause} ORDER BY {PRIORITY_RANK}, x.event_id, x.recipient LIMIT {}",
             q.limit
         );
         self.map(&sql, &args.refs(), row_from)
@@ -147,7 +147,7 @@ impl Mail for PgTx<'_> {
         let sql = format!(
             "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE m.requires_ack AND x.state <> 'acked' \
              AND ($1::text IS NULL OR t.task_id = $1) AND ($2::text IS NULL OR x.recipient = $2 OR m.from_agent = $2) \
-             ORDER BY x.event_id LIMIT {limit}"
+             ORDER BY x.event_id, x.recipient LIMIT {limit}"
         );
         self.map(&sql, &[&task_id, &agent], row_from)
     }

@@ -140,9 +140,9 @@ impl Store for PgStore {
                 let _ = tokio::task::spawn_blocking(move || h.join()).await;
             }
             self.follower.stop();
-            if let Ok(mut v) = self.idle.lock() {
-                v.clear();
-            }
+            // The synchronous client must not be dropped on the executor.
+            let idle = self.idle.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
+            let _ = tokio::task::spawn_blocking(move || drop(idle)).await;
         })
     }
 }
