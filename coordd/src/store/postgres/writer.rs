@@ -119,6 +119,8 @@ enum Isolation {
 
 enum Attempt {
     Committed(Vec<Event>),
+    /// The transaction could not begin: nothing of the batch reached the server.
+    NotBegun(Error),
     Failed(Error),
     Poisoned,
 }
@@ -128,21 +130,30 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
     if batch.is_empty() {
         return;
     }
-    if conn.as_ref().is_none_or(PgConn::is_closed) {
-        *conn = match PgConn::connect(&shared.cfg) {
-            Ok(c) => {
-                tracing::info!("writer reconnected to PostgreSQL");
-                Some(c)
+    let mut outcome = None;
+    // A connection found dead at BEGIN (the server restarted while it sat idle) is
+    // replaced and the batch begun again: nothing of it had reached the server.
+    for _ in 0..2 {
+        if !connected(conn, shared) {
+            break;
+        }
+        let Some(c) = conn.as_mut() else { break };
+        match attempt(c, batch, Isolation::Shared, shared) {
+            Attempt::NotBegun(e) if c.is_closed() => {
+                *conn = None;
+                outcome = Some(Attempt::Failed(e));
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "writer cannot reach PostgreSQL; failing the batch");
-                fail(batch, &e);
-                return;
+            other => {
+                outcome = Some(other);
+                break;
             }
-        };
+        }
     }
-    let Some(c) = conn.as_mut() else { return };
-    let outcome = match attempt(c, batch, Isolation::Shared, shared) {
+    let (Some(c), Some(outcome)) = (conn.as_mut(), outcome) else {
+        fail(batch, &Error::Storage("PostgreSQL is unreachable".into()));
+        return;
+    };
+    let outcome = match outcome {
         Attempt::Poisoned => {
             tracing::warn!("a write job failed after writing; running its batch again, one savepoint per job");
             attempt(c, batch, Isolation::PerJob, shared)
@@ -154,7 +165,7 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
             shared.publisher.committed(c, events);
             None
         }
-        Attempt::Failed(e) => Some(e),
+        Attempt::Failed(e) | Attempt::NotBegun(e) => Some(e),
         Attempt::Poisoned => Some(Error::Internal("a write job failed after writing in its own savepoint".into())),
     };
     if c.is_closed() {
@@ -162,6 +173,25 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
     }
     for job in batch.drain(..) {
         job.complete(commit_err.as_ref());
+    }
+}
+
+/// Make sure the writer has a connection; false (logged) when PostgreSQL is unreachable.
+fn connected(conn: &mut Option<PgConn>, shared: &Shared) -> bool {
+    if conn.as_ref().is_some_and(|c| !c.is_closed()) {
+        return true;
+    }
+    match PgConn::connect(&shared.cfg) {
+        Ok(c) => {
+            tracing::info!("writer connected to PostgreSQL");
+            *conn = Some(c);
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "writer cannot reach PostgreSQL; failing the batch");
+            *conn = None;
+            false
+        }
     }
 }
 
@@ -186,7 +216,7 @@ fn attempt(c: &mut PgConn, batch: &mut [WriteJob], isolation: Isolation, shared:
         for job in batch.iter_mut() {
             job.run(None);
         }
-        return Attempt::Failed(Error::Storage(format!("cannot begin a write transaction: {e}")));
+        return Attempt::NotBegun(Error::Storage(format!("cannot begin a write transaction: {e}")));
     }
     let per_job = isolation == Isolation::PerJob;
     let mut ids = EventIds::default();
