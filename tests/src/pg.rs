@@ -118,7 +118,12 @@ impl Server {
         // A `.cleanup` file in its directory asks it to remove the directory afterwards.
         let script = r#"root="$1"; pg="$2"; shift 2; "$pg" "$@" & pid=$!; cat >/dev/null; kill -INT "$pid"; wait "$pid"; if [ -e "$root/.cleanup" ]; then rm -rf "$root"; fi"#;
         let mut cmd = as_pg_user(Path::new("/bin/sh"));
-        cmd.args(["-c", script, "sh"]).arg(&self.socket_dir).arg(self.bin.join("postgres")).arg("-D").arg(&self.data).arg("-k");
+        cmd.args(["-c", script, "sh"])
+            .arg(&self.socket_dir)
+            .arg(self.bin.join("postgres"))
+            .arg("-D")
+            .arg(&self.data)
+            .arg("-k");
         cmd.arg(&self.socket_dir).args([
             "-c",
             "listen_addresses=",

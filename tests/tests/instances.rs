@@ -99,7 +99,8 @@ async fn kill_9_of_one_instance_loses_no_acknowledged_write_and_the_other_keeps_
     let (ca, cb) = (a.client().await, b.client().await);
     let through_a = (0..100).map(|i| ca.send(send("w", &format!("a{i}"))));
     let through_b = (0..100).map(|i| cb.send(send("w", &format!("b{i}"))));
-    let (ra, rb) = futures::future::join(futures::future::join_all(through_a), futures::future::join_all(through_b)).await;
+    let (ra, rb) =
+        futures::future::join(futures::future::join_all(through_a), futures::future::join_all(through_b)).await;
     let acked: Vec<MessageResult> = ra.into_iter().chain(rb).map(|r| r.expect("acknowledged")).collect();
     drop(ca);
     da.kill9();
@@ -161,7 +162,12 @@ fn a_plain_sequence_skips(url: &str) -> bool {
         let (mut t1, mut t2, mut reader) = (Server::connect(&url), Server::connect(&url), Server::connect(&url));
         t1.batch_execute("BEGIN; INSERT INTO seq_demo DEFAULT VALUES").unwrap();
         t2.batch_execute("BEGIN; INSERT INTO seq_demo DEFAULT VALUES; COMMIT").unwrap();
-        let seen: Vec<i64> = reader.query("SELECT id FROM seq_demo WHERE id > 0 ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+        let seen: Vec<i64> = reader
+            .query("SELECT id FROM seq_demo WHERE id > 0 ORDER BY id", &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
         t1.batch_execute("COMMIT").unwrap();
         seen == [2]
     })
@@ -184,7 +190,8 @@ async fn events_committed_out_of_id_order_are_never_skipped_by_a_cursor() {
     let holder = std::thread::spawn(move || {
         let mut c = Server::connect(&u);
         let mut tx = c.transaction().unwrap();
-        let id: i64 = tx.query_one("UPDATE coordd_event_counter SET last = last + 1 RETURNING last", &[]).unwrap().get(0);
+        let id: i64 =
+            tx.query_one("UPDATE coordd_event_counter SET last = last + 1 RETURNING last", &[]).unwrap().get(0);
         tx.execute(
             "INSERT INTO events (event_id, run_id, task_id, thread_id, source, event_type, summary, created_at) \
              VALUES ($1, '', '', '', 'test', 'agent.registered', 'held open', '2026-01-01T00:00:00.000Z')",
@@ -204,7 +211,8 @@ async fn events_committed_out_of_id_order_are_never_skipped_by_a_cursor() {
     let u = url.clone();
     pg::off_runtime(move || {
         let mut c = Server::connect(&u);
-        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'coordd' AND wait_event_type = 'Lock'";
+        let waiting =
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'coordd' AND wait_event_type = 'Lock'";
         while c.query_one(waiting, &[]).unwrap().get::<_, i64>(0) == 0 {
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -216,4 +224,85 @@ async fn events_committed_out_of_id_order_are_never_skipped_by_a_cursor() {
     assert_eq!(later, held_id + 1, "ids commit in their own order");
     assert_eq!(next_event(&mut on_b).await.event_id, held_id, "the subscriber sees the earlier id");
     assert_eq!(next_event(&mut on_b).await.event_id, later, "then the later one");
+}
+
+fn orch_in(p: &Project, args: &[&str]) -> serde_json::Value {
+    p.orch().json_flag().args(args).run().ok().json()
+}
+
+fn run_with_one_task(p: &Project, kind: &str) {
+    orch_in(p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch_in(p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "t", "--assign-to", "backend", "--kind", kind]);
+}
+
+#[test]
+fn a_task_is_dispatched_once_when_two_instances_race() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    run_with_one_task(&a, "thread");
+    let racers: Vec<_> = [&a, &b, &a, &b]
+        .iter()
+        .map(|p| p.orch().json_flag().args(["dispatch", "--run", "R1", "--task", "T1"]).spawn())
+        .collect();
+    let outs: Vec<_> = racers.into_iter().map(coord_tests::finish).collect();
+    assert_eq!(outs.iter().filter(|o| o.code == 0).count(), 1, "one dispatch wins: {outs:#?}");
+    let threads = b.inbox().json_flag().args(["list", "--run", "R1"]).run().ok().json();
+    assert_eq!(threads["threads"].as_array().unwrap().len(), 1, "one attempt's thread: {threads}");
+}
+
+#[test]
+fn worktrees_live_on_the_host_that_made_them() {
+    let Some((a, b)) = pair() else { return };
+    for (k, v) in [
+        ("init", vec!["-q", "-b", "main"]),
+        ("config", vec!["user.email", "t@example.com"]),
+        ("config", vec!["user.name", "T"]),
+    ] {
+        let mut args = vec![k];
+        args.extend(v);
+        coord_tests::git_in(a.path(), &args);
+    }
+    a.write("README.md", "hello\n");
+    coord_tests::git_in(a.path(), &["add", "README.md"]);
+    coord_tests::git_in(a.path(), &["commit", "-q", "-m", "init"]);
+    let (_da, _db) = (a.serve(), b.serve());
+    run_with_one_task(&a, "code");
+    let d = orch_in(&a, &["dispatch", "--run", "R1", "--task", "T1"]);
+    assert!(d["dispatches"][0]["worktree_path"].is_string(), "{d}");
+    let here = orch_in(&a, &["worktree", "list"]);
+    assert_eq!(here["worktrees"].as_array().unwrap().len(), 1, "{here}");
+    assert_eq!(here["other_hosts"], 0);
+    // Nothing listed here: exit 10, as for any empty list.
+    let there = b.orch().json_flag().args(["worktree", "list"]).run().code(10).json();
+    assert!(there["worktrees"].as_array().unwrap().is_empty(), "{there}");
+    assert_eq!(there["other_hosts"], 1);
+    let pruned = orch_in(&b, &["worktree", "prune", "--force"]);
+    assert!(
+        pruned["removed"].as_array().unwrap().is_empty() && pruned["kept"].as_array().unwrap().is_empty(),
+        "{pruned}"
+    );
+    let attempt = &orch_in(&b, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(attempt["attempts"][0]["host"], "host-a", "the attempt records its host: {attempt}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lease_expiry_is_recorded_once_not_once_per_instance() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (a.client().await, b.client().await);
+    let thr = ca.send(send("w1", "t")).await.unwrap().thread.thread_id;
+    let filter =
+        EventFilter { thread_id: Some(thr.clone()), event_types: vec![EventType::LeaseExpired], ..Default::default() };
+    let mut expired = cb.subscribe(filter).await.unwrap();
+    ca.claim(ClaimParams { agent: "w1".into(), thread_id: thr.clone(), lease_seconds: Some(1) }).await.unwrap();
+    next_event(&mut expired).await;
+    // Every write after the expiry report is ordered after any second report would be.
+    let marker = ca.send(send("w1", "marker")).await.unwrap().event_id;
+    let all = cb.events_list(EventsListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
+    assert!(all.events.iter().any(|e| e.event_id == marker));
+    let reports = all.events.iter().filter(|e| e.event_type == EventType::LeaseExpired).count();
+    assert_eq!(reports, 1, "one lease.expired for one expiry");
+    // A new grant through the other instance takes the next generation.
+    let again = cb.claim(ClaimParams { agent: "w2".into(), thread_id: thr, lease_seconds: None }).await.unwrap();
+    assert_eq!(again.thread.lease.unwrap().generation, 2);
 }

@@ -8,21 +8,21 @@ mod agents;
 mod client;
 #[path = "daemon.rs"]
 mod daemon;
+#[path = "exit_codes.rs"]
+mod exit_codes;
 #[path = "leases.rs"]
 mod leases;
 #[path = "mailbox.rs"]
 mod mailbox;
+#[path = "mcp.rs"]
+mod mcp;
 #[path = "orch.rs"]
 mod orch;
+#[path = "raw_socket.rs"]
+mod raw_socket;
 #[path = "reservations.rs"]
 mod reservations;
 #[path = "waits.rs"]
 mod waits;
 #[path = "worker_flow.rs"]
 mod worker_flow;
-#[path = "exit_codes.rs"]
-mod exit_codes;
-#[path = "mcp.rs"]
-mod mcp;
-#[path = "raw_socket.rs"]
-mod raw_socket;

@@ -107,7 +107,11 @@ pub async fn lease_expiry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) 
 }
 
 /// Report expiries while this daemon holds the duties; false at shutdown.
-async fn report_expiries(core: &Core, shutdown: &mut watch::Receiver<bool>, duties: &mut watch::Receiver<bool>) -> bool {
+async fn report_expiries(
+    core: &Core,
+    shutdown: &mut watch::Receiver<bool>,
+    duties: &mut watch::Receiver<bool>,
+) -> bool {
     let mut bus = core.bus.subscribe();
     loop {
         let next = core.read(|tx, _| tx.lease_next_expiry()).await.unwrap_or(None);

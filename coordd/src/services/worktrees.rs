@@ -27,8 +27,7 @@ async fn worktree_attempts(core: &Core, run_id: Option<String>) -> Result<(Vec<A
             tx.attempts_with_worktree(run_id.as_deref())
         })
         .await?;
-    let (local, other): (Vec<Attempt>, Vec<Attempt>) =
-        all.into_iter().partition(|a| host::is_local(a.host.as_deref()));
+    let (local, other): (Vec<Attempt>, Vec<Attempt>) = all.into_iter().partition(|a| host::is_local(a.host.as_deref()));
     Ok((local, other.len() as u32))
 }
 
