@@ -77,9 +77,15 @@ impl Project {
         self
     }
 
+    /// A project whose daemons choose their store themselves (no `COORD_STORE_URL`).
+    pub fn without_store(mut self) -> Project {
+        self.env.retain(|(k, _)| k != "COORD_STORE_URL");
+        self
+    }
+
     /// The store URL of this project's daemons, when it is not the SQLite default.
     pub fn store_url(&self) -> Option<&str> {
-        self.env.iter().find(|(k, _)| k == "COORD_STORE_URL").map(|(_, v)| v.as_str())
+        self.env.iter().find(|(k, _)| k == "COORD_STORE_URL").map(|(_, v)| v.as_str()).filter(|v| *v != "sqlite")
     }
 
     /// A project nested so deep that its natural socket path is too long.
