@@ -64,6 +64,18 @@ impl PgConn {
         Ok(self.client.batch_execute(sql)?)
     }
 
+    /// Run statements without parameters in one round trip; the first column of the last
+    /// row any of them returned.
+    pub fn batch_value(&mut self, sql: &str) -> Result<Option<String>> {
+        let mut value = None;
+        for m in self.client.simple_query(sql)? {
+            if let postgres::SimpleQueryMessage::Row(r) = m {
+                value = r.get(0).map(str::to_string);
+            }
+        }
+        Ok(value)
+    }
+
     fn stmt(&mut self, sql: &str) -> Result<Statement> {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());

@@ -190,10 +190,24 @@ impl Events for PgTx<'_> {
         let clause = filter_sql(q, &mut args);
         let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE {clause} ORDER BY e.event_id LIMIT {limit}");
         let mut events = self.map(&sql, &args.refs(), event_from_row)?;
-        for e in &mut events {
-            if let Some(mid) = &e.message_id {
-                e.message = self.message(mid)?;
+        // The page's messages, then their artifacts, by key: a replay page or a follower's
+        // catch-up is three round trips, not two more per event. (A join would let a
+        // generic plan hash the whole messages table.)
+        let ids: Vec<String> = events.iter().filter_map(|e| e.message_id.clone()).collect();
+        if ids.is_empty() {
+            return Ok(events);
+        }
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = ANY($1)");
+        let mut messages: std::collections::HashMap<String, Message> =
+            self.map(&sql, &[&ids], message_from_row)?.into_iter().map(|m| (m.message_id.clone(), m)).collect();
+        let sql = format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.message_id = ANY($1) ORDER BY a.seq");
+        for a in self.map(&sql, &[&ids], artifact_from_row)? {
+            if let Some(m) = messages.get_mut(&a.message_id) {
+                m.artifacts.push(a);
             }
+        }
+        for e in &mut events {
+            e.message = e.message_id.as_ref().and_then(|id| messages.get(id).cloned());
         }
         Ok(events)
     }

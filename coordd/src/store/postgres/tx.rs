@@ -13,9 +13,10 @@ use crate::error::{Error, Result};
 use crate::store::repos::Tx;
 use crate::time::Ts;
 
-/// The event ids of one write transaction. The first event locks the counter row (`SELECT
-/// … FOR UPDATE`) and reads the last id; later ones count on in memory; before `COMMIT`
-/// the writer stores the last id back. The row lock is held to the end of the transaction,
+/// The event ids of one write transaction. The writer locks the counter row (`SELECT …
+/// FOR UPDATE`) as the transaction begins and reads the last id (a transaction that did
+/// not locks it at its first event); ids count on in memory; before `COMMIT` the writer
+/// stores the last id back. The row lock is held to the end of the transaction,
 /// so no other transaction can take ids until this one has committed: ids commit in their
 /// own order, and a reader at cursor N never sees N+2 without N+1.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -25,6 +26,11 @@ pub struct EventIds {
 }
 
 impl EventIds {
+    /// Ids of a transaction that locked the counter row when it began, at `last`.
+    pub fn locked(last: i64) -> EventIds {
+        EventIds { taken: Some((last, last)) }
+    }
+
     /// The last id to store back, if this transaction took any.
     pub fn to_store(&self) -> Option<i64> {
         self.taken.filter(|(from, to)| to > from).map(|(_, to)| to)

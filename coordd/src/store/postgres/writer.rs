@@ -12,7 +12,7 @@
 //!    reservation per exclusive scope. The lock is taken by its own statement, before any
 //!    read, so every later statement (READ COMMITTED: a snapshot per statement) sees every
 //!    earlier holder's commit.
-//! 2. Event ids from the counter row, locked on the first event (see
+//! 2. Event ids from the counter row, locked when the transaction begins (see
 //!    [`super::tx::EventIds`]) and stored back before `COMMIT`: ids commit in order, so a
 //!    cursor never skips one. (The advisory lock alone would order them too; the row lock
 //!    keeps the guarantee for any other writer, such as `coordd migrate`.)
@@ -209,17 +209,28 @@ fn rollback(c: &mut PgConn) {
 }
 
 fn attempt(c: &mut PgConn, batch: &mut [WriteJob], isolation: Isolation, shared: &Shared) -> Attempt {
-    let begun = c.batch("BEGIN").and_then(|_| c.execute("SELECT pg_advisory_xact_lock($1)", &[&shared.write_key]));
-    if let Err(e) = begun {
-        tracing::error!(error = %e, "cannot begin a write transaction");
-        rollback(c);
-        for job in batch.iter_mut() {
-            job.run(None);
+    // One round trip: begin, take the write lock, then the counter row (every batch takes
+    // it; only a batch that recorded events stores it back).
+    let begin = format!(
+        "BEGIN; SELECT pg_advisory_xact_lock({}); SELECT last FROM coordd_event_counter FOR UPDATE",
+        shared.write_key
+    );
+    let begun = c.batch_value(&begin).and_then(|v| {
+        v.and_then(|s| s.parse::<i64>().ok()).ok_or_else(|| Error::Storage("the event counter row is missing".into()))
+    });
+    let last = match begun {
+        Ok(last) => last,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot begin a write transaction");
+            rollback(c);
+            for job in batch.iter_mut() {
+                job.run(None);
+            }
+            return Attempt::NotBegun(Error::Storage(format!("cannot begin a write transaction: {e}")));
         }
-        return Attempt::NotBegun(Error::Storage(format!("cannot begin a write transaction: {e}")));
-    }
+    };
     let per_job = isolation == Isolation::PerJob;
-    let mut ids = EventIds::default();
+    let mut ids = EventIds::locked(last);
     let mut events = Vec::new();
     for job in batch.iter_mut() {
         if per_job && let Err(e) = c.batch("SAVEPOINT job") {
@@ -264,13 +275,17 @@ fn attempt(c: &mut PgConn, batch: &mut [WriteJob], isolation: Isolation, shared:
     Attempt::Committed(events)
 }
 
-/// Store the counter, notify (once, only when the batch recorded events) and commit.
+/// Store the counter, notify (once, only when the batch recorded events) and commit, in
+/// one round trip (a failing statement skips the rest, and the caller rolls back).
 fn finish(c: &mut PgConn, ids: EventIds, events: &[Event], shared: &Shared) -> Result<()> {
+    let mut sql = String::new();
     if let Some(last) = ids.to_store() {
-        c.execute("UPDATE coordd_event_counter SET last = $1", &[&last])?;
+        sql.push_str(&format!("UPDATE coordd_event_counter SET last = {last}; "));
     }
     if let Some(last) = events.last() {
-        c.execute("SELECT pg_notify($1, $2)", &[&shared.channel, &last.event_id.to_string()])?;
+        let channel = shared.channel.replace('\'', "''");
+        sql.push_str(&format!("SELECT pg_notify('{channel}', '{}'); ", last.event_id));
     }
-    c.batch("COMMIT")
+    sql.push_str("COMMIT");
+    c.batch(&sql)
 }
