@@ -86,20 +86,18 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     .map_err(io(format!("cannot write lock file {}", lock.path().display())))?;
 
     let db_path = paths.db.clone();
-    let store_err =
-        |db: &std::path::Path, source| DaemonError::Store { db: db.display().to_string(), source: Box::new(source) };
-    let (choice, source) = select::resolve(opts.store.as_deref(), &paths.db).map_err(|e| store_err(&paths.db, e))?;
+    let store_err = |source| DaemonError::Store { db: paths.db.display().to_string(), source: Box::new(source) };
+    let (choice, source) = select::resolve(opts.store.as_deref(), &paths.db).map_err(store_err)?;
     let location = choice.describe(&paths.db);
-    let (store, bus) = tokio::task::spawn_blocking(move || select::open(&choice, &db_path).map_err(|e| (e, choice)))
+    let opening = choice.clone();
+    let (store, bus) = tokio::task::spawn_blocking(move || select::open(&opening, &db_path))
         .await
         .map_err(|e| io("database open task failed")(std::io::Error::other(e)))?
-        .map_err(|(e, choice)| DaemonError::Store { db: choice.describe(&paths.db), source: Box::new(e) })?;
-    if source == select::Source::Flag {
-        if let Ok((choice, _)) = select::resolve(opts.store.as_deref(), &paths.db)
-            && let Err(e) = select::record(&paths.db, &choice)
-        {
-            tracing::warn!(error = %e, "cannot record the store in the project's configuration");
-        }
+        .map_err(|e| DaemonError::Store { db: location.clone(), source: Box::new(e) })?;
+    if source == select::Source::Flag
+        && let Err(e) = select::record(&paths.db, &choice)
+    {
+        tracing::warn!(error = %e, "cannot record the store in the project's configuration");
     }
     tracing::info!(store = %location, host = crate::host::name(), "store open");
     let core = Arc::new(Core::new(store.clone(), clock, bus, paths.db.clone()));

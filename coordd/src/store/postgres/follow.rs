@@ -76,11 +76,11 @@ impl Publisher {
     pub fn committed(&self, conn: &mut PgConn, events: Vec<Event>) {
         let Some(first) = events.first().map(|e| e.event_id) else { return };
         let Ok(mut cursor) = self.cursor.lock() else { return };
-        if *cursor < first - 1 {
-            if let Err(e) = self.read_on(conn, &mut cursor) {
-                tracing::warn!(error = %e, "cannot read the events before this commit; the follower will publish them");
-                return;
-            }
+        if *cursor < first - 1
+            && let Err(e) = self.read_on(conn, &mut cursor)
+        {
+            tracing::warn!(error = %e, "cannot read the events before this commit; the follower will publish them");
+            return;
         }
         let own: Vec<Event> = events.into_iter().filter(|e| e.event_id > *cursor).collect();
         if let Some(last) = own.last() {

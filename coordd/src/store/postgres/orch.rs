@@ -114,7 +114,7 @@ impl Tasks for PgTx<'_> {
                 &t.body,
                 &t.acceptance,
                 &t.priority.as_str(),
-                &i64::from(t.priority.rank()),
+                &t.priority.rank(),
                 &t.assign_to,
                 &t.role,
                 &t.kind.as_str(),

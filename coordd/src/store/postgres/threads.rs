@@ -71,7 +71,7 @@ impl Threads for PgTx<'_> {
                 &t.assigned_to,
                 &t.status.as_str(),
                 &t.priority.as_str(),
-                &i64::from(t.priority.rank()),
+                &t.priority.rank(),
                 &t.latest_message_id,
                 &t.created_at,
                 &t.updated_at,
