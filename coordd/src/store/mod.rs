@@ -9,6 +9,7 @@
 //! - [`postgres`]: several daemons (one per host) on one PostgreSQL database.
 
 pub mod backend;
+pub mod copy;
 pub mod migrate;
 pub mod postgres;
 pub mod repos;

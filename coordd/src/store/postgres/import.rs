@@ -7,7 +7,7 @@ use postgres::types::{ToSql, Type};
 use super::conn::{self, PgConn};
 use super::migrations;
 use crate::error::{Error, Result};
-use crate::store::migrate::{Cell, Report, RowHash, TABLES, TableReport};
+use crate::store::copy::{Cell, Report, RowHash, TABLES, TableReport};
 use crate::store::sqlite::export::Source;
 
 /// Columns of a PostgreSQL table, in order.

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::migrations;
 use crate::error::{Error, Result};
-use crate::store::migrate::{Cell, RowHash, transform};
+use crate::store::copy::{Cell, RowHash, transform};
 
 /// The source database, open and migrated.
 pub struct Source {
