@@ -24,13 +24,44 @@ use crate::store::repos::Events;
 /// Connections reads may use at once.
 const READERS: usize = 4;
 
+/// Idle read connections. The synchronous client must never be dropped on the async
+/// executor (it shuts a runtime of its own down), so what is left at the end is dropped on
+/// a thread of its own, wherever the last handle goes.
+#[derive(Default)]
+struct Idle(Mutex<Vec<PgConn>>);
+
+impl Idle {
+    fn take(&self) -> Option<PgConn> {
+        self.0.lock().ok().and_then(|mut v| v.pop())
+    }
+
+    fn put(&self, conn: PgConn) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(conn);
+        }
+    }
+
+    fn drain(&self) -> Vec<PgConn> {
+        self.0.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default()
+    }
+}
+
+impl Drop for Idle {
+    fn drop(&mut self) {
+        let conns = self.drain();
+        if !conns.is_empty() {
+            let _ = std::thread::Builder::new().name("coordd-pg-close".into()).spawn(move || drop(conns));
+        }
+    }
+}
+
 pub struct PgStore {
     location: String,
     shared: Arc<Shared>,
     writer: Writer,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     follower: Follower,
-    idle: Arc<Mutex<Vec<PgConn>>>,
+    idle: Arc<Idle>,
     permits: Arc<Semaphore>,
     schema_version: i64,
 }
@@ -75,7 +106,7 @@ impl PgStore {
             writer,
             writer_thread: Mutex::new(Some(handle)),
             follower,
-            idle: Arc::new(Mutex::new(Vec::new())),
+            idle: Arc::new(Idle::default()),
             permits: Arc::new(Semaphore::new(READERS)),
             schema_version,
         };
@@ -109,17 +140,13 @@ impl Store for PgStore {
             let _permit =
                 permits.acquire_owned().await.map_err(|_| Error::Internal("the read pool is closed".into()))?;
             tokio::task::spawn_blocking(move || -> Result<()> {
-                let pooled = idle.lock().ok().and_then(|mut v| v.pop());
-                let mut conn = match pooled {
+                let mut conn = match idle.take() {
                     Some(c) if !c.is_closed() => c,
                     _ => PgConn::connect(&shared.cfg)?,
                 };
                 let out = read_on(&mut conn, job);
-                if out.is_ok()
-                    && !conn.is_closed()
-                    && let Ok(mut v) = idle.lock()
-                {
-                    v.push(conn);
+                if out.is_ok() && !conn.is_closed() {
+                    idle.put(conn);
                 }
                 out
             })
@@ -141,7 +168,7 @@ impl Store for PgStore {
             }
             self.follower.stop();
             // The synchronous client must not be dropped on the executor.
-            let idle = self.idle.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
+            let idle = self.idle.drain();
             let _ = tokio::task::spawn_blocking(move || drop(idle)).await;
         })
     }
