@@ -56,32 +56,39 @@ impl Core {
         T: Send + 'static,
         F: FnMut(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
     {
+        // The touch is queued first, so it commits no later than the write itself.
         self.touch(agent).await;
         self.write(f).await
     }
 
-    /// A read made by `agent`: its `last_seen_at` advances (a small write, queued alongside).
+    /// A read made by `agent`: its `last_seen_at` advances (a small write, queued alongside,
+    /// and committed by the time the read answers, so a later call sees it, on this daemon
+    /// or another one sharing the store).
     pub async fn read_as<T, F>(&self, agent: &str, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx, Ts) -> Result<T> + Send + 'static,
     {
-        self.touch(agent).await;
-        self.read(f).await
+        let touched = self.touch(agent).await;
+        let (out, _) = tokio::join!(self.read(f), self.touches.committed(touched));
+        out
     }
 
-    /// Queue `agent`'s touch: join the touch job already queued, or queue one.
-    async fn touch(&self, agent: &str) {
-        let job = {
-            let Ok(mut t) = self.touches.0.lock() else { return };
+    /// Queue `agent`'s touch: join the touch job already queued, or queue one. Returns the
+    /// number of the job that will touch it.
+    async fn touch(&self, agent: &str) -> Option<u64> {
+        let (job, number) = {
+            let Ok(mut t) = self.touches.0.lock() else { return None };
             t.agents.insert(agent.to_string());
             if t.queued {
-                return;
+                return Some(t.number);
             }
             t.queued = true;
+            t.number += 1;
+            let number = t.number;
             let (touches, clock) = (self.touches.0.clone(), self.clock.clone());
             let mut taken: Option<HashSet<String>> = None;
-            move |tx: &mut dyn Tx| {
+            let job = move |tx: &mut dyn Tx| {
                 // Taken on the first run and kept, should the job run again.
                 let agents = taken.get_or_insert_with(|| match touches.lock() {
                     Ok(mut t) => {
@@ -97,18 +104,21 @@ impl Core {
                     }
                 }
                 Ok(())
-            }
+            };
+            (job, number)
         };
         // Bookkeeping: a failed touch never fails the call itself. The job is only queued
         // here; the caller's own write is queued after it, so it commits no earlier.
         let store = self.store.clone();
         let done = store::backend::submit(&*store, job);
+        let finished = self.touches.1.clone();
         match done.await {
             Ok(reply) => {
                 tokio::spawn(async move {
                     if let Ok(Err(e)) = reply.await {
                         tracing::warn!(error = %e, "could not record last_seen_at");
                     }
+                    finished.send_modify(|n| *n = (*n).max(number));
                 });
             }
             Err(e) => {
@@ -117,17 +127,36 @@ impl Core {
                     t.queued = false;
                 }
                 tracing::warn!(error = %e, "could not queue the last_seen_at update");
+                finished.send_modify(|n| *n = (*n).max(number));
             }
         }
+        Some(number)
     }
 }
 
-/// The agents waiting for `last_seen_at`, and whether a job that will touch them is queued.
-#[derive(Default)]
-struct Touches(Arc<Mutex<TouchSet>>);
+/// The agents waiting for `last_seen_at`, whether a job that will touch them is queued,
+/// and the number of the last touch job finished (committed or failed).
+struct Touches(Arc<Mutex<TouchSet>>, tokio::sync::watch::Sender<u64>);
+
+impl Default for Touches {
+    fn default() -> Self {
+        Touches(Arc::default(), tokio::sync::watch::Sender::new(0))
+    }
+}
+
+impl Touches {
+    /// Wait until touch job `number` has finished (at once for `None`).
+    async fn committed(&self, number: Option<u64>) {
+        let Some(number) = number else { return };
+        let mut rx = self.1.subscribe();
+        let _ = rx.wait_for(|n| *n >= number).await;
+    }
+}
 
 #[derive(Default)]
 struct TouchSet {
     agents: HashSet<String>,
     queued: bool,
+    /// The number of the last touch job queued.
+    number: u64,
 }

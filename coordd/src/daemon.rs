@@ -18,8 +18,7 @@ use crate::api::{self, DaemonInfo};
 use crate::core::Core;
 use crate::lockfile::{Acquire, DaemonLock, LockInfo};
 use crate::services::background;
-use crate::store::Store;
-use crate::store::sqlite::SqliteStore;
+use crate::store::select;
 use crate::time::{Clock, SystemClock};
 use crate::transport;
 
@@ -47,6 +46,9 @@ pub struct ServeOptions {
     pub paths: ProjectPaths,
     /// Print `ready <socket>` on stdout once serving (used by auto-start).
     pub notify_ready: bool,
+    /// `--store`: `sqlite` or a PostgreSQL URL (see `store::select`); recorded in the
+    /// project's configuration.
+    pub store: Option<String>,
 }
 
 /// Run the daemon until it is told to stop.
@@ -84,13 +86,20 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     .map_err(io(format!("cannot write lock file {}", lock.path().display())))?;
 
     let db_path = paths.db.clone();
-    let (store, bus) = tokio::task::spawn_blocking(move || {
-        SqliteStore::open(&db_path)
-            .map_err(|source| DaemonError::Store { db: db_path.display().to_string(), source: Box::new(source) })
-    })
-    .await
-    .map_err(|e| io("database open task failed")(std::io::Error::other(e)))??;
-    let store: Arc<dyn Store> = Arc::new(store);
+    let store_err = |source| DaemonError::Store { db: paths.db.display().to_string(), source: Box::new(source) };
+    let (choice, source) = select::resolve(opts.store.as_deref(), &paths.db).map_err(store_err)?;
+    let location = choice.describe(&paths.db);
+    let opening = choice.clone();
+    let (store, bus) = tokio::task::spawn_blocking(move || select::open(&opening, &db_path))
+        .await
+        .map_err(|e| io("database open task failed")(std::io::Error::other(e)))?
+        .map_err(|e| DaemonError::Store { db: location.clone(), source: Box::new(e) })?;
+    if source == select::Source::Flag
+        && let Err(e) = select::record(&paths.db, &choice)
+    {
+        tracing::warn!(error = %e, "cannot record the store in the project's configuration");
+    }
+    tracing::info!(store = %location, host = crate::host::name(), "store open");
     let core = Arc::new(Core::new(store.clone(), clock, bus, paths.db.clone()));
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
     tokio::spawn(background::auto_retry(core.clone(), shutdown_rx.clone()));

@@ -16,6 +16,7 @@ pub mod core;
 pub mod daemon;
 pub mod domain;
 pub mod error;
+pub mod host;
 pub mod ids;
 pub mod lockfile;
 pub mod ops;

@@ -41,6 +41,31 @@ enum Cmd {
         /// Print `ready <socket>` on stdout once accepting connections (for launchers).
         #[arg(long)]
         notify_ready: bool,
+        /// The store: `sqlite` (the default: <project>/.agents/coord.db) or a PostgreSQL URL
+        /// shared by one daemon per host, e.g. postgres://coord@db.internal/team or
+        /// postgres:///team?host=/run/postgresql. Recorded in .agents/coordd.json, so later
+        /// auto-started daemons use it too. Without it: $COORD_STORE_URL, then the
+        /// recorded store, then SQLite.
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
+    },
+    /// Copy this project's SQLite history into PostgreSQL, verify it, and switch the
+    /// project to it.
+    ///
+    /// Stop the daemon first (`coordd stop`). Everything is copied (threads, messages,
+    /// events with their ids, runs, tasks, attempts, agents, mail, reservations, …) in one
+    /// transaction, then verified table by table (row counts and a hash of every row)
+    /// before it commits: an interrupted copy leaves nothing behind, so run it again. A
+    /// finished copy is only verified again. The SQLite file is left as it was.
+    ///
+    /// Example: coordd migrate --to postgres://coord@db.internal/team
+    Migrate {
+        /// The target PostgreSQL URL (an empty database or schema, or this copy of it).
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Report version, protocol version, pid, socket, database and uptime.
     Status {
@@ -60,7 +85,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let paths = paths::resolve(cli.db.as_deref(), &std::env::current_dir().unwrap_or_else(|_| ".".into()));
     let result = match cli.command {
-        Cmd::Serve { log_file, notify_ready } => serve(paths, log_file, notify_ready),
+        Cmd::Serve { log_file, notify_ready, store } => serve(paths, log_file, notify_ready, store),
+        Cmd::Migrate { to, json } => migrate(paths, &to, json),
         Cmd::Status { json } => runtime().and_then(|rt| rt.block_on(status(paths, json))),
         Cmd::Stop { json } => runtime().and_then(|rt| rt.block_on(stop(paths, json))),
     };
@@ -77,14 +103,19 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the async runtime")
 }
 
-fn serve(paths: paths::ProjectPaths, log_file: Option<PathBuf>, notify_ready: bool) -> anyhow::Result<ExitCode> {
+fn serve(
+    paths: paths::ProjectPaths,
+    log_file: Option<PathBuf>,
+    notify_ready: bool,
+    store: Option<String>,
+) -> anyhow::Result<ExitCode> {
     init_tracing(log_file.as_deref())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("coordd")
         .build()
         .context("cannot start the async runtime")?;
-    match rt.block_on(daemon::serve(ServeOptions { paths, notify_ready })) {
+    match rt.block_on(daemon::serve(ServeOptions { paths, notify_ready, store })) {
         Ok(()) => Ok(Exit::Ok.into()),
         Err(e @ DaemonError::AlreadyRunning { .. }) => {
             tracing::error!("{e}");
@@ -114,6 +145,47 @@ fn init_tracing(log_file: Option<&std::path::Path>) -> anyhow::Result<()> {
         None => builder.with_writer(std::io::stderr).init(),
     }
     Ok(())
+}
+
+fn migrate(paths: paths::ProjectPaths, to: &str, json: bool) -> anyhow::Result<ExitCode> {
+    use coordd::lockfile::{Acquire, DaemonLock};
+    use coordd::store::select::{self, Choice};
+    let url = match Choice::parse(to)? {
+        Choice::Postgres(url) => url,
+        Choice::Sqlite => anyhow::bail!("--to takes a PostgreSQL URL (postgres://…)"),
+    };
+    if let Some(dir) = paths.lock.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    // Holding the daemon lock: no daemon of this project writes the source meanwhile.
+    let _lock = match DaemonLock::try_acquire(&paths.lock)? {
+        Acquire::Acquired(l) => l,
+        Acquire::Held(info) => {
+            let pid = info.map_or("unknown".to_string(), |i| i.pid.to_string());
+            eprintln!("coordd: a daemon (pid {pid}) serves this project: stop it first with `coordd stop`");
+            return Ok(Exit::DaemonState.into());
+        }
+    };
+    let report = coordd::store::migrate::run(&paths.db, &url)?;
+    select::record(&paths.db, &Choice::Postgres(url.clone()))
+        .with_context(|| format!("cannot record the store in {}", select::config_path(&paths.db).display()))?;
+    let target = coordd::store::postgres::redact(&url);
+    if json {
+        let mut v = serde_json::to_value(&report)?;
+        v["ok"] = true.into();
+        v["to"] = target.into();
+        v["config"] = select::config_path(&paths.db).display().to_string().into();
+        println!("{v}");
+    } else {
+        let verb = if report.copied { "copied and verified" } else { "already copied; verified again" };
+        println!("{} → {target}: {verb}", paths.db.display());
+        for t in &report.tables {
+            println!("  {:<16} {:>8} rows  {}", t.table, t.rows, t.hash);
+        }
+        println!("  last event id {}", report.last_event_id);
+        println!("The project now uses PostgreSQL ({}).", select::config_path(&paths.db).display());
+    }
+    Ok(Exit::Ok.into())
 }
 
 async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {

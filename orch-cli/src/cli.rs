@@ -335,9 +335,9 @@ pub struct CancelArgs {
 
 #[derive(Subcommand)]
 pub enum WorktreeCmd {
-    /// List attempt worktrees.
+    /// List attempt worktrees made on this host.
     List(WorktreeArgs),
-    /// Remove worktrees of finished attempts whose work is merged or empty; says what it kept and why.
+    /// Remove worktrees of finished attempts (made on this host) whose work is merged or empty; says what it kept and why.
     Prune(WorktreePruneArgs),
 }
 

@@ -188,6 +188,9 @@ pub fn worktrees(v: &WorktreesResult) {
     if v.worktrees.is_empty() && v.removed.is_empty() && v.kept.is_empty() {
         println!("no worktrees");
     }
+    if v.other_hosts > 0 {
+        println!("({} worktree(s) on other hosts: list or prune them there)", v.other_hosts);
+    }
 }
 
 pub fn council(c: &Council, report: bool) {

@@ -14,6 +14,8 @@ use std::time::{Duration, SystemTime};
 use coord_client::{Client, ProjectPaths};
 use serde_json::Value;
 
+pub mod pg;
+
 /// Path of a workspace binary built next to the running test executable.
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
@@ -51,7 +53,39 @@ impl Project {
         // Short paths: socket paths must stay under ~100 bytes.
         let dir = tempfile::Builder::new().prefix("coord-").tempdir_in("/tmp").expect("tempdir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
-        Project { _dir: dir, root, env: Vec::new() }
+        let mut p = Project { _dir: dir, root, env: Vec::new() };
+        if pg::backend() == pg::Backend::Postgres {
+            match pg::shared() {
+                Some(server) => p = p.with_store(&server.database()),
+                None => eprintln!("(running on SQLite instead)"),
+            }
+        }
+        p
+    }
+
+    /// A project whose daemons use the store at `url` (`COORD_STORE_URL`).
+    pub fn with_store(mut self, url: &str) -> Project {
+        self.env.retain(|(k, _)| k != "COORD_STORE_URL");
+        self.env.push(("COORD_STORE_URL".into(), url.into()));
+        self
+    }
+
+    /// A project whose daemons say they run on `host` (`COORD_HOST`): two projects on one
+    /// store are then two hosts of one team.
+    pub fn on_host(mut self, host: &str) -> Project {
+        self.env.push(("COORD_HOST".into(), host.into()));
+        self
+    }
+
+    /// A project whose daemons choose their store themselves (no `COORD_STORE_URL`).
+    pub fn without_store(mut self) -> Project {
+        self.env.retain(|(k, _)| k != "COORD_STORE_URL");
+        self
+    }
+
+    /// The store URL of this project's daemons, when it is not the SQLite default.
+    pub fn store_url(&self) -> Option<&str> {
+        self.env.iter().find(|(k, _)| k == "COORD_STORE_URL").map(|(_, v)| v.as_str()).filter(|v| *v != "sqlite")
     }
 
     /// A project nested so deep that its natural socket path is too long.
@@ -91,6 +125,8 @@ impl Project {
             .env_remove("COORD_AGENT")
             .env_remove("COORD_TASK")
             .env_remove("COORD_NO_AUTOSTART")
+            .env_remove("COORD_STORE_URL")
+            .env_remove("COORD_HOST")
             .env_remove("XDG_RUNTIME_DIR");
         for (k, v) in &self.env {
             cmd.env(k, v);

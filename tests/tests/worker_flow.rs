@@ -9,7 +9,8 @@ fn the_worker_protocol_end_to_end_with_autostart() {
     let init = p.inbox().args(["init", "--json"]).run().ok().json();
     assert_eq!(init["ok"], true);
     assert_eq!(init["command"], "init");
-    assert!(p.path().join(".agents/coord.db").is_file());
+    // SQLite keeps the project in .agents/coord.db; on a PostgreSQL store no file is made.
+    assert_eq!(p.path().join(".agents/coord.db").is_file(), p.store_url().is_none());
     let pid = p.coordd().args(["status", "--json"]).run().ok().json()["pid"].clone();
 
     let sent = p

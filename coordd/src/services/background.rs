@@ -8,6 +8,13 @@
 //!
 //! Both re-read their state when the bus reports that they lagged, and end when the
 //! shutdown signal turns true.
+//!
+//! Where several daemons share one store (PostgreSQL), each duty runs once, not once per
+//! daemon: lease expiry only on the daemon holding the store's duties
+//! (`Store::duties`); an automatic retry on the daemon whose host made the failed
+//! attempt's worktree (the new worktree is made from the same repository, on that host),
+//! or, for a task without a worktree, on the daemon holding the duties. Both look again
+//! when the duties move.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,13 +28,42 @@ use crate::core::Core;
 use crate::domain::inbox::lease;
 use crate::domain::orch::attempts::Mode;
 use crate::domain::orch::reconcile;
+use crate::host;
+
+/// Wait for `duties` to change; never returns when they cannot (a store one daemon owns).
+async fn duties_changed(duties: &mut watch::Receiver<bool>) {
+    if duties.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// The pending automatic retries this daemon performs (see the module doc).
+async fn my_retries(core: &Core, leading: bool) -> Vec<(String, String)> {
+    core.read(move |tx, _| {
+        let mut mine = Vec::new();
+        for (run_id, task_id) in tx.tasks_retry_pending()? {
+            let last = tx.attempts_of(&run_id, &task_id)?.pop();
+            let local = match last.as_ref().filter(|a| a.worktree_path.is_some()) {
+                Some(a) => host::is_local(a.host.as_deref()),
+                None => leading,
+            };
+            if local {
+                mine.push((run_id, task_id));
+            }
+        }
+        Ok(mine)
+    })
+    .await
+    .unwrap_or_default()
+}
 
 /// Retry every task whose failure scheduled an automatic retry.
 pub async fn auto_retry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
     let mut bus = core.bus.subscribe();
+    let mut duties = core.store.duties();
     loop {
-        let pending = core.read(|tx, _| tx.tasks_retry_pending()).await.unwrap_or_default();
-        for (run_id, task_id) in pending {
+        let leading = *duties.borrow_and_update();
+        for (run_id, task_id) in my_retries(&core, leading).await {
             let p = RetryParams { run_id: run_id.clone(), task_id: task_id.clone(), to: None };
             if let Err(e) = super::dispatch::retry(&core, p, Mode::Retry).await {
                 tracing::warn!(run_id, task_id, error = %e, "automatic retry failed");
@@ -36,10 +72,11 @@ pub async fn auto_retry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
                 let _ = core.write(move |tx, now| reconcile::abandon_auto_retry(tx, now, &r, &t)).await;
             }
         }
-        // Wait for the next failure that asks for a retry.
+        // Wait for the next failure that asks for a retry (or for the duties to move).
         loop {
             tokio::select! {
                 _ = shutdown.changed() => return,
+                _ = duties_changed(&mut duties) => break,
                 ev = bus.recv() => match ev {
                     Ok(p) if p.event.event_type == EventType::TaskFailed && p.event.payload_json["auto_retry"] == json!(true) => break,
                     Ok(_) => {}
@@ -54,6 +91,27 @@ pub async fn auto_retry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
 /// Sleep until the earliest unreported lease expiry, then report; re-arm whenever a claim
 /// or renew commits. Other events leave the deadline alone.
 pub async fn lease_expiry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
+    let mut duties = core.store.duties();
+    loop {
+        // Only the daemon holding the duties reports expiries.
+        while !*duties.borrow_and_update() {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                _ = duties_changed(&mut duties) => {}
+            }
+        }
+        if !report_expiries(&core, &mut shutdown, &mut duties).await {
+            return;
+        }
+    }
+}
+
+/// Report expiries while this daemon holds the duties; false at shutdown.
+async fn report_expiries(
+    core: &Core,
+    shutdown: &mut watch::Receiver<bool>,
+    duties: &mut watch::Receiver<bool>,
+) -> bool {
     let mut bus = core.bus.subscribe();
     loop {
         let next = core.read(|tx, _| tx.lease_next_expiry()).await.unwrap_or(None);
@@ -69,21 +127,22 @@ pub async fn lease_expiry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) 
                 }
             };
             tokio::select! {
-                _ = shutdown.changed() => return,
+                _ = shutdown.changed() => return false,
                 _ = sleep => {
                     if let Err(e) = core.write(lease::report_expired).await {
                         tracing::warn!(error = %e, "cannot record expired leases");
                         if *shutdown.borrow() {
-                            return;
+                            return false;
                         }
                     }
                     break;
                 }
+                _ = duties_changed(duties) => if !*duties.borrow() { return true } else { break },
                 ev = bus.recv() => match ev {
                     Ok(p) if matches!(p.event.event_type, EventType::ThreadClaimed | EventType::LeaseRenewed) => break,
                     Ok(_) => {}
                     Err(Missed::Lagged(_)) => break,
-                    Err(Missed::Closed) => return,
+                    Err(Missed::Closed) => return false,
                 },
             }
         }

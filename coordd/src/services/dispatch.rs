@@ -106,6 +106,7 @@ pub async fn dispatch(core: &Core, p: DispatchParams) -> Result<DispatchResult> 
             repo: if wants_worktree(t) { repo.clone() } else { None },
             worktree: None,
             previous: None,
+            host: Some(crate::host::name().to_string()),
         })
         .collect();
     let bases = vec![p.base.clone(); plans.len()];
@@ -140,6 +141,7 @@ pub async fn retry(core: &Core, p: RetryParams, mode: Mode) -> Result<DispatchRe
         repo,
         worktree: None,
         previous: prev,
+        host: Some(crate::host::name().to_string()),
     }];
     make_worktrees(&p.run_id, &mut plans, &[base]).await?;
     // Same base revision as before, and the same base branch for "merged" checks.

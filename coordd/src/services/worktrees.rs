@@ -2,6 +2,9 @@
 //! worktree of a live attempt, never deletes commits that are not in the base (or merged
 //! into the base branch) and never discards uncommitted changes, unless `force` is given;
 //! it says what it kept and why.
+//!
+//! Worktrees live on the host that made them: both act only on attempts recorded by this
+//! host (`crate::host`), and count the others.
 
 use std::path::PathBuf;
 
@@ -11,16 +14,21 @@ use super::blocking;
 use crate::core::Core;
 use crate::domain::orch::model::load_run;
 use crate::error::Result;
+use crate::host;
 use crate::workspace::git;
 
-async fn worktree_attempts(core: &Core, run_id: Option<String>) -> Result<Vec<Attempt>> {
-    core.read(move |tx, _| {
-        if let Some(r) = &run_id {
-            load_run(tx, r)?;
-        }
-        tx.attempts_with_worktree(run_id.as_deref())
-    })
-    .await
+/// This host's attempts with a worktree, and how many other hosts have.
+async fn worktree_attempts(core: &Core, run_id: Option<String>) -> Result<(Vec<Attempt>, u32)> {
+    let all = core
+        .read(move |tx, _| {
+            if let Some(r) = &run_id {
+                load_run(tx, r)?;
+            }
+            tx.attempts_with_worktree(run_id.as_deref())
+        })
+        .await?;
+    let (local, other): (Vec<Attempt>, Vec<Attempt>) = all.into_iter().partition(|a| host::is_local(a.host.as_deref()));
+    Ok((local, other.len() as u32))
 }
 
 fn info(a: &Attempt, note: Option<String>) -> WorktreeInfo {
@@ -39,14 +47,19 @@ fn info(a: &Attempt, note: Option<String>) -> WorktreeInfo {
 
 /// `orch.worktreeList`.
 pub async fn list(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
-    let attempts = worktree_attempts(core, p.run_id).await?;
-    Ok(WorktreesResult { worktrees: attempts.iter().map(|a| info(a, None)).collect(), ..Default::default() })
+    let (attempts, other_hosts) = worktree_attempts(core, p.run_id).await?;
+    Ok(WorktreesResult {
+        worktrees: attempts.iter().map(|a| info(a, None)).collect(),
+        other_hosts,
+        ..Default::default()
+    })
 }
 
 /// `orch.worktreePrune`.
 pub async fn prune(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
-    let mut out = WorktreesResult::default();
-    for a in worktree_attempts(core, p.run_id).await? {
+    let (attempts, other_hosts) = worktree_attempts(core, p.run_id).await?;
+    let mut out = WorktreesResult { other_hosts, ..Default::default() };
+    for a in attempts {
         if a.status == AttemptStatus::Live {
             out.kept.push(info(&a, Some("attempt is live".into())));
             continue;

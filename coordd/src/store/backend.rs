@@ -77,6 +77,12 @@ pub trait Store: Send + Sync + 'static {
     fn submit(&self, job: WriteJob) -> BoxFuture<'_, Result<()>>;
     /// Run a read job on a snapshot, off the executor threads.
     fn run_read(&self, job: ReadJob) -> BoxFuture<'_, Result<()>>;
+    /// Whether this daemon runs the project's background duties (lease-expiry events,
+    /// automatic retries) now. Where several daemons share one store only one does at a
+    /// time; a store that one daemon owns always does (the default).
+    fn duties(&self) -> tokio::sync::watch::Receiver<bool> {
+        tokio::sync::watch::channel(true).1
+    }
     /// Finish the queued writes and release the storage; called once at shutdown.
     fn close(&self) -> BoxFuture<'_, ()>;
 }

@@ -6,9 +6,14 @@
 //! - [`backend`]: [`backend::Store`], what a backend provides around transactions: a
 //!   group-committed write path, consistent reads, facts about itself, shutdown.
 //! - [`sqlite`]: the embedded default, one SQLite file in WAL mode.
+//! - [`postgres`]: several daemons (one per host) on one PostgreSQL database.
 
 pub mod backend;
+pub mod copy;
+pub mod migrate;
+pub mod postgres;
 pub mod repos;
+pub mod select;
 pub mod sqlite;
 
 pub use backend::{Store, StoreInfo};

@@ -60,6 +60,10 @@ pub struct Attempt {
     pub previous_thread_id: Option<String>,
     pub started_at: String,
     pub ended_at: Option<String>,
+    /// The host whose daemon made the attempt (its worktree lives there); `null` for
+    /// attempts recorded before hosts were.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// What a dispatch created, for a launcher to start a worker with.
@@ -286,6 +290,10 @@ pub struct WorktreesResult {
     pub removed: Vec<WorktreeInfo>,
     #[serde(default)]
     pub kept: Vec<WorktreeInfo>,
+    /// Worktrees of attempts made on other hosts (several daemons on one PostgreSQL
+    /// store): they live there, so they are neither listed nor pruned here.
+    #[serde(default)]
+    pub other_hosts: u32,
 }
 
 /// Params of `orch.councilStart`.

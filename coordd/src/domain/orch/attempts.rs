@@ -59,6 +59,8 @@ pub struct Plan {
     pub repo: Option<String>,
     pub worktree: Option<Worktree>,
     pub previous: Option<Attempt>,
+    /// The host of the daemon making the attempt (where its worktree is made).
+    pub host: Option<String>,
 }
 
 /// Check that `task` may get a new attempt of this kind.
@@ -210,6 +212,7 @@ pub fn record(tx: &mut dyn Tx, now: Ts, run: &Run, plan: &Plan, thread_id: &str,
         previous_thread_id: plan.previous.as_ref().map(|p| p.thread_id.clone()),
         started_at: now.to_string(),
         ended_at: None,
+        host: plan.host.clone(),
     };
     tx.attempt_insert(&attempt)?;
     let retry = tx.task_retry(&run.run_id, &task.task_id)?;

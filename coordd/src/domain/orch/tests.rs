@@ -39,7 +39,15 @@ fn setup(m: &Memory) {
 }
 
 fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
-    vec![Plan { task_id: task.into(), attempt, worker: "w".into(), repo: None, worktree: None, previous: None }]
+    vec![Plan {
+        task_id: task.into(),
+        attempt,
+        worker: "w".into(),
+        repo: None,
+        worktree: None,
+        previous: None,
+        host: None,
+    }]
 }
 
 fn dispatch(m: &Memory, task: &str, attempt: u32, mode: Mode) -> String {

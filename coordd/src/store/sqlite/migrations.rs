@@ -269,6 +269,10 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE mail_by_event RENAME TO mail;
     CREATE INDEX idx_mail_queued ON mail(recipient, event_id) WHERE delivered_at IS NULL AND withdrawn_at IS NULL;
     "#,
+    // 6 (issue 15): the host whose daemon made an attempt; its worktree lives there.
+    r#"
+    ALTER TABLE attempts ADD COLUMN host TEXT;
+    "#,
 ];
 
 /// The schema version this binary writes.

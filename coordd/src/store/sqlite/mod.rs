@@ -12,6 +12,7 @@ mod agents;
 mod checkpoint;
 mod councils;
 mod events;
+pub mod export;
 mod mail;
 pub mod migrations;
 mod open;

@@ -246,7 +246,7 @@ impl Tasks for SqliteTx<'_> {
 }
 
 const ATTEMPT_COLUMNS: &str = "run_id, task_id, attempt, thread_id, worker, status, repo, worktree_path, \
-     branch, base_rev, base_branch, previous_thread_id, started_at, ended_at";
+     branch, base_rev, base_branch, previous_thread_id, started_at, ended_at, host";
 
 fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
     Ok(Attempt {
@@ -264,6 +264,7 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         previous_thread_id: r.get(11)?,
         started_at: r.get(12)?,
         ended_at: r.get(13)?,
+        host: r.get(14)?,
     })
 }
 
@@ -294,7 +295,7 @@ impl Attempts for SqliteTx<'_> {
     fn attempt_insert(&mut self, a: &Attempt) -> Result<()> {
         self.conn
             .prepare_cached(&format!(
-                "INSERT INTO attempts ({ATTEMPT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                "INSERT INTO attempts ({ATTEMPT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
             ))?
             .execute(params![
                 a.run_id,
@@ -311,6 +312,7 @@ impl Attempts for SqliteTx<'_> {
                 a.previous_thread_id,
                 a.started_at,
                 a.ended_at,
+                a.host,
             ])?;
         Ok(())
     }

@@ -1,0 +1,151 @@
+//! [`PgConn`]: one PostgreSQL connection (the synchronous `postgres` client, used only on
+//! backend threads) with a statement cache, the per-schema names several instances agree
+//! on (the notification channel, the advisory lock keys), and error conversion.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use postgres::types::ToSql;
+use postgres::{Client, Config, NoTls, Row, Statement};
+
+use crate::error::{Error, Result};
+
+/// How long opening a connection may take before the attempt counts as failed.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// A write transaction idle this long is ended by the server: a frozen instance cannot
+/// hold the write lock for ever.
+const IDLE_IN_TRANSACTION: &str = "30s";
+
+/// A statement parameter.
+pub type Param<'a> = &'a (dyn ToSql + Sync);
+
+/// One connection with prepared statements cached by their text.
+pub struct PgConn {
+    client: Client,
+    stmts: HashMap<String, Statement>,
+    schema: Option<String>,
+}
+
+/// Parse a `postgres://` URL (or key=value string) into a client configuration, with
+/// coordd's timeouts and keepalives.
+pub fn config(url: &str) -> Result<Config> {
+    let mut c = Config::from_str(url).map_err(|e| Error::Storage(format!("invalid PostgreSQL URL: {e}")))?;
+    c.application_name("coordd")
+        .connect_timeout(CONNECT_TIMEOUT)
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(30));
+    Ok(c)
+}
+
+impl PgConn {
+    pub fn connect(cfg: &Config) -> Result<PgConn> {
+        let mut client = cfg
+            .connect(NoTls)
+            .map_err(|e| Error::Storage(format!("cannot connect to PostgreSQL: {}", describe(&e))))?;
+        client
+            .batch_execute(&format!("SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'"))
+            .map_err(Error::from)?;
+        Ok(PgConn { client, stmts: HashMap::new(), schema: None })
+    }
+
+    /// Whether the connection is known to be gone (it then has to be replaced).
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    /// The client itself (for notifications).
+    pub fn client(&mut self) -> &mut Client {
+        &mut self.client
+    }
+
+    /// Run statements without parameters (no preparation, no result rows).
+    pub fn batch(&mut self, sql: &str) -> Result<()> {
+        Ok(self.client.batch_execute(sql)?)
+    }
+
+    /// Run statements without parameters in one round trip; the first column of the last
+    /// row any of them returned.
+    pub fn batch_value(&mut self, sql: &str) -> Result<Option<String>> {
+        let mut value = None;
+        for m in self.client.simple_query(sql)? {
+            if let postgres::SimpleQueryMessage::Row(r) = m {
+                value = r.get(0).map(str::to_string);
+            }
+        }
+        Ok(value)
+    }
+
+    fn stmt(&mut self, sql: &str) -> Result<Statement> {
+        if let Some(s) = self.stmts.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql)?;
+        self.stmts.insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
+
+    /// A cached statement's rows.
+    pub fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        let s = self.stmt(sql)?;
+        Ok(self.client.query(&s, params)?)
+    }
+
+    /// A cached statement's rows affected.
+    pub fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        let s = self.stmt(sql)?;
+        Ok(self.client.execute(&s, params)?)
+    }
+
+    /// A one-off statement's rows (not cached).
+    pub fn query_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        Ok(self.client.query(sql, params)?)
+    }
+
+    /// A one-off statement (not cached).
+    pub fn execute_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        Ok(self.client.execute(sql, params)?)
+    }
+
+    /// The schema the tables live in (`current_schema()`): names shared by the instances
+    /// of one project (channel, lock keys) derive from it.
+    pub fn schema(&mut self) -> Result<String> {
+        if let Some(s) = &self.schema {
+            return Ok(s.clone());
+        }
+        let rows = self.client.query("SELECT current_schema()::text", &[])?;
+        let s: Option<String> = rows.first().and_then(|r| r.get(0));
+        let s = s.ok_or_else(|| Error::Storage("no current schema (check search_path)".into()))?;
+        self.schema = Some(s.clone());
+        Ok(s)
+    }
+}
+
+/// An advisory lock key for `what` in `schema`: the same in every instance, different per
+/// schema (several projects can share a database, one schema each).
+pub fn lock_key(schema: &str, what: &str) -> i64 {
+    let fnv = format!("coordd:{schema}:{what}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    fnv as i64
+}
+
+/// The notification channel of a schema's event stream.
+pub fn channel(schema: &str) -> String {
+    if schema == "public" { "coordd_events".to_string() } else { format!("coordd_events_{schema}") }
+}
+
+/// The server's own message when there is one (`postgres::Error`'s display alone says
+/// only "db error").
+pub fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
+}
+
+impl From<postgres::Error> for Error {
+    fn from(e: postgres::Error) -> Self {
+        Error::Storage(describe(&e))
+    }
+}

@@ -1,0 +1,122 @@
+//! orch's council reviews and their members on PostgreSQL (the SQL of
+//! `store::sqlite::councils`).
+
+use postgres::Row;
+
+use super::tx::{Col, PgTx};
+use crate::error::Result;
+use crate::store::repos::{CouncilRow, Councils, MemberRow};
+
+const COUNCIL_COLUMNS: &str = "run_id, council_id, topic, body, phase, groups_json, created_at, updated_at";
+const MEMBER_COLUMNS: &str =
+    "run_id, council_id, reviewer, ord, brainstorm_thread_id, brainstorm_json, vote_thread_id, vote_json";
+
+fn council_from_row(r: &Row) -> Result<CouncilRow> {
+    Ok(CouncilRow {
+        run_id: r.s(0)?,
+        council_id: r.s(1)?,
+        topic: r.s(2)?,
+        body: r.s(3)?,
+        phase: r.p(4)?,
+        groups_json: r.s(5)?,
+        created_at: r.s(6)?,
+        updated_at: r.s(7)?,
+    })
+}
+
+fn member_from_row(r: &Row) -> Result<MemberRow> {
+    Ok(MemberRow {
+        run_id: r.s(0)?,
+        council_id: r.s(1)?,
+        reviewer: r.s(2)?,
+        ord: r.i(3)?,
+        brainstorm_thread_id: r.s(4)?,
+        brainstorm_json: r.os(5)?,
+        vote_thread_id: r.os(6)?,
+        vote_json: r.os(7)?,
+    })
+}
+
+impl Councils for PgTx<'_> {
+    fn council(&self, run_id: &str, council_id: &str) -> Result<Option<CouncilRow>> {
+        let sql = format!("SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = $1 AND council_id = $2");
+        self.map_one(&sql, &[&run_id, &council_id], council_from_row)
+    }
+
+    fn council_insert(&mut self, c: &CouncilRow) -> Result<()> {
+        self.exec(
+            &format!("INSERT INTO councils ({COUNCIL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"),
+            &[
+                &c.run_id,
+                &c.council_id,
+                &c.topic,
+                &c.body,
+                &c.phase.as_str(),
+                &c.groups_json,
+                &c.created_at,
+                &c.updated_at,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn council_save(&mut self, c: &CouncilRow) -> Result<()> {
+        self.exec(
+            "UPDATE councils SET phase = $3, groups_json = $4, updated_at = $5 WHERE run_id = $1 AND council_id = $2",
+            &[&c.run_id, &c.council_id, &c.phase.as_str(), &c.groups_json, &c.updated_at],
+        )?;
+        Ok(())
+    }
+
+    fn councils_count(&self, run_id: &str) -> Result<i64> {
+        let n = self.map_one("SELECT COUNT(*)::bigint FROM councils WHERE run_id = $1", &[&run_id], |r| r.i(0))?;
+        Ok(n.unwrap_or(0))
+    }
+
+    fn councils_open(&self, run_id: &str) -> Result<Vec<CouncilRow>> {
+        let sql = format!(
+            "SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = $1 AND phase IN ('brainstorm', 'voting') \
+             ORDER BY created_at, council_id"
+        );
+        self.map(&sql, &[&run_id], council_from_row)
+    }
+
+    fn member_insert(&mut self, m: &MemberRow) -> Result<()> {
+        self.exec(
+            &format!("INSERT INTO council_members ({MEMBER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"),
+            &[
+                &m.run_id,
+                &m.council_id,
+                &m.reviewer,
+                &m.ord,
+                &m.brainstorm_thread_id,
+                &m.brainstorm_json,
+                &m.vote_thread_id,
+                &m.vote_json,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn member_save(&mut self, m: &MemberRow) -> Result<()> {
+        self.exec(
+            "UPDATE council_members SET brainstorm_json = $4, vote_thread_id = $5, vote_json = $6 \
+             WHERE run_id = $1 AND council_id = $2 AND reviewer = $3",
+            &[&m.run_id, &m.council_id, &m.reviewer, &m.brainstorm_json, &m.vote_thread_id, &m.vote_json],
+        )?;
+        Ok(())
+    }
+
+    fn members(&self, run_id: &str, council_id: &str) -> Result<Vec<MemberRow>> {
+        let sql =
+            format!("SELECT {MEMBER_COLUMNS} FROM council_members WHERE run_id = $1 AND council_id = $2 ORDER BY ord");
+        self.map(&sql, &[&run_id, &council_id], member_from_row)
+    }
+
+    fn member_by_thread(&self, thread_id: &str) -> Result<Option<MemberRow>> {
+        let sql = format!(
+            "SELECT {MEMBER_COLUMNS} FROM council_members WHERE brainstorm_thread_id = $1 OR vote_thread_id = $1"
+        );
+        self.map_one(&sql, &[&thread_id], member_from_row)
+    }
+}

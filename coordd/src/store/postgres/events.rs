@@ -1,0 +1,247 @@
+//! Messages, artifacts and the event stream on PostgreSQL, including the storage side of
+//! event filters (which must agree with `domain::events::matches`, as SQLite's does).
+//! Event ids come from the counter row (see [`super::tx::EventIds`]), never a sequence.
+
+use coord_proto::types::*;
+use postgres::Row;
+
+use super::tx::{Args, Col, PgTx};
+use crate::error::Result;
+use crate::store::repos::{EventQuery, Events, Messages};
+
+const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
+     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack";
+const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
+
+fn message_from_row(r: &Row) -> Result<Message> {
+    Ok(Message {
+        message_id: r.s(0)?,
+        thread_id: r.s(1)?,
+        from_agent: r.s(2)?,
+        to_agent: r.s(3)?,
+        kind: r.p(4)?,
+        summary: r.s(5)?,
+        body: r.s(6)?,
+        payload_json: r.json(7)?,
+        created_at: r.s(8)?,
+        event_id: r.i(9)?,
+        category: r.op(10)?,
+        requires_ack: r.b(11)?,
+        artifacts: Vec::new(),
+    })
+}
+
+fn artifact_from_row(r: &Row) -> Result<Artifact> {
+    Ok(Artifact {
+        artifact_id: r.s(0)?,
+        message_id: r.s(1)?,
+        path: r.s(2)?,
+        kind: r.s(3)?,
+        metadata_json: r.json(4)?,
+        created_at: r.s(5)?,
+    })
+}
+
+impl PgTx<'_> {
+    fn artifacts_of(&self, message_id: &str) -> Result<Vec<Artifact>> {
+        let sql = format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.message_id = $1 ORDER BY a.seq");
+        self.map(&sql, &[&message_id], artifact_from_row)
+    }
+}
+
+impl Messages for PgTx<'_> {
+    fn message_insert(&mut self, m: &Message) -> Result<()> {
+        self.exec(
+            "INSERT INTO messages (message_id, thread_id, from_agent, to_agent, kind, summary, body, \
+             payload_json, created_at, event_id, category, requires_ack) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            &[
+                &m.message_id,
+                &m.thread_id,
+                &m.from_agent,
+                &m.to_agent,
+                &m.kind.as_str(),
+                &m.summary,
+                &m.body,
+                &m.payload_json.to_string(),
+                &m.created_at,
+                &m.event_id,
+                &m.category.map(|c| c.as_str()),
+                &m.requires_ack,
+            ],
+        )?;
+        for a in &m.artifacts {
+            self.exec(
+                "INSERT INTO artifacts (artifact_id, message_id, path, kind, metadata_json, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[&a.artifact_id, &a.message_id, &a.path, &a.kind, &a.metadata_json.to_string(), &a.created_at],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn message(&self, message_id: &str) -> Result<Option<Message>> {
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = $1");
+        let Some(mut msg) = self.map_one(&sql, &[&message_id], message_from_row)? else { return Ok(None) };
+        msg.artifacts = self.artifacts_of(&msg.message_id)?;
+        Ok(Some(msg))
+    }
+
+    fn thread_messages(&self, thread_id: &str) -> Result<Vec<Message>> {
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = $1 ORDER BY m.event_id, m.seq");
+        let mut messages = self.map(&sql, &[&thread_id], message_from_row)?;
+        let sql = format!(
+            "SELECT {ARTIFACT_COLUMNS} FROM artifacts a JOIN messages m ON m.message_id = a.message_id \
+             WHERE m.thread_id = $1 ORDER BY a.seq"
+        );
+        let mut by_message: std::collections::HashMap<String, Vec<Artifact>> = Default::default();
+        for a in self.map(&sql, &[&thread_id], artifact_from_row)? {
+            by_message.entry(a.message_id.clone()).or_default().push(a);
+        }
+        for m in &mut messages {
+            if let Some(a) = by_message.remove(&m.message_id) {
+                m.artifacts = a;
+            }
+        }
+        Ok(messages)
+    }
+
+    fn last_message_event(&self, thread_id: &str) -> Result<i64> {
+        let v = self.map_one(
+            "SELECT COALESCE(MAX(event_id), 0)::bigint FROM messages WHERE thread_id = $1",
+            &[&thread_id],
+            |r| r.i(0),
+        )?;
+        Ok(v.unwrap_or(0))
+    }
+
+    fn latest_message_of_kind(&self, thread_id: &str, kind: MessageKind) -> Result<Option<Message>> {
+        let id = self.map_one(
+            "SELECT message_id FROM messages WHERE thread_id = $1 AND kind = $2 ORDER BY event_id DESC LIMIT 1",
+            &[&thread_id, &kind.as_str()],
+            |r| r.s(0),
+        )?;
+        match id {
+            Some(id) => self.message(&id),
+            None => Ok(None),
+        }
+    }
+
+    fn message_cursor(&self, message_id: &str) -> Result<Option<(i64, String)>> {
+        self.map_one("SELECT event_id, thread_id FROM messages WHERE message_id = $1", &[&message_id], |r| {
+            Ok((r.i(0)?, r.s(1)?))
+        })
+    }
+}
+
+const EVENT_COLUMNS: &str = "e.event_id, e.event_type, e.source, e.run_id, e.task_id, e.thread_id, \
+     e.actor, e.assigned_to, e.created_by, e.thread_status, e.message_id, e.summary, \
+     e.payload_json, e.created_at, e.task_status";
+
+fn event_from_row(r: &Row) -> Result<Event> {
+    let thread_status = r.s(9)?;
+    Ok(Event {
+        event_id: r.i(0)?,
+        event_type: r.p(1)?,
+        source: r.s(2)?,
+        run_id: r.s(3)?,
+        task_id: r.s(4)?,
+        thread_id: r.s(5)?,
+        actor: r.s(6)?,
+        assigned_to: r.s(7)?,
+        created_by: r.s(8)?,
+        thread_status: if thread_status.is_empty() { None } else { Some(r.p(9)?) },
+        task_status: r.op(14)?,
+        message_id: r.os(10)?,
+        summary: r.s(11)?,
+        payload_json: r.json(12)?,
+        created_at: r.s(13)?,
+        message: None,
+    })
+}
+
+/// WHERE clause and arguments selecting the events `domain::events::matches` accepts.
+fn filter_sql(q: &EventQuery, args: &mut Args) -> String {
+    let f = &q.filter;
+    let mut clauses = vec![format!("e.event_id > {}", args.push(q.after))];
+    for (col, v) in [("thread_id", &f.thread_id), ("run_id", &f.run_id), ("task_id", &f.task_id)] {
+        if let Some(v) = v {
+            clauses.push(format!("e.{col} = {}", args.push(v.clone())));
+        }
+    }
+    if let Some(a) = &f.agent {
+        let n = args.push(a.clone());
+        clauses.push(format!("((e.assigned_to = {n} OR e.created_by = {n}) AND e.actor <> {n})"));
+    }
+    let statuses: Vec<String> = f.statuses.iter().map(|s| s.as_str().to_string()).collect();
+    let types: Vec<String> = f.event_types.iter().map(|s| s.as_str().to_string()).collect();
+    let kinds: Vec<String> = f.kinds.iter().map(|s| s.as_str().to_string()).collect();
+    for (col, vals) in [("thread_status", statuses), ("event_type", types), ("message_kind", kinds)] {
+        if !vals.is_empty() {
+            clauses.push(format!("e.{col} = ANY({})", args.push(vals)));
+        }
+    }
+    clauses.join(" AND ")
+}
+
+impl Events for PgTx<'_> {
+    fn events_after(&self, q: &EventQuery, limit: u32) -> Result<Vec<Event>> {
+        let mut args = Args::default();
+        let clause = filter_sql(q, &mut args);
+        let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE {clause} ORDER BY e.event_id LIMIT {limit}");
+        let mut events = self.map(&sql, &args.refs(), event_from_row)?;
+        // The page's messages, then their artifacts, by key: a replay page or a follower's
+        // catch-up is three round trips, not two more per event. (A join would let a
+        // generic plan hash the whole messages table.)
+        let ids: Vec<String> = events.iter().filter_map(|e| e.message_id.clone()).collect();
+        if ids.is_empty() {
+            return Ok(events);
+        }
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = ANY($1)");
+        let mut messages: std::collections::HashMap<String, Message> =
+            self.map(&sql, &[&ids], message_from_row)?.into_iter().map(|m| (m.message_id.clone(), m)).collect();
+        let sql = format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.message_id = ANY($1) ORDER BY a.seq");
+        for a in self.map(&sql, &[&ids], artifact_from_row)? {
+            if let Some(m) = messages.get_mut(&a.message_id) {
+                m.artifacts.push(a);
+            }
+        }
+        for e in &mut events {
+            e.message = e.message_id.as_ref().and_then(|id| messages.get(id).cloned());
+        }
+        Ok(events)
+    }
+
+    fn event_insert(&mut self, e: &Event) -> Result<i64> {
+        let id = self.next_event_id()?;
+        self.exec(
+            "INSERT INTO events (event_id, run_id, task_id, thread_id, source, event_type, message_id, summary, \
+             payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind, task_status) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+            &[
+                &id,
+                &e.run_id,
+                &e.task_id,
+                &e.thread_id,
+                &e.source,
+                &e.event_type.as_str(),
+                &e.message_id,
+                &e.summary,
+                &e.payload_json.to_string(),
+                &e.created_at,
+                &e.actor,
+                &e.assigned_to,
+                &e.created_by,
+                &e.thread_status.map_or("", |s| s.as_str()),
+                &e.message.as_ref().map(|m| m.kind.as_str()),
+                &e.task_status.map(|s| s.as_str()),
+            ],
+        )?;
+        Ok(id)
+    }
+
+    fn last_event_id(&self) -> Result<i64> {
+        let last = self.map_one("SELECT COALESCE(MAX(event_id), 0)::bigint FROM events", &[], |r| r.i(0))?;
+        Ok(last.unwrap_or(0))
+    }
+}

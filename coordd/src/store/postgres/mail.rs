@@ -1,0 +1,165 @@
+//! Per-recipient mail on PostgreSQL (the SQL of `store::sqlite::mail`): a copy is keyed by
+//! `(recipient, event_id)`, and the queued copies have a partial index of their own.
+
+use coord_proto::types::*;
+use postgres::Row;
+
+use super::tx::{Args, Col, PgTx, opt_ts_text, ts_text};
+use crate::error::Result;
+use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery};
+use crate::time::Ts;
+
+const ROW_COLUMNS: &str = "x.recipient, x.message_id, x.event_id, m.thread_id, t.run_id, t.task_id, t.subject, \
+     m.from_agent, m.kind, m.category, m.summary, m.body, m.requires_ack, m.created_at, x.state, x.priority, \
+     x.delivered_at, x.read_at, x.acked_at, x.expires_at, x.withdrawn_at, x.reminded_at";
+const ROW_FROM: &str =
+    "mail x JOIN messages m ON m.message_id = x.message_id JOIN threads t ON t.thread_id = m.thread_id";
+/// Delivery order: urgent first, then oldest.
+const PRIORITY_RANK: &str = "CASE x.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END";
+
+fn row_from(r: &Row) -> Result<MailRow> {
+    Ok(MailRow {
+        recipient: r.s(0)?,
+        message_id: r.s(1)?,
+        event_id: r.i(2)?,
+        thread_id: r.s(3)?,
+        run_id: r.s(4)?,
+        task_id: r.s(5)?,
+        subject: r.s(6)?,
+        from_agent: r.s(7)?,
+        kind: r.p(8)?,
+        category: r.op(9)?,
+        summary: r.s(10)?,
+        body: r.s(11)?,
+        requires_ack: r.b(12)?,
+        created_at: r.s(13)?,
+        state: r.p(14)?,
+        priority: r.p(15)?,
+        delivered_at: r.ots(16)?,
+        read_at: r.ots(17)?,
+        acked_at: r.ots(18)?,
+        expires_at: r.ots(19)?,
+        withdrawn_at: r.ots(20)?,
+        reminded_at: r.ots(21)?,
+    })
+}
+
+/// WHERE clause selecting the copies of `recipients` queued at `now`.
+fn queued(recipients: &[String], now: Ts, args: &mut Args) -> String {
+    let now = args.push(ts_text(now));
+    let who = args.push(recipients.to_vec());
+    format!(
+        "x.recipient = ANY({who}) AND x.delivered_at IS NULL AND x.withdrawn_at IS NULL \
+         AND (x.expires_at IS NULL OR x.expires_at > {now})"
+    )
+}
+
+impl Mail for PgTx<'_> {
+    fn mail_insert(&mut self, row: &MailRow) -> Result<()> {
+        self.exec(
+            "INSERT INTO mail (recipient, event_id, message_id, state, priority, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &row.recipient,
+                &row.event_id,
+                &row.message_id,
+                &row.state.as_str(),
+                &row.priority.as_str(),
+                &opt_ts_text(row.expires_at),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn mail_save(&mut self, row: &MailRow) -> Result<()> {
+        self.exec(
+            "UPDATE mail SET state = $3, delivered_at = $4, read_at = $5, acked_at = $6, withdrawn_at = $7, \
+             reminded_at = $8 WHERE recipient = $1 AND event_id = $2",
+            &[
+                &row.recipient,
+                &row.event_id,
+                &row.state.as_str(),
+                &opt_ts_text(row.delivered_at),
+                &opt_ts_text(row.read_at),
+                &opt_ts_text(row.acked_at),
+                &opt_ts_text(row.withdrawn_at),
+                &opt_ts_text(row.reminded_at),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn mail_item(&self, recipient: &str, message_id: &str) -> Result<Option<MailRow>> {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.recipient = $1 \
+             AND x.event_id = (SELECT event_id FROM messages WHERE message_id = $2)"
+        );
+        self.map_one(&sql, &[&recipient, &message_id], row_from)
+    }
+
+    fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>> {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.recipient = $1 AND ($2::text IS NULL OR x.state = $2) \
+             AND ($3::text IS NULL OR t.task_id = $3) ORDER BY x.event_id DESC LIMIT {}",
+            q.limit
+        );
+        self.map(&sql, &[&q.recipient, &q.state.map(|s| s.as_str()), &q.task_id], row_from)
+    }
+
+    fn mail_queued(&self, q: &QueuedQuery) -> Result<Vec<MailRow>> {
+        let mut args = Args::default();
+        let mut clause = queued(&q.recipients, q.now, &mut args);
+        if !q.priorities.is_empty() {
+            let p: Vec<String> = q.priorities.iter().map(|p| p.as_str().to_string()).collect();
+            clause.push_str(&format!(" AND x.priority = ANY({})", args.push(p)));
+        }
+        if q.unreminded {
+            clause.push_str(" AND x.reminded_at IS NULL");
+        }
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE {clause} ORDER BY {PRIORITY_RANK}, x.event_id, x.recipient LIMIT {}",
+            q.limit
+        );
+        self.map(&sql, &args.refs(), row_from)
+    }
+
+    fn mail_queued_count(&self, recipients: &[String], now: Ts) -> Result<(u64, u64)> {
+        let mut args = Args::default();
+        let clause = queued(recipients, now, &mut args);
+        let sql = format!(
+            "SELECT COUNT(*)::bigint, (COUNT(*) FILTER (WHERE x.priority = 'urgent'))::bigint FROM mail x WHERE {clause}"
+        );
+        let counts = self.map_one(&sql, &args.refs(), |r| Ok((r.i(0)?, r.i(1)?)))?;
+        let (n, urgent) = counts.unwrap_or((0, 0));
+        Ok((n as u64, urgent as u64))
+    }
+
+    fn mail_queued_copies(&self, message_id: &str, now: Ts) -> Result<Vec<MailRow>> {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.event_id = (SELECT event_id FROM messages WHERE message_id = $1) \
+             AND x.delivered_at IS NULL AND x.withdrawn_at IS NULL AND (x.expires_at IS NULL OR x.expires_at > $2) \
+             ORDER BY x.recipient"
+        );
+        self.map(&sql, &[&message_id, &ts_text(now)], row_from)
+    }
+
+    fn mail_unacked(&self, task_id: Option<&str>, agent: Option<&str>, limit: u32) -> Result<Vec<MailRow>> {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE m.requires_ack AND x.state <> 'acked' \
+             AND ($1::text IS NULL OR t.task_id = $1) AND ($2::text IS NULL OR x.recipient = $2 OR m.from_agent = $2) \
+             ORDER BY x.event_id, x.recipient LIMIT {limit}"
+        );
+        self.map(&sql, &[&task_id, &agent], row_from)
+    }
+
+    fn mail_counts(&self, task_id: Option<&str>, agent: Option<&str>) -> Result<Vec<(MailState, bool, u64)>> {
+        self.map(
+            "SELECT x.state, m.requires_ack, COUNT(*)::bigint FROM mail x JOIN messages m ON m.message_id = x.message_id \
+             JOIN threads t ON t.thread_id = m.thread_id \
+             WHERE ($1::text IS NULL OR t.task_id = $1) AND ($2::text IS NULL OR x.recipient = $2) \
+             GROUP BY x.state, m.requires_ack",
+            &[&task_id, &agent],
+            |r| Ok((r.p(0)?, r.b(1)?, r.i(2)? as u64)),
+        )
+    }
+}

@@ -1,0 +1,34 @@
+//! The PostgreSQL backend: several `coordd` instances (one per host) on one database.
+//! Every domain rule runs on it unchanged; what differs is how transactions, event ids and
+//! the event bus work across instances (`docs/scaling.md` has the design and its proof).
+//!
+//! - [`open`]: connecting, migrating, the read pool, and the [`Store`](crate::store::Store)
+//!   implementation [`PgStore`].
+//! - [`writer`]: the group-committing writer of this instance; its transactions take one
+//!   database-wide write lock (writers of all instances run one at a time, as SQLite's one
+//!   writer does), take event ids from a locked counter row (ids commit in order) and send
+//!   one small `NOTIFY` per batch that recorded events.
+//! - [`follow`]: publishing on this instance's bus in id order, each event once, whoever
+//!   committed it; the dedicated listening connection, the poll when it is down, and the
+//!   duties lock (background duties run on one instance).
+//! - [`migrations`]: the schema, mirroring SQLite's.
+//! - [`tx`]: [`tx::PgTx`], the repositories over one connection, with the SQL in the
+//!   per-domain files beside it (`threads`, `events`, `mail`, `agents`, `orch`,
+//!   `councils`), as in `store/sqlite/`.
+//! - [`conn`]: one connection with its statement cache; names derived from the schema.
+
+mod agents;
+pub mod conn;
+mod councils;
+mod events;
+pub mod follow;
+pub mod import;
+mod mail;
+pub mod migrations;
+mod open;
+mod orch;
+mod threads;
+pub mod tx;
+pub mod writer;
+
+pub use open::{PgStore, redact};

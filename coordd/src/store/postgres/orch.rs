@@ -1,0 +1,326 @@
+//! orch's runs, tasks (with their dependency edges) and attempts on PostgreSQL (the SQL of
+//! `store::sqlite::orch`; SQLite's rowid order is the `seq` identity column here).
+
+use std::collections::HashMap;
+
+use coord_proto::types::*;
+use postgres::Row;
+
+use super::tx::{Col, PgTx};
+use crate::error::Result;
+use crate::store::repos::{Attempts, RetryState, Runs, Tasks};
+
+const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at";
+
+fn run_from_row(r: &Row) -> Result<Run> {
+    Ok(Run {
+        run_id: r.s(0)?,
+        goal: r.s(1)?,
+        status: r.p(2)?,
+        created_by: r.s(3)?,
+        auto_retry: r.u(4)?,
+        created_at: r.s(5)?,
+        updated_at: r.s(6)?,
+    })
+}
+
+impl Runs for PgTx<'_> {
+    fn run(&self, run_id: &str) -> Result<Option<Run>> {
+        self.map_one(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1"), &[&run_id], run_from_row)
+    }
+
+    fn run_insert(&mut self, r: &Run) -> Result<()> {
+        self.exec(
+            &format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"),
+            &[
+                &r.run_id,
+                &r.goal,
+                &r.status.as_str(),
+                &r.created_by,
+                &i64::from(r.auto_retry),
+                &r.created_at,
+                &r.updated_at,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn run_save(&mut self, r: &Run) -> Result<()> {
+        self.exec(
+            "UPDATE runs SET status = $2, updated_at = $3 WHERE run_id = $1",
+            &[&r.run_id, &r.status.as_str(), &r.updated_at],
+        )?;
+        Ok(())
+    }
+
+    fn runs_list(&self) -> Result<Vec<Run>> {
+        self.map(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at, run_id"), &[], run_from_row)
+    }
+
+    fn runs_count(&self) -> Result<i64> {
+        Ok(self.map_one("SELECT COUNT(*)::bigint FROM runs", &[], |r| r.i(0))?.unwrap_or(0))
+    }
+}
+
+const TASK_COLUMNS: &str = "t.run_id, t.task_id, t.title, t.body, t.acceptance, t.priority, t.assign_to, \
+     t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at";
+
+/// Map a task row; `depends_on` is filled in separately.
+fn task_from_row(r: &Row) -> Result<Task> {
+    Ok(Task {
+        run_id: r.s(0)?,
+        task_id: r.s(1)?,
+        title: r.s(2)?,
+        body: r.s(3)?,
+        acceptance: r.s(4)?,
+        priority: r.p(5)?,
+        assign_to: r.os(6)?,
+        role: r.os(7)?,
+        kind: r.p(8)?,
+        max_attempts: r.u(9)?,
+        status: r.p(10)?,
+        attempt: r.u(11)?,
+        depends_on: Vec::new(),
+        created_at: r.s(12)?,
+        updated_at: r.s(13)?,
+    })
+}
+
+impl PgTx<'_> {
+    fn with_deps(&self, mut tasks: Vec<Task>) -> Result<Vec<Task>> {
+        for t in &mut tasks {
+            t.depends_on = self.task_deps(&t.run_id, &t.task_id)?;
+        }
+        Ok(tasks)
+    }
+}
+
+impl Tasks for PgTx<'_> {
+    fn task(&self, run_id: &str, task_id: &str) -> Result<Option<Task>> {
+        let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = $1 AND t.task_id = $2");
+        let task = self.map_one(&sql, &[&run_id, &task_id], task_from_row)?;
+        Ok(self.with_deps(task.into_iter().collect())?.pop())
+    }
+
+    fn task_insert(&mut self, t: &Task) -> Result<()> {
+        self.exec(
+            "INSERT INTO tasks (run_id, task_id, title, body, acceptance, priority, prio_rank, assign_to, role, \
+             kind, max_attempts, status, attempt, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+            &[
+                &t.run_id,
+                &t.task_id,
+                &t.title,
+                &t.body,
+                &t.acceptance,
+                &t.priority.as_str(),
+                &t.priority.rank(),
+                &t.assign_to,
+                &t.role,
+                &t.kind.as_str(),
+                &i64::from(t.max_attempts),
+                &t.status.as_str(),
+                &i64::from(t.attempt),
+                &t.created_at,
+                &t.updated_at,
+            ],
+        )?;
+        for d in &t.depends_on {
+            self.task_dep_add(&t.run_id, &t.task_id, d)?;
+        }
+        Ok(())
+    }
+
+    fn task_save(&mut self, t: &Task) -> Result<()> {
+        self.exec(
+            "UPDATE tasks SET status = $3, attempt = $4, updated_at = $5 WHERE run_id = $1 AND task_id = $2",
+            &[&t.run_id, &t.task_id, &t.status.as_str(), &i64::from(t.attempt), &t.updated_at],
+        )?;
+        Ok(())
+    }
+
+    fn run_tasks(&self, run_id: &str) -> Result<Vec<Task>> {
+        let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = $1 ORDER BY t.seq");
+        let mut tasks = self.map(&sql, &[&run_id], task_from_row)?;
+        let mut deps: HashMap<String, Vec<String>> = HashMap::new();
+        let edges = self.map(
+            "SELECT task_id, depends_on FROM task_deps WHERE run_id = $1 ORDER BY depends_on",
+            &[&run_id],
+            |r| Ok((r.s(0)?, r.s(1)?)),
+        )?;
+        for (t, d) in edges {
+            deps.entry(t).or_default().push(d);
+        }
+        for t in &mut tasks {
+            t.depends_on = deps.remove(&t.task_id).unwrap_or_default();
+        }
+        Ok(tasks)
+    }
+
+    fn tasks_ready(&self, run_id: &str, limit: u32) -> Result<Vec<Task>> {
+        let sql = format!(
+            "SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = $1 AND t.status = 'ready' \
+             ORDER BY t.prio_rank DESC, t.seq LIMIT {limit}"
+        );
+        let tasks = self.map(&sql, &[&run_id], task_from_row)?;
+        self.with_deps(tasks)
+    }
+
+    fn task_deps(&self, run_id: &str, task_id: &str) -> Result<Vec<String>> {
+        self.map(
+            "SELECT depends_on FROM task_deps WHERE run_id = $1 AND task_id = $2 ORDER BY depends_on",
+            &[&run_id, &task_id],
+            |r| r.s(0),
+        )
+    }
+
+    fn task_dependents(&self, run_id: &str, task_id: &str) -> Result<Vec<String>> {
+        self.map(
+            "SELECT task_id FROM task_deps WHERE run_id = $1 AND depends_on = $2 ORDER BY task_id",
+            &[&run_id, &task_id],
+            |r| r.s(0),
+        )
+    }
+
+    fn task_dep_add(&mut self, run_id: &str, task_id: &str, on: &str) -> Result<()> {
+        self.exec(
+            "INSERT INTO task_deps (run_id, task_id, depends_on) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[&run_id, &task_id, &on],
+        )?;
+        Ok(())
+    }
+
+    fn task_dep_remove(&mut self, run_id: &str, task_id: &str, on: &str) -> Result<bool> {
+        let n = self.exec(
+            "DELETE FROM task_deps WHERE run_id = $1 AND task_id = $2 AND depends_on = $3",
+            &[&run_id, &task_id, &on],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn task_retry(&self, run_id: &str, task_id: &str) -> Result<RetryState> {
+        let r = self.map_one(
+            "SELECT auto_retries, retry_pending FROM tasks WHERE run_id = $1 AND task_id = $2",
+            &[&run_id, &task_id],
+            |r| Ok(RetryState { auto_retries: r.u(0)?, pending: r.b(1)? }),
+        )?;
+        Ok(r.unwrap_or_default())
+    }
+
+    fn task_set_retry(&mut self, run_id: &str, task_id: &str, r: RetryState) -> Result<()> {
+        self.exec(
+            "UPDATE tasks SET auto_retries = $3, retry_pending = $4 WHERE run_id = $1 AND task_id = $2",
+            &[&run_id, &task_id, &i64::from(r.auto_retries), &r.pending],
+        )?;
+        Ok(())
+    }
+
+    fn tasks_retry_pending(&self) -> Result<Vec<(String, String)>> {
+        self.map("SELECT run_id, task_id FROM tasks WHERE retry_pending ORDER BY run_id, task_id", &[], |r| {
+            Ok((r.s(0)?, r.s(1)?))
+        })
+    }
+
+    fn run_has_task(&self, run_id: &str, statuses: &[TaskStatus], retry_pending: Option<bool>) -> Result<bool> {
+        let statuses: Vec<String> = statuses.iter().map(|s| s.as_str().to_string()).collect();
+        let found = self.row(
+            "SELECT 1 FROM tasks WHERE run_id = $1 AND status = ANY($2) \
+             AND ($3::boolean IS NULL OR retry_pending = $3) LIMIT 1",
+            &[&run_id, &statuses, &retry_pending],
+        )?;
+        Ok(found.is_some())
+    }
+
+    fn run_task_counts(&self, run_id: &str) -> Result<(i64, i64, i64)> {
+        let c = self.map_one(
+            "SELECT COUNT(*)::bigint, (COUNT(*) FILTER (WHERE status = 'done'))::bigint, \
+             (COUNT(*) FILTER (WHERE status = 'failed'))::bigint FROM tasks WHERE run_id = $1",
+            &[&run_id],
+            |r| Ok((r.i(0)?, r.i(1)?, r.i(2)?)),
+        )?;
+        Ok(c.unwrap_or((0, 0, 0)))
+    }
+}
+
+const ATTEMPT_COLUMNS: &str = "run_id, task_id, attempt, thread_id, worker, status, repo, worktree_path, \
+     branch, base_rev, base_branch, previous_thread_id, started_at, ended_at, host";
+
+fn attempt_from_row(r: &Row) -> Result<Attempt> {
+    Ok(Attempt {
+        run_id: r.s(0)?,
+        task_id: r.s(1)?,
+        attempt: r.u(2)?,
+        thread_id: r.s(3)?,
+        worker: r.s(4)?,
+        status: r.p(5)?,
+        repo: r.os(6)?,
+        worktree_path: r.os(7)?,
+        branch: r.os(8)?,
+        base_rev: r.os(9)?,
+        base_branch: r.os(10)?,
+        previous_thread_id: r.os(11)?,
+        started_at: r.s(12)?,
+        ended_at: r.os(13)?,
+        host: r.os(14)?,
+    })
+}
+
+impl Attempts for PgTx<'_> {
+    fn attempts_of(&self, run_id: &str, task_id: &str) -> Result<Vec<Attempt>> {
+        let sql = format!("SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE run_id = $1 AND task_id = $2 ORDER BY attempt");
+        self.map(&sql, &[&run_id, &task_id], attempt_from_row)
+    }
+
+    fn attempt(&self, run_id: &str, task_id: &str, attempt: u32) -> Result<Option<Attempt>> {
+        let sql = format!("SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE run_id = $1 AND task_id = $2 AND attempt = $3");
+        self.map_one(&sql, &[&run_id, &task_id, &i64::from(attempt)], attempt_from_row)
+    }
+
+    fn attempt_by_thread(&self, thread_id: &str) -> Result<Option<Attempt>> {
+        let sql = format!("SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE thread_id = $1");
+        self.map_one(&sql, &[&thread_id], attempt_from_row)
+    }
+
+    fn attempt_insert(&mut self, a: &Attempt) -> Result<()> {
+        self.exec(
+            &format!(
+                "INSERT INTO attempts ({ATTEMPT_COLUMNS}) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+            ),
+            &[
+                &a.run_id,
+                &a.task_id,
+                &i64::from(a.attempt),
+                &a.thread_id,
+                &a.worker,
+                &a.status.as_str(),
+                &a.repo,
+                &a.worktree_path,
+                &a.branch,
+                &a.base_rev,
+                &a.base_branch,
+                &a.previous_thread_id,
+                &a.started_at,
+                &a.ended_at,
+                &a.host,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn attempt_save(&mut self, a: &Attempt) -> Result<()> {
+        self.exec(
+            "UPDATE attempts SET status = $4, ended_at = $5 WHERE run_id = $1 AND task_id = $2 AND attempt = $3",
+            &[&a.run_id, &a.task_id, &i64::from(a.attempt), &a.status.as_str(), &a.ended_at],
+        )?;
+        Ok(())
+    }
+
+    fn attempts_with_worktree(&self, run_id: Option<&str>) -> Result<Vec<Attempt>> {
+        let sql = format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE worktree_path IS NOT NULL \
+             AND ($1::text IS NULL OR run_id = $1) ORDER BY run_id, task_id, attempt"
+        );
+        self.map(&sql, &[&run_id], attempt_from_row)
+    }
+}

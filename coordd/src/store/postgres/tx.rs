@@ -1,0 +1,217 @@
+//! [`PgTx`]: the repositories over one PostgreSQL connection, inside the writer's
+//! transaction (writes) or a read-only repeatable-read transaction (reads). The repository
+//! implementations live in the per-domain files of this module; this file holds what they
+//! share: the type, the event id counter of a write transaction, and row helpers.
+
+use std::cell::{Cell, RefCell};
+
+use coord_proto::types::Event;
+use postgres::Row;
+
+use super::conn::{Param, PgConn};
+use crate::error::{Error, Result};
+use crate::store::repos::Tx;
+use crate::time::Ts;
+
+/// The event ids of one write transaction. The writer locks the counter row (`SELECT …
+/// FOR UPDATE`) as the transaction begins and reads the last id (a transaction that did
+/// not locks it at its first event); ids count on in memory; before `COMMIT` the writer
+/// stores the last id back. The row lock is held to the end of the transaction,
+/// so no other transaction can take ids until this one has committed: ids commit in their
+/// own order, and a reader at cursor N never sees N+2 without N+1.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EventIds {
+    /// `(last id in the counter row when locked, last id handed out)`.
+    pub taken: Option<(i64, i64)>,
+}
+
+impl EventIds {
+    /// Ids of a transaction that locked the counter row when it began, at `last`.
+    pub fn locked(last: i64) -> EventIds {
+        EventIds { taken: Some((last, last)) }
+    }
+
+    /// The last id to store back, if this transaction took any.
+    pub fn to_store(&self) -> Option<i64> {
+        self.taken.filter(|(from, to)| to > from).map(|(_, to)| to)
+    }
+}
+
+/// The repositories over one connection, and the events to publish after the commit.
+pub struct PgTx<'c> {
+    conn: RefCell<&'c mut PgConn>,
+    ids: Option<&'c mut EventIds>,
+    published: Vec<Event>,
+    /// Write statements run (a failed job that ran none left nothing behind).
+    writes: u64,
+    /// A statement failed: PostgreSQL has aborted the transaction (or savepoint).
+    failed: Cell<bool>,
+}
+
+impl<'c> PgTx<'c> {
+    /// A read snapshot (no event ids: it cannot write events).
+    pub fn read(conn: &'c mut PgConn) -> Self {
+        PgTx { conn: RefCell::new(conn), ids: None, published: Vec::new(), writes: 0, failed: Cell::new(false) }
+    }
+
+    /// The writer's transaction, taking event ids from `ids`.
+    pub fn write(conn: &'c mut PgConn, ids: &'c mut EventIds) -> Self {
+        PgTx { conn: RefCell::new(conn), ids: Some(ids), published: Vec::new(), writes: 0, failed: Cell::new(false) }
+    }
+
+    /// The events published by this transaction so far, in order.
+    pub fn take_published(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.published)
+    }
+
+    /// Whether the job left something to roll back: a write, or a failed statement.
+    pub fn dirty(&self) -> bool {
+        self.writes > 0 || self.failed.get()
+    }
+
+    /// Whether a statement failed (PostgreSQL then refuses the rest of the transaction).
+    pub fn statement_failed(&self) -> bool {
+        self.failed.get()
+    }
+
+    fn note<T>(&self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.failed.set(true);
+        }
+        r
+    }
+
+    /// Rows of a read statement (cached).
+    pub(super) fn rows(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        let r = self.conn.borrow_mut().query(sql, params);
+        self.note(r)
+    }
+
+    /// The first row of a read statement, if any.
+    pub(super) fn row(&self, sql: &str, params: &[Param<'_>]) -> Result<Option<Row>> {
+        Ok(self.rows(sql, params)?.into_iter().next())
+    }
+
+    /// Map every row.
+    pub(super) fn map<T>(&self, sql: &str, params: &[Param<'_>], f: impl Fn(&Row) -> Result<T>) -> Result<Vec<T>> {
+        self.rows(sql, params)?.iter().map(f).collect()
+    }
+
+    /// Map the first row, if any.
+    pub(super) fn map_one<T>(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        f: impl Fn(&Row) -> Result<T>,
+    ) -> Result<Option<T>> {
+        self.row(sql, params)?.as_ref().map(f).transpose()
+    }
+
+    /// Run a write statement (cached); returns the rows affected.
+    pub(super) fn exec(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        self.writes += 1;
+        let r = self.conn.borrow_mut().execute(sql, params);
+        self.note(r)
+    }
+
+    /// The next event id, locking the counter row on the first one.
+    pub(super) fn next_event_id(&mut self) -> Result<i64> {
+        let Some(taken) = self.ids.as_deref().map(|ids| ids.taken) else {
+            return Err(Error::Internal("an event was written outside the writer's transaction".into()));
+        };
+        let (from, to) = match taken {
+            Some(t) => t,
+            None => {
+                let r = self.conn.borrow_mut().query("SELECT last FROM coordd_event_counter FOR UPDATE", &[]);
+                let rows = self.note(r)?;
+                let row = rows.first().ok_or_else(|| Error::Storage("the event counter row is missing".into()))?;
+                let last = row.i(0)?;
+                (last, last)
+            }
+        };
+        let id = to + 1;
+        if let Some(ids) = self.ids.as_deref_mut() {
+            ids.taken = Some((from, id));
+        }
+        Ok(id)
+    }
+}
+
+impl Tx for PgTx<'_> {
+    fn publish(&mut self, event: Event) {
+        self.published.push(event);
+    }
+}
+
+fn col_err(i: usize, e: impl std::fmt::Display) -> Error {
+    Error::Storage(format!("column {i}: {e}"))
+}
+
+/// Typed column access with storage errors instead of panics.
+pub(super) trait Col {
+    fn s(&self, i: usize) -> Result<String>;
+    fn os(&self, i: usize) -> Result<Option<String>>;
+    fn i(&self, i: usize) -> Result<i64>;
+    fn b(&self, i: usize) -> Result<bool>;
+    fn u(&self, i: usize) -> Result<u32> {
+        let v = self.i(i)?;
+        u32::try_from(v).map_err(|e| col_err(i, e))
+    }
+    /// A protocol enum stored as text.
+    fn p<T: std::str::FromStr<Err = String>>(&self, i: usize) -> Result<T> {
+        T::from_str(&self.s(i)?).map_err(|e| col_err(i, e))
+    }
+    fn op<T: std::str::FromStr<Err = String>>(&self, i: usize) -> Result<Option<T>> {
+        self.os(i)?.map(|s| T::from_str(&s).map_err(|e| col_err(i, e))).transpose()
+    }
+    fn ts(&self, i: usize) -> Result<Ts> {
+        Ts::parse(&self.s(i)?)
+    }
+    fn ots(&self, i: usize) -> Result<Option<Ts>> {
+        self.os(i)?.map(|s| Ts::parse(&s)).transpose()
+    }
+    fn json(&self, i: usize) -> Result<serde_json::Value> {
+        serde_json::from_str(&self.s(i)?).map_err(|e| col_err(i, e))
+    }
+}
+
+impl Col for Row {
+    fn s(&self, i: usize) -> Result<String> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+    fn os(&self, i: usize) -> Result<Option<String>> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+    fn i(&self, i: usize) -> Result<i64> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+    fn b(&self, i: usize) -> Result<bool> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+}
+
+/// A timestamp as stored.
+pub(super) fn ts_text(t: Ts) -> String {
+    t.to_string()
+}
+
+/// An optional timestamp as stored.
+pub(super) fn opt_ts_text(t: Option<Ts>) -> Option<String> {
+    t.map(ts_text)
+}
+
+/// Owned statement arguments of a query built at run time.
+#[derive(Default)]
+pub(super) struct Args(Vec<Box<dyn postgres::types::ToSql + Sync>>);
+
+impl Args {
+    /// Add a value; returns its placeholder (`$n`).
+    pub fn push(&mut self, v: impl postgres::types::ToSql + Sync + 'static) -> String {
+        self.0.push(Box::new(v));
+        format!("${}", self.0.len())
+    }
+
+    pub fn refs(&self) -> Vec<Param<'_>> {
+        self.0.iter().map(|b| b.as_ref() as Param<'_>).collect()
+    }
+}

@@ -1,0 +1,208 @@
+//! `--only pg`: PostgreSQL beside SQLite, in one run. One instance and two instances (two
+//! daemons, two project directories, one database) of a server the bench starts itself
+//! (Debian's PostgreSQL on a Unix socket, `fsync=off` like every test server here, so the
+//! figures are of coordd and not of this machine's disk), and the cost of the cursor
+//! scheme measured on the server directly.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use coord_client::Client;
+use coord_proto::api::InboxApiClient;
+use coord_proto::types::*;
+use coord_tests::Project;
+use coord_tests::pg::{self, Server};
+
+use super::{ms, percentile, report};
+
+async fn clients(p: &Project, n: usize) -> Vec<Arc<Client>> {
+    let mut v = Vec::new();
+    for _ in 0..n {
+        v.push(Arc::new(p.client().await));
+    }
+    v
+}
+
+/// Sends from every client at once; sends per second.
+async fn sends(cs: Vec<Arc<Client>>, per_client: usize) -> f64 {
+    let n = cs.len() * per_client;
+    let t0 = Instant::now();
+    let tasks: Vec<_> = cs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            tokio::spawn(async move {
+                for j in 0..per_client {
+                    let msg = MessageInput { summary: "durable send".into(), ..Default::default() };
+                    let p = SendParams {
+                        from: format!("lead{i}"),
+                        to: format!("w{}", j % 16),
+                        message: msg,
+                        ..Default::default()
+                    };
+                    c.send(p).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    n as f64 / t0.elapsed().as_secs_f64()
+}
+
+/// Every claimer races for every thread; attempts per second (one grant per thread).
+async fn claims(cs: Vec<Arc<Client>>, threads: &[String]) -> f64 {
+    let ids = Arc::new(threads.to_vec());
+    let attempts = cs.len() * threads.len();
+    let t0 = Instant::now();
+    let tasks: Vec<_> = cs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let ids = ids.clone();
+            tokio::spawn(async move {
+                let mut won = 0;
+                for t in ids.iter() {
+                    let p = ClaimParams { agent: format!("w{i}"), thread_id: t.clone(), lease_seconds: Some(600) };
+                    won += usize::from(c.claim(p).await.is_ok());
+                }
+                won
+            })
+        })
+        .collect();
+    let mut grants = 0;
+    for t in tasks {
+        grants += t.await.unwrap();
+    }
+    assert_eq!(grants, threads.len(), "exactly one grant per thread");
+    attempts as f64 / t0.elapsed().as_secs_f64()
+}
+
+async fn threads(c: &Client, n: usize) -> Vec<String> {
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let msg = MessageInput { summary: "bench".into(), ..Default::default() };
+        v.push(
+            c.send(SendParams { from: "lead".into(), to: "pool".into(), message: msg, ..Default::default() })
+                .await
+                .unwrap()
+                .thread
+                .thread_id,
+        );
+    }
+    v
+}
+
+async fn wakes(waiter: &Client, leader: &Client, n: usize) -> String {
+    let thr = threads(leader, 1).await.remove(0);
+    let mut lat = super::time_wakes(waiter, leader, &thr, n).await;
+    lat.sort();
+    format!("p50 {}  p99 {}", ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99)))
+}
+
+pub async fn run(quick: bool) {
+    let server = match Server::start() {
+        Ok(s) => s,
+        Err(e) => return report("PostgreSQL", format!("not measured: {e}")),
+    };
+    let (per_client, nthreads, nwakes) = if quick { (50, 100, 100) } else { (500, 1000, 2000) };
+
+    // SQLite, same counts, same run.
+    let s = Project::new().with_store("sqlite");
+    let _ds = s.serve();
+    report(
+        &format!("SQLite: durable sends/s, 32 clients x {per_client}"),
+        format!("{:.0} /s", sends(clients(&s, 32).await, per_client).await),
+    );
+    let t = threads(&s.client().await, nthreads).await;
+    report(
+        &format!("SQLite: claims/s, 32 claimers x {nthreads} threads"),
+        format!("{:.0} attempts/s", claims(clients(&s, 32).await, &t).await),
+    );
+    report(
+        &format!("SQLite: wake latency ({nwakes} wakes)"),
+        wakes(&s.client().await, &s.client().await, nwakes).await,
+    );
+
+    let url = server.database();
+    let a = Project::new().with_store(&url).on_host("host-a");
+    let b = Project::new().with_store(&url).on_host("host-b");
+    let (_da, _db) = (a.serve(), b.serve());
+    report(
+        &format!("PostgreSQL, one instance: durable sends/s, 32 clients x {per_client}"),
+        format!("{:.0} /s", sends(clients(&a, 32).await, per_client).await),
+    );
+    let mut both = clients(&a, 16).await;
+    both.extend(clients(&b, 16).await);
+    report(
+        &format!("PostgreSQL, two instances: durable sends/s, 16+16 clients x {per_client}"),
+        format!("{:.0} /s", sends(both, per_client).await),
+    );
+    let t = threads(&a.client().await, nthreads).await;
+    let mut both = clients(&a, 16).await;
+    both.extend(clients(&b, 16).await);
+    report(
+        &format!("PostgreSQL, two instances: claims/s, 16+16 claimers x {nthreads} threads"),
+        format!("{:.0} attempts/s", claims(both, &t).await),
+    );
+    report(
+        &format!("PostgreSQL, one instance: wake latency ({nwakes} wakes)"),
+        wakes(&a.client().await, &a.client().await, nwakes).await,
+    );
+    report(
+        &format!("PostgreSQL: wake latency, commit on A -> waiter on B ({nwakes} wakes)"),
+        wakes(&b.client().await, &a.client().await, nwakes).await,
+    );
+
+    let n = if quick { 500 } else { 5000 };
+    let db = server.database();
+    pg::off_runtime(move || cursor_cost(&db, n));
+}
+
+/// The cursor scheme on the server itself: one event per transaction, ids from the
+/// counter row (locked, stored back) as the writer takes them, against ids from a plain
+/// sequence; one writer, then two at once.
+fn cursor_cost(url: &str, n: usize) {
+    let mut c = Server::connect(url);
+    c.batch_execute(
+        "CREATE TABLE ev_seq (id BIGSERIAL PRIMARY KEY, body TEXT); \
+         CREATE TABLE ev_ctr (id BIGINT PRIMARY KEY, body TEXT); \
+         CREATE TABLE ctr (one BOOLEAN PRIMARY KEY, last BIGINT NOT NULL); INSERT INTO ctr VALUES (true, 0);",
+    )
+    .unwrap();
+    let one = |url: String, counter: bool, n: usize| {
+        std::thread::spawn(move || {
+            let mut c = Server::connect(&url);
+            for _ in 0..n {
+                let mut tx = c.transaction().unwrap();
+                if counter {
+                    let last: i64 = tx.query_one("SELECT last FROM ctr FOR UPDATE", &[]).unwrap().get(0);
+                    tx.execute("INSERT INTO ev_ctr (id, body) VALUES ($1, 'e')", &[&(last + 1)]).unwrap();
+                    tx.execute("UPDATE ctr SET last = $1", &[&(last + 1)]).unwrap();
+                } else {
+                    tx.execute("INSERT INTO ev_seq (body) VALUES ('e')", &[]).unwrap();
+                }
+                tx.commit().unwrap();
+            }
+        })
+    };
+    for writers in [1usize, 2] {
+        let mut per = Vec::new();
+        for counter in [false, true] {
+            let t0 = Instant::now();
+            let hs: Vec<_> = (0..writers).map(|_| one(url.to_string(), counter, n)).collect();
+            hs.into_iter().for_each(|h| h.join().unwrap());
+            let us = t0.elapsed().as_secs_f64() * 1e6 / (writers * n) as f64;
+            per.push(Duration::from_secs_f64(us / 1e6));
+        }
+        report(
+            &format!("cursor scheme: one-event transactions, {writers} writer(s) x {n}"),
+            format!(
+                "sequence {:.1} µs/tx, counter row {:.1} µs/tx",
+                per[0].as_secs_f64() * 1e6,
+                per[1].as_secs_f64() * 1e6
+            ),
+        );
+    }
+}

@@ -1,0 +1,308 @@
+//! Several `coordd` instances on one PostgreSQL database, as a team on several hosts runs
+//! them: each test starts two daemons (two project directories, two host names) on one
+//! database of a real server, and drives them through the client.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use coord_client::{Client, ClientError};
+use coord_proto::api::{EventsApiClient, InboxApiClient};
+use coord_proto::types::*;
+use coord_tests::Project;
+use coord_tests::pg::{self, Server};
+
+/// Two projects (hosts `a` and `b`) on one fresh database of `server`.
+fn pair_on(server: &Server) -> (Project, Project) {
+    let url = server.database();
+    (Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b"))
+}
+
+/// Two projects on a database of the shared server; `None` (said why) without PostgreSQL.
+fn pair() -> Option<(Project, Project)> {
+    pg::shared().map(pair_on)
+}
+
+fn send(to: &str, summary: &str) -> SendParams {
+    SendParams {
+        from: "lead".into(),
+        to: to.into(),
+        message: MessageInput { summary: summary.into(), ..Default::default() },
+        ..Default::default()
+    }
+}
+
+async fn next_event(sub: &mut coord_client::EventStream) -> Event {
+    tokio::time::timeout(Duration::from_secs(60), sub.next()).await.expect("an event within 60 s").unwrap().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_send_through_one_instance_wakes_a_waiter_on_the_other() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (a.client().await, b.client().await);
+    let filter = EventFilter { agent: Some("w1".into()), ..Default::default() };
+    let mut waiter = cb.subscribe(filter).await.unwrap();
+    let sent = ca.send(send("w1", "from host a")).await.unwrap();
+    let ev = next_event(&mut waiter).await;
+    assert_eq!(ev.event_id, sent.event_id);
+    assert_eq!(ev.message.expect("with its message").summary, "from host a");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn racing_claims_across_instances_have_exactly_one_winner() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    let lead = a.client().await;
+    let mut threads = Vec::new();
+    for i in 0..10 {
+        threads.push(lead.send(send("pool", &format!("job {i}"))).await.unwrap().thread.thread_id);
+    }
+    // 24 claimers, half on each instance, each on a connection of its own.
+    let mut clients: Vec<Arc<Client>> = Vec::new();
+    for i in 0..24 {
+        clients.push(Arc::new(if i % 2 == 0 { a.client().await } else { b.client().await }));
+    }
+    let mut tasks = Vec::new();
+    for (i, c) in clients.into_iter().enumerate() {
+        let threads = threads.clone();
+        tasks.push(tokio::spawn(async move {
+            let agent = format!("w{i}");
+            let mut won = Vec::new();
+            for t in threads {
+                let p = ClaimParams { agent: agent.clone(), thread_id: t.clone(), lease_seconds: None };
+                match c.claim(p).await.map_err(ClientError::from) {
+                    Ok(r) => won.push((t, agent.clone(), r.thread.lease.expect("a lease").generation)),
+                    Err(ClientError::Rpc { app: Some(coord_proto::ErrorCode::LeaseConflict), .. }) => {}
+                    Err(e) => panic!("unexpected error: {e}"),
+                }
+            }
+            won
+        }));
+    }
+    let mut wins = Vec::new();
+    for t in tasks {
+        wins.extend(t.await.unwrap());
+    }
+    for t in &threads {
+        let winners: Vec<_> = wins.iter().filter(|(w, _, _)| w == t).collect();
+        assert_eq!(winners.len(), 1, "exactly one grant for {t}: {winners:?}");
+        assert_eq!(winners[0].2, 1, "the first grant's generation");
+        let shown = lead.show(ShowParams { thread_id: t.clone() }).await.unwrap().thread;
+        assert_eq!(shown.assigned_to, winners[0].1, "the stored holder is the one told it won");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_9_of_one_instance_loses_no_acknowledged_write_and_the_other_keeps_serving() {
+    let Some((a, b)) = pair() else { return };
+    let (da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (a.client().await, b.client().await);
+    let through_a = (0..100).map(|i| ca.send(send("w", &format!("a{i}"))));
+    let through_b = (0..100).map(|i| cb.send(send("w", &format!("b{i}"))));
+    let (ra, rb) =
+        futures::future::join(futures::future::join_all(through_a), futures::future::join_all(through_b)).await;
+    let acked: Vec<MessageResult> = ra.into_iter().chain(rb).map(|r| r.expect("acknowledged")).collect();
+    drop(ca);
+    da.kill9();
+
+    let after = cb.send(send("w", "after the kill")).await.expect("the other instance keeps serving");
+    let all = cb.list(ListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
+    assert_eq!(all.threads.len(), 201, "every acknowledged send is stored");
+    for m in &acked {
+        assert!(all.threads.iter().any(|t| t.thread_id == m.thread.thread_id), "{} is stored", m.thread.thread_id);
+    }
+    let events = cb.events_list(EventsListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
+    let ids: Vec<i64> = events.events.iter().map(|e| e.event_id).collect();
+    assert_eq!(ids, (1..=after.event_id).collect::<Vec<_>>(), "the event stream has no gap");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_postgres_restart_both_reconnect_and_waits_resume_from_their_cursors() {
+    let server = match Server::start() {
+        Ok(s) => s,
+        Err(e) => return pg::missing(&e),
+    };
+    let (a, b) = pair_on(&server);
+    let (_da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (a.client().await, b.client().await);
+    // Waits on both instances, open across the restart.
+    let mut on_b = cb.subscribe(EventFilter::default()).await.unwrap();
+    let mut on_a = ca.subscribe(EventFilter::default()).await.unwrap();
+    let mut sent = Vec::new();
+    for i in 0..3 {
+        sent.push(ca.send(send("w", &format!("before {i}"))).await.unwrap().event_id);
+    }
+    server.stop();
+    server.start_again().unwrap();
+    for i in 0..3 {
+        sent.push(ca.send(send("w", &format!("after {i} via a"))).await.expect("a reconnects").event_id);
+        sent.push(cb.send(send("w", &format!("after {i} via b"))).await.expect("b reconnects").event_id);
+    }
+    sent.sort();
+    for sub in [&mut on_b, &mut on_a] {
+        let mut seen = Vec::new();
+        while seen.len() < sent.len() {
+            seen.push(next_event(sub).await.event_id);
+        }
+        assert_eq!(seen, sent, "every event once, in order");
+    }
+    // Nothing more (no repeats): the next event is a new one.
+    let last = ca.send(send("w", "last")).await.unwrap().event_id;
+    assert_eq!(next_event(&mut on_b).await.event_id, last);
+}
+
+/// The hazard a cursor over a sequence has, shown on this server: a transaction takes id
+/// N+1, a later one takes N+2 and commits first; a reader at cursor N sees only N+2, moves
+/// its cursor past N+1, and never sees it.
+fn a_plain_sequence_skips(url: &str) -> bool {
+    let url = url.to_string();
+    pg::off_runtime(move || {
+        let mut setup = Server::connect(&url);
+        setup.batch_execute("CREATE TABLE seq_demo (id BIGSERIAL PRIMARY KEY)").unwrap();
+        let (mut t1, mut t2, mut reader) = (Server::connect(&url), Server::connect(&url), Server::connect(&url));
+        t1.batch_execute("BEGIN; INSERT INTO seq_demo DEFAULT VALUES").unwrap();
+        t2.batch_execute("BEGIN; INSERT INTO seq_demo DEFAULT VALUES; COMMIT").unwrap();
+        let seen: Vec<i64> = reader
+            .query("SELECT id FROM seq_demo WHERE id > 0 ORDER BY id", &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        t1.batch_execute("COMMIT").unwrap();
+        seen == [2]
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn events_committed_out_of_id_order_are_never_skipped_by_a_cursor() {
+    let Some((a, b)) = pair() else { return };
+    let url = a.store_url().unwrap().to_string();
+    assert!(a_plain_sequence_skips(&url), "the hazard is real on this server");
+    let (_da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (a.client().await, b.client().await);
+    let first = ca.send(send("w", "first")).await.unwrap().event_id;
+    let mut on_b = cb.subscribe(EventFilter { after_event: Some(first), ..Default::default() }).await.unwrap();
+
+    // An outside transaction takes the next id the way every writer does (the counter row,
+    // locked) and stays open.
+    let (hold, held) = (std::sync::mpsc::channel::<()>(), std::sync::mpsc::channel::<i64>());
+    let u = url.clone();
+    let holder = std::thread::spawn(move || {
+        let mut c = Server::connect(&u);
+        let mut tx = c.transaction().unwrap();
+        let id: i64 =
+            tx.query_one("UPDATE coordd_event_counter SET last = last + 1 RETURNING last", &[]).unwrap().get(0);
+        tx.execute(
+            "INSERT INTO events (event_id, run_id, task_id, thread_id, source, event_type, summary, created_at) \
+             VALUES ($1, '', '', '', 'test', 'agent.registered', 'held open', '2026-01-01T00:00:00.000Z')",
+            &[&id],
+        )
+        .unwrap();
+        held.0.send(id).unwrap();
+        hold.1.recv().unwrap();
+        tx.commit().unwrap();
+    });
+    let held_id = held.1.recv().unwrap();
+    assert_eq!(held_id, first + 1);
+
+    // A later send through instance A, which would commit first with a sequence: its
+    // writer now waits for the counter row.
+    let later = tokio::spawn(async move { ca.send(send("w", "later")).await.unwrap().event_id });
+    let u = url.clone();
+    pg::off_runtime(move || {
+        let mut c = Server::connect(&u);
+        let waiting =
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'coordd' AND wait_event_type = 'Lock'";
+        while c.query_one(waiting, &[]).unwrap().get::<_, i64>(0) == 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+    assert!(!later.is_finished(), "the later commit waits for the earlier id");
+    hold.0.send(()).unwrap();
+    holder.join().unwrap();
+    let later = later.await.unwrap();
+    assert_eq!(later, held_id + 1, "ids commit in their own order");
+    assert_eq!(next_event(&mut on_b).await.event_id, held_id, "the subscriber sees the earlier id");
+    assert_eq!(next_event(&mut on_b).await.event_id, later, "then the later one");
+}
+
+fn orch_in(p: &Project, args: &[&str]) -> serde_json::Value {
+    p.orch().json_flag().args(args).run().ok().json()
+}
+
+fn run_with_one_task(p: &Project, kind: &str) {
+    orch_in(p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch_in(p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "t", "--assign-to", "backend", "--kind", kind]);
+}
+
+#[test]
+fn a_task_is_dispatched_once_when_two_instances_race() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    run_with_one_task(&a, "thread");
+    let racers: Vec<_> = [&a, &b, &a, &b]
+        .iter()
+        .map(|p| p.orch().json_flag().args(["dispatch", "--run", "R1", "--task", "T1"]).spawn())
+        .collect();
+    let outs: Vec<_> = racers.into_iter().map(coord_tests::finish).collect();
+    assert_eq!(outs.iter().filter(|o| o.code == 0).count(), 1, "one dispatch wins: {outs:#?}");
+    let threads = b.inbox().json_flag().args(["list", "--run", "R1"]).run().ok().json();
+    assert_eq!(threads["threads"].as_array().unwrap().len(), 1, "one attempt's thread: {threads}");
+}
+
+#[test]
+fn worktrees_live_on_the_host_that_made_them() {
+    let Some((a, b)) = pair() else { return };
+    for (k, v) in [
+        ("init", vec!["-q", "-b", "main"]),
+        ("config", vec!["user.email", "t@example.com"]),
+        ("config", vec!["user.name", "T"]),
+    ] {
+        let mut args = vec![k];
+        args.extend(v);
+        coord_tests::git_in(a.path(), &args);
+    }
+    a.write("README.md", "hello\n");
+    coord_tests::git_in(a.path(), &["add", "README.md"]);
+    coord_tests::git_in(a.path(), &["commit", "-q", "-m", "init"]);
+    let (_da, _db) = (a.serve(), b.serve());
+    run_with_one_task(&a, "code");
+    let d = orch_in(&a, &["dispatch", "--run", "R1", "--task", "T1"]);
+    assert!(d["dispatches"][0]["worktree_path"].is_string(), "{d}");
+    let here = orch_in(&a, &["worktree", "list"]);
+    assert_eq!(here["worktrees"].as_array().unwrap().len(), 1, "{here}");
+    assert_eq!(here["other_hosts"], 0);
+    // Nothing listed here: exit 10, as for any empty list.
+    let there = b.orch().json_flag().args(["worktree", "list"]).run().code(10).json();
+    assert!(there["worktrees"].as_array().unwrap().is_empty(), "{there}");
+    assert_eq!(there["other_hosts"], 1);
+    let pruned = orch_in(&b, &["worktree", "prune", "--force"]);
+    assert!(
+        pruned["removed"].as_array().unwrap().is_empty() && pruned["kept"].as_array().unwrap().is_empty(),
+        "{pruned}"
+    );
+    let attempt = &orch_in(&b, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(attempt["attempts"][0]["host"], "host-a", "the attempt records its host: {attempt}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lease_expiry_is_recorded_once_not_once_per_instance() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (a.client().await, b.client().await);
+    let thr = ca.send(send("w1", "t")).await.unwrap().thread.thread_id;
+    let filter =
+        EventFilter { thread_id: Some(thr.clone()), event_types: vec![EventType::LeaseExpired], ..Default::default() };
+    let mut expired = cb.subscribe(filter).await.unwrap();
+    ca.claim(ClaimParams { agent: "w1".into(), thread_id: thr.clone(), lease_seconds: Some(1) }).await.unwrap();
+    next_event(&mut expired).await;
+    // Every write after the expiry report is ordered after any second report would be.
+    let marker = ca.send(send("w1", "marker")).await.unwrap().event_id;
+    let all = cb.events_list(EventsListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
+    assert!(all.events.iter().any(|e| e.event_id == marker));
+    let reports = all.events.iter().filter(|e| e.event_type == EventType::LeaseExpired).count();
+    assert_eq!(reports, 1, "one lease.expired for one expiry");
+    // A new grant through the other instance takes the next generation.
+    let again = cb.claim(ClaimParams { agent: "w2".into(), thread_id: thr, lease_seconds: None }).await.unwrap();
+    assert_eq!(again.thread.lease.unwrap().generation, 2);
+}

@@ -1,0 +1,28 @@
+//! The end-to-end suites again, every daemon on PostgreSQL: this binary's name selects the
+//! backend (see `coord_tests::pg::backend`; `COORD_TEST_STORE=postgres` runs every suite on
+//! it instead). Each project gets a database of its own on one server per binary.
+
+#[path = "agents.rs"]
+mod agents;
+#[path = "client.rs"]
+mod client;
+#[path = "daemon.rs"]
+mod daemon;
+#[path = "exit_codes.rs"]
+mod exit_codes;
+#[path = "leases.rs"]
+mod leases;
+#[path = "mailbox.rs"]
+mod mailbox;
+#[path = "mcp.rs"]
+mod mcp;
+#[path = "orch.rs"]
+mod orch;
+#[path = "raw_socket.rs"]
+mod raw_socket;
+#[path = "reservations.rs"]
+mod reservations;
+#[path = "waits.rs"]
+mod waits;
+#[path = "worker_flow.rs"]
+mod worker_flow;
