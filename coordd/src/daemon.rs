@@ -47,11 +47,13 @@ pub struct ServeOptions {
     pub paths: ProjectPaths,
     /// Print `ready <socket>` on stdout once serving (used by auto-start).
     pub notify_ready: bool,
+    /// The budgets every connection shares.
+    pub limits: transport::Limits,
 }
 
 /// Run the daemon until it is told to stop.
 pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
-    let paths = opts.paths;
+    let paths = opts.paths.clone();
     let dir = paths.db.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&dir).map_err(io(format!("cannot create {}", dir.display())))?;
 
@@ -121,7 +123,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
             accepted = listener.accept() => match accepted {
                 Ok(stream) => {
                     let (r, w) = tokio::io::split(stream);
-                    conns.spawn(transport::serve(r, w, methods.clone(), shutdown_rx.clone()));
+                    conns.spawn(transport::serve(r, w, methods.clone(), opts.limits.clone(), shutdown_rx.clone()));
                 }
                 Err(e) => {
                     // Typically out of file descriptors: back off instead of spinning (and

@@ -19,6 +19,7 @@ pub mod error;
 pub mod ids;
 pub mod lockfile;
 pub mod ops;
+pub mod outbox;
 pub mod services;
 pub mod store;
 pub mod time;

@@ -11,6 +11,7 @@ use coord_proto::Exit;
 use coord_proto::types::{HelloResult, ShutdownResult};
 use coordd::control::{self, ControlError};
 use coordd::daemon::{self, DaemonError, ServeOptions};
+use coordd::transport::Limits;
 
 /// The per-project coordination daemon for teams of coding agents.
 ///
@@ -41,6 +42,10 @@ enum Cmd {
         /// Print `ready <socket>` on stdout once accepting connections (for launchers).
         #[arg(long)]
         notify_ready: bool,
+        /// How long an unfinished request line may wait for its next byte before it is
+        /// discarded (e.g. `30s`, `500ms`).
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+        partial_line_timeout: std::time::Duration,
     },
     /// Report version, protocol version, pid, socket, database and uptime.
     Status {
@@ -60,7 +65,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let paths = paths::resolve(cli.db.as_deref(), &std::env::current_dir().unwrap_or_else(|_| ".".into()));
     let result = match cli.command {
-        Cmd::Serve { log_file, notify_ready } => serve(paths, log_file, notify_ready),
+        Cmd::Serve { log_file, notify_ready, partial_line_timeout } => {
+            let opts = ServeOptions { paths, notify_ready, limits: Limits::with_timeout(partial_line_timeout) };
+            serve(opts, log_file)
+        }
         Cmd::Status { json } => runtime().and_then(|rt| rt.block_on(status(paths, json))),
         Cmd::Stop { json } => runtime().and_then(|rt| rt.block_on(stop(paths, json))),
     };
@@ -77,14 +85,14 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the async runtime")
 }
 
-fn serve(paths: paths::ProjectPaths, log_file: Option<PathBuf>, notify_ready: bool) -> anyhow::Result<ExitCode> {
+fn serve(opts: ServeOptions, log_file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     init_tracing(log_file.as_deref())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("coordd")
         .build()
         .context("cannot start the async runtime")?;
-    match rt.block_on(daemon::serve(ServeOptions { paths, notify_ready })) {
+    match rt.block_on(daemon::serve(opts)) {
         Ok(()) => Ok(Exit::Ok.into()),
         Err(e @ DaemonError::AlreadyRunning { .. }) => {
             tracing::error!("{e}");

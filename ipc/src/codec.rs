@@ -39,6 +39,16 @@ impl LineCodec {
     pub fn max_length(&self) -> usize {
         self.max
     }
+
+    /// Give up the line being read: call it when [`Decoder::decode`] returned `None`, so
+    /// that `buf` holds only the start of one unfinished line. That part is dropped now,
+    /// the rest is skipped up to its newline as it arrives, and the line is then reported
+    /// as [`Frame::TooLong`].
+    pub fn skip_line(&mut self, buf: &mut BytesMut) {
+        buf.clear();
+        self.discarding = true;
+        self.searched = 0;
+    }
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -158,6 +168,18 @@ mod tests {
         client.write_all(b"1}\nnext\n").await.unwrap();
         assert_eq!(framed.next().await.unwrap().unwrap(), line("{\"first\":1}"));
         assert_eq!(framed.next().await.unwrap().unwrap(), line("next"));
+    }
+
+    #[test]
+    fn a_skipped_line_is_dropped_up_to_its_newline() {
+        let mut codec = LineCodec::new(100);
+        let mut buf = BytesMut::from("{\"unfinished\":");
+        assert_eq!(codec.decode(&mut buf).unwrap(), None);
+        codec.skip_line(&mut buf);
+        assert!(buf.is_empty());
+        buf.extend_from_slice(b"rest of it}\nnext\n");
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLong));
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(line("next")));
     }
 
     #[tokio::test]

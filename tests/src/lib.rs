@@ -130,13 +130,24 @@ impl Project {
         self.spawn_daemon(&[])
     }
 
+    /// Start `coordd serve ARGS` (and wait until it is ready); `Err` with its stderr if it
+    /// exits instead.
+    pub fn try_serve_args(&self, args: &[&str]) -> Result<Daemon, String> {
+        self.spawn(&[], args)
+    }
+
     fn spawn_daemon(&self, env: &[(&str, &str)]) -> Result<Daemon, String> {
+        self.spawn(env, &[])
+    }
+
+    fn spawn(&self, env: &[(&str, &str)], args: &[&str]) -> Result<Daemon, String> {
         let mut cmd = self.command("coordd");
         for (k, v) in env {
             cmd.env(k, v);
         }
         let mut child = cmd
             .args(["serve", "--notify-ready"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -363,4 +374,54 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").current_dir(dir).args(args).output().expect("git");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A connection that speaks the wire protocol by hand, line by line (what a script with
+/// `socat` or Python's `socket` does): no client library.
+#[cfg(unix)]
+pub struct RawConn {
+    pub w: std::os::unix::net::UnixStream,
+    pub r: BufReader<std::os::unix::net::UnixStream>,
+}
+
+#[cfg(unix)]
+impl RawConn {
+    pub fn connect(socket: &Path) -> RawConn {
+        let s = std::os::unix::net::UnixStream::connect(socket).expect("connect to the socket");
+        RawConn { w: s.try_clone().unwrap(), r: BufReader::new(s) }
+    }
+
+    /// Write one line (a newline is added).
+    pub fn send_line(&mut self, line: &[u8]) {
+        self.w.write_all(line).unwrap();
+        self.w.write_all(b"\n").unwrap();
+    }
+
+    /// Read one line as JSON.
+    #[track_caller]
+    pub fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(self.r.read_line(&mut line).unwrap() > 0, "connection closed");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:.200}"))
+    }
+
+    /// Send a request and read the next line (its reply, when nothing else is pending).
+    pub fn call(&mut self, v: Value) -> Value {
+        self.send_line(v.to_string().as_bytes());
+        self.recv()
+    }
+}
+
+/// A `/proc/<pid>/status` field in MiB (`VmRSS`, `VmHWM`: the peak resident size).
+#[cfg(target_os = "linux")]
+pub fn proc_mib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    let line = status.lines().find(|l| l.starts_with(&format!("{field}:"))).expect("field in /proc status");
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).expect("a number of kB") / 1024
+}
+
+/// How many file descriptors a process has open.
+#[cfg(target_os = "linux")]
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
