@@ -23,6 +23,8 @@ use crate::store::sqlite::SqliteStore;
 use crate::time::{Clock, SystemClock};
 use crate::transport;
 
+/// How often the daemon checks that its socket file is still the one it listens on.
+const SOCKET_CHECK: Duration = Duration::from_millis(500);
 /// Pause after a failed accept (EMFILE and the like).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// How long connections get to finish in-flight calls at shutdown.
@@ -34,8 +36,8 @@ pub enum DaemonError {
     AlreadyRunning { db: String, pid: String, socket: String },
     #[error("{context}: {source}")]
     Io { context: String, source: std::io::Error },
-    #[error("cannot open the database {db}: {source}")]
-    Store { db: String, source: Box<crate::error::Error> },
+    #[error("cannot open the database {db}: {reason}")]
+    Store { db: String, reason: String },
 }
 
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -88,7 +90,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     let db_path = paths.db.clone();
     let (store, bus) = tokio::task::spawn_blocking(move || {
         SqliteStore::open(&db_path)
-            .map_err(|source| DaemonError::Store { db: db_path.display().to_string(), source: Box::new(source) })
+            .map_err(|e| DaemonError::Store { db: db_path.display().to_string(), reason: e.to_app().message })
     })
     .await
     .map_err(|e| io("database open task failed")(std::io::Error::other(e)))??;
@@ -118,7 +120,12 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     }
 
     let mut conns = JoinSet::new();
+    let mut socket_file = SocketFile::of(&paths.socket);
+    let mut check_socket = tokio::time::interval(SOCKET_CHECK);
+    check_socket.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut listener = listener;
     loop {
+        let mut rebind = false;
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(stream) => {
@@ -133,6 +140,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
                 }
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            _ = check_socket.tick() => rebind = socket_file.changed(),
             sig = signals.recv() => {
                 tracing::info!(signal = sig, "shutting down");
                 break;
@@ -140,6 +148,23 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
             _ = shutdown_rx.changed() => {
                 tracing::info!("shutting down on request");
                 break;
+            }
+        }
+        if rebind {
+            // Someone removed (or replaced) the socket file: clients can no longer reach
+            // this daemon, and a new one could not start (the lock is ours). Listen again.
+            tracing::warn!(socket = %paths.socket.display(), "the socket file was removed or replaced; listening on a new one");
+            match bind(&paths).await {
+                Ok(fresh) => {
+                    let mut old = std::mem::replace(&mut listener, fresh);
+                    old.do_not_reclaim_name_on_drop();
+                    socket_file = SocketFile::of(&paths.socket);
+                    tracing::info!(socket = %paths.socket.display(), "socket re-created");
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot re-create the socket");
+                    socket_file = SocketFile::of(&paths.socket);
+                }
             }
         }
     }
@@ -206,6 +231,34 @@ fn create_private_dir(dir: &std::path::Path) -> Result<(), DaemonError> {
     #[cfg(not(unix))]
     {
         std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))
+    }
+}
+
+/// The identity of the socket file (device and inode), to notice when it is removed or
+/// replaced while the daemon runs. Always unchanged where there is no such file (Windows).
+struct SocketFile {
+    path: PathBuf,
+    id: Option<(u64, u64)>,
+}
+
+impl SocketFile {
+    fn of(path: &std::path::Path) -> SocketFile {
+        SocketFile { path: path.to_path_buf(), id: Self::identity(path) }
+    }
+
+    #[cfg(unix)]
+    fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn identity(_: &std::path::Path) -> Option<(u64, u64)> {
+        None
+    }
+
+    fn changed(&self) -> bool {
+        cfg!(unix) && Self::identity(&self.path) != self.id
     }
 }
 

@@ -17,6 +17,7 @@ use coordd::transport::Limits;
 ///
 /// Exit status of `serve`: 0 after a clean shutdown, 3 when another daemon already serves
 /// the database, 1 on any other failure. `status` exits 3 when no daemon is running.
+/// `check` exits 50 when the database fails a check.
 ///
 /// One daemon serves one project: it owns `<project>/.agents/coord.db` (SQLite, WAL) and
 /// listens on `<project>/.agents/coordd.sock`, speaking JSON-RPC 2.0, one message per line.
@@ -53,6 +54,16 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Verify the database without changing it (a daemon may be serving it): SQLite's
+    /// integrity and foreign-key checks, event ids from 1 without a gap, no lease or
+    /// message without its thread. Exits 0 when all hold, 50 when one does not.
+    ///
+    /// Example: `coordd check --json`
+    Check {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop the running daemon and wait until it has exited.
     Stop {
         /// Print JSON.
@@ -71,6 +82,7 @@ fn main() -> ExitCode {
         }
         Cmd::Status { json } => runtime().and_then(|rt| rt.block_on(status(paths, json))),
         Cmd::Stop { json } => runtime().and_then(|rt| rt.block_on(stop(paths, json))),
+        Cmd::Check { json } => check(&paths, json),
     };
     match result {
         Ok(code) => code,
@@ -159,6 +171,22 @@ async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCo
         println!("  last event  {}", h.last_event_id);
     }
     Ok(Exit::Ok.into())
+}
+
+fn check(paths: &paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
+    let r = coordd::store::sqlite::check::check(&paths.db).map_err(|e| anyhow::anyhow!(e.to_app().message))?;
+    if json {
+        println!("{}", serde_json::to_value(&r)?);
+    } else {
+        println!("{} {}", if r.ok { "ok" } else { "PROBLEMS in" }, r.db);
+        println!("  schema version   {}", r.schema_version);
+        println!("  integrity        {}", r.integrity.join("; "));
+        println!("  foreign keys     {} violation(s)", r.foreign_key_violations);
+        let (first, last) = (r.events.first.unwrap_or(0), r.events.last.unwrap_or(0));
+        println!("  events           {} ({first}..{last}), {} missing id(s)", r.events.count, r.events.gaps);
+        println!("  orphans          {} lease(s), {} message(s)", r.orphan_leases, r.orphan_messages);
+    }
+    Ok(if r.ok { Exit::Ok } else { Exit::Internal }.into())
 }
 
 async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {

@@ -12,6 +12,8 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 use coord_client::{Client, ProjectPaths};
+
+pub mod sim;
 use serde_json::Value;
 
 /// Path of a workspace binary built next to the running test executable.
@@ -49,7 +51,12 @@ impl Default for Project {
 impl Project {
     pub fn new() -> Project {
         // Short paths: socket paths must stay under ~100 bytes.
-        let dir = tempfile::Builder::new().prefix("coord-").tempdir_in("/tmp").expect("tempdir");
+        Project::new_in(Path::new("/tmp"))
+    }
+
+    /// A project in a new directory inside `parent` (a small file system, say).
+    pub fn new_in(parent: &Path) -> Project {
+        let dir = tempfile::Builder::new().prefix("coord-").tempdir_in(parent).expect("tempdir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
         Project { _dir: dir, root, env: Vec::new() }
     }
@@ -163,7 +170,7 @@ impl Project {
         // A generous bound that only matters when something is broken.
         let line = rx.recv_timeout(Duration::from_secs(120)).unwrap_or_default();
         if let Some(sock) = line.trim().strip_prefix("ready ") {
-            return Ok(Daemon { child: Some(child), socket: PathBuf::from(sock) });
+            return Ok(Daemon { child: Some(child), socket: PathBuf::from(sock), log: None });
         }
         let status = child.wait().expect("wait coordd");
         let mut err = String::new();
@@ -297,9 +304,29 @@ pub fn finish(child: Child) -> Out {
 pub struct Daemon {
     child: Option<Child>,
     pub socket: PathBuf,
+    /// Its stderr (the log), once a test reads it.
+    log: Option<BufReader<std::process::ChildStderr>>,
 }
 
 impl Daemon {
+    /// Block until the daemon logs a line containing `needle`; returns that line. (An
+    /// event, not a sleep: the daemon writes the line when the thing has happened.)
+    #[track_caller]
+    pub fn wait_for_log(&mut self, needle: &str) -> String {
+        if self.log.is_none() {
+            let stderr = self.child.as_mut().and_then(|c| c.stderr.take()).expect("the daemon's stderr");
+            self.log = Some(BufReader::new(stderr));
+        }
+        let log = self.log.as_mut().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(log.read_line(&mut line).unwrap() > 0, "the daemon exited before logging {needle:?}");
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }
@@ -424,4 +451,19 @@ pub fn proc_mib(pid: u32, field: &str) -> u64 {
 #[cfg(target_os = "linux")]
 pub fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Whether this run is CI (`.ci/run` sets `COORD_CI=1`): a test that needs something from
+/// outside must then fail, not skip.
+pub fn in_ci() -> bool {
+    std::env::var("COORD_CI").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Skip a test for want of `what` (a clear line on stderr), or fail it under CI.
+#[track_caller]
+pub fn skip_or_fail(what: &str) {
+    if in_ci() {
+        panic!("COORD_CI is set and this test needs {what}");
+    }
+    eprintln!("SKIPPED: this test needs {what}");
 }

@@ -56,19 +56,14 @@ async fn reads_run_on_connections_that_cannot_write() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _bus) = SqliteStore::open(&dir.path().join("coord.db")).unwrap();
     let e = read(&store, |tx| {
-        let tx = unsafe_cast(tx);
-        tx.conn.execute("INSERT INTO settings (key, value) VALUES ('x', 'y')", []).map_err(Error::from)
+        super::testing::conn_of(tx)
+            .execute("INSERT INTO settings (key, value) VALUES ('x', 'y')", [])
+            .map_err(Error::from)
     })
     .await
     .unwrap_err();
     assert!(e.to_string().contains("readonly") || e.to_string().contains("read-only"), "{e}");
     crate::store::Store::close(&store).await;
-}
-
-/// Reads hand out `&dyn Tx`; on this backend it is always a `SqliteTx`.
-fn unsafe_cast<'a>(tx: &'a dyn crate::store::Tx) -> &'a super::tx::SqliteTx<'a> {
-    // SAFETY: `run_read` only ever passes a `SqliteTx` (see `open.rs`).
-    unsafe { &*(tx as *const dyn crate::store::Tx as *const super::tx::SqliteTx<'a>) }
 }
 
 fn plan(conn: &Connection, sql: &str) -> Vec<String> {
