@@ -13,8 +13,12 @@
 //! [`MAX_REQUEST_BYTES`], over the budget of unfinished lines or idle for too long is
 //! dropped with an error reply and the connection keeps going.
 
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod limits;
 mod lines;
+#[cfg(test)]
+mod props;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -195,4 +195,56 @@ mod tests {
         assert_eq!(framed.next().await.unwrap().unwrap(), line("ok"));
         writer.await.unwrap();
     }
+
+    /// What the decoder must produce for `input`, written the obvious way.
+    fn reference(input: &[u8], max: usize) -> Vec<Frame> {
+        let mut out = Vec::new();
+        let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+        // A last piece without a newline is still a line (at end of input).
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        for l in lines {
+            if l.len() > max {
+                out.push(Frame::TooLong);
+                continue;
+            }
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            if !is_blank(l) {
+                out.push(Frame::Line(BytesMut::from(l)));
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// However the input is cut into reads, the frames are those of the reference.
+        #[test]
+        fn decodes_like_the_reference_whatever_the_reads(
+            input in proptest::collection::vec(proptest::sample::select(b"ab \r\n{}\"".to_vec()), 0..200),
+            cuts in proptest::collection::vec(1usize..40, 1..20),
+            max in 1usize..24,
+        ) {
+            let mut codec = LineCodec::new(max);
+            let mut buf = BytesMut::new();
+            let mut got = Vec::new();
+            let mut rest = &input[..];
+            let mut i = 0;
+            while !rest.is_empty() {
+                let n = cuts[i % cuts.len()].min(rest.len());
+                buf.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                i += 1;
+                while let Some(f) = codec.decode(&mut buf).unwrap() {
+                    got.push(f);
+                }
+                // Never more than one maximal line (and its newline) is kept.
+                proptest::prop_assert!(buf.len() <= max + 1 + n);
+            }
+            while let Some(f) = codec.decode_eof(&mut buf).unwrap() {
+                got.push(f);
+            }
+            proptest::prop_assert_eq!(got, reference(&input, max));
+        }
+    }
 }

@@ -170,4 +170,49 @@ mod tests {
         assert!(limit(Some(0), 50).is_err());
         assert!(limit(Some(MAX_LIMIT + 1), 50).is_err());
     }
+
+    /// Levels of objects and arrays, the way the protocol counts them (scalars add none).
+    fn depth(v: &Value) -> usize {
+        match v {
+            Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+            Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// A value `levels` containers deep along one spine, each level an object or an array
+    /// (as `kinds` says), with scalar siblings and a scalar or nothing at the bottom.
+    fn spine(levels: usize, kinds: &[bool], leaf: bool) -> Value {
+        let mut v = if leaf { serde_json::json!("x") } else { Value::Null };
+        for level in (0..levels).rev() {
+            let inner = if v.is_null() { vec![] } else { vec![v] };
+            v = if kinds[level % kinds.len()] {
+                let mut m = serde_json::Map::new();
+                m.insert("n".into(), serde_json::json!(level));
+                for (i, c) in inner.into_iter().enumerate() {
+                    m.insert(format!("c{i}"), c);
+                }
+                Value::Object(m)
+            } else {
+                let mut items = vec![serde_json::json!(true)];
+                items.extend(inner);
+                Value::Array(items)
+            };
+        }
+        v
+    }
+
+    proptest::proptest! {
+        /// A payload is accepted exactly when it is an object at most 64 levels deep.
+        #[test]
+        fn payloads_are_accepted_exactly_up_to_the_depth_limit(
+            levels in 0usize..90,
+            kinds in proptest::collection::vec(proptest::bool::ANY, 1..6),
+            leaf in proptest::bool::ANY,
+        ) {
+            let v = spine(levels, &kinds, leaf);
+            let want = v.is_object() && depth(&v) <= MAX_JSON_DEPTH;
+            proptest::prop_assert_eq!(object("payload_json", &v).is_ok(), want, "{} levels", depth(&v));
+        }
+    }
 }
