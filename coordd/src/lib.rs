@@ -11,6 +11,7 @@
 
 pub mod api;
 pub mod bus;
+pub mod caller;
 pub mod control;
 pub mod core;
 pub mod daemon;

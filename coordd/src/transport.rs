@@ -41,6 +41,7 @@ use tokio::sync::{mpsc, oneshot};
 pub use limits::Limits;
 use lines::{Input, LineReader, Refusal};
 
+use crate::caller::{self, Caller};
 use crate::outbox::{self, Outbox};
 
 /// Most subscriptions one connection may hold open.
@@ -76,7 +77,16 @@ pub async fn serve<R, W>(
     let mut reader = LineReader::new(read, limits.clone());
     let mut in_flight: FuturesUnordered<Reply> = FuturesUnordered::new();
     let pending = Arc::new(AtomicUsize::new(0));
-    let conn = Conn { methods, conn_id, sink: rpc_tx, subs, outbox: out.clone(), pending: pending.clone(), limits };
+    let conn = Conn {
+        methods,
+        conn_id,
+        sink: rpc_tx,
+        subs,
+        outbox: out.clone(),
+        pending: pending.clone(),
+        limits,
+        caller: Arc::default(),
+    };
     let mut was_reading = true;
 
     loop {
@@ -172,6 +182,8 @@ struct Conn {
     /// Bytes of this connection's requests being handled.
     pending: Arc<AtomicUsize>,
     limits: Limits,
+    /// The agents this connection authenticated as; every call runs in its scope.
+    caller: Arc<Caller>,
 }
 
 fn error_json(id: Id<'_>, code: ErrorCode) -> Box<RawValue> {
@@ -300,9 +312,11 @@ impl Conn {
         ext.insert(self.conn_id);
         let max = usize::MAX;
         match callback {
-            MethodCallback::Sync(cb) => Started::Now((cb)(id, params, max, ext).into_json()),
+            MethodCallback::Sync(cb) => {
+                Started::Now(caller::sync_scope(self.caller.clone(), || (cb)(id, params, max, ext)).into_json())
+            }
             MethodCallback::Async(cb) => {
-                let fut = (cb)(id, params, self.conn_id, max, ext);
+                let fut = caller::scope(self.caller.clone(), (cb)(id, params, self.conn_id, max, ext));
                 Started::Reply(Box::pin(async move { Some(fut.await.into_json()) }))
             }
             MethodCallback::Unsubscription(cb) => Started::Now((cb)(id, params, self.conn_id, max, ext).into_json()),

@@ -117,6 +117,9 @@ error_codes! {
     ReleaseForbidden = 1113, "release_forbidden", Conflict;
     /// Only the sender may withdraw a message.
     WithdrawForbidden = 1114, "withdraw_forbidden", Conflict;
+    /// Credentials are required and this connection is not authenticated as the agent the
+    /// call acts for, or a secret is wrong.
+    Unauthenticated = 1120, "unauthenticated", Conflict;
     /// Writing coordination data (or a file such as a hook) failed.
     IoWriteFailed = 1150, "io_write_failed", Internal;
     /// Reading coordination data (or a file) failed.

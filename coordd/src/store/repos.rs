@@ -257,6 +257,10 @@ pub trait Agents {
     fn agents_registered(&self, except: &str) -> Result<Vec<String>>;
     fn setting(&self, key: &str) -> Result<Option<String>>;
     fn setting_put(&mut self, key: &str, value: &str) -> Result<()>;
+    /// The hash of an agent's secret, if it has one.
+    fn credential_hash(&self, agent_id: &str) -> Result<Option<String>>;
+    /// Store (or replace) the hash of an agent's secret.
+    fn credential_put(&mut self, agent_id: &str, hash: &str, at: Ts) -> Result<()>;
 }
 
 /// File-scope reservations (never deleted).

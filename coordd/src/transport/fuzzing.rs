@@ -34,6 +34,7 @@ pub(super) fn conn() -> Conn {
         outbox,
         pending: Arc::new(AtomicUsize::new(0)),
         limits: Limits::default(),
+        caller: Default::default(),
     }
 }
 

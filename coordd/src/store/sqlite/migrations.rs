@@ -269,6 +269,15 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE mail_by_event RENAME TO mail;
     CREATE INDEX idx_mail_queued ON mail(recipient, event_id) WHERE delivered_at IS NULL AND withdrawn_at IS NULL;
     "#,
+    // 8 (issue 14; renumbered at merge): agent credentials. Only a hash of each secret is
+    // kept (SHA-256 of a 256-bit random secret, so no salt or slow hash is needed).
+    r#"
+    CREATE TABLE agent_credentials (
+        agent_id TEXT PRIMARY KEY,
+        secret_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this binary writes.
