@@ -95,8 +95,8 @@ pub async fn agent(plan: AgentPlan, mut world: World) {
         let mut a = Act { c, me: &me, ledger: &world.ledger, rng: &mut rng, plan: &plan, step };
         let outcome = match a.rng.below(100) {
             0..25 => a.send_work().await,
-            25..60 => a.work().await,
-            60..72 => a.answer().await,
+            25..55 => a.work().await,
+            55..72 => a.answer().await,
             72..82 => a.mail().await,
             82..91 => a.reserve().await,
             _ => a.hooks().await,
@@ -232,7 +232,7 @@ impl Act<'_> {
         got.map(|_| ())
     }
 
-    /// Answer a question on a thread this agent created.
+    /// Answer the questions on threads this agent created.
     async fn answer(&mut self) -> Step {
         let list = ListParams {
             created_by: Some(self.me.into()),
@@ -241,16 +241,17 @@ impl Act<'_> {
             ..Default::default()
         };
         let blocked = self.call("list", self.c.list(list)).await?.threads;
-        let Some(t) = blocked.first() else { return Ok(()) };
-        let p = ReplyParams {
-            from: self.me.into(),
-            thread_id: t.thread_id.clone(),
-            kind: Some(MessageKind::Answer),
-            message: self.input("this way".into()),
-            ..Default::default()
-        };
-        if let Ok(r) = self.call("answer", self.c.reply(p)).await {
-            self.ack("answer", r.event_id, &t.thread_id, Some(&r.message.message_id), None);
+        for t in &blocked {
+            let p = ReplyParams {
+                from: self.me.into(),
+                thread_id: t.thread_id.clone(),
+                kind: Some(MessageKind::Answer),
+                message: self.input("this way".into()),
+                ..Default::default()
+            };
+            if let Ok(r) = self.call("answer", self.c.reply(p)).await {
+                self.ack("answer", r.event_id, &t.thread_id, Some(&r.message.message_id), None);
+            }
         }
         Ok(())
     }

@@ -1,9 +1,11 @@
 //! The single writer: one thread owns the only read-write connection and group-commits.
 //!
 //! It blocks for the first job, drains whatever else is queued (up to [`MAX_BATCH`]), runs
-//! them all inside one `BEGIN IMMEDIATE` transaction with a SAVEPOINT per job (so a failing
-//! job rolls back alone), commits once, then publishes the batch's events on the bus and
-//! answers each caller. A reply that says ok therefore always follows a durable commit, and
+//! them all inside one `BEGIN IMMEDIATE` transaction (without savepoints; again with a
+//! SAVEPOINT per job if one fails after writing, so that it rolls back alone), commits
+//! once, then publishes the batch's events on the bus and answers each caller. A batch
+//! that cannot commit (a full disk, a read-only file) fails as a whole with
+//! `io_write_failed`, and the next batch simply tries again. A reply that says ok therefore always follows a durable commit, and
 //! the event stream is published in commit order. With one writer there is no
 //! `SQLITE_BUSY` between writers and claims are serialized without retries.
 //!
