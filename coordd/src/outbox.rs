@@ -29,7 +29,9 @@ pub const CONNECTION_BUDGET: usize = 16 * 1024 * 1024;
 /// Bytes one subscription may have queued for writing before it is cut loose.
 pub const SUBSCRIPTION_BUDGET: usize = 4 * 1024 * 1024;
 
-/// Bytes queued and not yet handed to the socket.
+/// Bytes queued and not yet handed to the socket. Its operations are sequentially
+/// consistent, with `Room::waiting`: a sender that finds no room and then registers as
+/// waiting either sees the room a writer made, or that writer sees it waiting.
 #[derive(Debug, Default)]
 pub struct Meter {
     bytes: AtomicUsize,
@@ -38,21 +40,28 @@ pub struct Meter {
 impl Meter {
     /// Bytes currently charged.
     pub fn bytes(&self) -> usize {
-        self.bytes.load(Ordering::Acquire)
+        self.bytes.load(Ordering::SeqCst)
     }
 
     /// Charge `n` bytes if the meter is under `budget`; false (and nothing charged) if not.
     fn try_charge(&self, n: usize, budget: usize) -> bool {
-        self.bytes.fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| (b < budget).then_some(b + n)).is_ok()
+        self.bytes.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| (b < budget).then_some(b + n)).is_ok()
     }
 
     fn charge(&self, n: usize) {
-        self.bytes.fetch_add(n, Ordering::AcqRel);
+        self.bytes.fetch_add(n, Ordering::SeqCst);
     }
 
     fn release(&self, n: usize) {
-        self.bytes.fetch_sub(n, Ordering::AcqRel);
+        self.bytes.fetch_sub(n, Ordering::SeqCst);
     }
+}
+
+/// Wakes the senders waiting for room on one connection; costs nothing when none waits.
+#[derive(Default)]
+struct Room {
+    waiting: AtomicUsize,
+    written: Notify,
 }
 
 /// One message to write, with the charges it releases once written (or dropped).
@@ -60,7 +69,7 @@ pub struct Out {
     json: Box<RawValue>,
     conn: Arc<Meter>,
     sub: Option<Arc<Meter>>,
-    written: Arc<Notify>,
+    room: Arc<Room>,
 }
 
 impl Drop for Out {
@@ -70,7 +79,9 @@ impl Drop for Out {
         if let Some(s) = &self.sub {
             s.release(n);
         }
-        self.written.notify_waiters();
+        if self.room.waiting.load(Ordering::SeqCst) > 0 {
+            self.room.written.notify_waiters();
+        }
     }
 }
 
@@ -94,14 +105,14 @@ pub enum Full {
 pub struct Outbox {
     tx: mpsc::UnboundedSender<Out>,
     conn: Arc<Meter>,
-    written: Arc<Notify>,
+    room: Arc<Room>,
 }
 
 impl Outbox {
     /// A new outbox and the receiver its writer drains.
     pub fn new() -> (Outbox, mpsc::UnboundedReceiver<Out>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Outbox { tx, conn: Arc::default(), written: Arc::default() }, rx)
+        (Outbox { tx, conn: Arc::default(), room: Arc::default() }, rx)
     }
 
     /// The connection's meter.
@@ -110,7 +121,7 @@ impl Outbox {
     }
 
     fn out(&self, json: Box<RawValue>, sub: Option<&Arc<Meter>>) -> Out {
-        Out { json, conn: self.conn.clone(), sub: sub.cloned(), written: self.written.clone() }
+        Out { json, conn: self.conn.clone(), sub: sub.cloned(), room: self.room.clone() }
     }
 
     fn send(&self, out: Out) -> Result<(), Closed> {
@@ -135,27 +146,44 @@ impl Outbox {
     /// waiting for the writer to make room.
     pub async fn push(&self, json: Box<RawValue>, sub: Option<&Arc<Meter>>) -> Result<(), Closed> {
         let n = json.get().len() + 1;
-        loop {
-            let written = self.written.notified();
+        if self.tx.is_closed() {
+            return Err(Closed);
+        }
+        if self.try_charge(n, sub) {
+            return self.send(self.out(json, sub));
+        }
+        self.room.waiting.fetch_add(1, Ordering::SeqCst);
+        let queued = loop {
+            let written = self.room.written.notified();
             tokio::pin!(written);
             written.as_mut().enable();
             if self.tx.is_closed() {
-                return Err(Closed);
+                break false;
             }
-            let sub_ok = sub.is_none_or(|s| s.try_charge(n, SUBSCRIPTION_BUDGET));
-            if sub_ok {
-                if self.conn.try_charge(n, CONNECTION_BUDGET) {
-                    return self.send(self.out(json, sub));
-                }
-                if let Some(s) = sub {
-                    s.release(n);
-                }
+            if self.try_charge(n, sub) {
+                break true;
             }
             tokio::select! {
                 _ = written => {}
-                _ = self.tx.closed() => return Err(Closed),
+                _ = self.tx.closed() => break false,
             }
+        };
+        self.room.waiting.fetch_sub(1, Ordering::SeqCst);
+        if queued { self.send(self.out(json, sub)) } else { Err(Closed) }
+    }
+
+    /// Charge the connection (and `sub`) if both are under their budgets.
+    fn try_charge(&self, n: usize, sub: Option<&Arc<Meter>>) -> bool {
+        if !sub.is_none_or(|s| s.try_charge(n, SUBSCRIPTION_BUDGET)) {
+            return false;
         }
+        if self.conn.try_charge(n, CONNECTION_BUDGET) {
+            return true;
+        }
+        if let Some(s) = sub {
+            s.release(n);
+        }
+        false
     }
 
     /// Queue `json` whatever the budgets (a subscription's last word: small and once).
