@@ -76,8 +76,14 @@ impl MThread {
         self.lease.as_ref().filter(|l| !l.released && l.expires_ms > now)
     }
 
-    /// `require_holder`, as the protocol documents it.
+    /// A change to an open thread: refused once it is terminal.
+    fn open(&self) -> Want {
+        if self.status.is_terminal() { Err(Some(ErrorCode::InvalidTransition)) } else { Ok(()) }
+    }
+
+    /// An open thread, and `require_holder` as the protocol documents it.
     fn holder_check(&self, agent: usize, token: Option<&str>, now: i64) -> Want {
+        self.open()?;
         let Some(l) = self.lease.as_ref().filter(|l| !l.released) else { return Err(Some(ErrorCode::NotLeaseHolder)) };
         if l.holder != agent {
             return Err(Some(ErrorCode::NotLeaseHolder));
@@ -146,13 +152,10 @@ impl Run {
             Op::Claim { thread, agent, secs } => {
                 let Some(t) = self.pick(thread) else { return Ok(()) };
                 let mt = &self.threads[t];
-                let want = if mt.status.is_terminal() {
-                    Err(Some(ErrorCode::InvalidTransition))
-                } else if mt.live(now).is_some_and(|l| l.holder != agent) {
-                    Err(Some(ErrorCode::LeaseConflict))
-                } else {
-                    Ok(())
-                };
+                let want = mt.open().and_then(|()| match mt.live(now) {
+                    Some(l) if l.holder != agent => Err(Some(ErrorCode::LeaseConflict)),
+                    _ => Ok(()),
+                });
                 let p =
                     ClaimParams { agent: AGENTS[agent].into(), thread_id: mt.id.clone(), lease_seconds: Some(secs) };
                 let got = self.m.write(|tx, now| messages::claim(tx, now, p));
@@ -176,11 +179,7 @@ impl Run {
                 let Some(t) = self.pick(thread) else { return Ok(()) };
                 let tok = self.token(t, token);
                 let mt = &self.threads[t];
-                let want = if mt.status.is_terminal() {
-                    Err(Some(ErrorCode::InvalidTransition))
-                } else {
-                    mt.holder_check(agent, tok.as_deref(), now)
-                };
+                let want = mt.holder_check(agent, tok.as_deref(), now);
                 let p = RenewParams {
                     agent: AGENTS[agent].into(),
                     thread_id: mt.id.clone(),
@@ -198,11 +197,7 @@ impl Run {
                 let Some(t) = self.pick(thread) else { return Ok(()) };
                 let tok = self.token(t, token);
                 let mt = &self.threads[t];
-                let want = if mt.status.is_terminal() {
-                    Err(Some(ErrorCode::InvalidTransition))
-                } else {
-                    mt.holder_check(agent, tok.as_deref(), now)
-                };
+                let want = mt.holder_check(agent, tok.as_deref(), now);
                 let status = if blocked { ThreadStatus::Blocked } else { ThreadStatus::InProgress };
                 let p = UpdateParams {
                     agent: AGENTS[agent].into(),
@@ -221,7 +216,7 @@ impl Run {
             Op::Reply { thread, from, answer } => {
                 let Some(t) = self.pick(thread) else { return Ok(()) };
                 let mt = &self.threads[t];
-                let want = if mt.status.is_terminal() { Err(Some(ErrorCode::InvalidTransition)) } else { Ok(()) };
+                let want = mt.open();
                 let kind = if answer { MessageKind::Answer } else { MessageKind::Progress };
                 let p = ReplyParams {
                     from: AGENTS[from].into(),
@@ -240,11 +235,7 @@ impl Run {
                 let Some(t) = self.pick(thread) else { return Ok(()) };
                 let tok = self.token(t, token);
                 let mt = &self.threads[t];
-                let want = if mt.status.is_terminal() {
-                    Err(Some(ErrorCode::InvalidTransition))
-                } else {
-                    mt.holder_check(agent, tok.as_deref(), now)
-                };
+                let want = mt.holder_check(agent, tok.as_deref(), now);
                 let p = FinishParams {
                     agent: AGENTS[agent].into(),
                     thread_id: mt.id.clone(),
@@ -264,7 +255,7 @@ impl Run {
             Op::Cancel { thread, agent } => {
                 let Some(t) = self.pick(thread) else { return Ok(()) };
                 let mt = &self.threads[t];
-                let want = if mt.status.is_terminal() { Err(Some(ErrorCode::InvalidTransition)) } else { Ok(()) };
+                let want = mt.open();
                 let p = CancelParams {
                     agent: AGENTS[agent].into(),
                     thread_id: mt.id.clone(),
