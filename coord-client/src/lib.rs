@@ -26,8 +26,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use coord_ipc::socket;
+use coord_proto::ErrorCode;
 use coord_proto::PROTOCOL_VERSION;
-use coord_proto::api::{EventsApiClient, SystemApiClient};
+use coord_proto::api::{AgentsApiClient, EventsApiClient, SystemApiClient};
 use coord_proto::types::*;
 use jsonrpsee::core::client::{ClientBuilder, Subscription};
 
@@ -40,6 +41,9 @@ pub struct ConnectOptions {
     pub paths: ProjectPaths,
     /// Start the daemon when none is listening (default true; off with `COORD_NO_AUTOSTART=1`).
     pub autostart: bool,
+    /// An agent's secret (default: `$COORD_AGENT_SECRET`): the connection authenticates as
+    /// that agent right after the handshake (`agents.authenticate`).
+    pub secret: Option<String>,
 }
 
 impl ConnectOptions {
@@ -50,8 +54,17 @@ impl ConnectOptions {
     }
 
     pub fn for_dir(db: Option<&Path>, cwd: &Path) -> Self {
-        ConnectOptions { paths: paths::resolve(db, cwd), autostart: !autostart_disabled_by_env() }
+        ConnectOptions {
+            paths: paths::resolve(db, cwd),
+            autostart: !autostart_disabled_by_env(),
+            secret: secret_from_env(),
+        }
     }
+}
+
+/// The agent secret in `$COORD_AGENT_SECRET`, if set and not empty.
+pub fn secret_from_env() -> Option<String> {
+    std::env::var(AGENT_SECRET_ENV).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
 /// True when `COORD_NO_AUTOSTART` is set to anything but empty, `0` or `false`.
@@ -84,7 +97,7 @@ impl Client {
     pub async fn connect(opts: ConnectOptions) -> Result<Client, ClientError> {
         let paths = &opts.paths;
         match socket::connect(&paths.socket).await {
-            Ok(stream) => return Self::handshake(stream).await,
+            Ok(stream) => return Self::handshake(stream, opts.secret.as_deref()).await,
             Err(e) if !is_down(&e) => return Err(ClientError::Connect { socket: paths.socket.clone(), source: e }),
             Err(_) if !opts.autostart => {
                 return Err(ClientError::DaemonUnavailable {
@@ -122,17 +135,22 @@ impl Client {
         let stream = socket::connect(&paths.socket)
             .await
             .map_err(|e| ClientError::Connect { socket: paths.socket.clone(), source: e })?;
-        Self::handshake(stream).await
+        Self::handshake(stream, opts.secret.as_deref()).await
     }
 
     /// Connect to a socket path directly, without auto-start.
     pub async fn connect_socket(path: &Path) -> Result<Client, ClientError> {
-        let stream =
-            socket::connect(path).await.map_err(|e| ClientError::Connect { socket: path.to_path_buf(), source: e })?;
-        Self::handshake(stream).await
+        Self::connect_socket_as(path, None).await
     }
 
-    async fn handshake(stream: socket::Stream) -> Result<Client, ClientError> {
+    /// Connect to a socket path directly, without auto-start, authenticated with `secret`.
+    pub async fn connect_socket_as(path: &Path, secret: Option<&str>) -> Result<Client, ClientError> {
+        let stream =
+            socket::connect(path).await.map_err(|e| ClientError::Connect { socket: path.to_path_buf(), source: e })?;
+        Self::handshake(stream, secret).await
+    }
+
+    async fn handshake(stream: socket::Stream, secret: Option<&str>) -> Result<Client, ClientError> {
         let (r, w) = tokio::io::split(stream);
         let (tx, rx) = transport::new(r, w);
         let rpc = ClientBuilder::default()
@@ -146,6 +164,17 @@ impl Client {
                 server_version: hello.version,
                 client: PROTOCOL_VERSION,
             });
+        }
+        if let Some(secret) = secret {
+            let agent_id = secret_agent(secret)
+                .ok_or_else(|| ClientError::Rpc {
+                    code: ErrorCode::Unauthenticated.rpc_code(),
+                    app: Some(ErrorCode::Unauthenticated),
+                    message: format!("{AGENT_SECRET_ENV} does not hold an agent secret (cs_<agent>_<64 hex digits>)"),
+                    details: None,
+                })?
+                .to_string();
+            rpc.agent_authenticate(AuthenticateParams { agent_id, secret: secret.to_string() }).await?;
         }
         Ok(Client { rpc, hello })
     }

@@ -1,30 +1,45 @@
 //! The in-process event bus: events published after their commit, in commit order, to
 //! every subscription of this daemon. It is the same whatever the storage backend; a
 //! backend publishes into it once its events are durable.
+//!
+//! The bus is bounded by bytes as well as by count. An event heavier than
+//! [`INLINE_EVENT_BYTES`] (a large body, payload or artifact list), or any event while the
+//! bus already holds [`BUS_BUDGET`] bytes, travels *slim*: without its summary, payloads,
+//! body and artifacts, which a subscription that wants to send it loads from the store by
+//! id (see `api::events`). What filters look at (ids, types, statuses, agents, the
+//! message's kind) is always kept. So the bus holds at most [`BUS_BUDGET`] bytes plus
+//! [`BUS_CAPACITY`] slim events, however large the events are and however slow its
+//! subscribers.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 use coord_proto::types::Event;
+use serde_json::Value;
 use tokio::sync::broadcast;
 
 /// Events the bus holds for a slow subscriber before it lags (it then catches up from
 /// storage by its cursor; see `api::events`).
 pub const BUS_CAPACITY: usize = 8192;
+/// Events heavier than this (estimated JSON bytes) are published slim.
+pub const INLINE_EVENT_BYTES: usize = 4096;
+/// Bytes of full events the bus may hold; past it every event is published slim.
+pub const BUS_BUDGET: usize = 16 * 1024 * 1024;
 
 /// An event as published after its commit. Its JSON is built lazily, once, by the first
 /// subscription that sends it (never on the writer thread), and shared by the others.
 pub struct Published {
     pub event: Event,
+    /// The event lost its heavy fields: load it from the store before sending it.
+    pub slim: bool,
     json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
+    /// Bytes charged to the bus while this event is alive.
+    weight: usize,
+    held: Arc<AtomicUsize>,
 }
 
 impl Published {
-    pub fn new(event: Event) -> Self {
-        Published { event, json: std::sync::OnceLock::new() }
-    }
-
-    /// The event as JSON.
+    /// The event as JSON (of a full event; a slim one must be loaded first).
     pub fn json(&self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
         if let Some(j) = self.json.get() {
             return Ok(j.clone());
@@ -34,11 +49,19 @@ impl Published {
     }
 }
 
+impl Drop for Published {
+    fn drop(&mut self) {
+        self.held.fetch_sub(self.weight, Ordering::AcqRel);
+    }
+}
+
 /// The bus: a broadcast of published events and the id of the newest one.
 #[derive(Clone)]
 pub struct Bus {
     tx: broadcast::Sender<Arc<Published>>,
     last: Arc<AtomicI64>,
+    /// Estimated bytes of the events alive on the bus.
+    held: Arc<AtomicUsize>,
 }
 
 /// What a subscriber gets from [`BusReceiver::recv`] besides an event.
@@ -64,7 +87,7 @@ impl Bus {
     /// A bus whose newest event so far is `last_event_id`.
     pub fn new(last_event_id: i64) -> Bus {
         let (tx, _) = broadcast::channel(BUS_CAPACITY);
-        Bus { tx, last: Arc::new(AtomicI64::new(last_event_id)) }
+        Bus { tx, last: Arc::new(AtomicI64::new(last_event_id)), held: Arc::default() }
     }
 
     /// Events published from now on.
@@ -77,6 +100,11 @@ impl Bus {
         self.last.load(Ordering::SeqCst)
     }
 
+    /// Estimated bytes the bus holds now.
+    pub fn held_bytes(&self) -> usize {
+        self.held.load(Ordering::Acquire)
+    }
+
     /// Publish a committed batch, in commit order.
     pub fn publish(&self, events: Vec<Event>) {
         let Some(last) = events.last().map(|e| e.event_id) else { return };
@@ -84,14 +112,155 @@ impl Bus {
         if self.tx.receiver_count() == 0 {
             return;
         }
-        for event in events {
+        for mut event in events {
+            let mut weight = weight(&event);
+            let slim = weight > INLINE_EVENT_BYTES || self.held_bytes() + weight > BUS_BUDGET;
+            if slim {
+                slim_down(&mut event);
+                weight = self::weight(&event);
+            }
+            self.held.fetch_add(weight, Ordering::AcqRel);
+            let published = Published { event, slim, json: Default::default(), weight, held: self.held.clone() };
             // A receiver may have gone meanwhile: nobody is waiting, which is fine.
-            let _ = self.tx.send(Arc::new(Published::new(event)));
+            let _ = self.tx.send(Arc::new(published));
         }
     }
 
     /// Subscriptions currently listening (for tests and status).
     pub fn receivers(&self) -> usize {
         self.tx.receiver_count()
+    }
+}
+
+/// Drop what filters never look at and what can be large.
+fn slim_down(e: &mut Event) {
+    e.summary = String::new();
+    e.payload_json = Value::Object(Default::default());
+    if let Some(m) = &mut e.message {
+        m.summary = String::new();
+        m.body = String::new();
+        m.payload_json = Value::Object(Default::default());
+        m.artifacts = Vec::new();
+    }
+}
+
+/// Fixed overhead of an event's JSON (keys, numbers, timestamps), in bytes.
+const EVENT_OVERHEAD: usize = 512;
+
+/// The event's JSON size, estimated without serializing it (on the writer thread).
+pub fn weight(e: &Event) -> usize {
+    let strings = [&e.source, &e.run_id, &e.task_id, &e.thread_id, &e.actor, &e.assigned_to, &e.created_by];
+    let mut n = EVENT_OVERHEAD + e.summary.len() + json_weight(&e.payload_json);
+    n += strings.iter().map(|s| s.len()).sum::<usize>();
+    if let Some(m) = &e.message {
+        n += EVENT_OVERHEAD + m.summary.len() + m.body.len() + json_weight(&m.payload_json);
+        n += m.message_id.len() + m.thread_id.len() + m.from_agent.len() + m.to_agent.len();
+        for a in &m.artifacts {
+            n += 256 + a.path.len() + a.kind.len() + json_weight(&a.metadata_json);
+        }
+    }
+    n
+}
+
+/// A JSON value's size, roughly (iterative: payloads may be deep).
+fn json_weight(v: &Value) -> usize {
+    let mut n = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n += match v {
+            Value::Null | Value::Bool(_) | Value::Number(_) => 8,
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => {
+                stack.extend(items);
+                2 + items.len()
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                2 + map.keys().map(|k| k.len() + 4).sum::<usize>()
+            }
+        };
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use coord_proto::types::*;
+
+    use super::*;
+
+    fn event(id: i64, body: usize) -> Event {
+        Event {
+            event_id: id,
+            event_type: EventType::MessageSent,
+            source: "inbox".into(),
+            run_id: String::new(),
+            task_id: String::new(),
+            thread_id: "thr_1".into(),
+            actor: "a".into(),
+            assigned_to: "b".into(),
+            created_by: "a".into(),
+            thread_status: Some(ThreadStatus::Pending),
+            task_status: None,
+            message_id: Some("msg_1".into()),
+            summary: "s".into(),
+            payload_json: serde_json::json!({}),
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+            message: Some(Message {
+                message_id: "msg_1".into(),
+                thread_id: "thr_1".into(),
+                from_agent: "a".into(),
+                to_agent: "b".into(),
+                kind: MessageKind::Question,
+                summary: "s".into(),
+                body: "x".repeat(body),
+                payload_json: serde_json::json!({"k": [1, 2, {"deep": "v"}]}),
+                created_at: "2026-01-01T00:00:00.000Z".into(),
+                event_id: id,
+                category: None,
+                requires_ack: false,
+                artifacts: vec![],
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn heavy_events_travel_slim_and_keep_what_filters_read() {
+        let bus = Bus::new(0);
+        let mut rx = bus.subscribe();
+        bus.publish(vec![event(1, 10), event(2, 5 * 1024 * 1024)]);
+        let small = rx.recv().await.ok().unwrap();
+        assert!(!small.slim);
+        assert_eq!(small.event.message.as_ref().unwrap().body.len(), 10);
+        let big = rx.recv().await.ok().unwrap();
+        assert!(big.slim);
+        let m = big.event.message.as_ref().unwrap();
+        assert_eq!((m.kind, m.body.len(), big.event.thread_id.as_str()), (MessageKind::Question, 0, "thr_1"));
+        assert!(bus.held_bytes() < 2 * INLINE_EVENT_BYTES, "{}", bus.held_bytes());
+        drop((small, big, rx));
+        assert_eq!(bus.held_bytes(), 0, "events leave the bus once every subscriber has them");
+    }
+
+    #[tokio::test]
+    async fn past_its_budget_the_bus_publishes_everything_slim() {
+        let bus = Bus::new(0);
+        let _stuck = bus.subscribe();
+        // Each under the inline size; together (within the bus's capacity) well over its budget.
+        let (n, full) = (BUS_CAPACITY - 1, weight(&event(1, 2900)));
+        let mut slim = event(1, 2900);
+        slim_down(&mut slim);
+        assert!(full < INLINE_EVENT_BYTES);
+        let bound = BUS_BUDGET + n * weight(&slim);
+        assert!(n * full > bound + BUS_BUDGET / 4);
+        bus.publish((1..=n as i64).map(|i| event(i, 2900)).collect());
+        assert!(bus.held_bytes() <= bound, "{} > {bound}", bus.held_bytes());
+    }
+
+    #[test]
+    fn the_weight_follows_the_json_size() {
+        let e = event(1, 20_000);
+        let json = serde_json::to_string(&e).unwrap().len();
+        let w = weight(&e);
+        assert!(w >= json && w < json + 2 * EVENT_OVERHEAD, "weight {w}, json {json}");
     }
 }

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::bus::Bus;
-use crate::domain::agents;
+use crate::caller;
+use crate::domain::{agents, credentials};
 use crate::error::Result;
 use crate::store::{self, Store, Tx};
 use crate::time::{Clock, Ts};
@@ -28,14 +29,36 @@ impl Core {
 
     /// Run `f` in a write transaction at the clock's `now` (read when the job runs);
     /// returns after the commit. `f` may run more than once: a writer re-runs a batch
-    /// whose shared transaction it had to roll back (see `store::backend::Job`).
-    pub async fn write<T, F>(&self, mut f: F) -> Result<T>
+    /// whose shared transaction it had to roll back (see `store::backend::Job`). A call
+    /// made on a connection is refused when credentials are required and the connection is
+    /// authenticated as no agent.
+    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnMut(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
+    {
+        self.write_checked(None, f).await
+    }
+
+    /// [`Core::write`] made as `agent` (or as no agent in particular): with credentials
+    /// required, a call on a connection must be authenticated as that agent.
+    pub async fn write_checked<T, F>(&self, agent: Option<&str>, mut f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnMut(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
     {
         let clock = self.clock.clone();
-        store::backend::write(&*self.store, move |tx| f(tx, clock.now())).await
+        let Some(authenticated) = caller::current() else {
+            return store::backend::write(&*self.store, move |tx| f(tx, clock.now())).await;
+        };
+        // A call that names no agent (an empty name: a task's mailbox, say) needs only an
+        // authenticated connection.
+        let agent = agent.filter(|a| !a.is_empty()).map(str::to_string);
+        store::backend::write(&*self.store, move |tx| {
+            credentials::authorize(tx, agent.as_deref(), &authenticated)?;
+            f(tx, clock.now())
+        })
+        .await
     }
 
     /// Run `f` on a consistent read snapshot at the clock's `now`.
@@ -58,7 +81,7 @@ impl Core {
     {
         // The touch is queued first, so it commits no later than the write itself.
         self.touch(agent).await;
-        self.write(f).await
+        self.write_checked(Some(agent), f).await
     }
 
     /// A read made by `agent`: its `last_seen_at` advances (a small write, queued alongside,

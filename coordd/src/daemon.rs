@@ -22,6 +22,8 @@ use crate::store::select;
 use crate::time::{Clock, SystemClock};
 use crate::transport;
 
+/// How often the daemon checks that its socket file is still the one it listens on.
+const SOCKET_CHECK: Duration = Duration::from_millis(500);
 /// Pause after a failed accept (EMFILE and the like).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// How long connections get to finish in-flight calls at shutdown.
@@ -33,8 +35,8 @@ pub enum DaemonError {
     AlreadyRunning { db: String, pid: String, socket: String },
     #[error("{context}: {source}")]
     Io { context: String, source: std::io::Error },
-    #[error("cannot open the database {db}: {source}")]
-    Store { db: String, source: Box<crate::error::Error> },
+    #[error("cannot open the database {db}: {reason}")]
+    Store { db: String, reason: String },
 }
 
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -49,11 +51,13 @@ pub struct ServeOptions {
     /// `--store`: `sqlite` or a PostgreSQL URL (see `store::select`); recorded in the
     /// project's configuration.
     pub store: Option<String>,
+    /// The budgets every connection shares.
+    pub limits: transport::Limits,
 }
 
 /// Run the daemon until it is told to stop.
 pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
-    let paths = opts.paths;
+    let paths = opts.paths.clone();
     let dir = paths.db.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&dir).map_err(io(format!("cannot create {}", dir.display())))?;
 
@@ -86,14 +90,15 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     .map_err(io(format!("cannot write lock file {}", lock.path().display())))?;
 
     let db_path = paths.db.clone();
-    let store_err = |source| DaemonError::Store { db: paths.db.display().to_string(), source: Box::new(source) };
+    let store_err =
+        |e: crate::error::Error| DaemonError::Store { db: paths.db.display().to_string(), reason: e.to_app().message };
     let (choice, source) = select::resolve(opts.store.as_deref(), &paths.db).map_err(store_err)?;
     let location = choice.describe(&paths.db);
     let opening = choice.clone();
     let (store, bus) = tokio::task::spawn_blocking(move || select::open(&opening, &db_path))
         .await
         .map_err(|e| io("database open task failed")(std::io::Error::other(e)))?
-        .map_err(|e| DaemonError::Store { db: location.clone(), source: Box::new(e) })?;
+        .map_err(|e| DaemonError::Store { db: location.clone(), reason: e.to_app().message })?;
     if source == select::Source::Flag
         && let Err(e) = select::record(&paths.db, &choice)
     {
@@ -125,12 +130,17 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     }
 
     let mut conns = JoinSet::new();
+    let mut socket_file = SocketFile::of(&paths.socket);
+    let mut check_socket = tokio::time::interval(SOCKET_CHECK);
+    check_socket.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut listener = listener;
     loop {
+        let mut rebind = false;
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(stream) => {
                     let (r, w) = tokio::io::split(stream);
-                    conns.spawn(transport::serve(r, w, methods.clone(), shutdown_rx.clone()));
+                    conns.spawn(transport::serve(r, w, methods.clone(), opts.limits.clone(), shutdown_rx.clone()));
                 }
                 Err(e) => {
                     // Typically out of file descriptors: back off instead of spinning (and
@@ -140,6 +150,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
                 }
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            _ = check_socket.tick() => rebind = socket_file.changed(),
             sig = signals.recv() => {
                 tracing::info!(signal = sig, "shutting down");
                 break;
@@ -147,6 +158,23 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
             _ = shutdown_rx.changed() => {
                 tracing::info!("shutting down on request");
                 break;
+            }
+        }
+        if rebind {
+            // Someone removed (or replaced) the socket file: clients can no longer reach
+            // this daemon, and a new one could not start (the lock is ours). Listen again.
+            tracing::warn!(socket = %paths.socket.display(), "the socket file was removed or replaced; listening on a new one");
+            match bind(&paths).await {
+                Ok(fresh) => {
+                    let mut old = std::mem::replace(&mut listener, fresh);
+                    old.do_not_reclaim_name_on_drop();
+                    socket_file = SocketFile::of(&paths.socket);
+                    tracing::info!(socket = %paths.socket.display(), "socket re-created");
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot re-create the socket");
+                    socket_file = SocketFile::of(&paths.socket);
+                }
             }
         }
     }
@@ -213,6 +241,34 @@ fn create_private_dir(dir: &std::path::Path) -> Result<(), DaemonError> {
     #[cfg(not(unix))]
     {
         std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))
+    }
+}
+
+/// The identity of the socket file (device and inode), to notice when it is removed or
+/// replaced while the daemon runs. Always unchanged where there is no such file (Windows).
+struct SocketFile {
+    path: PathBuf,
+    id: Option<(u64, u64)>,
+}
+
+impl SocketFile {
+    fn of(path: &std::path::Path) -> SocketFile {
+        SocketFile { path: path.to_path_buf(), id: Self::identity(path) }
+    }
+
+    #[cfg(unix)]
+    fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn identity(_: &std::path::Path) -> Option<(u64, u64)> {
+        None
+    }
+
+    fn changed(&self) -> bool {
+        cfg!(unix) && Self::identity(&self.path) != self.id
     }
 }
 

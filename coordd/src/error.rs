@@ -14,6 +14,11 @@ pub enum Error {
     /// The storage failed (a query, a commit, the connection pool).
     #[error("storage error: {0}")]
     Storage(String),
+    /// The storage could not write: the disk is full, the file or file system is read-only,
+    /// an I/O error. Nothing of the call was written; it can be retried once the cause is
+    /// fixed. Reported as `io_write_failed`.
+    #[error("{0}")]
+    WriteFailed(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -46,6 +51,7 @@ impl Error {
         match self {
             Error::App(e) => e.clone(),
             Error::Storage(m) => AppError::new(ErrorCode::Storage, m.clone()),
+            Error::WriteFailed(m) => AppError::new(ErrorCode::IoWriteFailed, m.clone()),
             Error::Internal(m) => AppError::new(ErrorCode::Internal, m.clone()),
         }
     }
@@ -60,6 +66,16 @@ impl Error {
                 let code = if write { ErrorCode::IoWriteFailed } else { ErrorCode::IoReadFailed };
                 Error::app(code, other.to_string())
             }
+        }
+    }
+}
+
+impl Error {
+    /// The same failure, for another caller of a batch that failed as a whole.
+    pub fn shared(&self) -> Error {
+        match self {
+            Error::WriteFailed(m) => Error::WriteFailed(m.clone()),
+            other => Error::Storage(format!("commit failed: {other}")),
         }
     }
 }

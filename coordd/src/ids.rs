@@ -31,6 +31,14 @@ pub fn new_token() -> String {
     format!("lt_{}", uuid::Uuid::new_v4().simple())
 }
 
+/// A new agent secret: `cs_<agent id>_` and 256 random bits from the operating system, as
+/// 64 hex digits (see `coord_proto::types::secret_agent`).
+pub fn new_secret(agent_id: &str) -> crate::error::Result<String> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(|e| crate::error::Error::Internal(format!("no randomness for a secret: {e}")))?;
+    Ok(format!("cs_{agent_id}_{}", key.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@
 
 pub mod api;
 pub mod bus;
+pub mod caller;
 pub mod control;
 pub mod core;
 pub mod daemon;
@@ -20,6 +21,7 @@ pub mod host;
 pub mod ids;
 pub mod lockfile;
 pub mod ops;
+pub mod outbox;
 pub mod services;
 pub mod store;
 pub mod time;

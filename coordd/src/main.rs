@@ -11,11 +11,13 @@ use coord_proto::Exit;
 use coord_proto::types::{HelloResult, ShutdownResult};
 use coordd::control::{self, ControlError};
 use coordd::daemon::{self, DaemonError, ServeOptions};
+use coordd::transport::Limits;
 
 /// The per-project coordination daemon for teams of coding agents.
 ///
 /// Exit status of `serve`: 0 after a clean shutdown, 3 when another daemon already serves
 /// the database, 1 on any other failure. `status` exits 3 when no daemon is running.
+/// `check` exits 50 when the database fails a check.
 ///
 /// One daemon serves one project: it owns `<project>/.agents/coord.db` (SQLite, WAL) and
 /// listens on `<project>/.agents/coordd.sock`, speaking JSON-RPC 2.0, one message per line.
@@ -41,6 +43,10 @@ enum Cmd {
         /// Print `ready <socket>` on stdout once accepting connections (for launchers).
         #[arg(long)]
         notify_ready: bool,
+        /// How long an unfinished request line may wait for its next byte before it is
+        /// discarded (e.g. `30s`, `500ms`).
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+        partial_line_timeout: std::time::Duration,
         /// The store: `sqlite` (the default: <project>/.agents/coord.db) or a PostgreSQL URL
         /// shared by one daemon per host, e.g. postgres://coord@db.internal/team or
         /// postgres:///team?host=/run/postgresql. Recorded in .agents/coordd.json, so later
@@ -73,6 +79,16 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Verify the database without changing it (a daemon may be serving it): SQLite's
+    /// integrity and foreign-key checks, event ids from 1 without a gap, no lease or
+    /// message without its thread. Exits 0 when all hold, 50 when one does not.
+    ///
+    /// Example: `coordd check --json`
+    Check {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop the running daemon and wait until it has exited.
     Stop {
         /// Print JSON.
@@ -85,10 +101,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let paths = paths::resolve(cli.db.as_deref(), &std::env::current_dir().unwrap_or_else(|_| ".".into()));
     let result = match cli.command {
-        Cmd::Serve { log_file, notify_ready, store } => serve(paths, log_file, notify_ready, store),
+        Cmd::Serve { log_file, notify_ready, partial_line_timeout, store } => {
+            let limits = Limits::with_timeout(partial_line_timeout);
+            serve(ServeOptions { paths, notify_ready, store, limits }, log_file)
+        }
         Cmd::Migrate { to, json } => migrate(paths, &to, json),
         Cmd::Status { json } => runtime().and_then(|rt| rt.block_on(status(paths, json))),
         Cmd::Stop { json } => runtime().and_then(|rt| rt.block_on(stop(paths, json))),
+        Cmd::Check { json } => check(&paths, json),
     };
     match result {
         Ok(code) => code,
@@ -103,19 +123,14 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the async runtime")
 }
 
-fn serve(
-    paths: paths::ProjectPaths,
-    log_file: Option<PathBuf>,
-    notify_ready: bool,
-    store: Option<String>,
-) -> anyhow::Result<ExitCode> {
+fn serve(opts: ServeOptions, log_file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     init_tracing(log_file.as_deref())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("coordd")
         .build()
         .context("cannot start the async runtime")?;
-    match rt.block_on(daemon::serve(ServeOptions { paths, notify_ready, store })) {
+    match rt.block_on(daemon::serve(opts)) {
         Ok(()) => Ok(Exit::Ok.into()),
         Err(e @ DaemonError::AlreadyRunning { .. }) => {
             tracing::error!("{e}");
@@ -223,6 +238,22 @@ async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCo
         println!("  last event  {}", h.last_event_id);
     }
     Ok(Exit::Ok.into())
+}
+
+fn check(paths: &paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
+    let r = coordd::store::sqlite::check::check(&paths.db).map_err(|e| anyhow::anyhow!(e.to_app().message))?;
+    if json {
+        println!("{}", serde_json::to_value(&r)?);
+    } else {
+        println!("{} {}", if r.ok { "ok" } else { "PROBLEMS in" }, r.db);
+        println!("  schema version   {}", r.schema_version);
+        println!("  integrity        {}", r.integrity.join("; "));
+        println!("  foreign keys     {} violation(s)", r.foreign_key_violations);
+        let (first, last) = (r.events.first.unwrap_or(0), r.events.last.unwrap_or(0));
+        println!("  events           {} ({first}..{last}), {} missing id(s)", r.events.count, r.events.gaps);
+        println!("  orphans          {} lease(s), {} message(s)", r.orphan_leases, r.orphan_messages);
+    }
+    Ok(if r.ok { Exit::Ok } else { Exit::Internal }.into())
 }
 
 async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {

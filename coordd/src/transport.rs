@@ -1,19 +1,30 @@
 //! Newline-delimited JSON-RPC 2.0 over one local-socket connection, dispatched through the
 //! jsonrpsee [`Methods`] built in `rpc`.
 //!
-//! One reader loop parses lines and drives the in-flight calls of the connection; one
-//! writer task owns the socket's write half and flushes whenever its queue runs dry.
-//! Responses may go out in any order (clients match them by id). Subscriptions write their
-//! notifications into the same queue through a `MethodSink`. On read EOF the in-flight
-//! calls finish and their replies are flushed before the connection closes; subscriptions
-//! end with the connection. Lines are framed by [`coord_ipc::LineCodec`] (cancel-safe,
-//! never buffering more than [`MAX_REQUEST_BYTES`] of one line): a longer line is discarded
-//! with an error reply and the connection keeps going.
+//! One reader loop reads lines ([`lines::LineReader`], within the daemon's [`Limits`]),
+//! parses them and drives the in-flight calls of the connection; one writer task
+//! ([`outbox::write_loop`]) owns the socket's write half and flushes whenever its queue
+//! runs dry. Responses may go out in any order (clients match them by id). Replies and
+//! subscription notifications go through the connection's [`Outbox`], budgeted by bytes: a
+//! reply waits for room, and meanwhile the loop reads nothing (backpressure). The loop also
+//! stops reading while [`MAX_IN_FLIGHT`] calls, or too many bytes of requests, are pending.
+//! On read EOF the in-flight calls finish and their replies are flushed before the
+//! connection closes; subscriptions end with the connection. A line over
+//! [`MAX_REQUEST_BYTES`], over the budget of unfinished lines or idle for too long is
+//! dropped with an error reply and the connection keeps going.
 
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod limits;
+mod lines;
+#[cfg(test)]
+mod props;
+
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use coord_proto::MAX_REQUEST_BYTES;
-use coord_proto::error::{REQUEST_TOO_LARGE, TOO_MANY_SUBSCRIPTIONS};
+use coord_proto::error::{PARTIAL_LINE_TIMEOUT, REQUEST_BUDGET_EXCEEDED, REQUEST_TOO_LARGE, TOO_MANY_SUBSCRIPTIONS};
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use jsonrpsee::core::id_providers::RandomIntegerIdProvider;
@@ -24,18 +35,21 @@ use jsonrpsee::core::server::{
 use jsonrpsee::types::error::ErrorCode;
 use jsonrpsee::types::{ErrorObject, Id, Params, Request};
 use serde_json::value::RawValue;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::codec::FramedRead;
 
-use coord_ipc::{Frame, LineCodec};
+pub use limits::Limits;
+use lines::{Input, LineReader, Refusal};
+
+use crate::caller::{self, Caller};
+use crate::outbox::{self, Outbox};
 
 /// Most subscriptions one connection may hold open.
 pub const MAX_SUBSCRIPTIONS_PER_CONNECTION: u32 = 4096;
 /// Calls one connection may have in flight before the daemon stops reading from it.
 pub const MAX_IN_FLIGHT: usize = 256;
-/// Outgoing messages queued per connection before senders wait.
-const OUT_QUEUE: usize = 1024;
+/// Subscription answers (ids and refusals) jsonrpsee may queue per connection.
+const RPC_QUEUE: usize = 256;
 
 static NEXT_CONNECTION: AtomicUsize = AtomicUsize::new(1);
 static ID_PROVIDER: RandomIntegerIdProvider = RandomIntegerIdProvider;
@@ -44,111 +58,132 @@ static ID_PROVIDER: RandomIntegerIdProvider = RandomIntegerIdProvider;
 type Reply = BoxFuture<'static, Option<Box<RawValue>>>;
 
 /// Serve one connection until the peer closes it or `shutdown` fires.
-pub async fn serve<R, W>(read: R, write: W, methods: Methods, mut shutdown: tokio::sync::watch::Receiver<bool>)
-where
+pub async fn serve<R, W>(
+    read: R,
+    write: W,
+    methods: Methods,
+    limits: Limits,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let conn_id = ConnectionId(NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed));
-    let (tx, rx) = mpsc::channel::<Box<RawValue>>(OUT_QUEUE);
+    let (rpc_tx, rpc_rx) = mpsc::channel::<Box<RawValue>>(RPC_QUEUE);
+    let (out, out_rx) = Outbox::new();
     let (stop_tx, stop_rx) = oneshot::channel();
-    let writer = tokio::spawn(write_loop(write, rx, stop_rx));
+    let writer = tokio::spawn(outbox::write_loop(write, rpc_rx, out_rx, stop_rx));
     let subs = BoundedSubscriptions::new(MAX_SUBSCRIPTIONS_PER_CONNECTION);
-    let mut reader = FramedRead::with_capacity(read, LineCodec::new(MAX_REQUEST_BYTES), 64 * 1024);
+    let mut reader = LineReader::new(read, limits.clone());
     let mut in_flight: FuturesUnordered<Reply> = FuturesUnordered::new();
-    let conn = Conn { methods, conn_id, sink: tx.clone(), subs };
+    let pending = Arc::new(AtomicUsize::new(0));
+    let conn = Conn {
+        methods,
+        conn_id,
+        sink: rpc_tx,
+        subs,
+        outbox: out.clone(),
+        pending: pending.clone(),
+        limits,
+        caller: Arc::default(),
+    };
+    let mut was_reading = true;
 
     loop {
+        // Stop reading while too many calls or bytes of requests are in flight:
+        // back-pressure, and memory per connection stays bounded.
+        let reading = in_flight.len() < MAX_IN_FLIGHT
+            && limits::may_read(pending.load(Ordering::Acquire), &conn.limits.in_flight);
+        if reading && !was_reading {
+            reader.touch();
+        }
+        was_reading = reading;
         tokio::select! {
-            // Stop reading while too many calls are in flight: back-pressure, and memory
-            // per connection stays bounded.
-            read = reader.next(), if in_flight.len() < MAX_IN_FLIGHT => match read {
-                Some(Ok(Frame::Line(line))) => {
-                    if let Some(reply) = conn.handle(&line) {
+            read = reader.next(), if reading => match read {
+                Ok(Some(Input::Line(line))) => {
+                    if let Some(reply) = conn.handle(line) {
                         in_flight.push(reply);
                     }
                 }
-                Some(Ok(Frame::TooLong)) => {
-                    let err = ErrorObject::owned(
-                        REQUEST_TOO_LARGE,
-                        format!("request line exceeds the {MAX_REQUEST_BYTES}-byte limit and was discarded"),
-                        Some(serde_json::json!({"code": "request_too_large", "details": {"limit": MAX_REQUEST_BYTES}})),
-                    );
-                    let _ = tx.send(MethodResponse::error(Id::Null, err).into_json()).await;
+                Ok(Some(Input::Refused(why))) => {
+                    if out.push(refusal(why), None).await.is_err() {
+                        break;
+                    }
                 }
-                None => break,
-                Some(Err(e)) => {
+                Ok(None) => break,
+                Err(e) => {
                     tracing::debug!(conn = conn_id.0, error = %e, "read failed");
                     break;
                 }
             },
             Some(reply) = in_flight.next(), if !in_flight.is_empty() => {
                 if let Some(json) = reply {
-                    let _ = tx.send(json).await;
+                    let _ = out.push(json, None).await;
+                    reader.touch();
                 }
             }
+            _ = conn.limits.in_flight.freed(), if !reading => {}
             _ = shutdown.changed() => break,
         }
     }
     // Finish what the peer already asked for, then flush and close.
     while let Some(reply) = in_flight.next().await {
         if let Some(json) = reply {
-            let _ = tx.send(json).await;
+            let _ = out.push(json, None).await;
         }
     }
-    drop(tx);
+    drop(reader);
     drop(conn);
+    drop(out);
     let _ = stop_tx.send(());
     let _ = writer.await;
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    write: W,
-    mut rx: mpsc::Receiver<Box<RawValue>>,
-    mut stop: oneshot::Receiver<()>,
-) {
-    let mut out = BufWriter::with_capacity(64 * 1024, write);
-    loop {
-        let msg = tokio::select! {
-            m = rx.recv() => m,
-            _ = &mut stop => {
-                // Send what is already queued, then close.
-                while let Ok(m) = rx.try_recv() {
-                    if write_one(&mut out, &m).await.is_err() {
-                        return;
-                    }
-                }
-                let _ = out.flush().await;
-                let _ = out.shutdown().await;
-                return;
-            }
-        };
-        let Some(msg) = msg else { break };
-        if write_one(&mut out, &msg).await.is_err() {
-            return;
-        }
-        while let Ok(m) = rx.try_recv() {
-            if write_one(&mut out, &m).await.is_err() {
-                return;
-            }
-        }
-        if out.flush().await.is_err() {
-            return;
-        }
-    }
-    let _ = out.flush().await;
-}
-
-async fn write_one<W: AsyncWrite + Unpin>(out: &mut BufWriter<W>, msg: &RawValue) -> std::io::Result<()> {
-    out.write_all(msg.get().as_bytes()).await?;
-    out.write_all(b"\n").await
+/// The error a client gets for a line dropped unread (`id` null: it was never parsed).
+fn refusal(why: Refusal) -> Box<RawValue> {
+    let err = match why {
+        Refusal::TooLong => ErrorObject::owned(
+            REQUEST_TOO_LARGE,
+            format!("request line exceeds the {MAX_REQUEST_BYTES}-byte limit and was discarded"),
+            Some(serde_json::json!({"code": "request_too_large", "details": {"limit": MAX_REQUEST_BYTES}})),
+        ),
+        Refusal::OverBudget => ErrorObject::owned(
+            REQUEST_BUDGET_EXCEEDED,
+            format!(
+                "the daemon is already holding {} bytes of unfinished request lines from its clients; \
+                 this line was discarded: send it again later",
+                limits::PARTIAL_LINES_BUDGET
+            ),
+            Some(
+                serde_json::json!({"code": "request_budget_exceeded", "details": {"limit": limits::PARTIAL_LINES_BUDGET}}),
+            ),
+        ),
+        Refusal::TimedOut(t) => ErrorObject::owned(
+            PARTIAL_LINE_TIMEOUT,
+            format!(
+                "no byte of an unfinished request line arrived for {} ms; the line was discarded \
+                 (the rest of it, up to its newline, is skipped)",
+                t.as_millis()
+            ),
+            Some(serde_json::json!({"code": "partial_line_timeout", "details": {"timeout_ms": t.as_millis() as u64}})),
+        ),
+    };
+    MethodResponse::error(Id::Null, err).into_json()
 }
 
 struct Conn {
     methods: Methods,
     conn_id: ConnectionId,
+    /// Where jsonrpsee answers subscription calls.
     sink: mpsc::Sender<Box<RawValue>>,
     subs: BoundedSubscriptions,
+    /// Where replies and notifications go; handed to every subscription.
+    outbox: Outbox,
+    /// Bytes of this connection's requests being handled.
+    pending: Arc<AtomicUsize>,
+    limits: Limits,
+    /// The agents this connection authenticated as; every call runs in its scope.
+    caller: Arc<Caller>,
 }
 
 fn error_json(id: Id<'_>, code: ErrorCode) -> Box<RawValue> {
@@ -156,8 +191,19 @@ fn error_json(id: Id<'_>, code: ErrorCode) -> Box<RawValue> {
 }
 
 impl Conn {
+    /// Start one line. Its bytes count as in flight until the call is answered.
+    fn handle(&self, line: bytes::BytesMut) -> Option<Reply> {
+        let guard = limits::InFlight::new(line.len(), &self.pending, &self.limits.in_flight);
+        let reply = self.handle_line(&line)?;
+        Some(Box::pin(async move {
+            let out = reply.await;
+            drop(guard);
+            out
+        }))
+    }
+
     /// Parse and start one line: a request, a notification (run, never answered) or a batch.
-    fn handle(&self, line: &[u8]) -> Option<Reply> {
+    fn handle_line(&self, line: &[u8]) -> Option<Reply> {
         let first = line.iter().find(|b| !b.is_ascii_whitespace())?;
         if *first == b'[' {
             return self.handle_batch(line);
@@ -215,29 +261,32 @@ impl Conn {
     }
 
     /// A line that is not a well-formed request: a notification (run it, answer nothing),
-    /// or an error answered with the request's id when it has a usable one.
+    /// or an error answered with the request's id when it has a usable one. Members are
+    /// read as raw JSON, so valid JSON is never a parse error here, however deep it is
+    /// nested or however large its numbers.
     fn not_a_request(&self, data: &[u8], in_batch: bool) -> Started {
-        let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
-            return Started::Now(error_json(Id::Null, ErrorCode::ParseError));
+        let obj = match serde_json::from_slice::<std::collections::HashMap<String, &RawValue>>(data) {
+            Ok(obj) => obj,
+            Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok() => {
+                return Started::Now(error_json(Id::Null, ErrorCode::InvalidRequest));
+            }
+            Err(_) => return Started::Now(error_json(Id::Null, ErrorCode::ParseError)),
         };
-        let Some(obj) = value.as_object() else {
-            return Started::Now(error_json(Id::Null, ErrorCode::InvalidRequest));
-        };
+        let text = |key: &str| obj.get(key).and_then(|v| serde_json::from_str::<String>(v.get()).ok());
         if let Some(id) = obj.get("id") {
-            let id = match id {
-                serde_json::Value::Number(n) => n.as_u64().map_or(Id::Null, Id::Number),
-                serde_json::Value::String(s) => Id::Str(s.clone().into()),
+            let id = match (serde_json::from_str::<u64>(id.get()), serde_json::from_str::<String>(id.get())) {
+                (Ok(n), _) => Id::Number(n),
+                (_, Ok(s)) => Id::Str(s.into()),
                 _ => Id::Null,
             };
             return Started::Now(error_json(id, ErrorCode::InvalidRequest));
         }
-        let method = obj.get("method").and_then(serde_json::Value::as_str);
-        match (obj.get("jsonrpc").and_then(serde_json::Value::as_str), method) {
+        match (text("jsonrpc").as_deref(), text("method")) {
             // A subscription nobody can be told about is not started at all.
-            (Some("2.0"), Some(method)) if self.is_subscription(method) => Started::Nothing,
+            (Some("2.0"), Some(method)) if self.is_subscription(&method) => Started::Nothing,
             (Some("2.0"), Some(method)) => {
-                let params = obj.get("params").map(|p| p.to_string());
-                match self.dispatch(Id::Null, method, params.as_deref(), in_batch) {
+                let params = obj.get("params").map(|p| p.get());
+                match self.dispatch(Id::Null, &method, params, in_batch) {
                     Started::Reply(f) => Started::Reply(Box::pin(async move {
                         let _ = f.await;
                         None
@@ -263,9 +312,11 @@ impl Conn {
         ext.insert(self.conn_id);
         let max = usize::MAX;
         match callback {
-            MethodCallback::Sync(cb) => Started::Now((cb)(id, params, max, ext).into_json()),
+            MethodCallback::Sync(cb) => {
+                Started::Now(caller::sync_scope(self.caller.clone(), || (cb)(id, params, max, ext)).into_json())
+            }
             MethodCallback::Async(cb) => {
-                let fut = (cb)(id, params, self.conn_id, max, ext);
+                let fut = caller::scope(self.caller.clone(), (cb)(id, params, self.conn_id, max, ext));
                 Started::Reply(Box::pin(async move { Some(fut.await.into_json()) }))
             }
             MethodCallback::Unsubscription(cb) => Started::Now((cb)(id, params, self.conn_id, max, ext).into_json()),
@@ -289,6 +340,7 @@ impl Conn {
                 let state =
                     SubscriptionState { conn_id: self.conn_id, id_provider: &ID_PROVIDER, subscription_permit: permit };
                 let sink = MethodSink::new(self.sink.clone());
+                ext.insert(self.outbox.clone());
                 let fut = (cb)(id, params, sink, state, ext);
                 // The subscription answers its own call through the sink; the returned
                 // response is a copy kept for bookkeeping, so it is not sent again.

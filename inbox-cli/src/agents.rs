@@ -12,9 +12,21 @@ use crate::ctx::{Ctx, Outcome, Res};
 use crate::output;
 
 pub async fn register(ctx: &Ctx, a: RegisterArgs) -> Res {
-    let p = RegisterParams { agent_id: a.name, role: a.role, display_name: a.display, force_update: a.force_update };
+    let p = RegisterParams {
+        agent_id: a.name,
+        role: a.role,
+        display_name: a.display,
+        force_update: a.force_update,
+        rotate_secret: a.rotate_secret,
+    };
     let r = ctx.client().await?.agent_register(p).await?;
-    ctx.print(&r, || output::agent_block(&r.agent));
+    ctx.print(&r, || {
+        output::agent_block(&r.agent);
+        if let Some(secret) = &r.secret {
+            println!("  secret {secret}");
+            println!("  (shown once; the agent's commands read it from {AGENT_SECRET_ENV})");
+        }
+    });
     Ok(Outcome::Done)
 }
 

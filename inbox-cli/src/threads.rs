@@ -12,16 +12,21 @@ use crate::ctx::{Ctx, Outcome, Res};
 use crate::output;
 
 pub async fn init(ctx: &Ctx, a: InitArgs) -> Res {
-    let p = InitParams { strict_agents: flag_pair(a.strict_agents, a.no_strict_agents) };
+    let p = InitParams {
+        strict_agents: flag_pair(a.strict_agents, a.no_strict_agents),
+        require_credentials: flag_pair(a.require_credentials, a.no_require_credentials),
+    };
     let r = ctx.client().await?.init(p).await?;
+    let on_off = |b: bool| if b { "on" } else { "off" };
     ctx.print(&r, || {
         println!(
-            "initialized {} (schema v{}, {} journal)\ndaemon socket {}\nstrict agents {}",
+            "initialized {} (schema v{}, {} journal)\ndaemon socket {}\nstrict agents {}\nrequire credentials {}",
             r.db,
             r.schema_version,
             r.journal_mode,
             r.socket,
-            if r.strict_agents { "on" } else { "off" }
+            on_off(r.strict_agents),
+            on_off(r.require_credentials)
         )
     });
     Ok(Outcome::Done)

@@ -39,6 +39,16 @@ impl LineCodec {
     pub fn max_length(&self) -> usize {
         self.max
     }
+
+    /// Give up the line being read: call it when [`Decoder::decode`] returned `None`, so
+    /// that `buf` holds only the start of one unfinished line. That part is dropped now,
+    /// the rest is skipped up to its newline as it arrives, and the line is then reported
+    /// as [`Frame::TooLong`].
+    pub fn skip_line(&mut self, buf: &mut BytesMut) {
+        buf.clear();
+        self.discarding = true;
+        self.searched = 0;
+    }
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -160,6 +170,18 @@ mod tests {
         assert_eq!(framed.next().await.unwrap().unwrap(), line("next"));
     }
 
+    #[test]
+    fn a_skipped_line_is_dropped_up_to_its_newline() {
+        let mut codec = LineCodec::new(100);
+        let mut buf = BytesMut::from("{\"unfinished\":");
+        assert_eq!(codec.decode(&mut buf).unwrap(), None);
+        codec.skip_line(&mut buf);
+        assert!(buf.is_empty());
+        buf.extend_from_slice(b"rest of it}\nnext\n");
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(Frame::TooLong));
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(line("next")));
+    }
+
     #[tokio::test]
     async fn a_long_line_split_across_reads_is_discarded_without_buffering_it() {
         use tokio::io::AsyncWriteExt;
@@ -172,5 +194,57 @@ mod tests {
         assert!(framed.read_buffer().len() <= 8);
         assert_eq!(framed.next().await.unwrap().unwrap(), line("ok"));
         writer.await.unwrap();
+    }
+
+    /// What the decoder must produce for `input`, written the obvious way.
+    fn reference(input: &[u8], max: usize) -> Vec<Frame> {
+        let mut out = Vec::new();
+        let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+        // A last piece without a newline is still a line (at end of input).
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        for l in lines {
+            if l.len() > max {
+                out.push(Frame::TooLong);
+                continue;
+            }
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            if !is_blank(l) {
+                out.push(Frame::Line(BytesMut::from(l)));
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// However the input is cut into reads, the frames are those of the reference.
+        #[test]
+        fn decodes_like_the_reference_whatever_the_reads(
+            input in proptest::collection::vec(proptest::sample::select(b"ab \r\n{}\"".to_vec()), 0..200),
+            cuts in proptest::collection::vec(1usize..40, 1..20),
+            max in 1usize..24,
+        ) {
+            let mut codec = LineCodec::new(max);
+            let mut buf = BytesMut::new();
+            let mut got = Vec::new();
+            let mut rest = &input[..];
+            let mut i = 0;
+            while !rest.is_empty() {
+                let n = cuts[i % cuts.len()].min(rest.len());
+                buf.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                i += 1;
+                while let Some(f) = codec.decode(&mut buf).unwrap() {
+                    got.push(f);
+                }
+                // Never more than one maximal line (and its newline) is kept.
+                proptest::prop_assert!(buf.len() <= max + 1 + n);
+            }
+            while let Some(f) = codec.decode_eof(&mut buf).unwrap() {
+                got.push(f);
+            }
+            proptest::prop_assert_eq!(got, reference(&input, max));
+        }
     }
 }

@@ -21,6 +21,16 @@ pub const INTERNAL_ERROR: i32 = -32603;
 pub const REQUEST_TOO_LARGE: i32 = -32001;
 /// Too many open subscriptions on one connection.
 pub const TOO_MANY_SUBSCRIPTIONS: i32 = -32002;
+/// The daemon holds too many bytes of unfinished request lines across its connections;
+/// this line was discarded (retry later). `data.code`: `request_budget_exceeded`.
+pub const REQUEST_BUDGET_EXCEEDED: i32 = -32003;
+/// An unfinished request line waited too long for its next byte and was discarded.
+/// `data.code`: `partial_line_timeout`.
+pub const PARTIAL_LINE_TIMEOUT: i32 = -32004;
+/// In the last notification of a subscription the daemon ended because its client did not
+/// read its events: resubscribe after `data.details.cursor`. `data.code`:
+/// `subscriber_too_slow`.
+pub const SUBSCRIBER_TOO_SLOW: i32 = -32005;
 
 /// The one table of application error codes: `Variant = number, "name", Exit;`.
 macro_rules! error_codes {
@@ -107,6 +117,9 @@ error_codes! {
     ReleaseForbidden = 1113, "release_forbidden", Conflict;
     /// Only the sender may withdraw a message.
     WithdrawForbidden = 1114, "withdraw_forbidden", Conflict;
+    /// Credentials are required and this connection is not authenticated as the agent the
+    /// call acts for, or a secret is wrong.
+    Unauthenticated = 1120, "unauthenticated", Conflict;
     /// Writing coordination data (or a file such as a hook) failed.
     IoWriteFailed = 1150, "io_write_failed", Internal;
     /// Reading coordination data (or a file) failed.

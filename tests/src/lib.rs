@@ -12,6 +12,8 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 use coord_client::{Client, ProjectPaths};
+
+pub mod sim;
 use serde_json::Value;
 
 pub mod pg;
@@ -51,7 +53,12 @@ impl Default for Project {
 impl Project {
     pub fn new() -> Project {
         // Short paths: socket paths must stay under ~100 bytes.
-        let dir = tempfile::Builder::new().prefix("coord-").tempdir_in("/tmp").expect("tempdir");
+        Project::new_in(Path::new("/tmp"))
+    }
+
+    /// A project in a new directory inside `parent` (a small file system, say).
+    pub fn new_in(parent: &Path) -> Project {
+        let dir = tempfile::Builder::new().prefix("coord-").tempdir_in(parent).expect("tempdir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
         let mut p = Project { _dir: dir, root, env: Vec::new() };
         if pg::backend() == pg::Backend::Postgres {
@@ -166,13 +173,24 @@ impl Project {
         self.spawn_daemon(&[])
     }
 
+    /// Start `coordd serve ARGS` (and wait until it is ready); `Err` with its stderr if it
+    /// exits instead.
+    pub fn try_serve_args(&self, args: &[&str]) -> Result<Daemon, String> {
+        self.spawn(&[], args)
+    }
+
     fn spawn_daemon(&self, env: &[(&str, &str)]) -> Result<Daemon, String> {
+        self.spawn(env, &[])
+    }
+
+    fn spawn(&self, env: &[(&str, &str)], args: &[&str]) -> Result<Daemon, String> {
         let mut cmd = self.command("coordd");
         for (k, v) in env {
             cmd.env(k, v);
         }
         let mut child = cmd
             .args(["serve", "--notify-ready"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -188,7 +206,7 @@ impl Project {
         // A generous bound that only matters when something is broken.
         let line = rx.recv_timeout(Duration::from_secs(120)).unwrap_or_default();
         if let Some(sock) = line.trim().strip_prefix("ready ") {
-            return Ok(Daemon { child: Some(child), socket: PathBuf::from(sock) });
+            return Ok(Daemon { child: Some(child), socket: PathBuf::from(sock), log: None });
         }
         let status = child.wait().expect("wait coordd");
         let mut err = String::new();
@@ -322,9 +340,29 @@ pub fn finish(child: Child) -> Out {
 pub struct Daemon {
     child: Option<Child>,
     pub socket: PathBuf,
+    /// Its stderr (the log), once a test reads it.
+    log: Option<BufReader<std::process::ChildStderr>>,
 }
 
 impl Daemon {
+    /// Block until the daemon logs a line containing `needle`; returns that line. (An
+    /// event, not a sleep: the daemon writes the line when the thing has happened.)
+    #[track_caller]
+    pub fn wait_for_log(&mut self, needle: &str) -> String {
+        if self.log.is_none() {
+            let stderr = self.child.as_mut().and_then(|c| c.stderr.take()).expect("the daemon's stderr");
+            self.log = Some(BufReader::new(stderr));
+        }
+        let log = self.log.as_mut().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(log.read_line(&mut line).unwrap() > 0, "the daemon exited before logging {needle:?}");
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }
@@ -399,4 +437,69 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").current_dir(dir).args(args).output().expect("git");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A connection that speaks the wire protocol by hand, line by line (what a script with
+/// `socat` or Python's `socket` does): no client library.
+#[cfg(unix)]
+pub struct RawConn {
+    pub w: std::os::unix::net::UnixStream,
+    pub r: BufReader<std::os::unix::net::UnixStream>,
+}
+
+#[cfg(unix)]
+impl RawConn {
+    pub fn connect(socket: &Path) -> RawConn {
+        let s = std::os::unix::net::UnixStream::connect(socket).expect("connect to the socket");
+        RawConn { w: s.try_clone().unwrap(), r: BufReader::new(s) }
+    }
+
+    /// Write one line (a newline is added).
+    pub fn send_line(&mut self, line: &[u8]) {
+        self.w.write_all(line).unwrap();
+        self.w.write_all(b"\n").unwrap();
+    }
+
+    /// Read one line as JSON.
+    #[track_caller]
+    pub fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(self.r.read_line(&mut line).unwrap() > 0, "connection closed");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:.200}"))
+    }
+
+    /// Send a request and read the next line (its reply, when nothing else is pending).
+    pub fn call(&mut self, v: Value) -> Value {
+        self.send_line(v.to_string().as_bytes());
+        self.recv()
+    }
+}
+
+/// A `/proc/<pid>/status` field in MiB (`VmRSS`, `VmHWM`: the peak resident size).
+#[cfg(target_os = "linux")]
+pub fn proc_mib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    let line = status.lines().find(|l| l.starts_with(&format!("{field}:"))).expect("field in /proc status");
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).expect("a number of kB") / 1024
+}
+
+/// How many file descriptors a process has open.
+#[cfg(target_os = "linux")]
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Whether this run is CI (`.ci/run` sets `COORD_CI=1`): a test that needs something from
+/// outside must then fail, not skip.
+pub fn in_ci() -> bool {
+    std::env::var("COORD_CI").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Skip a test for want of `what` (a clear line on stderr), or fail it under CI.
+#[track_caller]
+pub fn skip_or_fail(what: &str) {
+    if in_ci() {
+        panic!("COORD_CI is set and this test needs {what}");
+    }
+    eprintln!("SKIPPED: this test needs {what}");
 }

@@ -6,14 +6,25 @@ use coord_proto::types::*;
 use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
-use crate::domain::{agents, reservations};
+use crate::caller;
+use crate::domain::{agents, credentials, reservations};
 use crate::ops;
 
 #[async_trait]
 impl AgentsApiServer for Api {
     async fn agent_register(&self, p: RegisterParams) -> RpcResult<AgentResult> {
-        let r = self.core.write(move |tx, now| agents::register(tx, now, p.clone())).await;
+        let authenticated = caller::current();
+        let r =
+            self.core.write(move |tx, now| ops::agents::register(tx, now, p.clone(), authenticated.as_deref())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
+    }
+
+    async fn agent_authenticate(&self, p: AuthenticateParams) -> RpcResult<AuthenticateResult> {
+        let agent = p.agent_id.clone();
+        self.core.read(move |tx, _| credentials::verify(tx, &p.agent_id, &p.secret)).await?;
+        let authenticated = caller::authenticate(&agent)
+            .ok_or_else(|| crate::error::Error::Internal("no connection to authenticate".into()))?;
+        Ok(AuthenticateResult { agent_id: agent, authenticated })
     }
 
     async fn agent_list(&self, p: AgentListParams) -> RpcResult<AgentsResult> {
@@ -27,7 +38,8 @@ impl AgentsApiServer for Api {
     }
 
     async fn agent_heartbeat(&self, p: HeartbeatParams) -> RpcResult<AgentResult> {
-        let r = self.core.write(move |tx, now| agents::heartbeat(tx, now, p.clone())).await;
+        let agent = p.agent_id.clone();
+        let r = self.core.write_checked(Some(&agent), move |tx, now| agents::heartbeat(tx, now, p.clone())).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 

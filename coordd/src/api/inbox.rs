@@ -5,14 +5,20 @@ use coord_proto::types::*;
 use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
-use crate::domain::agents;
 use crate::domain::inbox::{lease, read};
+use crate::domain::{agents, credentials};
 use crate::ops;
 
 #[async_trait]
 impl InboxApiServer for Api {
     async fn init(&self, p: InitParams) -> RpcResult<InitResult> {
-        let strict_agents = self.core.write(move |tx, now| agents::init(tx, now, p.clone())).await?;
+        let (strict_agents, require_credentials) = self
+            .core
+            .write(move |tx, now| {
+                let strict = agents::init(tx, now, p.clone())?;
+                Ok((strict, credentials::set_required(tx, now, p.require_credentials)?))
+            })
+            .await?;
         let info = self.core.store.info();
         Ok(InitResult {
             db: info.location,
@@ -20,6 +26,7 @@ impl InboxApiServer for Api {
             schema_version: info.schema_version,
             journal_mode: info.journal_mode,
             strict_agents,
+            require_credentials,
         })
     }
 

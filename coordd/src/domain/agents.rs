@@ -204,7 +204,7 @@ pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams) -> Result<AgentResu
     let payload = serde_json::to_value(&agent).unwrap_or_default();
     let draft = Draft::about(EventType::AgentRegistered, &agent.agent_id, "", &agent.agent_id, &summary, &payload, now);
     let event_id = events::record(tx, &draft)?;
-    Ok(AgentResult { agent, event_id: Some(event_id) })
+    Ok(AgentResult { agent, event_id: Some(event_id), secret: None })
 }
 
 /// `agents.heartbeat`: the agent is alive, optionally with a new status.
@@ -213,7 +213,7 @@ pub fn heartbeat(tx: &mut dyn Tx, now: Ts, p: HeartbeatParams) -> Result<AgentRe
     touch(tx, &p.agent_id, now)?;
     let before = show(tx, &p.agent_id)?;
     let Some(status) = p.status.filter(|s| *s != before.status) else {
-        return Ok(AgentResult { agent: before, event_id: None });
+        return Ok(AgentResult { agent: before, event_id: None, secret: None });
     };
     let agent = Agent { status, ..before.clone() };
     tx.agent_save(&agent)?;
@@ -221,7 +221,7 @@ pub fn heartbeat(tx: &mut dyn Tx, now: Ts, p: HeartbeatParams) -> Result<AgentRe
     let summary = format!("{} is {status}", agent.agent_id);
     let draft = Draft::about(EventType::AgentStatus, &agent.agent_id, "", &agent.agent_id, &summary, &payload, now);
     let event_id = events::record(tx, &draft)?;
-    Ok(AgentResult { agent, event_id: Some(event_id) })
+    Ok(AgentResult { agent, event_id: Some(event_id), secret: None })
 }
 
 /// `agents.list`: sorted by id.

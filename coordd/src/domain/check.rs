@@ -82,7 +82,8 @@ pub fn subject_from(prefix: &str, text: &str) -> String {
     format!("{prefix}{first}").chars().take(MAX_SUBJECT).collect()
 }
 
-/// A JSON object nested at most [`MAX_JSON_DEPTH`] levels deep.
+/// A JSON object nested at most [`MAX_JSON_DEPTH`] levels deep: the object itself is level
+/// 1, and each object or array inside adds one (scalars add none, so `{"a":{"b":1}}` has 2).
 pub fn object(field: &str, v: &Value) -> Result<()> {
     if !v.is_object() {
         return Err(Error::invalid(format!("{field} must be a JSON object, got {v}")));
@@ -90,14 +91,15 @@ pub fn object(field: &str, v: &Value) -> Result<()> {
     // Iterative, so no recursion limit of our own applies.
     let mut stack = vec![(v, 1usize)];
     while let Some((node, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match node {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
         if depth > MAX_JSON_DEPTH {
             return Err(Error::invalid(format!("{field} is nested more than {MAX_JSON_DEPTH} levels deep")));
         }
-        match node {
-            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
-            Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
-            _ => {}
-        }
+        stack.extend(children.map(|c| (c, depth + 1)));
     }
     Ok(())
 }
@@ -133,18 +135,22 @@ pub fn limit(limit: Option<u32>, default: u32) -> Result<u32> {
 mod tests {
     use super::*;
 
-    fn nest(depth: usize) -> Value {
-        let mut v = serde_json::json!({});
-        for _ in 1..depth {
-            v = serde_json::json!({ "a": v });
+    /// `depth` levels of objects (or of arrays inside an object), with a scalar at the bottom.
+    fn nest(depth: usize, arrays: bool) -> Value {
+        let mut v = serde_json::json!(1);
+        for level in (1..=depth).rev() {
+            v = if arrays && level > 1 { serde_json::json!([v]) } else { serde_json::json!({ "a": v }) };
         }
         v
     }
 
     #[test]
     fn payloads_nested_too_deep_to_read_back_are_refused() {
-        assert!(object("p", &nest(MAX_JSON_DEPTH)).is_ok());
-        assert_eq!(object("p", &nest(MAX_JSON_DEPTH + 1)).unwrap_err().code(), Some(ErrorCode::InvalidInput));
+        for arrays in [false, true] {
+            assert!(object("p", &nest(MAX_JSON_DEPTH, arrays)).is_ok(), "64 levels and a scalar are fine");
+            let deep = object("p", &nest(MAX_JSON_DEPTH + 1, arrays)).unwrap_err();
+            assert_eq!(deep.code(), Some(ErrorCode::InvalidInput));
+        }
         assert!(object("p", &serde_json::json!([1])).is_err(), "not an object");
     }
 
@@ -163,5 +169,50 @@ mod tests {
         assert_eq!(limit(None, 50).unwrap(), 50);
         assert!(limit(Some(0), 50).is_err());
         assert!(limit(Some(MAX_LIMIT + 1), 50).is_err());
+    }
+
+    /// Levels of objects and arrays, the way the protocol counts them (scalars add none).
+    fn depth(v: &Value) -> usize {
+        match v {
+            Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+            Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// A value `levels` containers deep along one spine, each level an object or an array
+    /// (as `kinds` says), with scalar siblings and a scalar or nothing at the bottom.
+    fn spine(levels: usize, kinds: &[bool], leaf: bool) -> Value {
+        let mut v = if leaf { serde_json::json!("x") } else { Value::Null };
+        for level in (0..levels).rev() {
+            let inner = if v.is_null() { vec![] } else { vec![v] };
+            v = if kinds[level % kinds.len()] {
+                let mut m = serde_json::Map::new();
+                m.insert("n".into(), serde_json::json!(level));
+                for (i, c) in inner.into_iter().enumerate() {
+                    m.insert(format!("c{i}"), c);
+                }
+                Value::Object(m)
+            } else {
+                let mut items = vec![serde_json::json!(true)];
+                items.extend(inner);
+                Value::Array(items)
+            };
+        }
+        v
+    }
+
+    proptest::proptest! {
+        /// A payload is accepted exactly when it is an object at most 64 levels deep.
+        #[test]
+        fn payloads_are_accepted_exactly_up_to_the_depth_limit(
+            levels in 0usize..90,
+            kinds in proptest::collection::vec(proptest::bool::ANY, 1..6),
+            leaf in proptest::bool::ANY,
+        ) {
+            let v = spine(levels, &kinds, leaf);
+            let want = v.is_object() && depth(&v) <= MAX_JSON_DEPTH;
+            proptest::prop_assert_eq!(object("payload_json", &v).is_ok(), want, "{} levels", depth(&v));
+        }
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod agents;
 pub mod check;
+pub mod credentials;
 pub mod events;
 pub mod inbox;
 pub mod mail;

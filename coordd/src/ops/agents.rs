@@ -4,7 +4,7 @@
 use coord_proto::types::*;
 
 use crate::domain::mail::copies as mail;
-use crate::domain::{agents, reservations};
+use crate::domain::{agents, credentials, reservations};
 use crate::error::Result;
 use crate::store::Tx;
 use crate::time::Ts;
@@ -33,4 +33,24 @@ pub fn release(tx: &mut dyn Tx, now: Ts, p: ReleaseParams) -> Result<ReleaseResu
     crate::domain::check::agent_name("agent", &p.agent)?;
     agents::check_known(tx, &p.agent)?;
     reservations::release(tx, now, p)
+}
+
+/// `agents.register`, with its credential: a new registration (or that of an agent only
+/// recorded so far) gets a secret, as does a force update that asks to rotate it or of an
+/// agent that has none. With credentials required, a force update must come from a
+/// connection authenticated as that agent (`authenticated`: `None` for the daemon itself).
+pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams, authenticated: Option<&[String]>) -> Result<AgentResult> {
+    let was_registered = tx.agent(&p.agent_id)?.is_some_and(|a| a.registered);
+    if was_registered
+        && p.force_update
+        && let Some(authed) = authenticated
+    {
+        credentials::authorize(tx, Some(&p.agent_id), authed)?;
+    }
+    let rotate = p.rotate_secret;
+    let mut r = agents::register(tx, now, p)?;
+    if !was_registered || rotate || !credentials::has_secret(tx, &r.agent.agent_id)? {
+        r.secret = Some(credentials::issue(tx, &r.agent.agent_id, now)?);
+    }
+    Ok(r)
 }

@@ -88,8 +88,14 @@ pub async fn auto_retry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
+/// Longest pause before retrying a lease-expiry report that could not be written (the
+/// disk is full, say); the pause doubles from [`RETRY_FIRST`] up to this.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+
 /// Sleep until the earliest unreported lease expiry, then report; re-arm whenever a claim
-/// or renew commits. Other events leave the deadline alone.
+/// or renew commits. Other events leave the deadline alone. A report that cannot be written
+/// is retried after a pause that doubles (or at the next commit), never in a tight loop.
 pub async fn lease_expiry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
     let mut duties = core.store.duties();
     loop {
@@ -113,11 +119,12 @@ async fn report_expiries(
     duties: &mut watch::Receiver<bool>,
 ) -> bool {
     let mut bus = core.bus.subscribe();
+    let mut retry: Option<Duration> = None;
     loop {
         let next = core.read(|tx, _| tx.lease_next_expiry()).await.unwrap_or(None);
         let deadline = next.map(|t| {
             let left = Duration::from_millis(t.millis().saturating_sub(core.clock.now().millis()).max(0) as u64);
-            tokio::time::Instant::now() + left + Duration::from_millis(1)
+            tokio::time::Instant::now() + left.max(retry.unwrap_or_default()) + Duration::from_millis(1)
         });
         loop {
             let sleep = async {
@@ -129,16 +136,26 @@ async fn report_expiries(
             tokio::select! {
                 _ = shutdown.changed() => return false,
                 _ = sleep => {
-                    if let Err(e) = core.write(lease::report_expired).await {
-                        tracing::warn!(error = %e, "cannot record expired leases");
-                        if *shutdown.borrow() {
-                            return false;
+                    match core.write(lease::report_expired).await {
+                        Ok(_) => retry = None,
+                        Err(e) => {
+                            let pause = retry.map_or(RETRY_FIRST, |r| (r * 2).min(RETRY_MAX));
+                            tracing::warn!(error = %e, retry_in = ?pause, "cannot record expired leases");
+                            retry = Some(pause);
+                            if *shutdown.borrow() {
+                                return false;
+                            }
                         }
                     }
                     break;
                 }
                 _ = duties_changed(duties) => if !*duties.borrow() { return true } else { break },
                 ev = bus.recv() => match ev {
+                    // A commit went through: writing works (again).
+                    Ok(_) if retry.is_some() => {
+                        retry = None;
+                        break;
+                    }
                     Ok(p) if matches!(p.event.event_type, EventType::ThreadClaimed | EventType::LeaseRenewed) => break,
                     Ok(_) => {}
                     Err(Missed::Lagged(_)) => break,

@@ -60,8 +60,10 @@ where
 
     fn complete(self: Box<Self>, commit_err: Option<&Error>) {
         let out = match (self.last, commit_err) {
-            (None, _) => Err(Error::Internal("the write job never ran (it panicked?)".into())),
-            (Some(Ok(_)), Some(e)) => Err(Error::Storage(format!("commit failed: {e}"))),
+            // The batch failed before this job's turn.
+            (None, Some(e)) => Err(e.shared()),
+            (None, None) => Err(Error::Internal("the write job never ran (it panicked?)".into())),
+            (Some(Ok(_)), Some(e)) => Err(e.shared()),
             (Some(res), _) => res,
         };
         let _ = self.reply.send(out);

@@ -33,6 +33,7 @@ pub const TABLES: &[Table] = &[
     Table { name: "council_members", key: "run_id, council_id, reviewer" },
     Table { name: "settings", key: "key" },
     Table { name: "agents", key: "agent_id" },
+    Table { name: "agent_credentials", key: "agent_id" },
     Table { name: "mail", key: "recipient, event_id" },
     Table { name: "reservations", key: "reservation_id" },
     Table { name: "peers", key: "task_id, peer_task_id" },

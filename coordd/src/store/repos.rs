@@ -212,6 +212,13 @@ pub trait Events {
     fn event_insert(&mut self, e: &Event) -> Result<i64>;
     /// Stored events matching `q`, oldest first, at most `limit`, each with its message.
     fn events_after(&self, q: &EventQuery, limit: u32) -> Result<Vec<Event>>;
+    /// Like [`Events::events_after`], but a backend may stop early once the events it has
+    /// read weigh `max_bytes` (estimated JSON size; always at least one event), so a page
+    /// of large events stays small in memory. The default reads a whole page.
+    fn events_page(&self, q: &EventQuery, limit: u32, max_bytes: usize) -> Result<Vec<Event>> {
+        let _ = max_bytes;
+        self.events_after(q, limit)
+    }
     /// The newest stored event id (0 when there is none).
     fn last_event_id(&self) -> Result<i64>;
 }
@@ -250,6 +257,10 @@ pub trait Agents {
     fn agents_registered(&self, except: &str) -> Result<Vec<String>>;
     fn setting(&self, key: &str) -> Result<Option<String>>;
     fn setting_put(&mut self, key: &str, value: &str) -> Result<()>;
+    /// The hash of an agent's secret, if it has one.
+    fn credential_hash(&self, agent_id: &str) -> Result<Option<String>>;
+    /// Store (or replace) the hash of an agent's secret.
+    fn credential_put(&mut self, agent_id: &str, hash: &str, at: Ts) -> Result<()>;
 }
 
 /// File-scope reservations (never deleted).

@@ -32,6 +32,9 @@ pub struct RegisterArgs {
     /// Update the display name and role of an existing agent (never renames).
     #[arg(long)]
     pub force_update: bool,
+    /// With --force-update: issue a new secret; the old one stops working.
+    #[arg(long, requires = "force_update")]
+    pub rotate_secret: bool,
 }
 
 #[derive(Args)]

@@ -49,6 +49,13 @@ pub struct InitArgs {
     /// Accept unregistered agents again (they are recorded when first seen).
     #[arg(long)]
     pub no_strict_agents: bool,
+    /// Require credentials: every write made as an agent then needs that agent's secret
+    /// (COORD_AGENT_SECRET, from `inbox agent register`). Stored in the database.
+    #[arg(long, conflicts_with = "no_require_credentials")]
+    pub require_credentials: bool,
+    /// Stop requiring credentials (needs an agent's secret while they are required).
+    #[arg(long)]
+    pub no_require_credentials: bool,
 }
 
 #[derive(Args)]

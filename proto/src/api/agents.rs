@@ -18,6 +18,11 @@ pub trait AgentsApi {
     #[method(name = "agents.show")]
     async fn agent_show(&self, params: AgentRef) -> RpcResult<Agent>;
 
+    /// Prove that this connection acts for `agent_id` (its secret from `agents.register`);
+    /// it stays authenticated until it closes.
+    #[method(name = "agents.authenticate")]
+    async fn agent_authenticate(&self, params: AuthenticateParams) -> RpcResult<AuthenticateResult>;
+
     #[method(name = "agents.heartbeat")]
     async fn agent_heartbeat(&self, params: HeartbeatParams) -> RpcResult<AgentResult>;
 

@@ -12,11 +12,15 @@ pub trait EventsApi {
     async fn events_list(&self, params: EventsListParams) -> RpcResult<EventsResult>;
 
     /// Push every matching event, first those already stored after the cursor, then new
-    /// ones as they commit, in event order with no gaps and no duplicates.
+    /// ones as they commit, in event order with no gaps and no duplicates. A subscriber
+    /// that does not read its events is cut loose: its last notification carries an error
+    /// (`error::SUBSCRIBER_TOO_SLOW`) with the cursor to subscribe again after. (The server
+    /// receives the connection's extensions: its outbox.)
     #[subscription(
         name = "events.subscribe" => "events.event",
         unsubscribe = "events.unsubscribe",
-        item = Event
+        item = Event,
+        with_extensions
     )]
     async fn subscribe_events(&self, filter: EventFilter) -> SubscriptionResult;
 }

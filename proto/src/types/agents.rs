@@ -95,6 +95,9 @@ pub struct RegisterParams {
     /// Update the display name and role of an existing agent instead of failing.
     #[serde(default)]
     pub force_update: bool,
+    /// With `force_update`: issue a new secret (the old one stops working).
+    #[serde(default)]
+    pub rotate_secret: bool,
 }
 
 /// Result of `agents.register` and `agents.heartbeat`.
@@ -103,6 +106,34 @@ pub struct AgentResult {
     pub agent: Agent,
     /// The event recorded, if the call changed anything but `last_seen_at`.
     pub event_id: Option<i64>,
+    /// The agent's secret, when this call issued one (a registration, or a rotation): shown
+    /// once, stored only hashed. `null` otherwise.
+    #[serde(default)]
+    pub secret: Option<String>,
+}
+
+/// The environment variable the CLIs and the MCP server read an agent's secret from.
+pub const AGENT_SECRET_ENV: &str = "COORD_AGENT_SECRET";
+
+/// The agent a secret was issued to: secrets read `cs_<agent id>_<64 hex digits>`.
+pub fn secret_agent(secret: &str) -> Option<&str> {
+    let rest = secret.strip_prefix("cs_")?;
+    let (agent, key) = rest.rsplit_once('_')?;
+    (!agent.is_empty() && key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit())).then_some(agent)
+}
+
+/// Params of `agents.authenticate`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AuthenticateParams {
+    pub agent_id: String,
+    pub secret: String,
+}
+
+/// Result of `agents.authenticate`: every agent this connection is now authenticated as.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuthenticateResult {
+    pub agent_id: String,
+    pub authenticated: Vec<String>,
 }
 
 /// Params of `agents.list`.
@@ -359,4 +390,9 @@ pub struct InitParams {
     /// setting as it is.
     #[serde(default)]
     pub strict_agents: Option<bool>,
+    /// Require credentials: every write made as an agent then needs a connection that
+    /// authenticated as that agent (`agents.authenticate`). Unset leaves the setting as it
+    /// is; while it is on, changing a setting needs an authenticated connection.
+    #[serde(default)]
+    pub require_credentials: Option<bool>,
 }

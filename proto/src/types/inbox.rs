@@ -168,6 +168,9 @@ pub struct InitResult {
     pub journal_mode: String,
     /// Whether sends from or to unregistered agents are refused.
     pub strict_agents: bool,
+    /// Writes made as an agent need a connection authenticated as it.
+    #[serde(default)]
+    pub require_credentials: bool,
 }
 
 /// Common fields of the message-writing methods.

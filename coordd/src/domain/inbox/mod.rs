@@ -12,4 +12,6 @@ pub mod read;
 pub mod thread;
 
 #[cfg(test)]
+mod model_tests;
+#[cfg(test)]
 mod tests;

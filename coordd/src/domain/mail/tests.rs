@@ -53,7 +53,7 @@ fn a_named_unknown_recipient_is_recorded_unless_strict() {
     m.write(|tx, now| messages::send(tx, now, send("newcomer"))).unwrap();
     let a = m.read(|tx, _| agents::show(tx, "newcomer")).unwrap();
     assert!(!a.registered);
-    m.write(|tx, now| agents::init(tx, now, InitParams { strict_agents: Some(true) })).unwrap();
+    m.write(|tx, now| agents::init(tx, now, InitParams { strict_agents: Some(true), ..Default::default() })).unwrap();
     let e = m.write(|tx, now| messages::send(tx, now, send("stranger"))).unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::UnknownSender));
 }

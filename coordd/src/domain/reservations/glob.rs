@@ -166,7 +166,7 @@ pub fn witness(a: &str, b: &str) -> Option<String> {
 
 /// Search input for tests: does the cover DFA of `scope` accept `path`?
 #[cfg(test)]
-fn dfa_covers(scope: &str, path: &str) -> bool {
+pub(super) fn dfa_covers(scope: &str, path: &str) -> bool {
     let c = compiled(scope).unwrap();
     let input = regex_automata::Input::new(path).anchored(Anchored::Yes);
     c.dfa.try_search_fwd(&input).unwrap().is_some_and(|m| m.offset() == path.len())

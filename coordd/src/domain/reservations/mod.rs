@@ -6,6 +6,8 @@
 pub mod glob;
 
 #[cfg(test)]
+mod glob_props;
+#[cfg(test)]
 mod tests;
 
 use coord_proto::types::*;

@@ -86,6 +86,19 @@ impl Agents for PgTx<'_> {
         )?;
         Ok(())
     }
+
+    fn credential_hash(&self, agent_id: &str) -> Result<Option<String>> {
+        self.map_one("SELECT secret_hash FROM agent_credentials WHERE agent_id = $1", &[&agent_id], |r| r.s(0))
+    }
+
+    fn credential_put(&mut self, agent_id: &str, hash: &str, at: Ts) -> Result<()> {
+        self.exec(
+            "INSERT INTO agent_credentials (agent_id, secret_hash, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (agent_id) DO UPDATE SET secret_hash = excluded.secret_hash, created_at = excluded.created_at",
+            &[&agent_id, &hash, &ts_text(at)],
+        )?;
+        Ok(())
+    }
 }
 
 const RESERVATION_COLUMNS: &str =

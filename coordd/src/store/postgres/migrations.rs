@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 
 /// Each entry moves the schema from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
-    // 1: SQLite's migrations 1–5 as they stand, the event counter and the instance table.
+    // 1: SQLite's migrations 1–6 as they stand, the event counter and the instance table.
     r#"
     CREATE TABLE threads (
         thread_id ctext PRIMARY KEY,
@@ -233,6 +233,14 @@ pub const MIGRATIONS: &[&str] = &[
         last BIGINT NOT NULL
     );
     INSERT INTO coordd_event_counter (one, last) VALUES (true, 0);
+    "#,
+    // 2: SQLite's 7, agent credentials (only a hash of each secret).
+    r#"
+    CREATE TABLE agent_credentials (
+        agent_id ctext PRIMARY KEY,
+        secret_hash ctext NOT NULL,
+        created_at ctext NOT NULL
+    );
     "#,
 ];
 

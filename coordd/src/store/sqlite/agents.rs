@@ -106,6 +106,24 @@ impl Agents for SqliteTx<'_> {
             .execute([key, value])?;
         Ok(())
     }
+
+    fn credential_hash(&self, agent_id: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT secret_hash FROM agent_credentials WHERE agent_id = ?1")?
+            .query_row([agent_id], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn credential_put(&mut self, agent_id: &str, hash: &str, at: Ts) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO agent_credentials (agent_id, secret_hash, created_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (agent_id) DO UPDATE SET secret_hash = ?2, created_at = ?3",
+            )?
+            .execute([agent_id, hash, &at.to_string()])?;
+        Ok(())
+    }
 }
 
 const RESERVATION_COLUMNS: &str =

@@ -252,6 +252,25 @@ impl Events for SqliteTx<'_> {
         Ok(events)
     }
 
+    fn events_page(&self, q: &EventQuery, limit: u32, max_bytes: usize) -> Result<Vec<Event>> {
+        let (clause, args) = filter_sql(q);
+        let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE {clause} ORDER BY e.event_id LIMIT {limit}");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query_map(params_from_iter(args), event_from_row)?;
+        let (mut events, mut bytes) = (Vec::new(), 0);
+        while bytes < max_bytes
+            && let Some(e) = rows.next()
+        {
+            let mut e = e?;
+            if let Some(mid) = &e.message_id {
+                e.message = self.message(mid)?;
+            }
+            bytes += crate::bus::weight(&e);
+            events.push(e);
+        }
+        Ok(events)
+    }
+
     fn last_event_id(&self) -> Result<i64> {
         Ok(self.conn.query_row("SELECT COALESCE(MAX(event_id), 0) FROM events", [], |r| r.get(0))?)
     }

@@ -273,6 +273,15 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE attempts ADD COLUMN host TEXT;
     "#,
+    // 7 (issue 14): agent credentials. Only a hash of each secret is
+    // kept (SHA-256 of a 256-bit random secret, so no salt or slow hash is needed).
+    r#"
+    CREATE TABLE agent_credentials (
+        agent_id TEXT PRIMARY KEY,
+        secret_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -5,10 +5,12 @@
 //! - [`writer`]: the single group-committing writer thread; `checkpoint`: the thread that
 //!   copies the WAL into the database beside it.
 //! - [`migrations`]: the append-only schema history.
+//! - [`check`]: `coordd check`, verifying a database file without changing it.
 //! - [`tx`]: [`tx::SqliteTx`], the repositories' implementation over one connection, with
 //!   the row mapping in the per-domain files beside it.
 
 mod agents;
+pub mod check;
 mod checkpoint;
 mod councils;
 mod events;
@@ -28,3 +30,5 @@ pub use open::SqliteStore;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod writer_tests;

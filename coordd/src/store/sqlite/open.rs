@@ -50,6 +50,7 @@ impl SqliteStore {
         // Only the writer thread uses this connection: no SQLite mutex is needed.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_URI)?;
+        refuse_untouchable(&conn)?;
         let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::Internal(format!("cannot enable WAL (journal_mode={mode})")));
@@ -88,6 +89,28 @@ pub(super) fn readers(path: &Path) -> SqliteConnectionManager {
             c.set_prepared_statement_cache_capacity(128);
             c.pragma_update(None, "query_only", "ON")
         })
+}
+
+/// Refuse, before changing anything, a database this daemon must not or cannot write: one
+/// from a newer coordd (a newer schema), or a read-only file (SQLite then opens it
+/// read-only instead of failing).
+fn refuse_untouchable(conn: &Connection) -> Result<()> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > migrations::latest_version() {
+        return Err(Error::Storage(format!(
+            "it was written by a newer coordd (schema version {version}; this one knows up to {}): \
+             upgrade coordd; the database was left untouched",
+            migrations::latest_version()
+        )));
+    }
+    if conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(Error::WriteFailed(
+            "the file is read-only for this user (or on a read-only file system), and coordd must write it: \
+             fix its permissions; the database was left untouched"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// SQLite keeps memory statistics by default, behind a global mutex taken on every

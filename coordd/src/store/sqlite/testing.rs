@@ -70,3 +70,11 @@ impl Memory {
         &self.conn
     }
 }
+
+/// The connection under a transaction of this backend (reads and writes only ever hand
+/// out a [`SqliteTx`] as their `dyn Tx`), for tests that need raw SQL inside one.
+pub fn conn_of<'a>(tx: &'a dyn Tx) -> &'a Connection {
+    // SAFETY: every `dyn Tx` this backend creates (`open.rs`, `writer.rs`, `Memory`) is a
+    // `SqliteTx`; tests call this only on those.
+    unsafe { &*(tx as *const dyn Tx as *const SqliteTx<'a>) }.conn
+}

@@ -149,4 +149,6 @@ const SHIPPED: &[&str] = &[
     "3ade1e3adf30cba3",
     // 6 (issue 15): attempts.host.
     "b38d1590d18e15a2",
+    // 7 (issue 14): agent credentials.
+    "a3e0df438774fe78",
 ];

@@ -35,8 +35,28 @@ impl Tx for SqliteTx<'_> {
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        Error::Storage(e.to_string())
+        match unwritable(&e) {
+            Some(why) => Error::WriteFailed(why),
+            None => Error::Storage(e.to_string()),
+        }
     }
+}
+
+/// A clear message for an error that means the database cannot be written at the moment
+/// (full disk, read-only file or file system, I/O error); `None` for any other error.
+pub fn unwritable(e: &rusqlite::Error) -> Option<String> {
+    use rusqlite::ErrorCode::*;
+    let rusqlite::Error::SqliteFailure(f, _) = e else { return None };
+    let why = match f.code {
+        DiskFull => "the disk holding the database is full",
+        ReadOnly => "the database file (or its directory or file system) is read-only",
+        SystemIoFailure => "the operating system reported an I/O error",
+        _ => return None,
+    };
+    Some(format!(
+        "cannot write to the database: {why} ({e}); nothing of this call was saved, and it can be retried once \
+         that is fixed (reads keep working)"
+    ))
 }
 
 impl From<r2d2::Error> for Error {

@@ -1,9 +1,11 @@
 //! The single writer: one thread owns the only read-write connection and group-commits.
 //!
 //! It blocks for the first job, drains whatever else is queued (up to [`MAX_BATCH`]), runs
-//! them all inside one `BEGIN IMMEDIATE` transaction with a SAVEPOINT per job (so a failing
-//! job rolls back alone), commits once, then publishes the batch's events on the bus and
-//! answers each caller. A reply that says ok therefore always follows a durable commit, and
+//! them all inside one `BEGIN IMMEDIATE` transaction (without savepoints; again with a
+//! SAVEPOINT per job if one fails after writing, so that it rolls back alone), commits
+//! once, then publishes the batch's events on the bus and answers each caller. A batch
+//! that cannot commit (a full disk, a read-only file) fails as a whole with
+//! `io_write_failed`, and the next batch simply tries again. A reply that says ok therefore always follows a durable commit, and
 //! the event stream is published in commit order. With one writer there is no
 //! `SQLITE_BUSY` between writers and claims are serialized without retries.
 //!
@@ -26,7 +28,7 @@ use tokio::sync::{mpsc, oneshot};
 use coord_proto::types::Event;
 
 use super::checkpoint::Checkpointer;
-use super::tx::SqliteTx;
+use super::tx::{SqliteTx, unwritable};
 use crate::bus::Bus;
 use crate::error::{Error, Result};
 use crate::store::backend::WriteJob;
@@ -191,7 +193,7 @@ fn attempt(conn: &Connection, batch: &mut [WriteJob], isolation: Isolation) -> A
         for job in batch.iter_mut() {
             job.run(None);
         }
-        return Attempt::Failed(Error::Storage(format!("cannot begin a write transaction: {e}")));
+        return Attempt::Failed(failure("cannot begin a write transaction", &e));
     }
     let mut events = Vec::new();
     for job in batch.iter_mut() {
@@ -199,9 +201,7 @@ fn attempt(conn: &Connection, batch: &mut [WriteJob], isolation: Isolation) -> A
         // error). Then a SAVEPOINT would silently open, and RELEASE commit, a transaction of
         // its own: so from that point on no job runs, and the batch fails as a whole.
         if conn.is_autocommit() {
-            return Attempt::Failed(Error::Storage(
-                "SQLite rolled the write transaction back (disk full or I/O error?)".into(),
-            ));
+            return Attempt::Failed(rolled_back());
         }
         let per_job = isolation == Isolation::PerJob;
         if per_job && let Err(e) = run_cached(conn, "SAVEPOINT job") {
@@ -226,16 +226,33 @@ fn attempt(conn: &Connection, batch: &mut [WriteJob], isolation: Isolation) -> A
         }
     }
     if conn.is_autocommit() {
-        return Attempt::Failed(Error::Storage(
-            "SQLite rolled the write transaction back (disk full or I/O error?)".into(),
-        ));
+        return Attempt::Failed(rolled_back());
     }
     match run_cached(conn, "COMMIT") {
         Ok(_) => Attempt::Committed(events),
         Err(e) => {
             tracing::error!(error = %e, "commit failed; rolling back the batch");
             let _ = conn.execute_batch("ROLLBACK");
-            Attempt::Failed(Error::Storage(format!("commit failed: {e}")))
+            Attempt::Failed(failure("commit failed", &e))
         }
     }
+}
+
+/// A transaction that could not be opened or committed: `io_write_failed` when the cause
+/// is a full disk, a read-only file or an I/O error, else `storage`.
+fn failure(what: &str, e: &rusqlite::Error) -> Error {
+    match unwritable(e) {
+        Some(why) => Error::WriteFailed(why),
+        None => Error::Storage(format!("{what}: {e}")),
+    }
+}
+
+/// SQLite rolls a transaction back by itself after some errors (a full disk, an I/O error).
+fn rolled_back() -> Error {
+    tracing::error!("SQLite rolled the write transaction back (disk full or I/O error)");
+    Error::WriteFailed(
+        "cannot write to the database: SQLite rolled the transaction back after a disk-full or I/O error; \
+         nothing of this call was saved, and it can be retried once that is fixed (reads keep working)"
+            .into(),
+    )
 }

@@ -6,11 +6,17 @@
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
 //! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake, pg). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
+//!
+//! Three long runs happen only when named: `--only soak` (100 simulated agents for 10
+//! minutes; `--agents N`, `--minutes M` or `--seconds S`, `--think-ms T`), `--only crash-loop` (20 rounds of
+//! `kill -9`; `--rounds N`) and `--only abuse` (the memory abuse of issue 14 through the raw
+//! socket).
 
 mod orch_bench;
 mod pg_bench;
 mod scale_bench;
 mod session_bench;
+mod soak_bench;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,6 +46,36 @@ fn main() {
     // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite).
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    let number = |flag: &str, default: u64| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    if let Some(long @ ("soak" | "crash-loop" | "abuse")) = only.as_deref() {
+        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        let p = Project::new();
+        println!("coord-bench {long}: {} cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+        println!("{:<58} result", "measure");
+        if long == "crash-loop" {
+            rt.block_on(soak_bench::crash_loop(&p, number("--rounds", 20) as usize));
+            return;
+        }
+        let d = p.serve();
+        if long == "abuse" {
+            soak_bench::abuse(&p, &d.socket, d.pid());
+        } else {
+            let s = soak_bench::Soak {
+                agents: number("--agents", 100) as usize,
+                duration: Duration::from_secs(number("--seconds", number("--minutes", 10) * 60)),
+                think: Duration::from_millis(number("--think-ms", 20)),
+            };
+            rt.block_on(soak_bench::soak(&p, d.pid(), &d.socket, &s));
+        }
+        d.signal("TERM");
+        return;
+    }
     let scale = if quick {
         Scale {
             ready_tasks: 2000,

@@ -1,0 +1,126 @@
+//! Agent credentials (opt-in): a secret per registered agent, issued by `agents.register`
+//! and stored only as its SHA-256 hash; `agents.authenticate` proves a connection acts for
+//! an agent (the comparison takes the same time whatever the secret and whether the agent
+//! exists). With the project's `require_credentials` setting on, every write made on a
+//! connection needs that connection to be authenticated: as the agent the write names,
+//! or, for a write that names none (orch planning, settings, registrations), as any agent.
+//! See `docs/security.md` for what this does and does not protect against.
+
+use coord_proto::ErrorCode;
+use coord_proto::types::*;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::events::{self, Draft};
+use crate::error::{Error, Result};
+use crate::store::Tx;
+use crate::time::Ts;
+
+const REQUIRE_KEY: &str = "require_credentials";
+
+/// Is the project in require-credentials mode?
+pub fn required(tx: &dyn Tx) -> Result<bool> {
+    Ok(tx.setting(REQUIRE_KEY)?.as_deref() == Some("true"))
+}
+
+/// Turn the mode on or off (recording `settings.changed` when it changes); whether it is on.
+pub fn set_required(tx: &mut dyn Tx, now: Ts, on: Option<bool>) -> Result<bool> {
+    let Some(on) = on else { return required(tx) };
+    if required(tx)? != on {
+        tx.setting_put(REQUIRE_KEY, if on { "true" } else { "false" })?;
+        let payload = json!({ REQUIRE_KEY: on });
+        let summary = format!("require credentials {}", if on { "on" } else { "off" });
+        events::record(tx, &Draft::about(EventType::SettingsChanged, "", "", "", &summary, &payload, now))?;
+    }
+    Ok(on)
+}
+
+fn unauthenticated(msg: String) -> Error {
+    Error::app(ErrorCode::Unauthenticated, msg)
+}
+
+/// May a call from a connection authenticated as `authenticated` write as `agent` (or,
+/// with `None`, write at all)? Always, unless credentials are required.
+pub fn authorize(tx: &dyn Tx, agent: Option<&str>, authenticated: &[String]) -> Result<()> {
+    if !required(tx)? {
+        return Ok(());
+    }
+    match agent {
+        Some(a) if authenticated.iter().any(|x| x == a) => Ok(()),
+        Some(a) => Err(unauthenticated(format!(
+            "credentials are required in this project, and this connection is not authenticated as '{a}': \
+             authenticate it with that agent's secret (agents.authenticate)"
+        ))),
+        None if !authenticated.is_empty() => Ok(()),
+        None => Err(unauthenticated(
+            "credentials are required in this project, and this connection is not authenticated as any agent: \
+             authenticate it with an agent's secret (agents.authenticate)"
+                .into(),
+        )),
+    }
+}
+
+fn hash(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Issue a new secret for `agent_id` (replacing any earlier one) and store its hash.
+pub fn issue(tx: &mut dyn Tx, agent_id: &str, now: Ts) -> Result<String> {
+    let secret = crate::ids::new_secret(agent_id)?;
+    tx.credential_put(agent_id, &hash(&secret), now)?;
+    Ok(secret)
+}
+
+/// Whether `agent_id` has a secret.
+pub fn has_secret(tx: &dyn Tx, agent_id: &str) -> Result<bool> {
+    Ok(tx.credential_hash(agent_id)?.is_some())
+}
+
+/// Check `secret` against `agent_id`'s, in constant time; the same error whether the agent
+/// is unknown, has no secret, or the secret is wrong.
+pub fn verify(tx: &dyn Tx, agent_id: &str, secret: &str) -> Result<()> {
+    // An agent without a secret is compared against a hash no secret has, so the time
+    // taken does not tell which agents exist.
+    let stored = tx.credential_hash(agent_id)?.unwrap_or_else(|| "-".repeat(64));
+    let presented = hash(secret);
+    if bool::from(presented.as_bytes().ct_eq(stored.as_bytes())) {
+        Ok(())
+    } else {
+        Err(unauthenticated(format!("the secret is not that of agent '{agent_id}' (or it has none)")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sqlite::testing::Memory;
+
+    #[test]
+    fn a_secret_is_stored_hashed_and_checked() {
+        let m = Memory::new();
+        let secret = m.write(|tx, now| issue(tx, "w-one", now)).unwrap();
+        assert_eq!(secret_agent(&secret), Some("w-one"));
+        let stored = m.read(|tx, _| tx.credential_hash("w-one")).unwrap().unwrap();
+        assert_ne!(stored, secret);
+        assert!(!stored.contains(secret.rsplit('_').next().unwrap()), "only a hash is kept");
+        assert!(m.read(|tx, _| verify(tx, "w-one", &secret)).is_ok());
+        let wrong = m.read(|tx, _| verify(tx, "w-one", &secret.replace('a', "b"))).unwrap_err();
+        assert_eq!(wrong.code(), Some(ErrorCode::Unauthenticated));
+        let unknown = m.read(|tx, _| verify(tx, "nobody", &secret)).unwrap_err();
+        assert_eq!(unknown.code(), Some(ErrorCode::Unauthenticated));
+    }
+
+    #[test]
+    fn required_credentials_bind_writes_to_authenticated_agents() {
+        let m = Memory::new();
+        let me = vec!["w-one".to_string()];
+        assert!(m.read(|tx, _| authorize(tx, Some("w-two"), &[])).is_ok(), "off by default");
+        m.write(|tx, now| set_required(tx, now, Some(true))).unwrap();
+        assert!(m.read(|tx, _| authorize(tx, Some("w-one"), &me)).is_ok());
+        let other = m.read(|tx, _| authorize(tx, Some("w-two"), &me)).unwrap_err();
+        assert_eq!(other.code(), Some(ErrorCode::Unauthenticated));
+        assert!(m.read(|tx, _| authorize(tx, None, &me)).is_ok());
+        assert!(m.read(|tx, _| authorize(tx, None, &[])).is_err());
+    }
+}
