@@ -10,6 +10,8 @@ mod client;
 mod daemon;
 #[path = "exit_codes.rs"]
 mod exit_codes;
+#[path = "identity.rs"]
+mod identity;
 #[path = "leases.rs"]
 mod leases;
 #[path = "mailbox.rs"]
