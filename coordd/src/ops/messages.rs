@@ -65,6 +65,11 @@ fn plain(append: Append) -> (Delivering, Append) {
     (Delivering::plain(append.thread.priority), append)
 }
 
+/// A typed control message (`control.send`): written, delivered and reconciled like any.
+pub fn typed(tx: &mut dyn Tx, now: Ts, append: Append, how: Delivering) -> Result<MessageResult> {
+    commit(tx, now, append, how)
+}
+
 /// `inbox.update`.
 pub fn update(tx: &mut dyn Tx, now: Ts, p: UpdateParams) -> Result<MessageResult> {
     let (how, append) = plain(inbox::update(tx, now, p)?);
