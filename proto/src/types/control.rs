@@ -154,6 +154,18 @@ impl std::str::FromStr for MessageType {
     }
 }
 
+impl From<&str> for MessageType {
+    fn from(s: &str) -> MessageType {
+        MessageType::from_name(s)
+    }
+}
+
+impl From<String> for MessageType {
+    fn from(s: String) -> MessageType {
+        MessageType::from_name(&s)
+    }
+}
+
 impl Serialize for MessageType {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
