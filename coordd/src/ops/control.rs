@@ -1,7 +1,8 @@
 //! `control.send`: a typed control message. The recipient, when not given, is the run's
 //! creator (its lead) or the permission policy's lead; then the inbox rules decide what the
 //! message appends ([`control::send`]), the message is written and delivered like any other
-//! ([`messages::typed`]), and the request it opens is recorded. A send retried with the
+//! ([`messages::typed`]; an answer gets no mail copy: its requester waits on the thread),
+//! and the request it opens is recorded. A send retried with the
 //! same sender-chosen message id returns what the first one wrote.
 
 use coord_proto::types::*;
@@ -32,7 +33,12 @@ pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams) -> Result<ControlSen
         (None, _) => lead(tx, p.run_id.as_deref())?,
     };
     let typed = control::send(tx, now, p, to)?;
-    let result = messages::typed(tx, now, typed.append, Delivering::plain(typed.priority))?;
+    // An answer goes to whoever waits on the request's thread; it is not mail to deliver.
+    let how = match typed.request {
+        RequestEffect::Answers(_) => Delivering { recipients: Some(Vec::new()), ..Delivering::plain(typed.priority) },
+        _ => Delivering::plain(typed.priority),
+    };
+    let result = messages::typed(tx, now, typed.append, how)?;
     let request_id = match typed.request {
         RequestEffect::None => None,
         RequestEffect::Opens(id) => Some(control::record_request(tx, &result.message, &result.thread, id)?),
