@@ -36,13 +36,17 @@ fn params(ctx: &Ctx, msg_type: MessageType, payload: Value) -> Result<ControlSen
 /// Send one typed message and print what was written.
 async fn send(ctx: &Ctx, p: ControlSendParams) -> Result<ControlSendResult, CliError> {
     let r = ctx.client().await?.control_send(p).await?;
-    ctx.print(&r, || {
+    sent(ctx, &r);
+    Ok(r)
+}
+
+fn sent(ctx: &Ctx, r: &ControlSendResult) {
+    ctx.print(r, || {
         let m = &r.message;
         let request = r.request_id.as_deref().map_or(String::new(), |id| format!(" (request {id})"));
         println!("sent {} {}: {} -> {} in {}{request}", m.msg_type.as_deref().unwrap_or(""), m.message_id, m.from_agent, m.to_agent, r.thread.thread_id);
         println!("  {}  (event {})", m.summary, r.event_id);
     });
-    Ok(r)
 }
 
 pub async fn control(ctx: &Ctx, a: ControlArgs) -> Res {
@@ -127,10 +131,11 @@ pub async fn shutdown(ctx: &Ctx, a: ShutdownArgs) -> Res {
     let payload = ShutdownRequestPayload { request_id: String::new(), reason: a.reason };
     let mut p = params(ctx, MessageType::ShutdownRequest, json!(payload))?;
     p.to = Some(a.to);
-    let r = send(ctx, p).await?;
     if !a.wait {
+        send(ctx, p).await?;
         return Ok(Outcome::Done);
     }
+    let r = ctx.client().await?.control_send(p).await?;
     let answers = [MessageType::ShutdownApproved, MessageType::ShutdownRejected];
     wait_answer(ctx, &r, &answers, a.timeout_seconds, |m| m.msg_type.as_deref() == Some("shutdown_approved")).await
 }
@@ -140,16 +145,17 @@ pub async fn plan(ctx: &Ctx, a: PlanArgs) -> Res {
     let payload = PlanApprovalRequestPayload { request_id: String::new(), plan };
     let mut p = params(ctx, MessageType::PlanApprovalRequest, json!(payload))?;
     (p.to, p.run_id, p.task_id) = (a.to, a.run, a.task);
-    let r = send(ctx, p).await?;
     if !a.wait {
+        send(ctx, p).await?;
         return Ok(Outcome::Done);
     }
+    let r = ctx.client().await?.control_send(p).await?;
     let approved = |m: &Message| m.payload_json.get("approved") == Some(&Value::Bool(true));
     wait_answer(ctx, &r, &[MessageType::PlanApprovalResponse], a.timeout_seconds, approved).await
 }
 
 /// The answer to a request just sent, within the timeout: exit 0 when `yes` says so, 20
-/// when it is a refusal, 10 when none came.
+/// when it is a refusal, 10 when none came. One envelope: the request and its answer.
 async fn wait_answer(
     ctx: &Ctx,
     sent: &ControlSendResult,
@@ -160,11 +166,15 @@ async fn wait_answer(
     let c = ctx.client().await?;
     match answer(c, &sent.thread.thread_id, sent.event_id, types, timeout.map(Duration::from_secs)).await? {
         Some(m) => {
-            ctx.print(&json!({"woke": true, "answer": m}), || println!("answer from {}: {}", m.from_agent, m.summary));
+            ctx.print(&json!({"request": sent, "woke": true, "answer": m}), || {
+                println!("request {} answered by {}: {}", sent.request_id.as_deref().unwrap_or(""), m.from_agent, m.summary)
+            });
             Ok(if yes(&m) { Outcome::Done } else { Outcome::Refused })
         }
         None => {
-            ctx.print(&json!({"woke": false, "answer": null}), || println!("no answer within the timeout"));
+            ctx.print(&json!({"request": sent, "woke": false, "answer": null}), || {
+                println!("request {}: no answer within the timeout", sent.request_id.as_deref().unwrap_or(""))
+            });
             Ok(Outcome::NoMatch)
         }
     }

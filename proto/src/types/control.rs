@@ -211,7 +211,7 @@ fn empty_object() -> Value {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PermissionRequestPayload {
     /// Chosen by the requester; when empty, the request's message id serves.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub request_id: String,
     pub tool_name: String,
     #[serde(default)]
@@ -278,7 +278,7 @@ typed!(TaskAssignmentPayload, TaskAssignment);
 /// `shutdown_request`: the lead asks a worker to stop.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShutdownRequestPayload {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub request_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -324,7 +324,7 @@ typed!(TeamPermissionUpdatePayload, TeamPermissionUpdate);
 /// `plan_approval_request`: a worker asks the lead to approve its plan.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanApprovalRequestPayload {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub request_id: String,
     pub plan: String,
 }
