@@ -142,8 +142,9 @@ impl DaemonInbox {
         &self.agent
     }
 
-    /// The last event handed to the local buffer: pass it as [`Start::After`] to resume.
-    /// (-1 before the first subscription.)
+    /// How far the feed has read (the last event handed to the local buffer, or -1 before
+    /// the first subscription). To resume exactly after what you handled, keep the
+    /// `event_id` of the last message you processed and pass it as [`Start::After`].
     pub fn cursor(&self) -> i64 {
         self.shared.cursor.load(Ordering::SeqCst)
     }
