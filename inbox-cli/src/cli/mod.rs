@@ -129,7 +129,8 @@ pub enum Cmd {
     /// Serve the Model Context Protocol on stdin/stdout for one agent session (--agent).
     ///
     /// Tools: check_inbox, inbox_status, send_message, fetch_work, claim, update, ask,
-    /// wait_reply, reply, done, fail, reserve, release, list_agents. Daemon errors come
+    /// wait_reply, reply, done, fail, reserve, release, list_agents, requests, respond
+    /// (answer a permission, plan approval or shutdown request). Daemon errors come
     /// back as tool errors with {"code","message"}. Register it in an MCP client, e.g.
     /// .mcp.json: {"mcpServers":{"coordd":{"command":"inbox","args":["--agent","W","mcp"]}}}
     /// (`inbox hook install` writes that file).
