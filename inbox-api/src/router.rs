@@ -97,7 +97,8 @@ impl Router {
 
     /// Close every inbox (closed outside the lock: an inbox's close may take locks too).
     pub fn close(&self) {
-        let all: Vec<Arc<dyn Inbox>> = self.inboxes.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        let all: Vec<Arc<dyn Inbox>> =
+            self.inboxes.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
         for i in all {
             i.close();
         }

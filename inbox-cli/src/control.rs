@@ -44,7 +44,14 @@ fn sent(ctx: &Ctx, r: &ControlSendResult) {
     ctx.print(r, || {
         let m = &r.message;
         let request = r.request_id.as_deref().map_or(String::new(), |id| format!(" (request {id})"));
-        println!("sent {} {}: {} -> {} in {}{request}", m.msg_type.as_deref().unwrap_or(""), m.message_id, m.from_agent, m.to_agent, r.thread.thread_id);
+        println!(
+            "sent {} {}: {} -> {} in {}{request}",
+            m.msg_type.as_deref().unwrap_or(""),
+            m.message_id,
+            m.from_agent,
+            m.to_agent,
+            r.thread.thread_id
+        );
         println!("  {}  (event {})", m.summary, r.event_id);
     });
 }
@@ -97,7 +104,8 @@ pub fn print_requests(requests: &[RequestView]) {
 
 pub async fn permit(ctx: &Ctx, a: PermitArgs) -> Res {
     let updated_input = a.updated_input.as_deref().map(|t| object("updated-input", t)).transpose()?;
-    let payload = PermissionResponsePayload { request_id: a.request, approved: a.allow, updated_input, reason: a.reason };
+    let payload =
+        PermissionResponsePayload { request_id: a.request, approved: a.allow, updated_input, reason: a.reason };
     send(ctx, params(ctx, MessageType::PermissionResponse, json!(payload))?).await?;
     Ok(Outcome::Done)
 }
@@ -167,7 +175,12 @@ async fn wait_answer(
     match answer(c, &sent.thread.thread_id, sent.event_id, types, timeout.map(Duration::from_secs)).await? {
         Some(m) => {
             ctx.print(&json!({"request": sent, "woke": true, "answer": m}), || {
-                println!("request {} answered by {}: {}", sent.request_id.as_deref().unwrap_or(""), m.from_agent, m.summary)
+                println!(
+                    "request {} answered by {}: {}",
+                    sent.request_id.as_deref().unwrap_or(""),
+                    m.from_agent,
+                    m.summary
+                )
             });
             Ok(if yes(&m) { Outcome::Done } else { Outcome::Refused })
         }

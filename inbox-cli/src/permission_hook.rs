@@ -121,7 +121,8 @@ async fn ask(
         Ok(Some(m)) => Some(decision(a.event, &m)),
         Ok(None) => {
             let reason = format!("no answer from {approver} within {} s", wait.as_secs());
-            let p = CancelParams { agent: agent.to_string(), thread_id: thread, reason: reason.clone(), artifacts: vec![] };
+            let p =
+                CancelParams { agent: agent.to_string(), thread_id: thread, reason: reason.clone(), artifacts: vec![] };
             let _ = c.cancel(p).await;
             eprintln!("{reason}: no decision, Claude Code's permission flow applies");
             None
@@ -197,7 +198,8 @@ mod tests {
             json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
                 "permissionDecisionReason": "Approved by lead", "updatedInput": {"command": "git push --dry-run"}}})
         );
-        let deny = decision(HookEvent::PreToolUse, &response(json!({"request_id": "r", "approved": false, "reason": "no"})));
+        let deny =
+            decision(HookEvent::PreToolUse, &response(json!({"request_id": "r", "approved": false, "reason": "no"})));
         assert_eq!(deny["hookSpecificOutput"]["permissionDecision"], "deny");
         assert_eq!(deny["hookSpecificOutput"]["permissionDecisionReason"], "Denied by lead: no");
         assert!(deny["hookSpecificOutput"].get("updatedInput").is_none());
@@ -205,8 +207,10 @@ mod tests {
 
     #[test]
     fn permission_request_decisions_follow_the_hooks_reference() {
-        let deny =
-            decision(HookEvent::PermissionRequest, &response(json!({"request_id": "r", "approved": false, "reason": "x"})));
+        let deny = decision(
+            HookEvent::PermissionRequest,
+            &response(json!({"request_id": "r", "approved": false, "reason": "x"})),
+        );
         assert_eq!(
             deny,
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",

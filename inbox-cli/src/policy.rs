@@ -21,7 +21,11 @@ pub async fn run(ctx: &Ctx, cmd: PolicyCmd) -> Res {
         PolicyCmd::Gate(a) => {
             edit(ctx, |p| {
                 p.rules.retain(|r| !(r.tool == a.rule && r.agents == a.agents));
-                p.rules.push(PolicyRule { tool: a.rule.clone(), agents: a.agents.clone(), approver: a.approver.clone() });
+                p.rules.push(PolicyRule {
+                    tool: a.rule.clone(),
+                    agents: a.agents.clone(),
+                    approver: a.approver.clone(),
+                });
                 Ok(())
             })
             .await

@@ -179,7 +179,9 @@ pub fn requests(requests: &[RequestView]) {
         println!("  {} {} from {}{task} to {}: {}", q.request_id, q.msg_type, q.from, q.to, q.summary);
         let how = match q.msg_type.as_str() {
             "permission_request" => format!("inbox --agent {} permit --request {} --allow|--deny", q.to, q.request_id),
-            "plan_approval_request" => format!("inbox --agent {} approve-plan --request {} [--reject]", q.to, q.request_id),
+            "plan_approval_request" => {
+                format!("inbox --agent {} approve-plan --request {} [--reject]", q.to, q.request_id)
+            }
             _ => continue,
         };
         println!("    answer: {how}");

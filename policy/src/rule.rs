@@ -108,8 +108,7 @@ impl Pattern {
 
     /// Does this call match? `cwd` is where relative path rules start.
     pub fn matches(&self, tool_name: &str, input: &Value, cwd: Option<&Path>) -> bool {
-        let tool_ok = self.tool.matches(tool_name)
-            || (self.tool_name == "Edit" && EDIT_TOOLS.contains(&tool_name));
+        let tool_ok = self.tool.matches(tool_name) || (self.tool_name == "Edit" && EDIT_TOOLS.contains(&tool_name));
         if !tool_ok {
             return false;
         }

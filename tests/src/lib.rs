@@ -373,18 +373,30 @@ pub fn ok_as(p: &Project, agent: &str, args: &[&str]) -> Value {
 pub fn control_samples() -> Vec<(&'static str, Value)> {
     use serde_json::json;
     vec![
-        ("permission_request", json!({"request_id": "perm-1", "tool_name": "Bash", "tool_use_id": "toolu_1",
-            "description": "push", "input": {"command": "git push"}})),
+        (
+            "permission_request",
+            json!({"request_id": "perm-1", "tool_name": "Bash", "tool_use_id": "toolu_1",
+            "description": "push", "input": {"command": "git push"}}),
+        ),
         ("plan_approval_request", json!({"request_id": "plan-1", "plan": "1. tests\n2. code"})),
         ("shutdown_request", json!({"request_id": "stop-1", "reason": "done"})),
         ("shutdown_request", json!({"request_id": "stop-2"})),
-        ("idle_notification", json!({"idle_reason": "available", "summary": "ok", "completed_task_id": "T1",
-            "completed_status": "resolved"})),
-        ("task_assignment", json!({"task_id": "T9", "subject": "Add a cache", "description": "LRU", "assigned_by": "lead"})),
+        (
+            "idle_notification",
+            json!({"idle_reason": "available", "summary": "ok", "completed_task_id": "T1",
+            "completed_status": "resolved"}),
+        ),
+        (
+            "task_assignment",
+            json!({"task_id": "T9", "subject": "Add a cache", "description": "LRU", "assigned_by": "lead"}),
+        ),
         ("mode_set_request", json!({"mode": "plan"})),
         ("team_permission_update", json!({"rules": ["Bash(git push*)"], "behavior": "ask"})),
-        ("permission_response", json!({"request_id": "perm-1", "approved": true, "reason": "ok",
-            "updated_input": {"command": "git push --dry-run"}})),
+        (
+            "permission_response",
+            json!({"request_id": "perm-1", "approved": true, "reason": "ok",
+            "updated_input": {"command": "git push --dry-run"}}),
+        ),
         ("plan_approval_response", json!({"request_id": "plan-1", "approved": false, "feedback": "tests first"})),
         ("shutdown_approved", json!({"request_id": "stop-1"})),
         ("shutdown_rejected", json!({"request_id": "stop-2", "reason": "mid-migration"})),
@@ -395,7 +407,10 @@ pub fn control_samples() -> Vec<(&'static str, Value)> {
 /// for permission and plan approval and answers shutdowns; the lead does the rest.
 pub fn sample_sender(msg_type: &str) -> (&'static str, &'static str) {
     match msg_type {
-        "permission_request" | "plan_approval_request" | "idle_notification" | "shutdown_approved"
+        "permission_request"
+        | "plan_approval_request"
+        | "idle_notification"
+        | "shutdown_approved"
         | "shutdown_rejected" => ("w1", "lead"),
         _ => ("lead", "w1"),
     }

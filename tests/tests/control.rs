@@ -132,8 +132,22 @@ async fn unknown_types_and_raw_payloads_pass_through_untouched() {
 async fn known_payloads_are_checked() {
     let p = Project::new();
     let _d = p.serve();
-    let e = fails(&p, &["--agent", "w1", "control", "--type", "idle_notification", "--to", "lead", "--payload",
-        r#"{"idle_reason":"sleepy"}"#], 30, "invalid_input");
+    let e = fails(
+        &p,
+        &[
+            "--agent",
+            "w1",
+            "control",
+            "--type",
+            "idle_notification",
+            "--to",
+            "lead",
+            "--payload",
+            r#"{"idle_reason":"sleepy"}"#,
+        ],
+        30,
+        "invalid_input",
+    );
     assert!(e["error"]["message"].as_str().unwrap().contains("sleepy"), "{e}");
     fails(&p, &["--agent", "lead", "permit", "--request", "nope", "--allow"], 40, "not_found");
     fails(&p, &["--agent", "w1", "control", "--type", "x", "--to", "a", "--payload", "[1]"], 30, "invalid_input");

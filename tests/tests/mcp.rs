@@ -260,7 +260,8 @@ async fn a_lead_session_lists_and_answers_requests() {
     let p = Project::new();
     let _d = p.serve();
     let perm = r#"{"request_id":"p1","tool_name":"Bash","input":{"command":"git push"}}"#;
-    p.inbox().args(["--agent", "w1", "control", "--type", "permission_request", "--to", "lead", "--payload", perm])
+    p.inbox()
+        .args(["--agent", "w1", "control", "--type", "permission_request", "--to", "lead", "--payload", perm])
         .run()
         .ok();
     p.inbox().args(["--agent", "w1", "plan", "--plan", "step 1", "--to", "lead"]).run().ok();

@@ -154,7 +154,8 @@ async fn a_call_no_rule_gates_passes_without_touching_the_daemon() {
     // Something that records every connection listens where the daemon would.
     let listener = UnixListener::bind(&socket).unwrap();
     listener.set_nonblocking(true).unwrap();
-    for input in [pre_tool_use("git status", p.path()), json!({"tool_name": "Read", "tool_input": {"file_path": "x"}})] {
+    for input in [pre_tool_use("git status", p.path()), json!({"tool_name": "Read", "tool_input": {"file_path": "x"}})]
+    {
         let out = spawn_hook(&p, "pre-tool-use", &input, &[]).join().unwrap().ok();
         assert_eq!(out.stdout.trim(), "");
     }
@@ -171,8 +172,19 @@ async fn a_shutdown_request_stops_the_session_after_the_hook_approves_it() {
     let _d = p.serve();
     let c = p.client().await;
     let after = c.server_info().last_event_id;
-    let lead = p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "rebasing", "--wait",
-        "--timeout-seconds", "60", "--json"]);
+    let lead = p.inbox().args([
+        "--agent",
+        "lead",
+        "shutdown",
+        "--to",
+        "w1",
+        "--reason",
+        "rebasing",
+        "--wait",
+        "--timeout-seconds",
+        "60",
+        "--json",
+    ]);
     let lead = std::thread::spawn(move || lead.run());
     // The request is stored before the worker's next hook runs.
     let filter = EventFilter {
@@ -202,8 +214,12 @@ async fn the_stop_hook_tells_the_lead_the_session_went_idle() {
     ok_as(&p, "w1", &["claim", "--thread", &thread]);
     let cursor = ok_as(&p, "w1", &["done", "--thread", &thread, "--summary", "done"])["event_id"].as_i64().unwrap();
     ok_as(&p, "w1", &["check"]); // the task's own mail, read
-    let out = spawn_hook(&p, "stop", &json!({"hook_event_name": "Stop", "stop_hook_active": false}),
-        &["--task", "T1", "--run", "R1"]);
+    let out = spawn_hook(
+        &p,
+        "stop",
+        &json!({"hook_event_name": "Stop", "stop_hook_active": false}),
+        &["--task", "T1", "--run", "R1"],
+    );
     assert_eq!(out.join().unwrap().ok().stdout.trim(), "", "nothing to block the stop");
     let v = p
         .orch()
@@ -212,10 +228,15 @@ async fn the_stop_hook_tells_the_lead_the_session_went_idle() {
         .ok()
         .json();
     let m = &v["event"]["message"];
-    assert_eq!((m["type"].as_str(), m["from_agent"].as_str(), m["to_agent"].as_str()),
-        (Some("idle_notification"), Some("w1"), Some("lead")));
-    assert_eq!(m["payload_json"], json!({"idle_reason": "available", "completed_task_id": "T1",
-        "completed_status": "resolved"}));
+    assert_eq!(
+        (m["type"].as_str(), m["from_agent"].as_str(), m["to_agent"].as_str()),
+        (Some("idle_notification"), Some("w1"), Some("lead"))
+    );
+    assert_eq!(
+        m["payload_json"],
+        json!({"idle_reason": "available", "completed_task_id": "T1",
+        "completed_status": "resolved"})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

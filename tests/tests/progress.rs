@@ -23,7 +23,8 @@ async fn a_tool_subprocess_reports_progress_that_a_subscriber_sees_live() {
         serde_json::from_str(&std::fs::read_to_string(p.path().join(".claude/settings.json")).unwrap()).unwrap();
     let env = settings["env"].as_object().unwrap().clone();
     let c = p.client().await;
-    let mut sub = c.progress_subscribe(ProgressFilter { agent: Some("w1".into()), ..Default::default() }).await.unwrap();
+    let mut sub =
+        c.progress_subscribe(ProgressFilter { agent: Some("w1".into()), ..Default::default() }).await.unwrap();
     // The tool knows nothing but its environment, as Claude Code passes it to every tool.
     for (text, extra) in [("step 1 of 2", vec!["--tool-use-id", "toolu_9"]), ("all done", vec!["--type", "result"])] {
         let mut run = p.inbox().args(["progress", text]).args(extra);
@@ -34,7 +35,10 @@ async fn a_tool_subprocess_reports_progress_that_a_subscriber_sees_live() {
     }
     let first = guarded(sub.next()).await.unwrap().unwrap();
     let second = guarded(sub.next()).await.unwrap().unwrap();
-    assert_eq!((first.data.as_str(), first.line_type, first.tool_use_id.as_str()), ("step 1 of 2", ProgressType::Progress, "toolu_9"));
+    assert_eq!(
+        (first.data.as_str(), first.line_type, first.tool_use_id.as_str()),
+        ("step 1 of 2", ProgressType::Progress, "toolu_9")
+    );
     assert_eq!((first.agent.as_str(), first.task_id.as_str()), ("w1", "T1"));
     assert_eq!((second.data.as_str(), second.line_type), ("all done", ProgressType::Result));
     assert_eq!(second.seq, first.seq + 1);

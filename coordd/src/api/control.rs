@@ -6,10 +6,10 @@
 
 use coord_proto::api::ControlApiServer;
 use coord_proto::types::*;
-use jsonrpsee::{PendingSubscriptionSink, SubscriptionSink};
-use jsonrpsee::core::{RpcResult, SubscriptionResult, async_trait};
 use jsonrpsee::TrySendError;
+use jsonrpsee::core::{RpcResult, SubscriptionResult, async_trait};
 use jsonrpsee::types::ErrorObjectOwned;
+use jsonrpsee::{PendingSubscriptionSink, SubscriptionSink};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::Api;

@@ -52,7 +52,8 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>) 
     let snapshots = Arc::new(Snapshots::default());
     // The snapshot is refreshed at start, so a deleted or stale file is healed.
     tokio::spawn(crate::services::policy::at_start(core.clone(), snapshots.clone()));
-    let api = Api { core, info: Arc::new(info), methods: Arc::default(), shutdown, progress: Arc::default(), snapshots };
+    let api =
+        Api { core, info: Arc::new(info), methods: Arc::default(), shutdown, progress: Arc::default(), snapshots };
     let parts: [Methods; 7] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),

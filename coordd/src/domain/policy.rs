@@ -79,8 +79,10 @@ pub fn set(tx: &mut dyn Tx, now: Ts, p: PolicySetParams) -> Result<(Policy, i64)
     tx.setting_put(KEY, &text)?;
     let summary = format!("permission policy v{}: {} rule(s)", policy.version, policy.rules.len());
     let payload = json!({"version": policy.version, "rules": policy.rules.len(), "lead": policy.lead});
-    let event_id =
-        events::record(tx, &Draft::new(EventType::PolicyChanged, events::SOURCE_AGENTS, &p.actor, &summary, &payload, now))?;
+    let event_id = events::record(
+        tx,
+        &Draft::new(EventType::PolicyChanged, events::SOURCE_AGENTS, &p.actor, &summary, &payload, now),
+    )?;
     Ok((policy, event_id))
 }
 

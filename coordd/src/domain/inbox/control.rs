@@ -80,7 +80,8 @@ pub fn send(tx: &dyn Tx, now: Ts, p: ControlSendParams, to: Option<String>) -> R
         check::text("summary", s)?;
     }
     let summary = p.summary.clone().unwrap_or_else(|| summary_of(&t, &p.from, &p.payload));
-    let input = MessageInput { summary, body: p.body.clone(), payload_json: Some(p.payload.clone()), artifacts: vec![] };
+    let input =
+        MessageInput { summary, body: p.body.clone(), payload_json: Some(p.payload.clone()), artifacts: vec![] };
     let base = |thread: Thread, new_thread: bool, event_type, to: String, kind| Append {
         new_thread,
         thread,

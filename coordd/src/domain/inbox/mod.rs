@@ -15,4 +15,6 @@ pub mod read;
 pub mod thread;
 
 #[cfg(test)]
+mod control_tests;
+#[cfg(test)]
 mod tests;
