@@ -4,9 +4,11 @@
 //!     cargo build --release --workspace --bins && target/release/coord-bench
 //!
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
-//! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake). Results go to stdout as a table;
+//! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake,
+//! inbox, permission). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 
+mod control_bench;
 mod orch_bench;
 mod scale_bench;
 mod session_bench;
@@ -36,7 +38,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     // `--only NAME` runs one measure: wake, wakeload, sends, claims, subs, cli, fetch,
-    // pending, hook, ready, dispatch, orchwake.
+    // pending, hook, ready, dispatch, orchwake, inbox, permission.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let scale = if quick {
@@ -102,6 +104,13 @@ fn main() {
         }
         if run("claims") {
             claim_contention(&p, 32, scale.claim_threads).await;
+        }
+        if run("inbox") {
+            control_bench::memory(scale.wakes).await;
+            control_bench::daemon(&p, scale.orch_wakes).await;
+        }
+        if run("permission") {
+            control_bench::permission(&p, scale.cli_sends).await;
         }
     });
     if run("fetch") {
