@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use coord_cli::{CliError, body};
+use coord_cli::{CliError, body, json_object};
 use coord_client::Client;
 use coord_proto::api::ControlApiClient;
 use coord_proto::types::*;
@@ -13,16 +13,6 @@ use serde_json::{Value, json};
 
 use crate::cli::*;
 use crate::ctx::{Ctx, Outcome, Res};
-
-/// Parse a JSON object given on the command line.
-pub fn object(flag: &str, text: &str) -> Result<Value, CliError> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| CliError::Invalid(format!("--{flag} is not valid JSON: {e}")))?;
-    if !v.is_object() {
-        return Err(CliError::Invalid(format!("--{flag} must be a JSON object, got {v}")));
-    }
-    Ok(v)
-}
 
 fn params(ctx: &Ctx, msg_type: MessageType, payload: Value) -> Result<ControlSendParams, CliError> {
     Ok(ControlSendParams {
@@ -57,7 +47,7 @@ fn sent(ctx: &Ctx, r: &ControlSendResult) {
 }
 
 pub async fn control(ctx: &Ctx, a: ControlArgs) -> Res {
-    let mut p = params(ctx, MessageType::from_name(&a.msg_type), object("payload", &a.payload)?)?;
+    let mut p = params(ctx, MessageType::from_name(&a.msg_type), json_object("payload", &a.payload)?)?;
     (p.to, p.summary, p.thread_id, p.run_id, p.task_id, p.priority, p.message_id) =
         (a.to, a.summary, a.thread, a.run, a.task, a.priority, a.message_id);
     send(ctx, p).await?;
@@ -103,7 +93,7 @@ pub fn print_requests(requests: &[RequestView]) {
 }
 
 pub async fn permit(ctx: &Ctx, a: PermitArgs) -> Res {
-    let updated_input = a.updated_input.as_deref().map(|t| object("updated-input", t)).transpose()?;
+    let updated_input = a.updated_input.as_deref().map(|t| json_object("updated-input", t)).transpose()?;
     let payload =
         PermissionResponsePayload { request_id: a.request, approved: a.allow, updated_input, reason: a.reason };
     send(ctx, params(ctx, MessageType::PermissionResponse, json!(payload))?).await?;
@@ -213,7 +203,7 @@ pub async fn answer(
 }
 
 pub async fn progress(ctx: &Ctx, a: ProgressArgs) -> Res {
-    let meta = a.meta.as_deref().map(|m| object("meta", m)).transpose()?;
+    let meta = a.meta.as_deref().map(|m| json_object("meta", m)).transpose()?;
     let p = ProgressParams {
         agent: ctx.agent("progress --agent")?,
         task_id: a.task,

@@ -2,12 +2,11 @@
 //! back with the version they read (`policy.set` with `expected_version`), so two
 //! concurrent edits never lose one another: the later one is refused and says so.
 
-use coord_cli::CliError;
+use coord_cli::{CliError, json_object};
 use coord_proto::api::ControlApiClient;
 use coord_proto::types::*;
 
 use crate::cli::*;
-use crate::control::object;
 use crate::ctx::{Ctx, Outcome, Res};
 
 pub async fn run(ctx: &Ctx, cmd: PolicyCmd) -> Res {
@@ -104,7 +103,7 @@ async fn check(ctx: &Ctx, a: PolicyCheckArgs) -> Res {
     let p = PolicyCheckParams {
         agent: ctx.agent("policy check --agent")?,
         tool_name: a.tool,
-        tool_input: object("input", &a.input)?,
+        tool_input: json_object("input", &a.input)?,
         cwd: Some(cwd.display().to_string()),
     };
     let r = ctx.client().await?.policy_check(p).await?;

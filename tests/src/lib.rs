@@ -416,6 +416,17 @@ pub fn sample_sender(msg_type: &str) -> (&'static str, &'static str) {
     }
 }
 
+/// `orch wait --run RUN --after-event CURSOR --json` (30 s at most); expect it to wake and
+/// return its envelope.
+#[track_caller]
+pub fn orch_wait(p: &Project, run: &str, cursor: i64) -> Value {
+    let cursor = cursor.to_string();
+    let args = ["wait", "--run", run, "--after-event", &cursor, "--timeout-seconds", "30", "--json"];
+    let v = p.orch().args(args).run().ok().json();
+    assert_eq!(v["woke"], true, "{v}");
+    v
+}
+
 /// Run git in `dir`, expect success, return its stdout.
 #[track_caller]
 pub fn git_in(dir: &Path, args: &[&str]) -> String {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use coord_client::Client;
 use coord_proto::api::{ControlApiClient, EventsApiClient};
 use coord_proto::types::*;
-use coord_tests::{Project, control_samples, fails, ok, ok_as, sample_sender};
+use coord_tests::{Project, control_samples, fails, ok, ok_as, orch_wait, sample_sender};
 use serde_json::{Value, json};
 
 /// Only matters when something is broken.
@@ -219,27 +219,17 @@ async fn orch_wait_wakes_the_lead_on_requests_and_idle_workers_and_status_lists_
     let _d = p.serve();
     p.orch().args(["run", "create", "--id", "R1", "--goal", "g", "--created-by", "lead", "--json"]).run().ok();
     let mut cursor = 0;
-    let wake = |p: &Project, cursor: i64| {
-        let v = p
-            .orch()
-            .args(["wait", "--run", "R1", "--after-event", &cursor.to_string(), "--timeout-seconds", "30", "--json"])
-            .run()
-            .ok()
-            .json();
-        assert_eq!(v["woke"], true, "{v}");
-        v
-    };
     let perm = r#"{"tool_name":"Bash","input":{"command":"git push"}}"#;
     ok_as(&p, "w1", &["control", "--type", "permission_request", "--run", "R1", "--payload", perm]);
-    let v = wake(&p, cursor);
+    let v = orch_wait(&p, "R1", cursor);
     assert_eq!(v["event"]["message"]["type"], "permission_request");
     cursor = v["next_event_id"].as_i64().unwrap();
     ok_as(&p, "w2", &["plan", "--plan", "step 1", "--run", "R1", "--task", "T2"]);
-    let v = wake(&p, cursor);
+    let v = orch_wait(&p, "R1", cursor);
     assert_eq!(v["event"]["message"]["type"], "plan_approval_request");
     cursor = v["next_event_id"].as_i64().unwrap();
     ok_as(&p, "w1", &["idle", "--run", "R1"]);
-    assert_eq!(wake(&p, cursor)["event"]["message"]["type"], "idle_notification");
+    assert_eq!(orch_wait(&p, "R1", cursor)["event"]["message"]["type"], "idle_notification");
 
     let status = p.orch().args(["status", "--run", "R1", "--json"]).run().ok().json();
     let open: Vec<&str> =

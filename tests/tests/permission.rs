@@ -11,7 +11,7 @@ use std::time::Duration;
 use coord_client::Client;
 use coord_proto::api::ControlApiClient;
 use coord_proto::types::*;
-use coord_tests::{Out, Project, ok_as};
+use coord_tests::{Out, Project, ok_as, orch_wait};
 use serde_json::{Value, json};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -221,12 +221,7 @@ async fn the_stop_hook_tells_the_lead_the_session_went_idle() {
         &["--task", "T1", "--run", "R1"],
     );
     assert_eq!(out.join().unwrap().ok().stdout.trim(), "", "nothing to block the stop");
-    let v = p
-        .orch()
-        .args(["wait", "--run", "R1", "--after-event", &cursor.to_string(), "--timeout-seconds", "30", "--json"])
-        .run()
-        .ok()
-        .json();
+    let v = orch_wait(&p, "R1", cursor);
     let m = &v["event"]["message"];
     assert_eq!(
         (m["type"].as_str(), m["from_agent"].as_str(), m["to_agent"].as_str()),
