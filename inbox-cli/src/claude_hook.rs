@@ -23,13 +23,10 @@ pub const HOOK_CONNECT: Duration = Duration::from_millis(100);
 const HOOK_CALLS: Duration = Duration::from_secs(3);
 
 pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
-    // Only the permission hooks need the hook's JSON; the others depend on the mailbox
-    // alone (`stop_hook_active` needs no case, since what blocked a stop is delivered by then).
-    let mut input = String::new();
-    let _ = std::io::stdin().read_to_string(&mut input);
-    if matches!(a.event, HookEvent::PreToolUse | HookEvent::PermissionRequest) {
-        return crate::permission_hook::answer(ctx, a, &input).await;
-    }
+    // The hook's JSON is drained but not needed: what to say depends only on the mailbox
+    // (`stop_hook_active` needs no case, since what blocked a stop is delivered by then).
+    // The permission hooks (`permission_hook`) are routed there by `main`.
+    let _ = std::io::stdin().read_to_string(&mut String::new());
     let agent = ctx.agent.clone();
     if agent.is_none() && a.task.is_none() {
         return Ok(Outcome::Done);

@@ -24,7 +24,7 @@ use clap::{CommandFactory, FromArgMatches};
 use coord_cli::{CliError, clap_exit};
 use coord_proto::Exit;
 
-use crate::cli::{AgentCmd, Cmd, HookCmd, HooksCmd, PeerCmd};
+use crate::cli::{AgentCmd, Cmd, HookCmd, HookEvent, HooksCmd, PeerCmd};
 use crate::ctx::{Ctx, Outcome, Res};
 
 fn main() -> ExitCode {
@@ -87,6 +87,9 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Withdraw(a) => session::withdraw(ctx, a).await,
         Cmd::Peer(PeerCmd::Link(a)) => session::peer_link(ctx, a).await,
         Cmd::Hook(HookCmd::Install(a)) => session::hook_install(ctx, a).await,
+        Cmd::Hook(HookCmd::Claude(a)) if matches!(a.event, HookEvent::PreToolUse | HookEvent::PermissionRequest) => {
+            permission_hook::answer(ctx, a).await
+        }
         Cmd::Hook(HookCmd::Claude(a)) => claude_hook::answer(ctx, a).await,
         Cmd::Mcp(a) => mcp::serve(ctx, a).await,
         Cmd::Control(a) => control::control(ctx, a).await,

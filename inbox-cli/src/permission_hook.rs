@@ -52,8 +52,10 @@ fn snapshot(db: &Path) -> Option<Policy> {
     serde_json::from_str(&text).ok()
 }
 
-pub async fn answer(ctx: &Ctx, a: HookClaudeArgs, input: &str) -> Res {
-    let (Some(agent), Some(call)) = (ctx.agent.clone(), call(input)) else { return Ok(Outcome::Done) };
+pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
+    let mut input = String::new();
+    let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut input);
+    let (Some(agent), Some(call)) = (ctx.agent.clone(), call(&input)) else { return Ok(Outcome::Done) };
     let Some(policy) = snapshot(&ctx.connect_options().paths.db) else { return Ok(Outcome::Done) };
     let Ok(compiled) = Compiled::new(&policy) else { return Ok(Outcome::Done) };
     let cwd = call.cwd.clone().or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));

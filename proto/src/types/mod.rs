@@ -302,10 +302,12 @@ mod agents;
 mod control;
 mod inbox;
 mod orch;
+mod payloads;
 mod sessions;
 
 pub use agents::*;
 pub use control::*;
 pub use inbox::*;
 pub use orch::*;
+pub use payloads::*;
 pub use sessions::*;
