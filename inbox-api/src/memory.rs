@@ -1,13 +1,19 @@
-//! [`MemoryInbox`]: a bounded in-process inbox. A mutex-guarded queue and two `Notify`s:
-//! one wakes receivers when a message arrives (or the inbox closes), the other wakes a
-//! producer waiting for room (only [`crate::DaemonInbox`]'s feed waits; `send` never does).
+//! [`MemoryInbox`]: a bounded in-process inbox. A lock-free bounded queue
+//! (`crossbeam_queue::ArrayQueue`), a closed flag, and two `Notify`s that are only touched
+//! when someone waits: one wakes receivers when a message arrives (or the inbox closes),
+//! the other wakes a producer waiting for room (only [`crate::DaemonInbox`]'s feed waits;
+//! `send` never does).
 //!
 //! `recv` is cancel-safe: a message is only taken out of the queue by the poll that
 //! returns it, and a wake-up given to a receiver that is dropped passes to the next one.
+//! A waiter first counts itself, then registers, then looks again; a sender pushes, then
+//! reads the count (both sequentially consistent), so either the waiter sees the message
+//! or the sender sees the waiter.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
+use crossbeam_queue::ArrayQueue;
 use tokio::sync::Notify;
 
 use crate::{Closed, Inbox, Message, Recv, SendError};
@@ -38,15 +44,30 @@ pub struct MemoryInbox {
 }
 
 struct Shared {
-    state: Mutex<State>,
-    capacity: usize,
+    queue: ArrayQueue<Message>,
+    closed: AtomicBool,
+    /// Receivers waiting (counted before they look), and the wake-up for them.
+    receivers: AtomicUsize,
     arrived: Notify,
+    /// Producers waiting for room, and the wake-up for them.
+    producers: AtomicUsize,
     room: Notify,
 }
 
-struct State {
-    queue: VecDeque<Message>,
-    closed: bool,
+/// Counts a waiter for as long as it waits, also when its future is dropped.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, SeqCst);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, SeqCst);
+    }
 }
 
 impl Default for MemoryInbox {
@@ -63,45 +84,45 @@ impl MemoryInbox {
 
     /// An inbox holding at most `capacity` messages (at least one).
     pub fn with_capacity(capacity: usize) -> MemoryInbox {
-        let capacity = capacity.max(1);
         MemoryInbox {
             shared: Arc::new(Shared {
-                state: Mutex::new(State { queue: VecDeque::with_capacity(capacity.min(1024)), closed: false }),
-                capacity,
+                queue: ArrayQueue::new(capacity.max(1)),
+                closed: AtomicBool::new(false),
+                receivers: AtomicUsize::new(0),
                 arrived: Notify::new(),
+                producers: AtomicUsize::new(0),
                 room: Notify::new(),
             }),
         }
     }
 
     pub fn capacity(&self) -> usize {
-        self.shared.capacity
-    }
-
-    fn state(&self) -> MutexGuard<'_, State> {
-        // A panic while holding this lock cannot leave the queue half-changed.
-        self.shared.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.shared.queue.capacity()
     }
 
     /// Put a message in without waiting (see [`Inbox::send`]).
     pub fn send(&self, msg: Message) -> Result<(), SendError> {
-        {
-            let mut s = self.state();
-            if s.closed {
-                return Err(SendError::Closed(Box::new(msg)));
-            }
-            if s.queue.len() >= self.shared.capacity {
-                return Err(SendError::Full { message: Box::new(msg), capacity: self.shared.capacity });
-            }
-            s.queue.push_back(msg);
+        let s = &self.shared;
+        if s.closed.load(SeqCst) {
+            return Err(SendError::Closed(Box::new(msg)));
         }
-        self.shared.arrived.notify_one();
+        if let Err(msg) = s.queue.push(msg) {
+            return Err(SendError::Full { message: Box::new(msg), capacity: s.queue.capacity() });
+        }
+        if s.receivers.load(SeqCst) > 0 {
+            s.arrived.notify_one();
+        }
         Ok(())
     }
 
     /// Put a message in, waiting for room; `Closed` hands it back.
     pub(crate) async fn send_waiting(&self, mut msg: Message) -> Result<(), SendError> {
         loop {
+            match self.send(msg) {
+                Err(SendError::Full { message, .. }) => msg = *message,
+                other => return other,
+            }
+            let _waiting = Waiting::new(&self.shared.producers);
             let room = self.shared.room.notified();
             tokio::pin!(room);
             room.as_mut().enable();
@@ -115,18 +136,17 @@ impl MemoryInbox {
 
     /// Take the next message, if any; `Closed` once closed and empty.
     pub fn poll(&self) -> Result<Option<Message>, Closed> {
-        let taken = {
-            let mut s = self.state();
-            match s.queue.pop_front() {
-                Some(m) => Some(m),
-                None if s.closed => return Err(Closed),
-                None => None,
-            }
+        let s = &self.shared;
+        let taken = match s.queue.pop() {
+            Some(m) => m,
+            // A send that passed its closed check may land after `close`: look once more.
+            None if s.closed.load(SeqCst) => return s.queue.pop().map(Some).ok_or(Closed),
+            None => return Ok(None),
         };
-        if taken.is_some() {
-            self.shared.room.notify_one();
+        if s.producers.load(SeqCst) > 0 {
+            s.room.notify_one();
         }
-        Ok(taken)
+        Ok(Some(taken))
     }
 
     /// Wait for the next message (see [`Inbox::recv`]).
@@ -134,10 +154,11 @@ impl MemoryInbox {
         if let Some(m) = self.poll()? {
             return Ok(m);
         }
+        let _waiting = Waiting::new(&self.shared.receivers);
         loop {
             let arrived = self.shared.arrived.notified();
             tokio::pin!(arrived);
-            // Registered before looking, so a message sent in between wakes us.
+            // Counted and registered before looking, so a message sent in between wakes us.
             arrived.as_mut().enable();
             if let Some(m) = self.poll()? {
                 return Ok(m);
@@ -148,21 +169,21 @@ impl MemoryInbox {
 
     /// Close: nothing more gets in; every waiting receiver wakes.
     pub fn close(&self) {
-        self.state().closed = true;
+        self.shared.closed.store(true, SeqCst);
         self.shared.arrived.notify_waiters();
         self.shared.room.notify_waiters();
     }
 
     pub fn len(&self) -> usize {
-        self.state().queue.len()
+        self.shared.queue.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.shared.queue.is_empty()
     }
 
     pub fn is_closed(&self) -> bool {
-        self.state().closed
+        self.shared.closed.load(SeqCst)
     }
 }
 
