@@ -44,11 +44,27 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
 
 /// The hook's JSON answer, if it has something to say.
 async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Option<Value> {
-    if let Some(me) = &agent
-        && let Some(stop) = shutdown_if_asked(c, me).await
-    {
+    let stop = async {
+        match &agent {
+            Some(me) => shutdown_if_asked(c, me).await,
+            None => None,
+        }
+    };
+    // After each tool the shutdown check runs beside the mailbox calls (a reminder marked
+    // for a session that stops is harmless); the other hooks check first, so that mail
+    // they deliver is never lost to a stop.
+    if a.event == HookEvent::PostToolUse {
+        let (stop, context) = tokio::join!(stop, mailbox_output(c, agent.clone(), &a));
+        return stop.or(context);
+    }
+    if let Some(stop) = stop.await {
         return Some(stop);
     }
+    mailbox_output(c, agent, &a).await
+}
+
+/// What the mailbox has to say for this hook.
+async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs) -> Option<Value> {
     let task_id = a.task.clone();
     let heartbeat = |status: AgentStatus| {
         let agent = agent.clone();
@@ -86,7 +102,7 @@ async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Op
             let Some(r) = r else {
                 heartbeat(AgentStatus::Idle).await;
                 if let Some(me) = &agent {
-                    tell_idle(c, me, &a).await;
+                    tell_idle(c, me, a).await;
                 }
                 return None;
             };
