@@ -51,7 +51,9 @@ impl Router {
     }
 
     /// A router of [`DaemonInbox`]es made from `template` (its `agent` replaced by each
-    /// name). Needs a tokio runtime when an inbox is created.
+    /// name). Needs a tokio runtime when an inbox is created. Each inbox keeps two
+    /// connections to the daemon (its feed and its outbox), so route to the agents this
+    /// process serves or writes to, not to thousands.
     pub fn daemon(template: DaemonInboxOptions) -> Router {
         Router::with_factory(Arc::new(move |name: &str| {
             let opts = DaemonInboxOptions { agent: name.to_string(), ..template.clone() };

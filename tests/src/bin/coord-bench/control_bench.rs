@@ -83,7 +83,10 @@ pub async fn memory(n: usize) {
         v[v.len() / 2]
     };
     let (i, m) = (median(inbox_rates), median(mpsc_rates));
-    report(&format!("MemoryInbox throughput, 1 producer 1 consumer ({total} msgs)"), format!("{i:.0} msg/s (median of 5)"));
+    report(
+        &format!("MemoryInbox throughput, 1 producer 1 consumer ({total} msgs)"),
+        format!("{i:.0} msg/s (median of 5)"),
+    );
     report(&format!("tokio mpsc(256) throughput, same harness ({total} msgs)"), format!("{m:.0} msg/s (median of 5)"));
 }
 
