@@ -42,7 +42,10 @@ pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams) -> Result<ControlSen
     let request_id = match typed.request {
         RequestEffect::None => None,
         RequestEffect::Opens(id) => Some(control::record_request(tx, &result.message, &result.thread, id)?),
-        RequestEffect::Answers(r) => Some(r.request_id),
+        RequestEffect::Answers(r) => {
+            messages::settle_request(tx, now, &r.thread_id)?;
+            Some(r.request_id)
+        }
     };
     let MessageResult { thread, message, event_id } = result;
     Ok(ControlSendResult { thread, message, event_id, request_id, duplicate: false })
