@@ -152,6 +152,16 @@ pub fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
+/// Parse a flag's value that must be a JSON object (`--payload-json`, `--meta`, ...).
+pub fn json_object(flag: &str, text: &str) -> Result<Value, CliError> {
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| CliError::Invalid(format!("--{flag} is not valid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(CliError::Invalid(format!("--{flag} must be a JSON object, got {v}")));
+    }
+    Ok(v)
+}
+
 /// Read `--body-file` (`-` for stdin), or take `--body`.
 pub fn body(body: Option<String>, file: Option<&std::path::Path>) -> Result<Option<String>, CliError> {
     match file {

@@ -219,6 +219,7 @@ mod tests {
                 event_id: id,
                 category: None,
                 requires_ack: false,
+                msg_type: Some("permission_request".into()),
                 artifacts: vec![],
             }),
         }
@@ -236,6 +237,7 @@ mod tests {
         assert!(big.slim);
         let m = big.event.message.as_ref().unwrap();
         assert_eq!((m.kind, m.body.len(), big.event.thread_id.as_str()), (MessageKind::Question, 0, "thr_1"));
+        assert_eq!((m.msg_type.as_deref(), m.to_agent.as_str()), (Some("permission_request"), "b"));
         assert!(bus.held_bytes() < 2 * INLINE_EVENT_BYTES, "{}", bus.held_bytes());
         drop((small, big, rx));
         assert_eq!(bus.held_bytes(), 0, "events leave the bus once every subscriber has them");

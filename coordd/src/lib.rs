@@ -7,7 +7,8 @@
 //! [`domain`] holds every rule, written once against the repository traits of [`store`];
 //! `store::sqlite` implements them. [`services`] are the async steps around git and the
 //! background duties; [`workspace`] writes worktrees and session files. [`core`] ties the
-//! store, the [`time`] clock and the [`bus`] together for the handlers.
+//! store, the [`time`] clock and the [`bus`] together for the handlers; [`progress`] is the
+//! lossy in-memory feed of progress lines from tool subprocesses.
 
 pub mod api;
 pub mod bus;
@@ -22,6 +23,7 @@ pub mod ids;
 pub mod lockfile;
 pub mod ops;
 pub mod outbox;
+pub mod progress;
 pub mod services;
 pub mod store;
 pub mod time;

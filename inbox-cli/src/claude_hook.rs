@@ -1,13 +1,15 @@
 //! `inbox hook claude <event>`: the Claude Code hook handler. It answers one hook with the
 //! hook's JSON on stdout when the mailbox has something to say, and never fails the
 //! session: with no daemon (it never starts one), no identity or bad input it prints
-//! nothing and succeeds.
+//! nothing and succeeds. Every hook first honours a shutdown request addressed to the
+//! agent (it answers `shutdown_approved` and tells Claude Code to stop); Stop also tells
+//! the lead the agent went idle. The permission hooks are in `permission_hook`.
 
 use std::io::Read;
 use std::time::Duration;
 
 use coord_client::Client;
-use coord_proto::api::{AgentsApiClient, MailApiClient};
+use coord_proto::api::{AgentsApiClient, ControlApiClient, InboxApiClient, MailApiClient};
 use coord_proto::types::*;
 use serde_json::{Value, json};
 
@@ -16,13 +18,14 @@ use crate::ctx::{Ctx, Outcome, Res};
 use crate::output::agent_context;
 
 /// How long a hook waits for an absent daemon before giving up silently.
-const HOOK_CONNECT: Duration = Duration::from_millis(100);
+pub const HOOK_CONNECT: Duration = Duration::from_millis(100);
 /// How long a hook waits for its calls once connected.
 const HOOK_CALLS: Duration = Duration::from_secs(3);
 
 pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
     // The hook's JSON is drained but not needed: what to say depends only on the mailbox
     // (`stop_hook_active` needs no case, since what blocked a stop is delivered by then).
+    // The permission hooks (`permission_hook`) are routed there by `main`.
     let _ = std::io::stdin().read_to_string(&mut String::new());
     let agent = ctx.agent.clone();
     if agent.is_none() && a.task.is_none() {
@@ -41,6 +44,27 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
 
 /// The hook's JSON answer, if it has something to say.
 async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Option<Value> {
+    let stop = async {
+        match &agent {
+            Some(me) => shutdown_if_asked(c, me).await,
+            None => None,
+        }
+    };
+    // After each tool the shutdown check runs beside the mailbox calls (a reminder marked
+    // for a session that stops is harmless); the other hooks check first, so that mail
+    // they deliver is never lost to a stop.
+    if a.event == HookEvent::PostToolUse {
+        let (stop, context) = tokio::join!(stop, mailbox_output(c, agent.clone(), &a));
+        return stop.or(context);
+    }
+    if let Some(stop) = stop.await {
+        return Some(stop);
+    }
+    mailbox_output(c, agent, &a).await
+}
+
+/// What the mailbox has to say for this hook.
+async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs) -> Option<Value> {
     let task_id = a.task.clone();
     let heartbeat = |status: AgentStatus| {
         let agent = agent.clone();
@@ -77,6 +101,9 @@ async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Op
             let r = check(wanted).await.ok().filter(|r| !r.messages.is_empty());
             let Some(r) = r else {
                 heartbeat(AgentStatus::Idle).await;
+                if let Some(me) = &agent {
+                    tell_idle(c, me, a).await;
+                }
                 return None;
             };
             Some(json!({"decision": "block", "reason": format!(
@@ -93,7 +120,68 @@ async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Op
             let r = r.ok().filter(|r| !r.messages.is_empty())?;
             Some(context_for("SessionStart", &r.messages))
         }
+        HookEvent::PreToolUse | HookEvent::PermissionRequest => None,
     }
+}
+
+/// If a shutdown request to `agent` is open: answer it (`shutdown_approved`) and return
+/// the JSON that stops the session.
+pub async fn shutdown_if_asked(c: &Client, agent: &str) -> Option<Value> {
+    let p = RequestsParams {
+        to: Some(agent.to_string()),
+        types: vec![MessageType::ShutdownRequest.as_str().to_string()],
+        limit: Some(1),
+        ..Default::default()
+    };
+    let request = c.control_requests(p).await.ok()?.requests.into_iter().next()?;
+    let approve = ControlSendParams {
+        from: agent.to_string(),
+        msg_type: MessageType::ShutdownApproved.as_str().to_string(),
+        payload: json!(ShutdownApprovedPayload { request_id: request.request_id.clone() }),
+        ..Default::default()
+    };
+    c.control_send(approve).await.ok()?;
+    let why = request.payload.get("reason").and_then(Value::as_str).map_or(String::new(), |r| format!(": {r}"));
+    Some(json!({"continue": false, "stopReason": format!("Shutdown requested by {}{why}", request.from)}))
+}
+
+/// Tell the lead the session went idle (the run's creator, else the policy's lead; with
+/// neither, nobody is told). The task's thread says how the work ended.
+async fn tell_idle(c: &Client, agent: &str, a: &HookClaudeArgs) {
+    let mut completed_status = None;
+    if let Some(task) = &a.task {
+        let p = ListParams {
+            assigned_to: Some(agent.to_string()),
+            task_id: Some(task.clone()),
+            run_id: a.run.clone(),
+            limit: Some(1),
+            ..Default::default()
+        };
+        if let Some(t) = c.list(p).await.ok().and_then(|r| r.threads.into_iter().next()) {
+            completed_status = match t.status {
+                ThreadStatus::Done => Some("resolved"),
+                ThreadStatus::Blocked => Some("blocked"),
+                ThreadStatus::Failed => Some("failed"),
+                _ => None,
+            };
+        }
+    }
+    let payload = IdleNotificationPayload {
+        idle_reason: IdleReason::Available,
+        summary: None,
+        completed_task_id: a.task.clone(),
+        completed_status: completed_status.map(str::to_string),
+        failure_reason: None,
+    };
+    let p = ControlSendParams {
+        from: agent.to_string(),
+        msg_type: MessageType::IdleNotification.as_str().to_string(),
+        payload: json!(payload),
+        run_id: a.run.clone(),
+        task_id: a.task.clone(),
+        ..Default::default()
+    };
+    let _ = c.control_send(p).await;
 }
 
 fn senders(messages: &[MailItem]) -> String {

@@ -7,10 +7,13 @@
 mod agents;
 mod claude_hook;
 mod cli;
+mod control;
 mod ctx;
 mod githook;
 mod mcp;
 mod output;
+mod permission_hook;
+mod policy;
 mod session;
 mod threads;
 mod waits;
@@ -21,7 +24,7 @@ use clap::{CommandFactory, FromArgMatches};
 use coord_cli::{CliError, clap_exit};
 use coord_proto::Exit;
 
-use crate::cli::{AgentCmd, Cmd, HookCmd, HooksCmd, PeerCmd};
+use crate::cli::{AgentCmd, Cmd, HookCmd, HookEvent, HooksCmd, PeerCmd};
 use crate::ctx::{Ctx, Outcome, Res};
 
 fn main() -> ExitCode {
@@ -84,8 +87,20 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Withdraw(a) => session::withdraw(ctx, a).await,
         Cmd::Peer(PeerCmd::Link(a)) => session::peer_link(ctx, a).await,
         Cmd::Hook(HookCmd::Install(a)) => session::hook_install(ctx, a).await,
+        Cmd::Hook(HookCmd::Claude(a)) if matches!(a.event, HookEvent::PreToolUse | HookEvent::PermissionRequest) => {
+            permission_hook::answer(ctx, a).await
+        }
         Cmd::Hook(HookCmd::Claude(a)) => claude_hook::answer(ctx, a).await,
         Cmd::Mcp(a) => mcp::serve(ctx, a).await,
+        Cmd::Control(a) => control::control(ctx, a).await,
+        Cmd::Requests(a) => control::requests(ctx, a).await,
+        Cmd::Permit(a) => control::permit(ctx, a).await,
+        Cmd::ApprovePlan(a) => control::approve_plan(ctx, a).await,
+        Cmd::Idle(a) => control::idle(ctx, a).await,
+        Cmd::Shutdown(a) => control::shutdown(ctx, a).await,
+        Cmd::Plan(a) => control::plan(ctx, a).await,
+        Cmd::Progress(a) => control::progress(ctx, a).await,
+        Cmd::Policy(c) => policy::run(ctx, c).await,
     }
 }
 

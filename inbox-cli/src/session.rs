@@ -58,6 +58,7 @@ pub async fn hook_install(ctx: &Ctx, a: HookInstallArgs) -> Res {
         task_id: a.task,
         thread_id: None,
         inbox_bin: std::env::current_exe().ok().map(|p| p.display().to_string()),
+        run_id: a.run,
     };
     let r = ctx.client().await?.install_hooks(p).await?;
     ctx.print(&r, || {

@@ -2,10 +2,9 @@
 //! cancel, list and show. Each handler builds its params from the flags, makes one call
 //! (`show --agent` also marks the thread read) and prints the result.
 
-use coord_cli::{CliError, body};
+use coord_cli::{CliError, body, json_object};
 use coord_proto::api::InboxApiClient;
 use coord_proto::types::*;
-use serde_json::Value;
 
 use crate::cli::*;
 use crate::ctx::{Ctx, Outcome, Res};
@@ -187,18 +186,9 @@ fn finish(ctx: &Ctx, a: FinishArgs) -> Result<FinishParams, CliError> {
     })
 }
 
-fn parse_object(flag: &str, text: &str) -> Result<Value, CliError> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| CliError::Invalid(format!("--{flag} is not valid JSON: {e}")))?;
-    if !v.is_object() {
-        return Err(CliError::Invalid(format!("--{flag} must be a JSON object, got {v}")));
-    }
-    Ok(v)
-}
-
 fn content(c: Content) -> Result<MessageInput, CliError> {
     let body = body(c.body, c.body_file.as_deref())?;
-    let payload_json = c.payload_json.as_deref().map(|p| parse_object("payload-json", p)).transpose()?;
+    let payload_json = c.payload_json.as_deref().map(|p| json_object("payload-json", p)).transpose()?;
     Ok(MessageInput { summary: c.summary, body, payload_json, artifacts: artifacts(c.artifacts)? })
 }
 
@@ -218,7 +208,7 @@ fn artifacts(a: ArtifactArgs) -> Result<Vec<ArtifactInput>, CliError> {
             Ok(ArtifactInput {
                 path: a.paths[i].clone(),
                 kind: pick(&a.kinds, i),
-                metadata_json: pick(&a.metadata, i).map(|m| parse_object("artifact-metadata-json", &m)).transpose()?,
+                metadata_json: pick(&a.metadata, i).map(|m| json_object("artifact-metadata-json", &m)).transpose()?,
             })
         })
         .collect()

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
+use coord_cli::CliError;
 use coord_client::Client;
+use coord_proto::api::ControlApiClient;
 use coord_proto::types::*;
 use serde_json::json;
 
@@ -13,14 +15,21 @@ use crate::ctx::{Ctx, Outcome, Res};
 use crate::output;
 
 pub async fn watch(ctx: &Ctx, a: WatchArgs) -> Res {
+    if a.progress {
+        return watch_progress(ctx, a).await;
+    }
+    // With --type, the message types say what to watch (event types would match the rest).
+    let event_types = if a.types.is_empty() { EventType::INBOX.to_vec() } else { Vec::new() };
     let mut filter = EventFilter {
         after_event: a.after_event,
         after_message: a.after_message,
         thread_id: a.thread,
         run_id: a.run,
-        agent: ctx.agent.clone(),
+        agent: if a.to.is_some() { None } else { ctx.agent.clone() },
         statuses: a.status,
-        event_types: EventType::INBOX.to_vec(),
+        event_types,
+        to: a.to,
+        message_types: a.types,
         ..Default::default()
     };
     let c = ctx.client().await?;
@@ -88,6 +97,38 @@ pub async fn wait_reply(ctx: &Ctx, a: WaitReplyArgs) -> Res {
             Ok(Outcome::NoMatch)
         }
     }
+}
+
+/// `watch --progress`: progress lines as they come (lossy), optionally the recent ones first.
+async fn watch_progress(ctx: &Ctx, a: WatchArgs) -> Res {
+    let filter = ProgressFilter { agent: a.of, after_seq: a.recent.then_some(0), ..Default::default() };
+    let c = ctx.client().await?;
+    let mut sub = c.progress_subscribe(filter).await?;
+    let deadline = a.timeout_seconds.map(|s| tokio::time::Instant::now() + Duration::from_secs(s));
+    let mut seen = 0u64;
+    loop {
+        let next = match deadline {
+            Some(d) => match tokio::time::timeout_at(d, sub.next()).await {
+                Ok(n) => n,
+                Err(_) => break,
+            },
+            None => sub.next().await,
+        };
+        let line = match next {
+            Some(Ok(line)) => line,
+            Some(Err(e)) => return Err(CliError::Internal(format!("bad progress line: {e}"))),
+            None => return Err(CliError::Internal("the daemon ended the progress feed".into())),
+        };
+        seen += 1;
+        ctx.print(&json!({"progress": line}), || {
+            let missed = if line.dropped > 0 { format!(" ({} missed before)", line.dropped) } else { String::new() };
+            println!("[{}] {} {}: {}{missed}", line.at, line.agent, line.line_type, line.data)
+        });
+        if !a.follow || a.count.is_some_and(|n| seen >= n) {
+            return Ok(Outcome::Done);
+        }
+    }
+    Ok(if seen == 0 { Outcome::NoMatch } else { Outcome::Done })
 }
 
 /// Start at the daemon's newest event as of connecting when the filter has no cursor;

@@ -61,6 +61,16 @@ pub fn resolve(db: Option<&Path>, cwd: &Path) -> ProjectPaths {
     ProjectPaths { socket, socket_fallback, lock: sibling("lock"), log: sibling("log"), db }
 }
 
+/// The permission policy's snapshot beside a database (`<dir>/coordd.policy.json`, or
+/// `<db>.coordd.policy.json` for a database not named `coord.db`). The daemon rewrites it
+/// whenever the policy changes; the permission hooks read it to decide, with no round trip,
+/// that a tool call is not gated.
+pub fn policy_file(db: &Path) -> PathBuf {
+    let dir = db.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let file = db.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    if file == DB_FILE { dir.join("coordd.policy.json") } else { dir.join(format!("{file}.coordd.policy.json")) }
+}
+
 /// Make a path absolute and drop `.` and `..` components without touching the disk
 /// (the database may not exist yet). Symlinked parents are resolved when they exist.
 fn normalize(p: &Path) -> PathBuf {

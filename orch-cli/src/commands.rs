@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use coord_cli::{CliError, body};
-use coord_proto::api::OrchApiClient;
+use coord_proto::api::{ControlApiClient, OrchApiClient};
 use coord_proto::types::*;
 use serde_json::json;
 
@@ -26,9 +26,23 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             ctx.print(&v, || render::runs(&v.runs));
             found(&v.runs)
         }
-        Cmd::Run(RunCmd::Show(a)) | Cmd::Status(a) => {
+        Cmd::Run(RunCmd::Show(a)) => {
             let v = ctx.client().await?.run_show(RunRef { run_id: a.run }).await?;
             ctx.print(&v, || render::graph(&v));
+            done()
+        }
+        Cmd::Status(a) => {
+            // The run, and the requests of its workers still waiting for an answer.
+            let c = ctx.client().await?;
+            let v = c.run_show(RunRef { run_id: a.run.clone() }).await?;
+            let open = RequestsParams { run_id: Some(a.run), ..Default::default() };
+            let requests = c.control_requests(open).await?.requests;
+            let mut out = serde_json::to_value(&v).unwrap_or_default();
+            out["open_requests"] = json!(requests);
+            ctx.print(&out, || {
+                render::graph(&v);
+                render::requests(&requests);
+            });
             done()
         }
         Cmd::Run(RunCmd::Cancel(a)) => {
@@ -210,10 +224,13 @@ async fn council(ctx: &Ctx, a: CouncilArgs, report: bool) -> Res {
 async fn wait(ctx: &Ctx, a: WaitArgs) -> Res {
     let c = ctx.client().await?;
     let after = a.after_event.unwrap_or(c.server_info().last_event_id);
+    // What the lead acts on: actionable events, and the workers' permission requests,
+    // idle notifications and plan approval requests (either one wakes the wait).
     let filter = EventFilter {
         after_event: Some(after),
         run_id: Some(a.run.clone()),
         event_types: EventType::ACTIONABLE.to_vec(),
+        message_types: MessageType::lead_actionable(),
         ..Default::default()
     };
     // Make sure the run exists: a wait on a typo would otherwise block forever.

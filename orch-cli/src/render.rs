@@ -164,7 +164,28 @@ pub fn blocked(b: &[BlockedTask]) {
 pub fn event(e: &Event) {
     let status = e.task_status.map(|s| s.as_str()).or(e.thread_status.map(|s| s.as_str())).unwrap_or("-");
     let task = if e.task_id.is_empty() { String::new() } else { format!(" {}", e.task_id) };
-    println!("#{} {}{} [{status}]: {}", e.event_id, e.event_type, task, e.summary);
+    let what = e.message.as_ref().and_then(|m| m.msg_type.as_deref()).unwrap_or(e.event_type.as_str());
+    println!("#{} {what}{} [{status}]: {}", e.event_id, task, e.summary);
+}
+
+/// The open requests of a run's workers, with the command that answers each.
+pub fn requests(requests: &[RequestView]) {
+    if requests.is_empty() {
+        return;
+    }
+    println!("open requests:");
+    for q in requests {
+        let task = if q.task_id.is_empty() { String::new() } else { format!(" ({})", q.task_id) };
+        println!("  {} {} from {}{task} to {}: {}", q.request_id, q.msg_type, q.from, q.to, q.summary);
+        let how = match q.msg_type.as_str() {
+            "permission_request" => format!("inbox --agent {} permit --request {} --allow|--deny", q.to, q.request_id),
+            "plan_approval_request" => {
+                format!("inbox --agent {} approve-plan --request {} [--reject]", q.to, q.request_id)
+            }
+            _ => continue,
+        };
+        println!("    answer: {how}");
+    }
 }
 
 pub fn worktrees(v: &WorktreesResult) {

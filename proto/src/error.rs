@@ -120,6 +120,10 @@ error_codes! {
     /// Credentials are required and this connection is not authenticated as the agent the
     /// call acts for, or a secret is wrong.
     Unauthenticated = 1120, "unauthenticated", Conflict;
+    /// Only the agent a request was addressed to may answer it.
+    ResponseForbidden = 1201, "response_forbidden", Conflict;
+    /// A sender-chosen message id is already used by a different message.
+    DuplicateMessageId = 1202, "duplicate_message_id", Conflict;
     /// Writing coordination data (or a file such as a hook) failed.
     IoWriteFailed = 1150, "io_write_failed", Internal;
     /// Reading coordination data (or a file) failed.

@@ -131,6 +131,8 @@ impl Project {
             .env_remove("COORD_DB")
             .env_remove("COORD_AGENT")
             .env_remove("COORD_TASK")
+            .env_remove("COORD_RUN")
+            .env_remove("COORD_PROGRESS")
             .env_remove("COORD_NO_AUTOSTART")
             .env_remove("COORD_STORE_URL")
             .env_remove("COORD_HOST")
@@ -429,6 +431,74 @@ pub fn thread_id(v: &Value) -> String {
 /// The `message.message_id` of a JSON envelope.
 pub fn message_id(v: &Value) -> String {
     v["message"]["message_id"].as_str().expect("message_id").to_string()
+}
+
+/// Run `inbox --agent AGENT ARGS --json`, expect success, return the envelope.
+#[track_caller]
+pub fn ok_as(p: &Project, agent: &str, args: &[&str]) -> Value {
+    let mut all = vec!["--agent", agent];
+    all.extend_from_slice(args);
+    ok(p, &all)
+}
+
+/// A typed payload of each known message type that the daemon accepts as a first send:
+/// requests carry their `request_id`, answers name the request of the same sample set
+/// (`perm-1`, `plan-1`, `stop-1`, `stop-2`). In send order: requests before answers.
+pub fn control_samples() -> Vec<(&'static str, Value)> {
+    use serde_json::json;
+    vec![
+        (
+            "permission_request",
+            json!({"request_id": "perm-1", "tool_name": "Bash", "tool_use_id": "toolu_1",
+            "description": "push", "input": {"command": "git push"}}),
+        ),
+        ("plan_approval_request", json!({"request_id": "plan-1", "plan": "1. tests\n2. code"})),
+        ("shutdown_request", json!({"request_id": "stop-1", "reason": "done"})),
+        ("shutdown_request", json!({"request_id": "stop-2"})),
+        (
+            "idle_notification",
+            json!({"idle_reason": "available", "summary": "ok", "completed_task_id": "T1",
+            "completed_status": "resolved"}),
+        ),
+        (
+            "task_assignment",
+            json!({"task_id": "T9", "subject": "Add a cache", "description": "LRU", "assigned_by": "lead"}),
+        ),
+        ("mode_set_request", json!({"mode": "plan"})),
+        ("team_permission_update", json!({"rules": ["Bash(git push*)"], "behavior": "ask"})),
+        (
+            "permission_response",
+            json!({"request_id": "perm-1", "approved": true, "reason": "ok",
+            "updated_input": {"command": "git push --dry-run"}}),
+        ),
+        ("plan_approval_response", json!({"request_id": "plan-1", "approved": false, "feedback": "tests first"})),
+        ("shutdown_approved", json!({"request_id": "stop-1"})),
+        ("shutdown_rejected", json!({"request_id": "stop-2", "reason": "mid-migration"})),
+    ]
+}
+
+/// Who sends each sample of [`control_samples`] in a lead/worker pair: the worker asks
+/// for permission and plan approval and answers shutdowns; the lead does the rest.
+pub fn sample_sender(msg_type: &str) -> (&'static str, &'static str) {
+    match msg_type {
+        "permission_request"
+        | "plan_approval_request"
+        | "idle_notification"
+        | "shutdown_approved"
+        | "shutdown_rejected" => ("w1", "lead"),
+        _ => ("lead", "w1"),
+    }
+}
+
+/// `orch wait --run RUN --after-event CURSOR --json` (30 s at most); expect it to wake and
+/// return its envelope.
+#[track_caller]
+pub fn orch_wait(p: &Project, run: &str, cursor: i64) -> Value {
+    let cursor = cursor.to_string();
+    let args = ["wait", "--run", run, "--after-event", &cursor, "--timeout-seconds", "30", "--json"];
+    let v = p.orch().args(args).run().ok().json();
+    assert_eq!(v["woke"], true, "{v}");
+    v
 }
 
 /// Run git in `dir`, expect success, return its stdout.

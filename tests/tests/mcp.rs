@@ -19,7 +19,7 @@ type Session = RunningService<RoleClient, ()>;
 /// Only matters when something is broken: no call here should take long.
 const LIMIT: Duration = Duration::from_secs(120);
 
-const TOOLS: [&str; 14] = [
+const TOOLS: [&str; 16] = [
     "ask",
     "check_inbox",
     "claim",
@@ -30,7 +30,9 @@ const TOOLS: [&str; 14] = [
     "list_agents",
     "release",
     "reply",
+    "requests",
     "reserve",
+    "respond",
     "send_message",
     "update",
     "wait_reply",
@@ -251,4 +253,38 @@ fn mcp_needs_an_identity() {
     let out = p.inbox().args(["mcp"]).run().code(30);
     assert!(out.stdout.is_empty(), "stdout is the protocol channel: {out:?}");
     assert!(out.stderr.contains("--agent"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lead_session_lists_and_answers_requests() {
+    let p = Project::new();
+    let _d = p.serve();
+    let perm = r#"{"request_id":"p1","tool_name":"Bash","input":{"command":"git push"}}"#;
+    p.inbox()
+        .args(["--agent", "w1", "control", "--type", "permission_request", "--to", "lead", "--payload", perm])
+        .run()
+        .ok();
+    p.inbox().args(["--agent", "w1", "plan", "--plan", "step 1", "--to", "lead"]).run().ok();
+    let lead = session(&p, &["--agent", "lead", "mcp"]).await;
+    let open = ok(&lead, "requests", json!({})).await;
+    let types: Vec<&str> = open["requests"].as_array().unwrap().iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(types, vec!["permission_request", "plan_approval_request"]);
+    let plan_id = open["requests"][1]["request_id"].as_str().unwrap().to_string();
+    let changed = json!({"command": "git push --dry-run"});
+    let r = ok(&lead, "respond", json!({"request_id": "p1", "approve": true, "updated_input": changed})).await;
+    assert_eq!(r["type"], "permission_response");
+    let r = ok(&lead, "respond", json!({"request_id": plan_id, "approve": false, "feedback": "tests first"})).await;
+    assert_eq!(r["type"], "plan_approval_response");
+    assert_eq!(ok(&lead, "requests", json!({})).await["requests"], json!([]));
+    let e = err(&lead, "respond", json!({"request_id": "p1", "approve": false})).await;
+    assert_eq!(e["code"], "invalid_transition");
+
+    // A worker session acknowledges a shutdown it was asked for.
+    p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1"]).run().ok();
+    let w1 = session(&p, &["--agent", "w1", "mcp"]).await;
+    let asked = ok(&w1, "requests", json!({})).await;
+    let id = asked["requests"][0]["request_id"].as_str().unwrap().to_string();
+    assert_eq!(ok(&w1, "respond", json!({"request_id": id, "approve": true})).await["type"], "shutdown_approved");
+    let all = p.inbox().args(["--agent", "lead", "requests", "--from", "lead", "--all", "--json"]).run().ok().json();
+    assert_eq!(all["requests"][0]["response"]["type"], "shutdown_approved");
 }

@@ -6,8 +6,12 @@
 mod agents;
 #[path = "client.rs"]
 mod client;
+#[path = "control.rs"]
+mod control;
 #[path = "daemon.rs"]
 mod daemon;
+#[path = "daemon_inbox.rs"]
+mod daemon_inbox;
 #[path = "exit_codes.rs"]
 mod exit_codes;
 #[path = "identity.rs"]
@@ -20,6 +24,10 @@ mod mailbox;
 mod mcp;
 #[path = "orch.rs"]
 mod orch;
+#[path = "permission.rs"]
+mod permission;
+#[path = "progress.rs"]
+mod progress;
 #[path = "raw_socket.rs"]
 mod raw_socket;
 #[path = "reservations.rs"]

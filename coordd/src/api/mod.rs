@@ -5,6 +5,7 @@
 //! transport serves.
 
 mod agents;
+mod control;
 mod events;
 mod inbox;
 mod mail;
@@ -19,6 +20,8 @@ use jsonrpsee::{Methods, RpcModule};
 use tokio::sync::watch;
 
 use crate::core::Core;
+use crate::progress::ProgressHub;
+use crate::services::policy::Snapshots;
 
 /// Static facts about the running daemon, reported by `system.hello`.
 #[derive(Debug, Clone)]
@@ -38,18 +41,27 @@ pub struct Api {
     methods: Arc<OnceLock<Vec<String>>>,
     /// Set when a client asks the daemon to stop.
     shutdown: watch::Sender<bool>,
+    /// Progress lines from tool subprocesses (in memory, lossy).
+    progress: Arc<ProgressHub>,
+    /// Serializes writes of the policy snapshot file.
+    snapshots: Arc<Snapshots>,
 }
 
 /// Every method of every namespace, in one table.
 pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>) -> Methods {
-    let api = Api { core, info: Arc::new(info), methods: Arc::default(), shutdown };
-    let parts: [Methods; 6] = [
+    let snapshots = Arc::new(Snapshots::default());
+    // The snapshot is refreshed at start, so a deleted or stale file is healed.
+    tokio::spawn(crate::services::policy::at_start(core.clone(), snapshots.clone()));
+    let api =
+        Api { core, info: Arc::new(info), methods: Arc::default(), shutdown, progress: Arc::default(), snapshots };
+    let parts: [Methods; 7] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),
         EventsApiServer::into_rpc(api.clone()).into(),
         OrchApiServer::into_rpc(api.clone()).into(),
         AgentsApiServer::into_rpc(api.clone()).into(),
         MailApiServer::into_rpc(api.clone()).into(),
+        ControlApiServer::into_rpc(api.clone()).into(),
     ];
     let mut all = RpcModule::new(());
     for part in parts {

@@ -142,6 +142,12 @@ pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQ
     if let Some(a) = &f.agent {
         check::agent("agent", a)?;
     }
+    if let Some(a) = &f.to {
+        check::agent("to", a)?;
+    }
+    for t in &f.message_types {
+        check::id("message_types", t)?;
+    }
     if let Some(t) = &f.thread_id {
         check::id("thread_id", t)?;
         if !tx.thread_exists(t)? {
@@ -176,8 +182,21 @@ pub fn matches(q: &EventQuery, e: &Event) -> bool {
         && eq(&f.task_id, &e.task_id)
         && f.agent.as_deref().is_none_or(|a| (e.assigned_to == a || e.created_by == a) && e.actor != a)
         && (f.statuses.is_empty() || e.thread_status.is_some_and(|s| f.statuses.contains(&s)))
-        && (f.event_types.is_empty() || f.event_types.contains(&e.event_type))
+        && what_happened(f, e)
         && (f.kinds.is_empty() || e.message.as_ref().is_some_and(|m| f.kinds.contains(&m.kind)))
+        && f.to.as_deref().is_none_or(|to| {
+            e.message.as_ref().is_some_and(|m| m.to_agent == to || (m.to_agent == BROADCAST && e.actor != to))
+        })
+}
+
+/// `event_types` and `message_types` together: either one may match.
+fn what_happened(f: &EventFilter, e: &Event) -> bool {
+    if f.event_types.is_empty() && f.message_types.is_empty() {
+        return true;
+    }
+    let typed = e.message.as_ref().and_then(|m| m.msg_type.as_deref());
+    f.event_types.contains(&e.event_type)
+        || typed.is_some_and(|t| f.message_types.iter().any(|want| want == ANY_TYPE || want == t))
 }
 
 /// `events.list`: stored events after the cursor (from the start by default).

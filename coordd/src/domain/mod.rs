@@ -11,6 +11,7 @@
 //! - [`agents`]: the agent registry and strict mode.
 //! - [`reservations`]: file-scope reservations and their scope language.
 //! - [`orch`]: runs, the task graph, attempts, reconcile, councils.
+//! - [`policy`]: the permission policy (gated tool calls and their approvers).
 
 pub mod agents;
 pub mod check;
@@ -19,4 +20,5 @@ pub mod events;
 pub mod inbox;
 pub mod mail;
 pub mod orch;
+pub mod policy;
 pub mod reservations;

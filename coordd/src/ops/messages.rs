@@ -65,6 +65,11 @@ fn plain(append: Append) -> (Delivering, Append) {
     (Delivering::plain(append.thread.priority), append)
 }
 
+/// A typed control message (`control.send`): written, delivered and reconciled like any.
+pub fn typed(tx: &mut dyn Tx, now: Ts, append: Append, how: Delivering) -> Result<MessageResult> {
+    commit(tx, now, append, how)
+}
+
 /// `inbox.update`.
 pub fn update(tx: &mut dyn Tx, now: Ts, p: UpdateParams) -> Result<MessageResult> {
     let (how, append) = plain(inbox::update(tx, now, p)?);
@@ -89,10 +94,25 @@ pub fn finish(tx: &mut dyn Tx, now: Ts, p: FinishParams, status: ThreadStatus) -
     commit(tx, now, append, how)
 }
 
-/// `inbox.cancel`.
+/// `inbox.cancel`. Cancelling a request's thread withdraws the request.
 pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelParams) -> Result<MessageResult> {
     let (how, append) = plain(inbox::cancel(tx, now, p)?);
-    commit(tx, now, append, how)
+    let result = commit(tx, now, append, how)?;
+    settle_request(tx, now, &result.thread.thread_id)?;
+    Ok(result)
+}
+
+/// A request that was answered or withdrawn needs no more attention: its copies still
+/// queued for the recipient's session are withdrawn (`mail.withdrawn`), so no hook
+/// surfaces a request that is settled.
+pub fn settle_request(tx: &mut dyn Tx, now: Ts, thread_id: &str) -> Result<()> {
+    let Some(request) = tx.request_of_thread(thread_id)? else { return Ok(()) };
+    if tx.mail_queued_copies(&request.message_id, now)?.is_empty() {
+        return Ok(());
+    }
+    let p = MailRef { agent: request.from_agent, message_id: request.message_id };
+    crate::domain::mail::delivery::withdraw(tx, now, p)?;
+    Ok(())
 }
 
 /// `inbox.claim`: the lease, then reconcile (the task moves to in_progress).

@@ -8,10 +8,13 @@
 //!   cancel inbox threads through [`messages`].
 //! - [`agents`]: mail and reservation calls that strict mode limits to registered agents.
 //! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
+//! - [`control`]: typed control messages, whose recipient may come from the run or the
+//!   permission policy, and whose requests are recorded beside the message.
 //!
 //! Each function takes the open transaction and `now`.
 
 pub mod agents;
+pub mod control;
 pub mod messages;
 pub mod orch;
 pub mod status;

@@ -47,7 +47,7 @@ async fn commit(core: &Core, run_id: &str, plans: Vec<Plan>, mode: Mode) -> Resu
     let keep = plans.clone();
     match core.write(move |tx, now| ops::orch::record_attempts(tx, now, &run, &plans, mode)).await {
         Ok(dispatches) => {
-            install_hooks(core, &dispatches).await;
+            install_hooks(core, run_id, &dispatches).await;
             Ok(DispatchResult { dispatches })
         }
         Err(e) => {
@@ -57,9 +57,9 @@ async fn commit(core: &Core, run_id: &str, plans: Vec<Plan>, mode: Mode) -> Resu
     }
 }
 
-/// Give every new code worktree the session hooks, bound to its worker, task and thread.
-/// The attempt is recorded already, so a failure here is logged, not returned.
-async fn install_hooks(core: &Core, dispatches: &[Dispatch]) {
+/// Give every new code worktree the session hooks, bound to its worker, run, task and
+/// thread. The attempt is recorded already, so a failure here is logged, not returned.
+async fn install_hooks(core: &Core, run_id: &str, dispatches: &[Dispatch]) {
     for d in dispatches {
         let Some(dir) = &d.worktree_path else { continue };
         let p = InstallHooksParams {
@@ -68,6 +68,7 @@ async fn install_hooks(core: &Core, dispatches: &[Dispatch]) {
             task_id: Some(d.task_id.clone()),
             thread_id: Some(d.thread_id.clone()),
             inbox_bin: None,
+            run_id: Some(run_id.to_string()),
         };
         let db = core.db_path.clone();
         if let Err(e) = blocking(move || sessions::install(&p, &db)).await {

@@ -1,10 +1,11 @@
 //! The async work around the store: steps that combine git and the database (dispatch,
 //! retry, reassign, worktree listing and pruning) and the daemon's background duties
-//! (automatic retries, lease-expiry events). Blocking work (git, files) runs in
+//! (automatic retries, lease-expiry events), and the permission policy's snapshot file. Blocking work (git, files) runs in
 //! `spawn_blocking`, never inside a write transaction.
 
 pub mod background;
 pub mod dispatch;
+pub mod policy;
 pub mod worktrees;
 
 use crate::error::{Error, Result};

@@ -158,6 +158,33 @@ pub struct MemberRow {
     pub vote_json: Option<String>,
 }
 
+/// A typed request as stored: the thread it opened and who asked whom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestRow {
+    pub request_id: String,
+    pub msg_type: String,
+    pub thread_id: String,
+    pub message_id: String,
+    pub from_agent: String,
+    pub to_agent: String,
+    pub run_id: String,
+    pub task_id: String,
+    pub created_at: String,
+}
+
+/// `control.requests`' query: open requests oldest first, or with `include_closed` all of
+/// them newest first.
+#[derive(Debug, Clone, Default)]
+pub struct RequestQuery {
+    pub request_id: Option<String>,
+    pub to: Option<String>,
+    pub from: Option<String>,
+    pub run_id: Option<String>,
+    pub types: Vec<String>,
+    pub include_closed: bool,
+    pub limit: u32,
+}
+
 /// Threads and read marks.
 pub trait Threads {
     fn thread(&self, thread_id: &str) -> Result<Option<StoredThread>>;
@@ -355,9 +382,31 @@ pub trait Councils {
     fn member_by_thread(&self, thread_id: &str) -> Result<Option<MemberRow>>;
 }
 
+/// Typed requests (the threads that permission, shutdown and plan-approval requests open).
+pub trait Requests {
+    fn request_insert(&mut self, r: &RequestRow) -> Result<()>;
+    fn request(&self, request_id: &str) -> Result<Option<RequestRow>>;
+    /// The request that opened this thread, if one did.
+    fn request_of_thread(&self, thread_id: &str) -> Result<Option<RequestRow>>;
+    /// Requests matching `q`, each with its thread's status.
+    fn requests_list(&self, q: &RequestQuery) -> Result<Vec<(RequestRow, ThreadStatus)>>;
+}
+
 /// One transaction (or read snapshot) over every repository.
 pub trait Tx:
-    Threads + Leases + Messages + Events + Mail + Agents + Reservations + Peers + Runs + Tasks + Attempts + Councils
+    Threads
+    + Leases
+    + Messages
+    + Events
+    + Mail
+    + Agents
+    + Reservations
+    + Peers
+    + Runs
+    + Tasks
+    + Attempts
+    + Councils
+    + Requests
 {
     /// Publish `event` once this transaction commits (dropped if it rolls back).
     fn publish(&mut self, event: Event);

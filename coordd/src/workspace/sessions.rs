@@ -7,17 +7,21 @@
 use std::path::{Path, PathBuf};
 
 use coord_proto::ErrorCode;
-use coord_proto::types::{InstallHooksParams, InstallHooksResult};
+use coord_proto::types::{InstallHooksParams, InstallHooksResult, MAX_PERMISSION_TIMEOUT};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
 
-/// Hook events installed, with the `inbox hook claude` event each runs.
-const EVENTS: [(&str, &str); 4] = [
-    ("SessionStart", "session-start"),
-    ("UserPromptSubmit", "user-prompt-submit"),
-    ("PostToolUse", "post-tool-use"),
-    ("Stop", "stop"),
+/// Hook events installed, with the `inbox hook claude` event each runs and the seconds
+/// Claude Code gives it.
+const EVENTS: [(&str, &str, u64); 5] = [
+    ("SessionStart", "session-start", HOOK_TIMEOUT),
+    ("UserPromptSubmit", "user-prompt-submit", HOOK_TIMEOUT),
+    ("PostToolUse", "post-tool-use", HOOK_TIMEOUT),
+    ("Stop", "stop", HOOK_TIMEOUT),
+    // A gated call waits for its approver, at most the policy's timeout (which can change
+    // while the session runs); the hook ends itself by then.
+    ("PreToolUse", "pre-tool-use", MAX_PERMISSION_TIMEOUT + 30),
 ];
 /// What marks a hook command as ours (replaced on re-install).
 const HOOK_MARK: &str = " hook claude ";
@@ -139,12 +143,18 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     if let Some(a) = &p.agent {
         base.push_str(&format!(" --agent {}", sh(a)));
     }
-    let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" --task {}", sh(t)));
+    let mut task = p.task_id.as_deref().map_or(String::new(), |t| format!(" --task {}", sh(t)));
+    if let Some(r) = &p.run_id {
+        task.push_str(&format!(" --run {}", sh(r)));
+    }
 
     // Read and merge both JSON files before writing either: a bad file changes nothing.
     let settings_path = dir.join(".claude").join("settings.json");
     let mut settings = read_object(&settings_path)?;
     merge_hooks(&mut settings, &settings_path, &base, &task)?;
+    if let Some(agent) = &p.agent {
+        merge_env(&mut settings, &settings_path, agent, p, db)?;
+    }
     // `inbox mcp` serves one agent: without one, register no server that cannot start.
     let mcp_path = dir.join(".mcp.json");
     let mcp = match &p.agent {
@@ -178,7 +188,7 @@ fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task:
     let Value::Object(hooks) = hooks else {
         return Err(Error::invalid(format!("{}: \"hooks\" is not an object", path.display())));
     };
-    for (event, arg) in EVENTS {
+    for (event, arg, timeout) in EVENTS {
         let groups = hooks.entry(event).or_insert_with(|| json!([]));
         let Value::Array(groups) = groups else {
             return Err(Error::invalid(format!("{}: hooks.{event} is not an array", path.display())));
@@ -189,7 +199,34 @@ fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task:
                 .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.contains(HOOK_MARK))))
         });
         let command = format!("{base} hook claude {arg}{task}");
-        groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]}));
+        groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": timeout}]}));
+    }
+    Ok(())
+}
+
+/// Set the session's environment (`env`, which Claude Code passes to every tool it runs):
+/// who it is, and where a tool reports progress (`COORD_PROGRESS`: the daemon's socket).
+/// Other variables are kept.
+fn merge_env(
+    settings: &mut Map<String, Value>,
+    path: &Path,
+    agent: &str,
+    p: &InstallHooksParams,
+    db: &Path,
+) -> Result<()> {
+    let env = settings.entry("env").or_insert_with(|| json!({}));
+    let Value::Object(env) = env else {
+        return Err(Error::invalid(format!("{}: \"env\" is not an object", path.display())));
+    };
+    let socket = coord_ipc::paths::resolve(Some(db), Path::new("/")).socket;
+    env.insert("COORD_PROGRESS".into(), json!(socket.display().to_string()));
+    env.insert("COORD_AGENT".into(), json!(agent));
+    env.insert("COORD_DB".into(), json!(db.display().to_string()));
+    for (key, v) in [("COORD_TASK", &p.task_id), ("COORD_RUN", &p.run_id)] {
+        match v {
+            Some(v) => env.insert(key.into(), json!(v)),
+            None => env.remove(key),
+        };
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! mail, reservations, the git guard) and [`session`] (the session mailbox, hooks, MCP).
 
 mod agents;
+mod control;
 mod session;
 mod threads;
 mod waits;
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 pub use agents::*;
+pub use control::*;
 pub use session::*;
 pub use threads::*;
 pub use waits::*;
@@ -127,11 +129,40 @@ pub enum Cmd {
     /// Serve the Model Context Protocol on stdin/stdout for one agent session (--agent).
     ///
     /// Tools: check_inbox, inbox_status, send_message, fetch_work, claim, update, ask,
-    /// wait_reply, reply, done, fail, reserve, release, list_agents. Daemon errors come
+    /// wait_reply, reply, done, fail, reserve, release, list_agents, requests, respond
+    /// (answer a permission, plan approval or shutdown request). Daemon errors come
     /// back as tool errors with {"code","message"}. Register it in an MCP client, e.g.
     /// .mcp.json: {"mcpServers":{"coordd":{"command":"inbox","args":["--agent","W","mcp"]}}}
     /// (`inbox hook install` writes that file).
     Mcp(McpArgs),
+    /// Send one typed control message (any type; known types' payloads are checked).
+    ///
+    /// Example: inbox control --type mode_set_request --to backend --payload '{"mode":"plan"}'
+    Control(ControlArgs),
+    /// Requests (permission, shutdown, plan approval): open ones addressed to you by default.
+    Requests(RequestsArgs),
+    /// Answer a permission request: --allow or --deny, with a reason or a changed input.
+    ///
+    /// Example: inbox permit --request msg_06c... --deny --reason "no force pushes"
+    Permit(PermitArgs),
+    /// Approve (or --reject) a plan approval request, with feedback.
+    ApprovePlan(ApprovePlanArgs),
+    /// Tell the lead you went idle: available, interrupted or failed, and what you finished.
+    Idle(IdleArgs),
+    /// Ask an agent to shut down: its next Claude Code hook answers and stops the session.
+    Shutdown(ShutdownArgs),
+    /// Ask the lead to approve your plan (--wait for the answer).
+    Plan(PlanArgs),
+    /// Report a progress line for your session (lossy: never blocks, bounded history).
+    ///
+    /// Tools run by a session find the daemon in $COORD_PROGRESS (set by `hook install`).
+    /// Example: inbox progress "12/40 tests passed" --tool-use-id toolu_01
+    Progress(ProgressArgs),
+    /// The permission policy: which tool calls need whose approval (Claude Code rule syntax).
+    ///
+    /// Example: inbox --agent lead policy lead lead && inbox --agent lead policy gate 'Bash(git push*)'
+    #[command(subcommand)]
+    Policy(PolicyCmd),
 }
 
 impl Cmd {
@@ -172,6 +203,21 @@ impl Cmd {
             Cmd::Hook(HookCmd::Claude(_)) => "hook claude",
             Cmd::Hook(HookCmd::Install(_)) => "hook install",
             Cmd::Mcp(_) => "mcp",
+            Cmd::Control(_) => "control",
+            Cmd::Requests(_) => "requests",
+            Cmd::Permit(_) => "permit",
+            Cmd::ApprovePlan(_) => "approve-plan",
+            Cmd::Idle(_) => "idle",
+            Cmd::Shutdown(_) => "shutdown",
+            Cmd::Plan(_) => "plan",
+            Cmd::Progress(_) => "progress",
+            Cmd::Policy(PolicyCmd::Show) => "policy show",
+            Cmd::Policy(PolicyCmd::Gate(_)) => "policy gate",
+            Cmd::Policy(PolicyCmd::Ungate(_)) => "policy ungate",
+            Cmd::Policy(PolicyCmd::Lead(_)) => "policy lead",
+            Cmd::Policy(PolicyCmd::Timeout(_)) => "policy timeout",
+            Cmd::Policy(PolicyCmd::Check(_)) => "policy check",
+            Cmd::Policy(PolicyCmd::Clear) => "policy clear",
         }
     }
 }

@@ -43,11 +43,20 @@ pub enum HookCmd {
 
 #[derive(Args)]
 pub struct HookClaudeArgs {
-    /// post-tool-use, stop, user-prompt-submit or session-start.
+    /// post-tool-use, stop, user-prompt-submit, session-start, pre-tool-use or
+    /// permission-request.
     pub event: HookEvent,
     /// The session's task (also $COORD_TASK).
     #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
     pub task: Option<String>,
+    /// The session's run (also $COORD_RUN): its creator is the lead told when the session
+    /// goes idle, and permission requests carry it.
+    #[arg(long, value_name = "RUN_ID", env = "COORD_RUN")]
+    pub run: Option<String>,
+    /// pre-tool-use and permission-request: seconds to wait for the approver (default: the
+    /// policy's timeout, 120 s unless set).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=coord_proto::types::MAX_PERMISSION_TIMEOUT))]
+    pub timeout_seconds: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -56,6 +65,10 @@ pub enum HookEvent {
     Stop,
     UserPromptSubmit,
     SessionStart,
+    /// Gate the tool call by the permission policy: ask the approver, allow or deny.
+    PreToolUse,
+    /// Claude Code is about to show a permission prompt: let the approver answer instead.
+    PermissionRequest,
 }
 
 #[derive(Args)]
@@ -66,6 +79,9 @@ pub struct HookInstallArgs {
     /// The task the session works on.
     #[arg(long, value_name = "TASK_ID")]
     pub task: Option<String>,
+    /// The run the task belongs to (its creator leads the session).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
 }
 
 #[derive(Args)]

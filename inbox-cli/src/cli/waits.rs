@@ -33,6 +33,22 @@ pub struct WatchArgs {
     /// With --follow: stop after this many events.
     #[arg(long, requires = "follow")]
     pub count: Option<u64>,
+    /// Only typed messages of these types, comma-separated (`*`: any type), e.g.
+    /// permission_request,idle_notification.
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+    pub types: Vec<String>,
+    /// Only messages addressed to this agent.
+    #[arg(long, value_name = "AGENT")]
+    pub to: Option<String>,
+    /// Follow progress lines from tool subprocesses instead of events (lossy, live).
+    #[arg(long, conflicts_with_all = ["status", "thread", "run", "after_event", "after_message", "types", "to"])]
+    pub progress: bool,
+    /// With --progress: only lines of this agent.
+    #[arg(long, value_name = "AGENT", requires = "progress")]
+    pub of: Option<String>,
+    /// With --progress: start with the recent lines the daemon still holds.
+    #[arg(long, requires = "progress")]
+    pub recent: bool,
 }
 
 #[derive(Args)]

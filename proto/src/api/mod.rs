@@ -11,6 +11,7 @@
 //! it in the daemon's matching `api/` file, and document it in `docs/protocol.md`.
 
 mod agents;
+mod control;
 mod events;
 mod inbox;
 mod mail;
@@ -18,6 +19,7 @@ mod orch;
 mod system;
 
 pub use agents::{AgentsApiClient, AgentsApiServer};
+pub use control::{ControlApiClient, ControlApiServer};
 pub use events::{EventsApiClient, EventsApiServer};
 pub use inbox::{InboxApiClient, InboxApiServer};
 pub use mail::{MailApiClient, MailApiServer};
@@ -28,3 +30,8 @@ pub use system::{SystemApiClient, SystemApiServer};
 pub const EVENTS_SUBSCRIBE: &str = "events.subscribe";
 pub const EVENTS_NOTIFICATION: &str = "events.event";
 pub const EVENTS_UNSUBSCRIBE: &str = "events.unsubscribe";
+
+/// The live feed of progress lines, and its notification and unsubscribe methods.
+pub const PROGRESS_SUBSCRIBE: &str = "progress.subscribe";
+pub const PROGRESS_NOTIFICATION: &str = "progress.line";
+pub const PROGRESS_UNSUBSCRIBE: &str = "progress.unsubscribe";

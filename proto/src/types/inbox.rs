@@ -92,6 +92,10 @@ pub struct Message {
     pub requires_ack: bool,
     #[serde(default)]
     pub artifacts: Vec<Artifact>,
+    /// The typed message's type (`permission_request`, ...; see [`MessageType`]); absent
+    /// for a free-form message.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub msg_type: Option<String>,
 }
 
 /// One entry of the shared, monotonic event stream.
@@ -418,6 +422,14 @@ pub struct EventFilter {
     /// Only events that recorded a message of one of these kinds.
     #[serde(default)]
     pub kinds: Vec<MessageKind>,
+    /// Only events that recorded a message addressed to this agent, or a broadcast that
+    /// someone else sent.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Typed messages of these types (`*`: any type). Together with `event_types` it says
+    /// what happened: when both are given, an event passes if it matches either.
+    #[serde(default)]
+    pub message_types: Vec<String>,
 }
 
 /// Params of `events.list`.

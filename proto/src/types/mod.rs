@@ -251,6 +251,8 @@ string_enum!(
         MailWithdrawn = "mail.withdrawn",
         /// Two tasks were linked as peers.
         PeersLinked = "peers.linked",
+        /// The permission policy changed (`policy.set`).
+        PolicyChanged = "policy.changed",
     }
 );
 
@@ -279,6 +281,7 @@ impl EventType {
         EventType::MailDelivered,
         EventType::MailWithdrawn,
         EventType::PeersLinked,
+        EventType::PolicyChanged,
     ];
 
     /// The events `orch wait` returns: the ones a leader has to act on.
@@ -296,11 +299,15 @@ impl EventType {
 }
 
 mod agents;
+mod control;
 mod inbox;
 mod orch;
+mod payloads;
 mod sessions;
 
 pub use agents::*;
+pub use control::*;
 pub use inbox::*;
 pub use orch::*;
+pub use payloads::*;
 pub use sessions::*;

@@ -114,6 +114,9 @@ pub struct InstallHooksParams {
     /// The `inbox` executable the hooks and MCP server run (default: beside coordd).
     #[serde(default)]
     pub inbox_bin: Option<String>,
+    /// The run the task belongs to: the hooks pass it on (its creator is the session's lead).
+    #[serde(default)]
+    pub run_id: Option<String>,
 }
 
 /// Result of `session.installHooks`: the files written or merged.

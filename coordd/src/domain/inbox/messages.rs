@@ -59,6 +59,8 @@ pub fn send(
             input: p.message,
             category,
             requires_ack,
+            msg_type: None,
+            message_id: None,
         });
     }
     let task_id = p.task_id.or(target_task).unwrap_or_default();
@@ -95,6 +97,8 @@ pub fn send(
         input: p.message,
         category,
         requires_ack,
+        msg_type: None,
+        message_id: None,
     })
 }
 
@@ -127,7 +131,19 @@ fn reply_like(
     kind: MessageKind,
     input: MessageInput,
 ) -> Append {
-    Append { new_thread: false, thread, event_type, from, to, kind, input, category: None, requires_ack: false }
+    Append {
+        new_thread: false,
+        thread,
+        event_type,
+        from,
+        to,
+        kind,
+        input,
+        category: None,
+        requires_ack: false,
+        msg_type: None,
+        message_id: None,
+    }
 }
 
 /// `inbox.reply`: anyone may reply inside an open thread. An `answer` to a blocked thread

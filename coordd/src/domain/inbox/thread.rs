@@ -62,6 +62,10 @@ pub struct Append {
     /// Mail category and ack requirement (only `send` sets them).
     pub category: Option<Category>,
     pub requires_ack: bool,
+    /// A typed message's type (only `control.send` sets it).
+    pub msg_type: Option<String>,
+    /// A message id the sender chose (`control.send`); a new one otherwise.
+    pub message_id: Option<String>,
 }
 
 fn empty_object() -> Value {
@@ -71,7 +75,7 @@ fn empty_object() -> Value {
 /// Write the message (with its artifacts), the thread, the sender's read mark and the
 /// event; the event is published after the commit with the message attached.
 pub fn append(tx: &mut dyn Tx, now: Ts, a: Append) -> Result<MessageResult> {
-    let message_id = ids::new_id("msg");
+    let message_id = a.message_id.unwrap_or_else(|| ids::new_id("msg"));
     let mut thread = a.thread;
     thread.latest_message_id = Some(message_id.clone());
     thread.updated_at = now.to_string();
@@ -108,6 +112,7 @@ pub fn append(tx: &mut dyn Tx, now: Ts, a: Append) -> Result<MessageResult> {
         category: a.category,
         requires_ack: a.requires_ack,
         artifacts,
+        msg_type: a.msg_type,
     });
     let event_id = tx.event_insert(&event)?;
     event.event_id = event_id;

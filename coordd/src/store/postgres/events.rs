@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::store::repos::{EventQuery, Events, Messages};
 
 const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
-     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack";
+     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack, m.msg_type";
 const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
 
 fn message_from_row(r: &Row) -> Result<Message> {
@@ -27,6 +27,7 @@ fn message_from_row(r: &Row) -> Result<Message> {
         event_id: r.i(9)?,
         category: r.op(10)?,
         requires_ack: r.b(11)?,
+        msg_type: r.os(12)?,
         artifacts: Vec::new(),
     })
 }
@@ -53,8 +54,8 @@ impl Messages for PgTx<'_> {
     fn message_insert(&mut self, m: &Message) -> Result<()> {
         self.exec(
             "INSERT INTO messages (message_id, thread_id, from_agent, to_agent, kind, summary, body, \
-             payload_json, created_at, event_id, category, requires_ack) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+             payload_json, created_at, event_id, category, requires_ack, msg_type) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             &[
                 &m.message_id,
                 &m.thread_id,
@@ -68,6 +69,7 @@ impl Messages for PgTx<'_> {
                 &m.event_id,
                 &m.category.map(|c| c.as_str()),
                 &m.requires_ack,
+                &m.msg_type,
             ],
         )?;
         for a in &m.artifacts {
@@ -173,10 +175,27 @@ fn filter_sql(q: &EventQuery, args: &mut Args) -> String {
         let n = args.push(a.clone());
         clauses.push(format!("((e.assigned_to = {n} OR e.created_by = {n}) AND e.actor <> {n})"));
     }
+    if let Some(to) = &f.to {
+        let n = args.push(to.clone());
+        clauses.push(format!("(e.message_to = {n} OR (e.message_to = '{BROADCAST}' AND e.actor <> {n}))"));
+    }
+    // What happened: an event type or a message type, either one.
+    let mut what = Vec::new();
+    if !f.event_types.is_empty() {
+        let types: Vec<String> = f.event_types.iter().map(|s| s.as_str().to_string()).collect();
+        what.push(format!("e.event_type = ANY({})", args.push(types)));
+    }
+    if f.message_types.iter().any(|t| t == ANY_TYPE) {
+        what.push("e.message_type IS NOT NULL".to_string());
+    } else if !f.message_types.is_empty() {
+        what.push(format!("e.message_type = ANY({})", args.push(f.message_types.clone())));
+    }
+    if !what.is_empty() {
+        clauses.push(format!("({})", what.join(" OR ")));
+    }
     let statuses: Vec<String> = f.statuses.iter().map(|s| s.as_str().to_string()).collect();
-    let types: Vec<String> = f.event_types.iter().map(|s| s.as_str().to_string()).collect();
     let kinds: Vec<String> = f.kinds.iter().map(|s| s.as_str().to_string()).collect();
-    for (col, vals) in [("thread_status", statuses), ("event_type", types), ("message_kind", kinds)] {
+    for (col, vals) in [("thread_status", statuses), ("message_kind", kinds)] {
         if !vals.is_empty() {
             clauses.push(format!("e.{col} = ANY({})", args.push(vals)));
         }
@@ -216,8 +235,9 @@ impl Events for PgTx<'_> {
         let id = self.next_event_id()?;
         self.exec(
             "INSERT INTO events (event_id, run_id, task_id, thread_id, source, event_type, message_id, summary, \
-             payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind, task_status) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+             payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind, task_status, \
+             message_type, message_to) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
             &[
                 &id,
                 &e.run_id,
@@ -235,6 +255,8 @@ impl Events for PgTx<'_> {
                 &e.thread_status.map_or("", |s| s.as_str()),
                 &e.message.as_ref().map(|m| m.kind.as_str()),
                 &e.task_status.map(|s| s.as_str()),
+                &e.message.as_ref().and_then(|m| m.msg_type.as_deref()),
+                &e.message.as_ref().map(|m| m.to_agent.as_str()),
             ],
         )?;
         Ok(id)

@@ -242,6 +242,29 @@ pub const MIGRATIONS: &[&str] = &[
         created_at ctext NOT NULL
     );
     "#,
+    // 3: SQLite's 8, typed control messages: the message's type, the type and recipient on
+    // its events (filters select by them), and the requests table.
+    r#"
+    ALTER TABLE messages ADD COLUMN msg_type ctext;
+    ALTER TABLE events ADD COLUMN message_type ctext;
+    ALTER TABLE events ADD COLUMN message_to ctext;
+    UPDATE events SET message_to = m.to_agent FROM messages m WHERE m.message_id = events.message_id;
+    CREATE INDEX idx_events_typed ON events(message_to, event_id) WHERE message_type IS NOT NULL;
+    CREATE TABLE requests (
+        request_id ctext PRIMARY KEY,
+        msg_type ctext NOT NULL,
+        thread_id ctext NOT NULL,
+        message_id ctext NOT NULL,
+        from_agent ctext NOT NULL,
+        to_agent ctext NOT NULL,
+        run_id ctext NOT NULL,
+        task_id ctext NOT NULL,
+        created_at ctext NOT NULL
+    );
+    CREATE INDEX idx_requests_to ON requests(to_agent, created_at);
+    CREATE INDEX idx_requests_run ON requests(run_id, created_at);
+    CREATE INDEX idx_requests_thread ON requests(thread_id);
+    "#,
 ];
 
 /// The schema version this binary writes.

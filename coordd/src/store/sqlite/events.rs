@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::store::repos::{EventQuery, Events, Messages};
 
 const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
-     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack";
+     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack, m.msg_type";
 const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
 
 fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
@@ -27,6 +27,7 @@ fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
         category: parse_opt_col(row, 10)?,
         requires_ack: row.get(11)?,
         artifacts: Vec::new(),
+        msg_type: row.get(12)?,
     })
 }
 
@@ -62,8 +63,8 @@ impl Messages for SqliteTx<'_> {
         self.conn
             .prepare_cached(
                 "INSERT INTO messages (message_id, thread_id, from_agent, to_agent, kind, summary, body, \
-                 payload_json, created_at, event_id, category, requires_ack) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 payload_json, created_at, event_id, category, requires_ack, msg_type) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?
             .execute(params![
                 m.message_id,
@@ -78,6 +79,7 @@ impl Messages for SqliteTx<'_> {
                 m.event_id,
                 m.category.map(|c| c.as_str()),
                 m.requires_ack,
+                m.msg_type,
             ])?;
         let mut stmt = self.conn.prepare_cached(
             "INSERT INTO artifacts (artifact_id, message_id, path, kind, metadata_json, created_at) \
@@ -196,10 +198,31 @@ fn filter_sql(q: &EventQuery) -> (String, Vec<SqlValue>) {
         let n = args.len();
         clauses.push(format!("((e.assigned_to = ?{n} OR e.created_by = ?{n}) AND e.actor <> ?{n})"));
     }
+    if let Some(to) = &f.to {
+        args.push(SqlValue::Text(to.clone()));
+        let n = args.len();
+        clauses.push(format!("(e.message_to = ?{n} OR (e.message_to = '{BROADCAST}' AND e.actor <> ?{n}))"));
+    }
+    // What happened: an event type or a message type, either one.
+    let mut what = Vec::new();
+    if !f.event_types.is_empty() {
+        let first = args.len() + 1;
+        args.extend(f.event_types.iter().map(|t| SqlValue::Text(t.as_str().to_string())));
+        what.push(format!("e.event_type IN ({})", super::tx::marks(first, f.event_types.len())));
+    }
+    if f.message_types.iter().any(|t| t == ANY_TYPE) {
+        what.push("e.message_type IS NOT NULL".to_string());
+    } else if !f.message_types.is_empty() {
+        let first = args.len() + 1;
+        args.extend(f.message_types.iter().map(|t| SqlValue::Text(t.clone())));
+        what.push(format!("e.message_type IN ({})", super::tx::marks(first, f.message_types.len())));
+    }
+    if !what.is_empty() {
+        clauses.push(format!("({})", what.join(" OR ")));
+    }
     let statuses: Vec<&str> = f.statuses.iter().map(|s| s.as_str()).collect();
-    let types: Vec<&str> = f.event_types.iter().map(|s| s.as_str()).collect();
     let kinds: Vec<&str> = f.kinds.iter().map(|s| s.as_str()).collect();
-    for (col, vals) in [("thread_status", statuses), ("event_type", types), ("message_kind", kinds)] {
+    for (col, vals) in [("thread_status", statuses), ("message_kind", kinds)] {
         if vals.is_empty() {
             continue;
         }
@@ -215,8 +238,9 @@ impl Events for SqliteTx<'_> {
         self.conn
             .prepare_cached(
                 "INSERT INTO events (run_id, task_id, thread_id, source, event_type, message_id, summary, \
-                 payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind, task_status) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind, task_status, \
+                 message_type, message_to) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             )?
             .execute(params![
                 e.run_id,
@@ -234,6 +258,8 @@ impl Events for SqliteTx<'_> {
                 e.thread_status.map_or("", |s| s.as_str()),
                 e.message.as_ref().map(|m| m.kind.as_str()),
                 e.task_status.map(|s| s.as_str()),
+                e.message.as_ref().and_then(|m| m.msg_type.as_deref()),
+                e.message.as_ref().map(|m| m.to_agent.as_str()),
             ])?;
         Ok(self.conn.last_insert_rowid())
     }

@@ -282,6 +282,32 @@ pub const MIGRATIONS: &[&str] = &[
         created_at TEXT NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 8 (issue 11): typed control messages. Messages keep
+    // their type; events keep the type and recipient of the message they recorded, so
+    // filters select by them (`message_types`, `to`), with an index for resuming a typed
+    // mailbox from a cursor; `requests` maps a request id to the thread it opened.
+    r#"
+    ALTER TABLE messages ADD COLUMN msg_type TEXT;
+    ALTER TABLE events ADD COLUMN message_type TEXT;
+    ALTER TABLE events ADD COLUMN message_to TEXT;
+    UPDATE events SET message_to = (SELECT m.to_agent FROM messages m WHERE m.message_id = events.message_id)
+        WHERE message_id IS NOT NULL;
+    CREATE INDEX idx_events_typed ON events(message_to, event_id) WHERE message_type IS NOT NULL;
+    CREATE TABLE requests (
+        request_id TEXT PRIMARY KEY,
+        msg_type TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_requests_to ON requests(to_agent, created_at);
+    CREATE INDEX idx_requests_run ON requests(run_id, created_at);
+    CREATE INDEX idx_requests_thread ON requests(thread_id);
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -19,6 +19,7 @@ mod mail;
 pub mod migrations;
 mod open;
 mod orch;
+mod requests;
 mod threads;
 pub mod tx;
 pub mod writer;

@@ -151,4 +151,6 @@ const SHIPPED: &[&str] = &[
     "b38d1590d18e15a2",
     // 7 (issue 14): agent credentials.
     "a3e0df438774fe78",
+    // 8 (issue 11): typed control messages.
+    "d19b9d99869bc246",
 ];

@@ -4,7 +4,8 @@
 //!     cargo build --release --workspace --bins && target/release/coord-bench
 //!
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
-//! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake, pg). Results go to stdout as a table;
+//! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake,
+//! pg, inbox, permission). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 //!
 //! Three long runs happen only when named: `--only soak` (100 simulated agents for 10
@@ -12,6 +13,7 @@
 //! `kill -9`; `--rounds N`) and `--only abuse` (the memory abuse of issue 14 through the raw
 //! socket).
 
+mod control_bench;
 mod orch_bench;
 mod pg_bench;
 mod scale_bench;
@@ -43,7 +45,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     // `--only NAME` runs one measure: wake, wakeload, sends, claims, subs, cli, fetch,
-    // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite).
+    // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite), inbox, permission.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let number = |flag: &str, default: u64| {
@@ -142,6 +144,13 @@ fn main() {
         }
         if run("pg") {
             pg_bench::run(quick).await;
+        }
+        if run("inbox") {
+            control_bench::memory(scale.wakes).await;
+            control_bench::daemon(&p, scale.orch_wakes).await;
+        }
+        if run("permission") {
+            control_bench::permission(&p, scale.cli_sends).await;
         }
     });
     if run("fetch") {

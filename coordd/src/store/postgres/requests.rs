@@ -1,0 +1,89 @@
+//! Typed requests on PostgreSQL (the SQL of `store::sqlite::requests`): the `requests`
+//! table, joined with the thread each opened (whose status says whether the request is
+//! open, answered or cancelled).
+
+use coord_proto::types::ThreadStatus;
+use postgres::Row;
+
+use super::tx::{Args, Col, PgTx};
+use crate::error::Result;
+use crate::store::repos::{RequestQuery, RequestRow, Requests};
+
+const COLUMNS: &str =
+    "r.request_id, r.msg_type, r.thread_id, r.message_id, r.from_agent, r.to_agent, r.run_id, r.task_id, r.created_at";
+
+fn row_of(r: &Row) -> Result<RequestRow> {
+    Ok(RequestRow {
+        request_id: r.s(0)?,
+        msg_type: r.s(1)?,
+        thread_id: r.s(2)?,
+        message_id: r.s(3)?,
+        from_agent: r.s(4)?,
+        to_agent: r.s(5)?,
+        run_id: r.s(6)?,
+        task_id: r.s(7)?,
+        created_at: r.s(8)?,
+    })
+}
+
+impl PgTx<'_> {
+    fn one_request(&self, column: &str, value: &str) -> Result<Option<RequestRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM requests r WHERE r.{column} = $1");
+        self.map_one(&sql, &[&value], row_of)
+    }
+}
+
+impl Requests for PgTx<'_> {
+    fn request_insert(&mut self, r: &RequestRow) -> Result<()> {
+        self.exec(
+            "INSERT INTO requests (request_id, msg_type, thread_id, message_id, from_agent, to_agent, run_id, \
+             task_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[
+                &r.request_id,
+                &r.msg_type,
+                &r.thread_id,
+                &r.message_id,
+                &r.from_agent,
+                &r.to_agent,
+                &r.run_id,
+                &r.task_id,
+                &r.created_at,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn request(&self, request_id: &str) -> Result<Option<RequestRow>> {
+        self.one_request("request_id", request_id)
+    }
+
+    fn request_of_thread(&self, thread_id: &str) -> Result<Option<RequestRow>> {
+        self.one_request("thread_id", thread_id)
+    }
+
+    fn requests_list(&self, q: &RequestQuery) -> Result<Vec<(RequestRow, ThreadStatus)>> {
+        let mut args = Args::default();
+        let mut clauses: Vec<String> = Vec::new();
+        for (col, v) in
+            [("request_id", &q.request_id), ("to_agent", &q.to), ("from_agent", &q.from), ("run_id", &q.run_id)]
+        {
+            if let Some(v) = v {
+                clauses.push(format!("r.{col} = {}", args.push(v.clone())));
+            }
+        }
+        if !q.types.is_empty() {
+            clauses.push(format!("r.msg_type = ANY({})", args.push(q.types.clone())));
+        }
+        if !q.include_closed {
+            clauses.push("t.status NOT IN ('done', 'failed', 'cancelled')".into());
+        }
+        let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
+        let order = if q.include_closed { "DESC" } else { "ASC" };
+        let sql = format!(
+            "SELECT {COLUMNS}, t.status FROM requests r JOIN threads t ON t.thread_id = r.thread_id {filter} \
+             ORDER BY r.created_at {order}, r.request_id {order} LIMIT {}",
+            q.limit
+        );
+        self.map(&sql, &args.refs(), |r| Ok((row_of(r)?, r.p(9)?)))
+    }
+}

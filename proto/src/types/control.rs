@@ -1,0 +1,507 @@
+//! Typed control messages (the seed's message types; their payloads are in `payloads.rs`),
+//! the permission policy, and progress lines from tool subprocesses.
+//!
+//! A typed message is an ordinary message with a `type` and a payload whose JSON field names
+//! are the seed's. Known types have a [`TypeRole`]: a *request* opens a thread of its own
+//! that its *response* closes; a *task assignment* opens a pending work thread; every other
+//! type (unknown ones included, which pass through untouched) is a *notice*, a thread that
+//! is complete at birth unless the sender names a thread to add it to.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::*;
+
+/// The type of a typed message: one of the known types, or any other name, which passes
+/// through untouched so that newer senders do not break older readers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MessageType {
+    /// A worker asks for permission to run a tool call.
+    PermissionRequest,
+    /// The approver allows or denies it, possibly changing the input.
+    PermissionResponse,
+    /// A worker went idle: available, interrupted or failed.
+    IdleNotification,
+    /// The lead hands a worker a task.
+    TaskAssignment,
+    /// The lead asks a worker to shut down.
+    ShutdownRequest,
+    /// The worker agrees to shut down.
+    ShutdownApproved,
+    /// The worker refuses, with a reason.
+    ShutdownRejected,
+    /// Asks an agent to switch its permission mode.
+    ModeSetRequest,
+    /// Changes the team's permission rules.
+    TeamPermissionUpdate,
+    /// A worker asks the lead to approve its plan.
+    PlanApprovalRequest,
+    /// The lead approves or rejects the plan, with feedback.
+    PlanApprovalResponse,
+    /// Any other type, kept as given.
+    Other(String),
+}
+
+/// What a type does to its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeRole {
+    /// Opens a thread of its own, pending until one of these response types closes it.
+    Request(&'static [&'static str]),
+    /// Answers (and closes) the open request named by its payload's `request_id`.
+    Response(&'static str),
+    /// Opens a pending work thread for the recipient (the worker protocol takes it on).
+    Assignment,
+    /// Complete at birth: a thread of its own that is `done` at once, or a message added to
+    /// the thread the sender names.
+    Notice,
+}
+
+macro_rules! message_types {
+    ($($var:ident = $s:literal,)+) => {
+        impl MessageType {
+            /// Every known type.
+            pub const KNOWN: &'static [MessageType] = &[$(MessageType::$var),+];
+
+            /// The wire name.
+            pub fn as_str(&self) -> &str {
+                match self { $(MessageType::$var => $s,)+ MessageType::Other(s) => s }
+            }
+
+            /// The type for a wire name; unknown names become [`MessageType::Other`].
+            pub fn from_name(s: &str) -> MessageType {
+                match s { $($s => MessageType::$var,)+ other => MessageType::Other(other.to_string()) }
+            }
+        }
+    };
+}
+
+message_types! {
+    PermissionRequest = "permission_request",
+    PermissionResponse = "permission_response",
+    IdleNotification = "idle_notification",
+    TaskAssignment = "task_assignment",
+    ShutdownRequest = "shutdown_request",
+    ShutdownApproved = "shutdown_approved",
+    ShutdownRejected = "shutdown_rejected",
+    ModeSetRequest = "mode_set_request",
+    TeamPermissionUpdate = "team_permission_update",
+    PlanApprovalRequest = "plan_approval_request",
+    PlanApprovalResponse = "plan_approval_response",
+}
+
+impl MessageType {
+    /// What this type does to its thread.
+    pub fn role(&self) -> TypeRole {
+        use MessageType::*;
+        match self {
+            PermissionRequest => TypeRole::Request(&["permission_response"]),
+            ShutdownRequest => TypeRole::Request(&["shutdown_approved", "shutdown_rejected"]),
+            PlanApprovalRequest => TypeRole::Request(&["plan_approval_response"]),
+            PermissionResponse => TypeRole::Response("permission_request"),
+            ShutdownApproved | ShutdownRejected => TypeRole::Response("shutdown_request"),
+            PlanApprovalResponse => TypeRole::Response("plan_approval_request"),
+            TaskAssignment => TypeRole::Assignment,
+            IdleNotification | ModeSetRequest | TeamPermissionUpdate | Other(_) => TypeRole::Notice,
+        }
+    }
+
+    /// Check a payload against this type's shape: a JSON object whose known fields have the
+    /// right types and whose required fields are there. Extra fields are allowed; an
+    /// unknown type only needs an object.
+    pub fn check_payload(&self, payload: &Value) -> Result<(), String> {
+        fn shape<T: serde::de::DeserializeOwned>(t: &MessageType, v: &Value) -> Result<(), String> {
+            T::deserialize(v).map(|_| ()).map_err(|e| format!("{} payload: {e}", t.as_str()))
+        }
+        if !payload.is_object() {
+            return Err(format!("{} payload must be a JSON object", self.as_str()));
+        }
+        use MessageType::*;
+        match self {
+            PermissionRequest => shape::<PermissionRequestPayload>(self, payload),
+            PermissionResponse => shape::<PermissionResponsePayload>(self, payload),
+            IdleNotification => shape::<IdleNotificationPayload>(self, payload),
+            TaskAssignment => shape::<TaskAssignmentPayload>(self, payload),
+            ShutdownRequest => shape::<ShutdownRequestPayload>(self, payload),
+            ShutdownApproved => shape::<ShutdownApprovedPayload>(self, payload),
+            ShutdownRejected => shape::<ShutdownRejectedPayload>(self, payload),
+            ModeSetRequest => shape::<ModeSetRequestPayload>(self, payload),
+            TeamPermissionUpdate => shape::<TeamPermissionUpdatePayload>(self, payload),
+            PlanApprovalRequest => shape::<PlanApprovalRequestPayload>(self, payload),
+            PlanApprovalResponse => shape::<PlanApprovalResponsePayload>(self, payload),
+            Other(_) => Ok(()),
+        }
+    }
+
+    /// The types `orch wait` wakes the lead on.
+    pub fn lead_actionable() -> Vec<String> {
+        [MessageType::PermissionRequest, MessageType::IdleNotification, MessageType::PlanApprovalRequest]
+            .iter()
+            .map(|t| t.as_str().to_string())
+            .collect()
+    }
+}
+
+impl std::fmt::Display for MessageType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for MessageType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(MessageType::from_name(s))
+    }
+}
+
+impl From<&str> for MessageType {
+    fn from(s: &str) -> MessageType {
+        MessageType::from_name(s)
+    }
+}
+
+impl From<String> for MessageType {
+    fn from(s: String) -> MessageType {
+        MessageType::from_name(&s)
+    }
+}
+
+impl Serialize for MessageType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for MessageType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(MessageType::from_name(&String::deserialize(d)?))
+    }
+}
+
+/// A filter value that selects every typed message, whatever its type.
+pub const ANY_TYPE: &str = "*";
+
+/// The `request_id` of a request or response payload, if it has a non-empty one.
+pub fn payload_request_id(payload: &Value) -> Option<&str> {
+    payload.get("request_id").and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+// ---------------------------------------------------------------------------------------
+// control.*: params and results.
+// ---------------------------------------------------------------------------------------
+
+/// Params of `control.send`: one typed message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ControlSendParams {
+    pub from: String,
+    #[serde(rename = "type")]
+    pub msg_type: String,
+    /// The recipient. Optional for a response (it goes to the requester) and when a run or
+    /// the policy's lead names the recipient (see `docs/protocol.md`).
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Stored as given; `{}` when absent.
+    #[serde(default = "empty_object")]
+    pub payload: Value,
+    /// A message id chosen by the sender (`msg_` + 26 lowercase base32hex characters): a
+    /// send retried with the same id returns the first result instead of writing twice.
+    #[serde(default)]
+    pub message_id: Option<String>,
+    /// Defaults to a line made from the type and payload.
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Add a notice to this open thread instead of opening one.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    #[serde(default)]
+    pub priority: Option<Priority>,
+}
+
+/// Result of `control.send`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControlSendResult {
+    pub thread: Thread,
+    pub message: Message,
+    pub event_id: i64,
+    /// The request this message opened or answered.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// True when `message_id` was already stored: nothing was written again.
+    #[serde(default)]
+    pub duplicate: bool,
+}
+
+string_enum!(
+    /// Where a request stands: open until answered (its response closes the thread) or
+    /// cancelled (`inbox.cancel` on its thread, e.g. when the requester gave up).
+    RequestStatus {
+        Open = "open",
+        Answered = "answered",
+        Cancelled = "cancelled",
+    }
+);
+
+/// Params of `control.requests`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestsParams {
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// Requests addressed to this agent.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Requests made by this agent.
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// Request types (empty: all).
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// Also answered and cancelled requests (newest first); by default only open ones,
+    /// oldest first.
+    #[serde(default)]
+    pub include_closed: bool,
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// One request with its state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestView {
+    pub request_id: String,
+    #[serde(rename = "type")]
+    pub msg_type: String,
+    pub status: RequestStatus,
+    pub from: String,
+    pub to: String,
+    pub run_id: String,
+    pub task_id: String,
+    pub thread_id: String,
+    pub message_id: String,
+    pub summary: String,
+    pub payload: Value,
+    pub created_at: String,
+    /// The answer, once there is one.
+    #[serde(default)]
+    pub response: Option<Message>,
+}
+
+/// Result of `control.requests`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestsResult {
+    pub requests: Vec<RequestView>,
+}
+
+// ---------------------------------------------------------------------------------------
+// policy.*: which tool calls need whose approval.
+// ---------------------------------------------------------------------------------------
+
+/// Default seconds a gated hook waits for the approver.
+pub const DEFAULT_PERMISSION_TIMEOUT: u64 = 120;
+/// Longest wait a policy may set.
+pub const MAX_PERMISSION_TIMEOUT: u64 = 3600;
+
+fn default_timeout() -> u64 {
+    DEFAULT_PERMISSION_TIMEOUT
+}
+
+/// The permission policy: gated tool calls and who approves them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Grows by one with every change (0: never set).
+    #[serde(default)]
+    pub version: i64,
+    /// Default approver, and the lead idle notifications go to when no run names one.
+    #[serde(default)]
+    pub lead: Option<String>,
+    /// Seconds a gated hook waits for the answer before falling back to the session's own
+    /// permission flow.
+    #[serde(default = "default_timeout")]
+    pub timeout_seconds: u64,
+    #[serde(default)]
+    pub rules: Vec<PolicyRule>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy { version: 0, lead: None, timeout_seconds: DEFAULT_PERMISSION_TIMEOUT, rules: vec![] }
+    }
+}
+
+/// One gated pattern.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyRule {
+    /// A Claude Code permission rule: `Bash(git push*)`, `Write(src/**)`, `mcp__*`, `WebFetch`.
+    pub tool: String,
+    /// Agent name globs the rule applies to (empty: every agent).
+    #[serde(default)]
+    pub agents: Vec<String>,
+    /// Who approves (default: the policy's lead).
+    #[serde(default)]
+    pub approver: Option<String>,
+}
+
+/// Params of `policy.set`: replace the policy.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PolicySetParams {
+    /// Who changes it (the event's actor).
+    pub actor: String,
+    /// Its `version` is ignored: the stored one grows by one.
+    pub policy: Policy,
+    /// Refuse (`invalid_transition`) unless the stored version is this one.
+    #[serde(default)]
+    pub expected_version: Option<i64>,
+}
+
+/// Result of `policy.get` and `policy.set`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyResult {
+    pub policy: Policy,
+    /// The snapshot file the permission hooks read.
+    pub file: String,
+    #[serde(default)]
+    pub event_id: Option<i64>,
+}
+
+/// Params of `policy.check`: would this tool call be gated?
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PolicyCheckParams {
+    pub agent: String,
+    pub tool_name: String,
+    #[serde(default = "empty_object")]
+    pub tool_input: Value,
+    /// The session's directory, for path rules (default: the project root).
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+/// Result of `policy.check`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyCheckResult {
+    pub gated: bool,
+    /// The first rule that matched.
+    #[serde(default)]
+    pub rule: Option<PolicyRule>,
+    #[serde(default)]
+    pub approver: Option<String>,
+    pub timeout_seconds: u64,
+}
+
+// ---------------------------------------------------------------------------------------
+// progress.*: lossy progress lines from tool subprocesses.
+// ---------------------------------------------------------------------------------------
+
+/// Lines the daemon keeps for late subscribers (all agents together); older ones drop.
+pub const PROGRESS_HISTORY: usize = 1000;
+/// Longest `data` of a progress line, in bytes.
+pub const MAX_PROGRESS_DATA: usize = 4096;
+
+string_enum!(
+    /// What a progress line is: the seed's `progress`, `log` or `result`.
+    ProgressType {
+        Progress = "progress",
+        Log = "log",
+        Result = "result",
+    }
+);
+
+fn progress_type() -> ProgressType {
+    ProgressType::Progress
+}
+
+/// Params of `progress.report`: one line from a tool subprocess. Send it as a notification
+/// (no `id`) to fire and forget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressParams {
+    pub agent: String,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    #[serde(rename = "type", default = "progress_type")]
+    pub line_type: ProgressType,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    pub data: String,
+    #[serde(default)]
+    pub meta: Option<Value>,
+}
+
+/// A progress line as subscribers see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressLine {
+    /// Grows by one per line accepted since the daemon started (not durable).
+    pub seq: u64,
+    pub agent: String,
+    pub task_id: String,
+    #[serde(rename = "type")]
+    pub line_type: ProgressType,
+    pub tool_use_id: String,
+    pub data: String,
+    #[serde(default)]
+    pub meta: Option<Value>,
+    pub at: String,
+    /// Lines this subscriber missed just before this one because it read too slowly.
+    #[serde(default)]
+    pub dropped: u64,
+}
+
+/// Result of `progress.report`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressReportResult {
+    pub seq: u64,
+}
+
+/// Which progress lines `progress.subscribe` and `progress.recent` return.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProgressFilter {
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    /// Lines after this `seq` from the recent history first (a subscription without it
+    /// starts with new lines only; `progress.recent` returns the whole history).
+    #[serde(default)]
+    pub after_seq: Option<u64>,
+}
+
+/// Result of `progress.recent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressRecentResult {
+    pub lines: Vec<ProgressLine>,
+    /// The newest `seq` so far (0: none since the daemon started).
+    pub last_seq: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_round_trip_and_unknown_types_pass_through() {
+        for t in MessageType::KNOWN {
+            assert_eq!(&MessageType::from_name(t.as_str()), t);
+            assert_eq!(serde_json::to_value(t).unwrap(), json!(t.as_str()));
+        }
+        let other: MessageType = serde_json::from_value(json!("brand_new_type")).unwrap();
+        assert_eq!(other, MessageType::Other("brand_new_type".into()));
+        assert_eq!(other.role(), TypeRole::Notice);
+    }
+
+    #[test]
+    fn payload_shapes_are_checked_for_known_types_only() {
+        let t = MessageType::PermissionResponse;
+        assert!(t.check_payload(&json!({"request_id": "r", "approved": true, "extra": 1})).is_ok());
+        assert!(t.check_payload(&json!({"request_id": "r"})).unwrap_err().contains("approved"));
+        assert!(MessageType::IdleNotification.check_payload(&json!({"idle_reason": "bored"})).is_err());
+        assert!(MessageType::from_name("x").check_payload(&json!({"anything": [1]})).is_ok());
+        assert!(MessageType::from_name("x").check_payload(&json!("text")).is_err());
+    }
+}
