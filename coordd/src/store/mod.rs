@@ -5,6 +5,7 @@
 //!   transaction interface [`repos::Tx`], and the records they exchange. No SQL crosses it.
 //! - [`backend`]: [`backend::Store`], what a backend provides around transactions: a
 //!   group-committed write path, consistent reads, facts about itself, shutdown.
+//! - [`queue`]: the bounded queue of write jobs in front of each backend's writer thread.
 //! - [`sqlite`]: the embedded default, one SQLite file in WAL mode.
 //! - [`postgres`]: several daemons (one per host) on one PostgreSQL database.
 
@@ -12,6 +13,7 @@ pub mod backend;
 pub mod copy;
 pub mod migrate;
 pub mod postgres;
+pub mod queue;
 pub mod repos;
 pub mod select;
 pub mod sqlite;

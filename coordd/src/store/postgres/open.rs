@@ -15,10 +15,11 @@ use super::conn::{self, PgConn};
 use super::follow::{Follower, Publisher, Shared};
 use super::migrations;
 use super::tx::PgTx;
-use super::writer::Writer;
+use super::writer;
 use crate::bus::Bus;
 use crate::error::{Error, Result};
 use crate::store::backend::{ReadJob, Store, StoreInfo, WriteJob};
+use crate::store::queue::Writer;
 use crate::store::repos::Events;
 
 /// Connections reads may use at once.
@@ -98,7 +99,7 @@ impl PgStore {
             publisher: Publisher::new(bus.clone(), last),
         });
         let start = |e: std::io::Error| Error::Internal(format!("cannot start a PostgreSQL backend thread: {e}"));
-        let (writer, handle) = Writer::spawn(writer_conn, shared.clone()).map_err(start)?;
+        let (writer, handle) = writer::spawn(writer_conn, shared.clone()).map_err(start)?;
         let follower = Follower::spawn(shared.clone()).map_err(start)?;
         let store = PgStore {
             location: redact(url),

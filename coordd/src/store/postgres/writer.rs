@@ -26,8 +26,6 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, oneshot};
-
 use coord_proto::types::Event;
 
 use super::conn::PgConn;
@@ -35,79 +33,21 @@ use super::follow::Shared;
 use super::tx::{EventIds, PgTx};
 use crate::error::{Error, Result};
 use crate::store::backend::WriteJob;
+use crate::store::queue::{MAX_BATCH, Queue, Writer};
 
-/// Most jobs folded into one transaction.
-pub const MAX_BATCH: usize = 512;
-/// Jobs queued before submitters wait.
-pub const QUEUE: usize = 4 * MAX_BATCH;
-
-enum Msg {
-    Job(WriteJob),
-    /// Finish what is queued, stop, and say so.
-    Stop(oneshot::Sender<()>),
+/// Start the writer thread on `conn` (reconnecting through `shared` when it is lost).
+pub fn spawn(conn: PgConn, shared: Arc<Shared>) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
+    Writer::spawn("coordd-pg-writer", move |queue| run(Some(conn), queue, shared))
 }
 
-/// Handle to the writer thread.
-#[derive(Clone)]
-pub struct Writer {
-    tx: mpsc::Sender<Msg>,
-}
-
-impl Writer {
-    /// Start the writer thread on `conn` (reconnecting through `shared` when it is lost).
-    pub fn spawn(conn: PgConn, shared: Arc<Shared>) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
-        let (tx, rx) = mpsc::channel::<Msg>(QUEUE);
-        let handle =
-            std::thread::Builder::new().name("coordd-pg-writer".into()).spawn(move || run(Some(conn), rx, shared))?;
-        Ok((Writer { tx }, handle))
-    }
-
-    /// Queue a job (waiting while the queue is full).
-    pub async fn submit(&self, job: WriteJob) -> Result<()> {
-        self.tx
-            .send(Msg::Job(job))
-            .await
-            .map_err(|_| Error::Internal("the writer has stopped (daemon shutting down)".into()))
-    }
-
-    /// Run what is already queued and stop; later writes fail.
-    pub async fn stop(&self) {
-        let (tx, rx) = oneshot::channel();
-        if self.tx.send(Msg::Stop(tx)).await.is_ok() {
-            let _ = rx.await;
-        }
-    }
-}
-
-fn run(mut conn: Option<PgConn>, mut rx: mpsc::Receiver<Msg>, shared: Arc<Shared>) {
+fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>) {
     let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
-    let mut stopped: Option<oneshot::Sender<()>> = None;
-    while stopped.is_none() {
-        let Some(first) = rx.blocking_recv() else { break };
-        let mut next = Some(first);
-        while let Some(msg) = next.take() {
-            match msg {
-                Msg::Job(job) => batch.push(job),
-                Msg::Stop(ack) => {
-                    stopped = Some(ack);
-                    break;
-                }
-            }
-            if batch.len() < MAX_BATCH {
-                next = rx.try_recv().ok();
-            }
-        }
+    while queue.next_batch(&mut batch) {
         run_batch(&mut conn, &mut batch, &shared);
     }
-    rx.close();
-    while let Ok(Msg::Job(job)) = rx.try_recv() {
-        batch.push(job);
-    }
+    queue.close(&mut batch);
     run_batch(&mut conn, &mut batch, &shared);
-    tracing::debug!("writer stopped");
-    if let Some(ack) = stopped {
-        let _ = ack.send(());
-    }
+    queue.finished();
 }
 
 /// How a batch's jobs are isolated from each other inside the transaction.

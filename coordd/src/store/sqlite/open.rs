@@ -14,10 +14,11 @@ use rusqlite::{Connection, OpenFlags};
 use super::checkpoint::Checkpointer;
 use super::migrations;
 use super::tx::SqliteTx;
-use super::writer::Writer;
+use super::writer;
 use crate::bus::Bus;
 use crate::error::{Error, Result};
 use crate::store::backend::{ReadJob, Store, StoreInfo, WriteJob};
+use crate::store::queue::Writer;
 use crate::store::repos::Events;
 
 /// Read-only connections in the pool.
@@ -65,7 +66,7 @@ impl SqliteStore {
         let readers = r2d2::Pool::builder().max_size(READERS).min_idle(Some(1)).build(readers(path))?;
         let bus = Bus::new(last);
         let checkpointer = Checkpointer::spawn(path)?;
-        let (writer, handle) = Writer::spawn(conn, bus.clone(), checkpointer)
+        let (writer, handle) = writer::spawn(conn, bus.clone(), checkpointer)
             .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
         let store = SqliteStore {
             path: path.to_path_buf(),

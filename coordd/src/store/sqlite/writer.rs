@@ -23,88 +23,39 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use rusqlite::Connection;
-use tokio::sync::{mpsc, oneshot};
 
 use coord_proto::types::Event;
 
 use super::checkpoint::Checkpointer;
 use super::tx::{SqliteTx, unwritable};
 use crate::bus::Bus;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::store::backend::WriteJob;
+use crate::store::queue::{MAX_BATCH, Queue, Writer};
 
-/// Most jobs folded into one transaction.
-pub const MAX_BATCH: usize = 512;
-/// Jobs queued before submitters wait.
-pub const QUEUE: usize = 4 * MAX_BATCH;
 /// Jobs committed between two WAL checkpoints.
 const CHECKPOINT_EVERY: usize = 1000;
 
-enum Msg {
-    Job(WriteJob),
-    /// Finish what is queued, checkpoint, stop, and say so.
-    Stop(oneshot::Sender<()>),
+/// Start the writer thread on `conn`, publishing committed events on `bus`, with
+/// `checkpointer` for the bulk of its checkpoints.
+pub fn spawn(
+    conn: Connection,
+    bus: Bus,
+    checkpointer: Checkpointer,
+) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
+    Writer::spawn("coordd-writer", move |queue| run(conn, queue, bus, checkpointer))
 }
 
-/// Handle to the writer thread. Cloning is cheap; the thread stops on [`Writer::stop`] or
-/// when all handles drop.
-#[derive(Clone)]
-pub struct Writer {
-    tx: mpsc::Sender<Msg>,
-}
-
-impl Writer {
-    /// Start the writer thread on `conn`, publishing committed events on `bus`, with
-    /// `checkpointer` for the bulk of its checkpoints.
-    pub fn spawn(
-        conn: Connection,
-        bus: Bus,
-        checkpointer: Checkpointer,
-    ) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
-        let (tx, rx) = mpsc::channel::<Msg>(QUEUE);
-        let handle =
-            std::thread::Builder::new().name("coordd-writer".into()).spawn(move || run(conn, rx, bus, checkpointer))?;
-        Ok((Writer { tx }, handle))
-    }
-
-    /// Queue a job (waiting while the queue is full).
-    pub async fn submit(&self, job: WriteJob) -> Result<()> {
-        self.tx
-            .send(Msg::Job(job))
-            .await
-            .map_err(|_| Error::Internal("the writer has stopped (daemon shutting down)".into()))
-    }
-
-    /// Run what is already queued, checkpoint and stop; later writes fail.
-    pub async fn stop(&self) {
-        let (tx, rx) = oneshot::channel();
-        if self.tx.send(Msg::Stop(tx)).await.is_ok() {
-            let _ = rx.await;
-        }
-    }
-}
-
-fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, bus: Bus, checkpointer: Checkpointer) {
+fn run(conn: Connection, mut queue: Queue, bus: Bus, checkpointer: Checkpointer) {
     let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
     let mut since_checkpoint = 0;
-    let mut stopped: Option<oneshot::Sender<()>> = None;
-    while stopped.is_none() {
-        let Some(first) = rx.blocking_recv() else { break };
-        let mut next = Some(first);
-        while let Some(msg) = next.take() {
-            match msg {
-                Msg::Job(job) => batch.push(job),
-                Msg::Stop(ack) => {
-                    stopped = Some(ack);
-                    break;
-                }
-            }
-            if batch.len() < MAX_BATCH {
-                next = rx.try_recv().ok();
-            }
-        }
+    loop {
+        let more = queue.next_batch(&mut batch);
         since_checkpoint += batch.len();
         run_batch(&conn, &mut batch, &bus);
+        if !more {
+            break;
+        }
         if checkpointer.caught_up() {
             // The bulk is copied: copy the rest, so the next transaction restarts the WAL.
             checkpoint(&conn, "PASSIVE");
@@ -114,16 +65,10 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, bus: Bus, checkpointer: Ch
     }
     checkpointer.stop();
     // Refuse whatever arrives from now on, fold the WAL into the database and truncate it.
-    rx.close();
-    while let Ok(Msg::Job(job)) = rx.try_recv() {
-        batch.push(job);
-    }
+    queue.close(&mut batch);
     run_batch(&conn, &mut batch, &bus);
     checkpoint(&conn, "TRUNCATE");
-    tracing::debug!("writer stopped");
-    if let Some(ack) = stopped {
-        let _ = ack.send(());
-    }
+    queue.finished();
 }
 
 /// Run a parameterless statement through the statement cache (no parse per batch).
