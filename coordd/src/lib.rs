@@ -7,13 +7,15 @@
 //! [`domain`] holds every rule, written once against the repository traits of [`store`];
 //! `store::sqlite` implements them. [`services`] are the async steps around git and the
 //! background duties; [`workspace`] writes worktrees and session files. [`core`] ties the
-//! store, the [`time`] clock and the [`bus`] together for the handlers.
+//! store, the [`time`] clock and the [`bus`] together for the handlers. [`dashboard`] serves
+//! the same method table over a WebSocket to the web dashboard, with its embedded page.
 
 pub mod api;
 pub mod bus;
 pub mod control;
 pub mod core;
 pub mod daemon;
+pub mod dashboard;
 pub mod domain;
 pub mod error;
 pub mod ids;

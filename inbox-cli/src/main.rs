@@ -86,6 +86,10 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Hook(HookCmd::Install(a)) => session::hook_install(ctx, a).await,
         Cmd::Hook(HookCmd::Claude(a)) => claude_hook::answer(ctx, a).await,
         Cmd::Mcp(a) => mcp::serve(ctx, a).await,
+        Cmd::Dashboard(a) => {
+            coord_cli::dashboard::command(ctx.client().await?, &a, ctx.json, ctx.command).await?;
+            Ok(Outcome::Done)
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use coord_cli::{CliError, body};
-use coord_proto::api::OrchApiClient;
+use coord_proto::api::{OrchApiClient, ViewApiClient};
 use coord_proto::types::*;
 use serde_json::json;
 
@@ -26,7 +26,21 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             ctx.print(&v, || render::runs(&v.runs));
             found(&v.runs)
         }
-        Cmd::Run(RunCmd::Show(a)) | Cmd::Status(a) => {
+        Cmd::Status(a) if a.watch => crate::top::run(ctx, crate::top::TopArgs { run: Some(a.run) }).await,
+        Cmd::Status(a) => {
+            let v = ctx.client().await?.view_run(RunViewParams { run_id: a.run }).await?;
+            ctx.print(&v, || {
+                let nodes: Vec<crate::tree::Node<'_>> = v.tasks.iter().map(Into::into).collect();
+                crate::tree::print(&v.run, &nodes)
+            });
+            done()
+        }
+        Cmd::Dashboard(a) => {
+            coord_cli::dashboard::command(ctx.client().await?, &a, ctx.json, ctx.command).await?;
+            done()
+        }
+        Cmd::Top(a) => crate::top::run(ctx, a).await,
+        Cmd::Run(RunCmd::Show(a)) => {
             let v = ctx.client().await?.run_show(RunRef { run_id: a.run }).await?;
             ctx.print(&v, || render::graph(&v));
             done()

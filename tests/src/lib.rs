@@ -6,6 +6,8 @@
 //! The binaries are the ones `cargo test --workspace` builds beside this test binary
 //! (each binary crate has an integration test of its own, which makes cargo build it).
 
+pub mod browser;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -363,4 +365,11 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").current_dir(dir).args(args).output().expect("git");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Ask the project's daemon (auto-started if needed) to serve the dashboard; its URL.
+#[track_caller]
+pub fn dashboard_url(p: &Project) -> String {
+    let v = p.orch().args(["dashboard", "--json"]).run().ok().json();
+    v["url"].as_str().expect("dashboard url").to_string()
 }

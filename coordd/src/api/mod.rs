@@ -2,14 +2,16 @@
 //! that namespace's generated server trait on [`Api`]. A handler checks nothing itself: it
 //! runs one domain rule or `ops` operation in a transaction (or a `services` step) and
 //! returns the result. [`module`] merges the namespaces into the one method table the
-//! transport serves.
+//! transport serves (and the dashboard's WebSocket).
 
 mod agents;
+mod dashboard;
 mod events;
 mod inbox;
 mod mail;
 mod orch;
 mod system;
+mod view;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -19,6 +21,7 @@ use jsonrpsee::{Methods, RpcModule};
 use tokio::sync::watch;
 
 use crate::core::Core;
+use crate::dashboard::Dashboard;
 
 /// Static facts about the running daemon, reported by `system.hello`.
 #[derive(Debug, Clone)]
@@ -38,18 +41,22 @@ pub struct Api {
     methods: Arc<OnceLock<Vec<String>>>,
     /// Set when a client asks the daemon to stop.
     shutdown: watch::Sender<bool>,
+    /// The web dashboard's listener (`dashboard.*`).
+    dashboard: Arc<Dashboard>,
 }
 
 /// Every method of every namespace, in one table.
-pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>) -> Methods {
-    let api = Api { core, info: Arc::new(info), methods: Arc::default(), shutdown };
-    let parts: [Methods; 6] = [
+pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, dashboard: Arc<Dashboard>) -> Methods {
+    let api = Api { core, info: Arc::new(info), methods: Arc::default(), shutdown, dashboard };
+    let parts: [Methods; 8] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),
         EventsApiServer::into_rpc(api.clone()).into(),
         OrchApiServer::into_rpc(api.clone()).into(),
         AgentsApiServer::into_rpc(api.clone()).into(),
         MailApiServer::into_rpc(api.clone()).into(),
+        ViewApiServer::into_rpc(api.clone()).into(),
+        DashboardApiServer::into_rpc(api.clone()).into(),
     ];
     let mut all = RpcModule::new(());
     for part in parts {

@@ -15,6 +15,7 @@ pub mod agents;
 pub mod messages;
 pub mod orch;
 pub mod status;
+pub mod view;
 
 #[cfg(test)]
 mod tests;

@@ -132,6 +132,9 @@ pub enum Cmd {
     /// .mcp.json: {"mcpServers":{"coordd":{"command":"inbox","args":["--agent","W","mcp"]}}}
     /// (`inbox hook install` writes that file).
     Mcp(McpArgs),
+    /// Serve the live web dashboard from the daemon and print its URL.
+    #[command(long_about = coord_cli::dashboard::ABOUT)]
+    Dashboard(coord_cli::dashboard::DashboardArgs),
 }
 
 impl Cmd {
@@ -172,6 +175,7 @@ impl Cmd {
             Cmd::Hook(HookCmd::Claude(_)) => "hook claude",
             Cmd::Hook(HookCmd::Install(_)) => "hook install",
             Cmd::Mcp(_) => "mcp",
+            Cmd::Dashboard(_) => "dashboard",
         }
     }
 }

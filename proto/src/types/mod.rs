@@ -304,3 +304,6 @@ pub use agents::*;
 pub use inbox::*;
 pub use orch::*;
 pub use sessions::*;
+
+mod view;
+pub use view::*;
