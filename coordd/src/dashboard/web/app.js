@@ -19,6 +19,8 @@ const rpc = new Rpc(new URL('ws', location.href).href.replace(/^http/, 'ws'));
 const ctx = {
   rpc,
   overseer: OVERSEER,
+  /// The newest event applied so far.
+  cursor: () => cursor,
   setBadge(id, n) {
     const el = document.getElementById(id);
     if (!el) return;

@@ -6,6 +6,8 @@ import { h, fill, clock, coalesce, errorText } from './dom.js';
 
 const RELEVANT = /^(mail|thread|message)\./;
 const MAX_EVENTS = 200;
+/// Events shown from before the page opened.
+const BACKLOG = 50;
 
 export function create(ctx, root) {
   let filter = {};
@@ -24,7 +26,20 @@ export function create(ctx, root) {
     h('table', { class: 'timeline' }, h('thead', {}, h('tr', {}, ['time', 'from', 'to', 'kind', 'message', 'thread', 'delivery'].map((c) => h('th', {}, c)))), list),
     h('h3', {}, 'Live events'), events);
 
+  let shown = 0;   // newest event in the live list
+  function show(ev) {
+    if (ev.event_id <= shown) return;
+    shown = ev.event_id;
+    events.prepend(h('li', { value: ev.event_id, dataset: { event: ev.event_id } },
+      h('span', { class: 'muted' }, clock(ev.created_at)), ' ', h('code', {}, ev.event_type), ' ', ev.actor ? h('b', {}, ev.actor) : null, ' ', ev.summary));
+    while (events.children.length > MAX_EVENTS) events.lastChild.remove();
+  }
+
   const load = coalesce(async () => {
+    if (shown === 0 && ctx.cursor() > 0) {
+      const r = await ctx.rpc.call('events.list', { after_event: Math.max(0, ctx.cursor() - BACKLOG), limit: BACKLOG });
+      for (const ev of r.events) if (ev.event_id <= ctx.cursor()) show(ev);
+    }
     try {
       const v = await ctx.rpc.call('view.timeline', { ...filter, limit: 200 });
       error.textContent = '';
@@ -46,9 +61,7 @@ export function create(ctx, root) {
   return {
     load,
     onEvent(ev) {
-      events.prepend(h('li', { value: ev.event_id, dataset: { event: ev.event_id } },
-        h('span', { class: 'muted' }, clock(ev.created_at)), ' ', h('code', {}, ev.event_type), ' ', ev.actor ? h('b', {}, ev.actor) : null, ' ', ev.summary));
-      while (events.children.length > MAX_EVENTS) events.lastChild.remove();
+      show(ev);
       if (RELEVANT.test(ev.event_type)) load();
     },
   };

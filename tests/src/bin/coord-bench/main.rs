@@ -4,9 +4,12 @@
 //!     cargo build --release --workspace --bins && target/release/coord-bench
 //!
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
-//! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake). Results go to stdout as a table;
+//! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake,
+//! dashboard; `screenshots` writes the dashboard's images into docs/ and is never run by default). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 
+mod dashboard_bench;
+mod dashboard_scene;
 mod orch_bench;
 mod scale_bench;
 mod session_bench;
@@ -115,6 +118,13 @@ fn main() {
     }
     if run("hook") {
         session_bench::hook(&p, scale.cli_sends);
+    }
+    if run("dashboard") {
+        dashboard_bench::run(&rt, quick);
+    }
+    if only.as_deref() == Some("screenshots") {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+        dashboard_bench::screenshots(&rt, &dir);
     }
     report("daemon RSS after the runs above (SQLite page cache warm)", format!("{:.1} MiB", rss_mib(pid)));
     d.signal("TERM");
@@ -304,7 +314,7 @@ fn cli_send(p: &Project, n: usize) {
     );
 }
 
-fn rss_mib(pid: u32) -> f64 {
+pub(crate) fn rss_mib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
