@@ -74,7 +74,7 @@ fn requests_without_the_token_get_401_and_no_data() {
         assert_eq!(status, 401, "{path}");
         assert!(!body.contains("<html") && !body.contains("import"), "{path}: {body}");
     }
-    let err = ws(&u, &wrong, None).err().expect("refused");
+    let Err(err) = ws(&u, &wrong, None) else { panic!("a wrong token must be refused") };
     assert!(err.contains("401"), "{err}");
 }
 
@@ -115,7 +115,9 @@ fn a_foreign_origin_is_refused_on_http_and_websocket() {
     let u = parse(&dashboard_url(&p));
     let (status, _, _) = get(u.port, &format!("/{}/", u.token), &[("Origin", "http://attacker.example")]);
     assert_eq!(status, 403);
-    let err = ws(&u, &u.token, Some("http://attacker.example")).err().expect("refused");
+    let Err(err) = ws(&u, &u.token, Some("http://attacker.example")) else {
+        panic!("a foreign origin must be refused")
+    };
     assert!(err.contains("403"), "{err}");
     let own = format!("http://127.0.0.1:{}", u.port);
     ws(&u, &u.token, Some(&own)).expect("its own origin is accepted");

@@ -8,6 +8,8 @@
 //!   cancel inbox threads through [`messages`].
 //! - [`agents`]: mail and reservation calls that strict mode limits to registered agents.
 //! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
+//! - [`view`]: the `view.*` read models (agents, a run's graph, the mail timeline), each
+//!   joining several domains in one read.
 //!
 //! Each function takes the open transaction and `now`.
 

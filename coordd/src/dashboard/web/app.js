@@ -67,16 +67,23 @@ async function start() {
     cursor = hello.last_event_id;
     state.cursor = cursor;
   }
-  // Views read their state, then the stream resumes after the cursor: whatever committed
-  // in between arrives as events, and a view that already shows it simply redraws.
-  await Promise.all(Object.values(views).map((v) => v.load()));
-  await rpc.subscribe({ after_event: cursor }, onEvent);
+  // The stream resumes after the cursor while the views read their state: an event that
+  // commits in between arrives and redraws a view that may already show it. The visible
+  // view comes first; the first render is complete when it is drawn.
+  state.timings = { connected: performance.now() };
+  const loads = {};
+  for (const [name, v] of Object.entries(views)) {
+    loads[name] = v.load().then(() => { state.timings[name] = performance.now(); });
+  }
+  await Promise.all([rpc.subscribe({ after_event: cursor }, onEvent), loads[currentTab()]]);
   setConn('live', 'live');
   document.getElementById('cursor').textContent = `event ${cursor}`;
   if (state.ready === null) {
     state.ready = performance.now();
     document.body.dataset.ready = '1';
   }
+  await Promise.all(Object.values(loads));
+  state.loaded = performance.now();
 }
 
 let backoff = 100;
@@ -99,9 +106,13 @@ rpc.onclose = () => {
   run();
 };
 
-function route() {
+function currentTab() {
   const tab = (location.hash || '#runs').slice(1);
-  const name = views[tab] ? tab : 'runs';
+  return views[tab] ? tab : 'runs';
+}
+
+function route() {
+  const name = currentTab();
   for (const sec of document.querySelectorAll('main > section')) sec.hidden = sec.dataset.view !== name;
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.tab === name);
 }

@@ -73,21 +73,23 @@ export function tickAges() {
 }
 
 /// Run `fn` at most once at a time; a call while it runs schedules one more run after it.
+/// The promise returned settles when the runs that include this call are done.
 export function coalesce(fn) {
-  let running = false;
+  let running = null;
   let again = false;
-  const run = async () => {
-    if (running) { again = true; return; }
-    running = true;
-    try {
-      do { again = false; await fn(); } while (again);
-    } catch (e) {
-      console.error(e);
-    } finally {
-      running = false;
-    }
+  return function run() {
+    if (running) { again = true; return running; }
+    running = (async () => {
+      try {
+        do { again = false; await fn(); } while (again);
+      } catch (e) {
+        console.error(e);
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
   };
-  return run;
 }
 
 export function errorText(e) {

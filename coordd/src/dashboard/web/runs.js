@@ -24,7 +24,7 @@ export function create(ctx, root) {
     if (!selected || !runs.some((r) => r.run_id === selected)) {
       const active = runs.filter((r) => r.status === 'active');
       const next = (active[active.length - 1] || runs[runs.length - 1] || {}).run_id || null;
-      if (next !== selected) { selected = next; picked = null; loadRun(); }
+      if (next !== selected) { selected = next; picked = null; }
     }
     drawList();
   });
@@ -139,7 +139,9 @@ export function create(ctx, root) {
     },
     selected: () => selected,
     onEvent(ev) {
-      if (ev.event_type.startsWith('run.')) loadRuns();
+      if (ev.event_type.startsWith('run.')) {
+        loadRuns().then(() => { if (selected && (!graph || graph.run.run_id !== selected)) loadRun(); });
+      }
       if (!selected || ev.run_id !== selected) return;
       if (ev.task_status && ev.task_id) patchNode(ev);
       const orch = /^(task|run|council)\./.test(ev.event_type);

@@ -36,12 +36,16 @@ export function create(ctx, root) {
   }
 
   const load = coalesce(async () => {
-    if (shown === 0 && ctx.cursor() > 0) {
-      const r = await ctx.rpc.call('events.list', { after_event: Math.max(0, ctx.cursor() - BACKLOG), limit: BACKLOG });
+    const backlog = shown === 0 && ctx.cursor() > 0
+      ? ctx.rpc.call('events.list', { after_event: Math.max(0, ctx.cursor() - BACKLOG), limit: BACKLOG })
+      : null;
+    const view = ctx.rpc.call('view.timeline', { ...filter, limit: 200 });
+    if (backlog) {
+      const r = await backlog;
       for (const ev of r.events) if (ev.event_id <= ctx.cursor()) show(ev);
     }
     try {
-      const v = await ctx.rpc.call('view.timeline', { ...filter, limit: 200 });
+      const v = await view;
       error.textContent = '';
       fill(list, v.items.length ? v.items.map(row) : h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No messages.')));
     } catch (e) {

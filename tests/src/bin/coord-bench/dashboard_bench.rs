@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use coord_client::Client;
-use coord_proto::api::{InboxApiClient, OrchApiClient};
+use coord_proto::api::{EventsApiClient, InboxApiClient, OrchApiClient, ViewApiClient};
 use coord_proto::types::*;
 use coord_tests::browser::Browser;
 use coord_tests::{Project, dashboard_url};
@@ -79,6 +79,37 @@ async fn seed(c: &Client, tasks: usize, messages: usize) {
     .await;
 }
 
+/// The daemon's side of a first render: the calls the page makes, timed from a client.
+fn view_calls(rt: &tokio::runtime::Runtime, c: &Client, tasks: usize) {
+    let time = |what: &str, f: &dyn Fn()| {
+        let mut lat: Vec<Duration> = (0..20)
+            .map(|_| {
+                let t0 = std::time::Instant::now();
+                f();
+                t0.elapsed()
+            })
+            .collect();
+        lat.sort();
+        report(what, format!("p50 {}", ms(percentile(&lat, 0.5))));
+    };
+    time(&format!("  view.run, {tasks} tasks"), &|| {
+        rt.block_on(c.view_run(RunViewParams { run_id: "R1".into() })).unwrap();
+    });
+    time("  view.agents", &|| {
+        rt.block_on(c.view_agents(AgentsViewParams::default())).unwrap();
+    });
+    time("  view.timeline, newest 200 copies", &|| {
+        rt.block_on(c.view_timeline(TimelineParams { limit: Some(200), ..Default::default() })).unwrap();
+    });
+    time("  events.list of control messages", &|| {
+        let p = EventsListParams {
+            filter: EventFilter { kinds: vec![MessageKind::Control], ..Default::default() },
+            limit: Some(500),
+        };
+        rt.block_on(c.events_list(p)).unwrap();
+    });
+}
+
 pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     let Some(mut b) = Browser::launch() else {
         report("dashboard", "skipped: Chromium is not installed".into());
@@ -90,14 +121,21 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     let (tasks, messages, samples) = if quick { (100, 1000, 30) } else { (1000, 10_000, 200) };
     let c = rt.block_on(p.client());
     rt.block_on(seed(&c, tasks, messages));
+    // The views read once over the socket first, so the page's extra memory is its own.
+    view_calls(rt, &c, tasks);
     let before = rss_mib(pid);
 
     let url = dashboard_url(&p);
     let mut loads = Vec::new();
     for _ in 0..5 {
+        // A new document each time (a hash change alone would not load the page again).
+        b.goto("about:blank");
         b.open_dashboard(&format!("{url}#runs"));
         b.wait_for(&format!("document.querySelectorAll('svg.graph g.node').length === {tasks}"), "every node");
         let at = b.eval("window.__coord.ready").as_f64().unwrap();
+        if std::env::var_os("COORD_BENCH_VERBOSE").is_some() {
+            println!("  load {at:.1} ms, per view: {}", b.eval("JSON.stringify(window.__coord.timings)"));
+        }
         loads.push(Duration::from_secs_f64(at / 1000.0));
     }
     loads.sort();
