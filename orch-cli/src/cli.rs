@@ -85,7 +85,7 @@ pub enum Cmd {
     Dashboard(coord_cli::dashboard::DashboardArgs),
     /// Live terminal view across all runs: agents and their threads, blocked questions,
     /// recent events; redrawn as events arrive. q quits.
-    Top(crate::top::TopArgs),
+    Top(TopArgs),
 }
 
 impl Cmd {
@@ -119,6 +119,14 @@ impl Cmd {
             Cmd::Top(_) => "top",
         }
     }
+}
+
+/// Flags of `orch top`.
+#[derive(Args)]
+pub struct TopArgs {
+    /// Only this run (as `orch status --run R --watch`).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
 }
 
 #[derive(Args)]

@@ -26,7 +26,7 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             ctx.print(&v, || render::runs(&v.runs));
             found(&v.runs)
         }
-        Cmd::Status(a) if a.watch => crate::top::run(ctx, crate::top::TopArgs { run: Some(a.run) }).await,
+        Cmd::Status(a) if a.watch => crate::top::run(ctx, TopArgs { run: Some(a.run) }).await,
         Cmd::Status(a) => {
             let v = ctx.client().await?.view_run(RunViewParams { run_id: a.run }).await?;
             ctx.print(&v, || {

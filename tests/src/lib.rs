@@ -373,3 +373,17 @@ pub fn dashboard_url(p: &Project) -> String {
     let v = p.orch().args(["dashboard", "--json"]).run().ok().json();
     v["url"].as_str().expect("dashboard url").to_string()
 }
+
+/// Run R1 with one thread task T1, dispatched to `worker`, claimed and blocked on
+/// `question`; the thread id and the event id of the block.
+#[track_caller]
+pub fn blocked_task(p: &Project, worker: &str, question: &str) -> (String, i64) {
+    let orch = |args: &[&str]| p.orch().args(args).json_flag().run().ok().json();
+    orch(&["run", "create", "--goal", "G", "--id", "R1"]);
+    orch(&["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread"]);
+    let d = orch(&["dispatch", "--run", "R1", "--task", "T1", "--to", worker]);
+    let thr = d["dispatches"][0]["thread_id"].as_str().expect("thread_id").to_string();
+    ok(p, &["claim", "--agent", worker, "--thread", &thr]);
+    let blocked = ok(p, &["update", "--agent", worker, "--thread", &thr, "--status", "blocked", "--summary", question]);
+    (thr, blocked["event_id"].as_i64().expect("event_id"))
+}

@@ -65,18 +65,8 @@ fn the_send_box_queues_mail_that_inbox_check_delivers_and_the_badge_clears() {
 fn answering_a_blocked_question_in_the_page_wakes_wait_reply() {
     let Some(mut b) = Browser::launch() else { return };
     let p = Project::new();
-    p.orch().args(["run", "create", "--goal", "G", "--id", "R1"]).json_flag().run().ok();
-    p.orch()
-        .args(["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread"])
-        .json_flag()
-        .run()
-        .ok();
-    let d = p.orch().args(["dispatch", "--run", "R1", "--task", "T1", "--to", "wkr"]).json_flag().run().ok().json();
-    let thr = d["dispatches"][0]["thread_id"].as_str().unwrap().to_string();
-    ok(&p, &["claim", "--agent", "wkr", "--thread", &thr]);
-    let blocked =
-        ok(&p, &["update", "--agent", "wkr", "--thread", &thr, "--status", "blocked", "--summary", "diesel or sqlx?"]);
-    let after = blocked["event_id"].as_i64().unwrap().to_string();
+    let (thr, after) = blocked_task(&p, "wkr", "diesel or sqlx?");
+    let after = after.to_string();
     let waiter = p
         .inbox()
         .args(["wait-reply", "--agent", "wkr", "--thread", &thr, "--after-event", &after, "--timeout-seconds", "120"])

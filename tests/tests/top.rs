@@ -80,16 +80,7 @@ fn top_redraws_when_mail_and_a_question_arrive() {
     let row = s.lines().find(|l| l.contains("wkr-1") && !l.contains("hello")).expect("the agent's row");
     assert!(row.trim_end().trim_end_matches('│').trim_end().ends_with('1'), "one unread: {row}");
 
-    p.orch().args(["run", "create", "--goal", "G", "--id", "R1"]).json_flag().run().ok();
-    p.orch()
-        .args(["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread"])
-        .json_flag()
-        .run()
-        .ok();
-    let d = p.orch().args(["dispatch", "--run", "R1", "--task", "T1", "--to", "wkr-1"]).json_flag().run().ok().json();
-    let thr = d["dispatches"][0]["thread_id"].as_str().unwrap().to_string();
-    ok(&p, &["claim", "--agent", "wkr-1", "--thread", &thr]);
-    ok(&p, &["update", "--agent", "wkr-1", "--thread", &thr, "--status", "blocked", "--summary", "which database?"]);
+    blocked_task(&p, "wkr-1", "which database?");
     t.wait_for(&["R1/T1", "@wkr-1: which database?", "busy"]);
 
     t.keys("q");

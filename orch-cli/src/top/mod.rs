@@ -14,19 +14,12 @@ use coord_proto::types::*;
 use ratatui::crossterm::event::{self as term, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 use tokio::sync::mpsc;
 
+use crate::cli::TopArgs;
 use crate::ctx::{Ctx, Outcome, Res};
 use model::{Model, Stale};
 
 /// Events shown on start, from before the view opened.
 const BACKLOG: i64 = 50;
-
-/// Flags of `orch top`.
-#[derive(clap::Args)]
-pub struct TopArgs {
-    /// Only this run (as `orch status --run R --watch`).
-    #[arg(long, value_name = "RUN_ID")]
-    pub run: Option<String>,
-}
 
 pub async fn run(ctx: &Ctx, args: TopArgs) -> Res {
     if ctx.json {
