@@ -182,7 +182,7 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     report(&format!("commit → unread badge updated ({samples} sends)"), row(&badge_lat));
     let after = rss_mib(pid);
     report(
-        "daemon RSS: seeded, no dashboard → page open",
+        "daemon RSS: views read over the socket → page open",
         format!("{before:.1} MiB → {after:.1} MiB (+{:.1})", after - before),
     );
     drop(b);
