@@ -9,6 +9,8 @@
 //! command whose arguments are wrong, or that needs no daemon, never connects (nor starts
 //! one).
 
+pub mod dashboard;
+
 use std::path::Path;
 use std::process::ExitCode;
 

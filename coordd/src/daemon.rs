@@ -16,6 +16,7 @@ use tokio::task::JoinSet;
 
 use crate::api::{self, DaemonInfo};
 use crate::core::Core;
+use crate::dashboard::Dashboard;
 use crate::lockfile::{Acquire, DaemonLock, LockInfo};
 use crate::services::background;
 use crate::store::select;
@@ -116,7 +117,11 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         started_at,
         started,
     };
-    let methods = api::module(core, info, shutdown_tx.clone());
+    let dashboard = Arc::new(Dashboard::new(dir.clone(), core.clock.clone()));
+    let methods = api::module(core, info, shutdown_tx.clone(), dashboard.clone());
+    dashboard.set_methods(methods.clone());
+    // A dashboard served before a restart is served again, on the same URL.
+    dashboard.restore().await;
 
     // Handlers are installed before readiness is announced: a signal sent the moment a
     // launcher sees "ready" must already mean a clean shutdown.
@@ -180,6 +185,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     }
     let _ = shutdown_tx.send(true);
     drop(listener);
+    dashboard.shutdown().await;
     let _ = std::fs::remove_file(&paths.socket);
     let drained = tokio::time::timeout(DRAIN, async { while conns.join_next().await.is_some() {} }).await;
     if drained.is_err() {

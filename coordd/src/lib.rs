@@ -9,6 +9,8 @@
 //! background duties; [`workspace`] writes worktrees and session files. [`core`] ties the
 //! store, the [`time`] clock and the [`bus`] together for the handlers; [`progress`] is the
 //! lossy in-memory feed of progress lines from tool subprocesses.
+//! store, the [`time`] clock and the [`bus`] together for the handlers. [`dashboard`] serves
+//! the same method table over a WebSocket to the web dashboard, with its embedded page.
 
 pub mod api;
 pub mod bus;
@@ -16,6 +18,7 @@ pub mod caller;
 pub mod control;
 pub mod core;
 pub mod daemon;
+pub mod dashboard;
 pub mod domain;
 pub mod error;
 pub mod host;

@@ -357,7 +357,10 @@ impl Conn {
 /// takes one params object: it may come bare (by name), wrapped in a one-element array, or
 /// be left out when all its fields are optional. Unsubscribe takes the subscription id:
 /// bare, as `[id]`, or as `{"subscription": id}`.
-fn normalize_params<'a>(callback: &MethodCallback, raw: Option<&'a str>) -> Option<std::borrow::Cow<'a, str>> {
+pub(crate) fn normalize_params<'a>(
+    callback: &MethodCallback,
+    raw: Option<&'a str>,
+) -> Option<std::borrow::Cow<'a, str>> {
     use std::borrow::Cow;
     let trimmed = raw.map(str::trim).filter(|p| *p != "null");
     if let MethodCallback::Unsubscription(_) = callback {

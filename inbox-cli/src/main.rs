@@ -101,6 +101,10 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Plan(a) => control::plan(ctx, a).await,
         Cmd::Progress(a) => control::progress(ctx, a).await,
         Cmd::Policy(c) => policy::run(ctx, c).await,
+        Cmd::Dashboard(a) => {
+            coord_cli::dashboard::command(ctx.client().await?, &a, ctx.json, ctx.command).await?;
+            Ok(Outcome::Done)
+        }
     }
 }
 

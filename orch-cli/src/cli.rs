@@ -71,14 +71,21 @@ pub enum Cmd {
     Reassign(ReassignArgs),
     /// Cancel one task, or the whole run.
     Cancel(CancelArgs),
-    /// Draw the run's task graph with the state of each task.
-    Status(RunArg),
+    /// Draw the run's task graph with the state of each task and the agent of each attempt
+    /// (--watch: keep it live, as `orch top --run`).
+    Status(StatusArgs),
     /// List or prune attempt worktrees.
     #[command(subcommand)]
     Worktree(WorktreeCmd),
     /// Council review: reviewers (three by default) brainstorm, then vote.
     #[command(subcommand)]
     Council(CouncilCmd),
+    /// Serve the live web dashboard from the daemon and print its URL.
+    #[command(long_about = coord_cli::dashboard::ABOUT)]
+    Dashboard(coord_cli::dashboard::DashboardArgs),
+    /// Live terminal view across all runs: agents and their threads, blocked questions,
+    /// recent events; redrawn as events arrive. q quits.
+    Top(TopArgs),
 }
 
 impl Cmd {
@@ -108,8 +115,27 @@ impl Cmd {
             Cmd::Council(CouncilCmd::Start(_)) => "council start",
             Cmd::Council(CouncilCmd::Status(_)) => "council status",
             Cmd::Council(CouncilCmd::Report(_)) => "council report",
+            Cmd::Dashboard(_) => "dashboard",
+            Cmd::Top(_) => "top",
         }
     }
+}
+
+/// Flags of `orch top`.
+#[derive(Args)]
+pub struct TopArgs {
+    /// Only this run (as `orch status --run R --watch`).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+}
+
+#[derive(Args)]
+pub struct StatusArgs {
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: String,
+    /// Stay open and redraw as events arrive (the terminal view of `orch top`).
+    #[arg(long)]
+    pub watch: bool,
 }
 
 #[derive(Args)]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use coord_cli::{CliError, body};
-use coord_proto::api::{ControlApiClient, OrchApiClient};
+use coord_proto::api::{ControlApiClient, OrchApiClient, ViewApiClient};
 use coord_proto::types::*;
 use serde_json::json;
 
@@ -26,23 +26,30 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             ctx.print(&v, || render::runs(&v.runs));
             found(&v.runs)
         }
-        Cmd::Run(RunCmd::Show(a)) => {
-            let v = ctx.client().await?.run_show(RunRef { run_id: a.run }).await?;
-            ctx.print(&v, || render::graph(&v));
-            done()
-        }
+        Cmd::Status(a) if a.watch => crate::top::run(ctx, TopArgs { run: Some(a.run) }).await,
         Cmd::Status(a) => {
-            // The run, and the requests of its workers still waiting for an answer.
+            // The run's graph, and the requests of its workers still waiting for an answer.
             let c = ctx.client().await?;
-            let v = c.run_show(RunRef { run_id: a.run.clone() }).await?;
+            let v = c.view_run(RunViewParams { run_id: a.run.clone() }).await?;
             let open = RequestsParams { run_id: Some(a.run), ..Default::default() };
             let requests = c.control_requests(open).await?.requests;
             let mut out = serde_json::to_value(&v).unwrap_or_default();
             out["open_requests"] = json!(requests);
             ctx.print(&out, || {
-                render::graph(&v);
+                let nodes: Vec<crate::tree::Node<'_>> = v.tasks.iter().map(Into::into).collect();
+                crate::tree::print(&v.run, &nodes);
                 render::requests(&requests);
             });
+            done()
+        }
+        Cmd::Dashboard(a) => {
+            coord_cli::dashboard::command(ctx.client().await?, &a, ctx.json, ctx.command).await?;
+            done()
+        }
+        Cmd::Top(a) => crate::top::run(ctx, a).await,
+        Cmd::Run(RunCmd::Show(a)) => {
+            let v = ctx.client().await?.run_show(RunRef { run_id: a.run }).await?;
+            ctx.print(&v, || render::graph(&v));
             done()
         }
         Cmd::Run(RunCmd::Cancel(a)) => {

@@ -5,6 +5,8 @@ mod cli;
 mod commands;
 mod ctx;
 mod render;
+mod top;
+mod tree;
 
 use std::process::ExitCode;
 

@@ -1,20 +1,8 @@
 //! Readable output of `orch` (the JSON envelope is `coord_cli`'s).
 
-use std::collections::HashMap;
-
 use coord_proto::types::*;
 
-fn mark(s: TaskStatus) -> &'static str {
-    match s {
-        TaskStatus::Done => "[x]",
-        TaskStatus::Failed => "[!]",
-        TaskStatus::Cancelled => "[-]",
-        TaskStatus::Blocked => "[?]",
-        TaskStatus::InProgress | TaskStatus::Dispatched => "[>]",
-        TaskStatus::Ready => "[ ]",
-        TaskStatus::Pending => "[.]",
-    }
-}
+use crate::tree;
 
 pub fn runs(runs: &[Run]) {
     if runs.is_empty() {
@@ -50,62 +38,11 @@ pub fn tasks(tasks: &[Task]) {
     }
 }
 
-/// The run's task graph: tasks in dependency order, indented by depth, each with its state
-/// and what it waits on.
+/// The run's task graph as a tree (see `tree`); `run show` and `run cancel` know no
+/// attempt's agent, so they show the planned assignee.
 pub fn graph(v: &RunView) {
-    let counts = TaskStatus::ALL
-        .iter()
-        .filter_map(|s| {
-            let n = v.tasks.iter().filter(|t| t.status == *s).count();
-            (n > 0).then(|| format!("{n} {s}"))
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    println!("run {} [{}] {}", v.run.run_id, v.run.status, v.run.goal);
-    println!("  {} task(s){}{}", v.tasks.len(), if counts.is_empty() { "" } else { ": " }, counts);
-    let by_id: HashMap<&str, &Task> = v.tasks.iter().map(|t| (t.task_id.as_str(), t)).collect();
-    let mut depth: HashMap<&str, usize> = HashMap::new();
-    fn depth_of<'a>(
-        id: &'a str,
-        by_id: &HashMap<&'a str, &'a Task>,
-        memo: &mut HashMap<&'a str, usize>,
-        guard: usize,
-    ) -> usize {
-        if let Some(d) = memo.get(id) {
-            return *d;
-        }
-        let d = match by_id.get(id) {
-            Some(t) if guard < 10_000 => {
-                t.depends_on.iter().map(|p| depth_of(p, by_id, memo, guard + 1) + 1).max().unwrap_or(0)
-            }
-            _ => 0,
-        };
-        memo.insert(id, d);
-        d
-    }
-    for t in &v.tasks {
-        depth_of(&t.task_id, &by_id, &mut depth, 0);
-    }
-    let mut order: Vec<(usize, usize, &Task)> =
-        v.tasks.iter().enumerate().map(|(i, t)| (depth[t.task_id.as_str()], i, t)).collect();
-    order.sort_by_key(|(d, i, _)| (*d, *i));
-    for (d, _, t) in order {
-        let indent = "    ".repeat(d);
-        let arrow = if d == 0 { "" } else { "└─ " };
-        let waits = if t.depends_on.is_empty() { String::new() } else { format!("  <- {}", t.depends_on.join(", ")) };
-        let who = t.assign_to.as_deref().map(|a| format!(" @{a}")).unwrap_or_default();
-        let attempt = if t.attempt > 0 { format!(" (attempt {})", t.attempt) } else { String::new() };
-        println!(
-            "  {indent}{arrow}{} {:<11} {}  {}{who}{attempt}{waits}",
-            mark(t.status),
-            t.status.as_str(),
-            t.task_id,
-            t.title
-        );
-    }
-    println!(
-        "  legend: [x] done  [>] dispatched/in progress  [?] blocked  [ ] ready  [.] pending  [!] failed  [-] cancelled"
-    );
+    let nodes: Vec<tree::Node<'_>> = v.tasks.iter().map(tree::Node::planned).collect();
+    tree::print(&v.run, &nodes);
 }
 
 pub fn task(v: &TaskView) {

@@ -128,6 +128,8 @@ error_codes! {
     IoWriteFailed = 1150, "io_write_failed", Internal;
     /// Reading coordination data (or a file) failed.
     IoReadFailed = 1151, "io_read_failed", Internal;
+    /// The dashboard could not listen on the port asked for (in use, or not allowed).
+    PortUnavailable = 1160, "port_unavailable", Conflict;
 }
 
 impl std::fmt::Display for ErrorCode {

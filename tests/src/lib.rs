@@ -6,6 +6,8 @@
 //! The binaries are the ones `cargo test --workspace` builds beside this test binary
 //! (each binary crate has an integration test of its own, which makes cargo build it).
 
+pub mod browser;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -572,4 +574,25 @@ pub fn skip_or_fail(what: &str) {
         panic!("COORD_CI is set and this test needs {what}");
     }
     eprintln!("SKIPPED: this test needs {what}");
+}
+
+/// Ask the project's daemon (auto-started if needed) to serve the dashboard; its URL.
+#[track_caller]
+pub fn dashboard_url(p: &Project) -> String {
+    let v = p.orch().args(["dashboard", "--json"]).run().ok().json();
+    v["url"].as_str().expect("dashboard url").to_string()
+}
+
+/// Run R1 with one thread task T1, dispatched to `worker`, claimed and blocked on
+/// `question`; the thread id and the event id of the block.
+#[track_caller]
+pub fn blocked_task(p: &Project, worker: &str, question: &str) -> (String, i64) {
+    let orch = |args: &[&str]| p.orch().args(args).json_flag().run().ok().json();
+    orch(&["run", "create", "--goal", "G", "--id", "R1"]);
+    orch(&["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread"]);
+    let d = orch(&["dispatch", "--run", "R1", "--task", "T1", "--to", worker]);
+    let thr = d["dispatches"][0]["thread_id"].as_str().expect("thread_id").to_string();
+    ok(p, &["claim", "--agent", worker, "--thread", &thr]);
+    let blocked = ok(p, &["update", "--agent", worker, "--thread", &thr, "--status", "blocked", "--summary", question]);
+    (thr, blocked["event_id"].as_i64().expect("event_id"))
 }

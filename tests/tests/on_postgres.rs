@@ -32,6 +32,8 @@ mod progress;
 mod raw_socket;
 #[path = "reservations.rs"]
 mod reservations;
+#[path = "views.rs"]
+mod views;
 #[path = "waits.rs"]
 mod waits;
 #[path = "worker_flow.rs"]

@@ -12,14 +12,20 @@
 //! subscription loose instead: its last notification is an error carrying the cursor to
 //! subscribe again after (every matching event up to it was queued before). A slim event
 //! of the bus (see [`crate::bus`]) is loaded from the store before it is sent.
+//!
+//! A connection without an outbox (the dashboard's WebSocket, served by jsonrpsee's own
+//! server) sends through the subscription's sink instead: replays wait for room in its
+//! bounded buffer, and a live event that finds it full cuts the subscription loose the same
+//! way, with the same last notification.
 
 use coord_proto::api::EventsApiServer;
 use coord_proto::error::SUBSCRIBER_TOO_SLOW;
 use coord_proto::types::*;
 use jsonrpsee::core::server::Extensions;
+use jsonrpsee::core::server::TrySendError;
 use jsonrpsee::core::{RpcResult, SubscriptionError, SubscriptionResult, async_trait};
 use jsonrpsee::types::ErrorObjectOwned;
-use jsonrpsee::{PendingSubscriptionSink, SubscriptionSink};
+use jsonrpsee::{PendingSubscriptionSink, SubscriptionMessage, SubscriptionSink};
 use serde_json::value::RawValue;
 use std::sync::Arc;
 
@@ -27,7 +33,7 @@ use super::Api;
 use crate::bus::{Missed, Published};
 use crate::core::Core;
 use crate::domain::events;
-use crate::outbox::{CONNECTION_BUDGET, Full, Meter, Outbox, SUBSCRIPTION_BUDGET};
+use crate::outbox::{CONNECTION_BUDGET, Closed, Full, Meter, Outbox, SUBSCRIPTION_BUDGET};
 use crate::store::repos::EventQuery;
 
 /// Events read per replay query.
@@ -47,11 +53,6 @@ impl EventsApiServer for Api {
         ext: &Extensions,
         filter: EventFilter,
     ) -> SubscriptionResult {
-        let Some(outbox) = ext.get::<Outbox>().cloned() else {
-            let e = crate::error::Error::Internal("this connection cannot carry subscriptions".into());
-            pending.reject(ErrorObjectOwned::from(e)).await;
-            return Ok(());
-        };
         let mut rx = self.core.bus.subscribe();
         let now = self.core.bus.last_event_id();
         let q = match self.core.read(move |tx, _| events::resolve(tx, filter, now)).await {
@@ -62,11 +63,11 @@ impl EventsApiServer for Api {
             }
         };
         let sink = pending.accept().await?;
-        let sub = Subscriber::new(&sink, outbox)?;
+        let mut sub = Subscriber::new(sink, ext.get::<Outbox>().cloned())?;
         let mut cursor = replay(&self.core, &q, q.after, &sub).await?;
         loop {
             tokio::select! {
-                _ = sink.closed() => return Ok(()),
+                _ = sub.sink.closed() => return Ok(()),
                 msg = rx.recv() => match msg {
                     Ok(p) => {
                         if p.event.event_id <= cursor {
@@ -74,13 +75,10 @@ impl EventsApiServer for Api {
                         }
                         if events::matches(&q, &p.event) {
                             let Some(json) = event_json(&self.core, &p).await? else { continue };
-                            match sub.outbox.try_push(sub.notification(&json)?, &sub.meter) {
+                            match sub.live(&json)? {
                                 Ok(()) => {}
                                 Err(Full::Closed) => return Ok(()),
-                                Err(full) => {
-                                    sub.cut_loose(cursor, full);
-                                    return Ok(());
-                                }
+                                Err(full) => return sub.cut_loose(cursor, full),
                             }
                         }
                         cursor = p.event.event_id;
@@ -96,8 +94,16 @@ impl EventsApiServer for Api {
     }
 }
 
-/// One subscription's way out: its notification envelope, its meter, the outbox.
+/// One subscription's way out. On the socket: the connection's outbox, with the
+/// subscription's own meter and its notification envelope. Elsewhere (the dashboard's
+/// WebSocket, served by jsonrpsee's own server) the sink itself, whose bounded buffer plays
+/// the budget's part.
 struct Subscriber {
+    sink: SubscriptionSink,
+    socket: Option<SocketWay>,
+}
+
+struct SocketWay {
     outbox: Outbox,
     meter: Arc<Meter>,
     /// `"method":…,"params":{"subscription":…` of every notification.
@@ -105,37 +111,80 @@ struct Subscriber {
 }
 
 impl Subscriber {
-    fn new(sink: &SubscriptionSink, outbox: Outbox) -> Result<Subscriber, SubscriptionError> {
-        let id = serde_json::to_string(&sink.subscription_id())?;
-        let head =
-            format!(r#"{{"jsonrpc":"2.0","method":{},"params":{{"subscription":{id}"#, json_str(sink.method_name())?);
-        Ok(Subscriber { outbox, meter: Arc::default(), head })
+    fn new(sink: SubscriptionSink, outbox: Option<Outbox>) -> Result<Subscriber, SubscriptionError> {
+        let socket = match outbox {
+            Some(outbox) => {
+                let id = serde_json::to_string(&sink.subscription_id())?;
+                let method = json_str(sink.method_name())?;
+                let head = format!(r#"{{"jsonrpc":"2.0","method":{method},"params":{{"subscription":{id}"#);
+                Some(SocketWay { outbox, meter: Arc::default(), head })
+            }
+            None => None,
+        };
+        Ok(Subscriber { sink, socket })
     }
 
-    fn notification(&self, event: &RawValue) -> Result<Box<RawValue>, SubscriptionError> {
-        Ok(RawValue::from_string(format!(r#"{},"result":{}}}}}"#, self.head, event.get()))?)
+    fn message(&self, event: &RawValue) -> Result<SubscriptionMessage, SubscriptionError> {
+        Ok(SubscriptionMessage::new(self.sink.method_name(), self.sink.subscription_id(), &event)?)
+    }
+
+    /// Send a replayed event, waiting for room (the store holds the rest meanwhile).
+    async fn replayed(&self, event: &RawValue) -> Result<(), SubscriptionError> {
+        match &self.socket {
+            Some(w) => {
+                let json = RawValue::from_string(format!(r#"{},"result":{}}}}}"#, w.head, event.get()))?;
+                Ok(w.outbox.push(json, Some(&w.meter)).await?)
+            }
+            None => Ok(self.sink.send(self.message(event)?).await.map_err(|_| Closed)?),
+        }
+    }
+
+    /// Send a live event now, or say why it cannot go.
+    fn live(&mut self, event: &RawValue) -> Result<Result<(), Full>, SubscriptionError> {
+        match &self.socket {
+            Some(w) => {
+                let json = RawValue::from_string(format!(r#"{},"result":{}}}}}"#, w.head, event.get()))?;
+                Ok(w.outbox.try_push(json, &w.meter))
+            }
+            None => {
+                let msg = self.message(event)?;
+                Ok(self.sink.try_send(msg).map_err(|e| match e {
+                    TrySendError::Full(_) => Full::Subscription,
+                    TrySendError::Closed(_) => Full::Closed,
+                }))
+            }
+        }
     }
 
     /// End the subscription with an error that says why and where to resume.
-    fn cut_loose(&self, cursor: i64, full: Full) {
-        let (whose, queued, budget) = match full {
-            Full::Connection => ("connection", self.outbox.meter().bytes(), CONNECTION_BUDGET),
-            _ => ("subscription", self.meter.bytes(), SUBSCRIPTION_BUDGET),
+    fn cut_loose(&self, cursor: i64, full: Full) -> SubscriptionResult {
+        let (whose, queued, budget) = match (&self.socket, full) {
+            (Some(w), Full::Connection) => ("connection", w.outbox.meter().bytes(), CONNECTION_BUDGET),
+            (Some(w), _) => ("subscription", w.meter.bytes(), SUBSCRIPTION_BUDGET),
+            (None, _) => ("subscription", self.sink.max_capacity() - self.sink.capacity(), self.sink.max_capacity()),
         };
         tracing::info!(cursor, queued, whose, "cutting a subscriber loose: it does not read its events");
+        let unit = if self.socket.is_some() { "bytes" } else { "messages" };
         let error = serde_json::json!({
             "code": SUBSCRIBER_TOO_SLOW,
             "message": format!(
-                "subscription ended: its client is not reading its events ({queued} bytes waiting to be written \
+                "subscription ended: its client is not reading its events ({queued} {unit} waiting to be written \
                  on this {whose}, budget {budget}); subscribe again with after_event {cursor}"
             ),
             "data": {"code": "subscriber_too_slow", "details": {
                 "cursor": cursor, "queued_bytes": queued, "budget": budget, "budget_of": whose,
             }},
         });
-        let last = format!(r#"{},"error":{error}}}}}"#, self.head);
-        if let Ok(json) = RawValue::from_string(last) {
-            let _ = self.outbox.push_final(json, &self.meter);
+        match &self.socket {
+            Some(w) => {
+                let last = format!(r#"{},"error":{error}}}}}"#, w.head);
+                if let Ok(json) = RawValue::from_string(last) {
+                    let _ = w.outbox.push_final(json, &w.meter);
+                }
+                Ok(())
+            }
+            // jsonrpsee sends this as the subscription's last notification, in the same shape.
+            None => Err(SubscriptionError::from_json(serde_json::value::to_raw_value(&error)?)),
         }
     }
 }
@@ -172,9 +221,9 @@ async fn replay(core: &Core, q: &EventQuery, mut cursor: i64, sub: &Subscriber) 
         }
         for e in events {
             cursor = e.event_id;
-            let json = sub.notification(&serde_json::value::to_raw_value(&e)?)?;
+            let json = serde_json::value::to_raw_value(&e)?;
             drop(e);
-            sub.outbox.push(json, Some(&sub.meter)).await?;
+            sub.replayed(&json).await?;
         }
     }
 }

@@ -2,15 +2,17 @@
 //! that namespace's generated server trait on [`Api`]. A handler checks nothing itself: it
 //! runs one domain rule or `ops` operation in a transaction (or a `services` step) and
 //! returns the result. [`module`] merges the namespaces into the one method table the
-//! transport serves.
+//! transport serves (and the dashboard's WebSocket).
 
 mod agents;
 mod control;
+mod dashboard;
 mod events;
 mod inbox;
 mod mail;
 mod orch;
 mod system;
+mod view;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -20,6 +22,7 @@ use jsonrpsee::{Methods, RpcModule};
 use tokio::sync::watch;
 
 use crate::core::Core;
+use crate::dashboard::Dashboard;
 use crate::progress::ProgressHub;
 use crate::services::policy::Snapshots;
 
@@ -45,16 +48,25 @@ pub struct Api {
     progress: Arc<ProgressHub>,
     /// Serializes writes of the policy snapshot file.
     snapshots: Arc<Snapshots>,
+    /// The web dashboard's listener (`dashboard.*`).
+    dashboard: Arc<Dashboard>,
 }
 
 /// Every method of every namespace, in one table.
-pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>) -> Methods {
+pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, dashboard: Arc<Dashboard>) -> Methods {
     let snapshots = Arc::new(Snapshots::default());
     // The snapshot is refreshed at start, so a deleted or stale file is healed.
     tokio::spawn(crate::services::policy::at_start(core.clone(), snapshots.clone()));
-    let api =
-        Api { core, info: Arc::new(info), methods: Arc::default(), shutdown, progress: Arc::default(), snapshots };
-    let parts: [Methods; 7] = [
+    let api = Api {
+        core,
+        info: Arc::new(info),
+        methods: Arc::default(),
+        shutdown,
+        progress: Arc::default(),
+        snapshots,
+        dashboard,
+    };
+    let parts: [Methods; 9] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),
         EventsApiServer::into_rpc(api.clone()).into(),
@@ -62,6 +74,8 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>) 
         AgentsApiServer::into_rpc(api.clone()).into(),
         MailApiServer::into_rpc(api.clone()).into(),
         ControlApiServer::into_rpc(api.clone()).into(),
+        ViewApiServer::into_rpc(api.clone()).into(),
+        DashboardApiServer::into_rpc(api.clone()).into(),
     ];
     let mut all = RpcModule::new(());
     for part in parts {

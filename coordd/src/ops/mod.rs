@@ -10,6 +10,8 @@
 //! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
 //! - [`control`]: typed control messages, whose recipient may come from the run or the
 //!   permission policy, and whose requests are recorded beside the message.
+//! - [`view`]: the `view.*` read models (agents, a run's graph, the mail timeline), each
+//!   joining several domains in one read.
 //!
 //! Each function takes the open transaction and `now`.
 
@@ -18,6 +20,7 @@ pub mod control;
 pub mod messages;
 pub mod orch;
 pub mod status;
+pub mod view;
 
 #[cfg(test)]
 mod tests;

@@ -98,6 +98,17 @@ pub struct MailQuery {
     pub limit: u32,
 }
 
+/// `view.timeline`'s query: copies newest first, narrowed by at most one of `agent`
+/// (recipient or sender), `thread_id` and `run_id`, before an event.
+#[derive(Debug, Clone, Default)]
+pub struct TimelineQuery {
+    pub agent: Option<String>,
+    pub thread_id: Option<String>,
+    pub run_id: Option<String>,
+    pub before_event: Option<i64>,
+    pub limit: u32,
+}
+
 /// A reservation as stored; `reservation.stale` is derived by the domain from `expires`.
 #[derive(Debug, Clone)]
 pub struct StoredReservation {
@@ -268,6 +279,8 @@ pub trait Mail {
     fn mail_unacked(&self, task_id: Option<&str>, agent: Option<&str>, limit: u32) -> Result<Vec<MailRow>>;
     /// Copy counts by `(state, requires_ack)`, of a task's threads and/or to an agent.
     fn mail_counts(&self, task_id: Option<&str>, agent: Option<&str>) -> Result<Vec<(MailState, bool, u64)>>;
+    /// Copies for a timeline, newest first.
+    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Vec<MailRow>>;
 }
 
 /// The agent registry and project settings.

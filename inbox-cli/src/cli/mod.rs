@@ -163,6 +163,9 @@ pub enum Cmd {
     /// Example: inbox --agent lead policy lead lead && inbox --agent lead policy gate 'Bash(git push*)'
     #[command(subcommand)]
     Policy(PolicyCmd),
+    /// Serve the live web dashboard from the daemon and print its URL.
+    #[command(long_about = coord_cli::dashboard::ABOUT)]
+    Dashboard(coord_cli::dashboard::DashboardArgs),
 }
 
 impl Cmd {
@@ -218,6 +221,7 @@ impl Cmd {
             Cmd::Policy(PolicyCmd::Timeout(_)) => "policy timeout",
             Cmd::Policy(PolicyCmd::Check(_)) => "policy check",
             Cmd::Policy(PolicyCmd::Clear) => "policy clear",
+            Cmd::Dashboard(_) => "dashboard",
         }
     }
 }

@@ -12,19 +12,23 @@
 
 mod agents;
 mod control;
+mod dashboard;
 mod events;
 mod inbox;
 mod mail;
 mod orch;
 mod system;
+mod view;
 
 pub use agents::{AgentsApiClient, AgentsApiServer};
 pub use control::{ControlApiClient, ControlApiServer};
+pub use dashboard::{DashboardApiClient, DashboardApiServer};
 pub use events::{EventsApiClient, EventsApiServer};
 pub use inbox::{InboxApiClient, InboxApiServer};
 pub use mail::{MailApiClient, MailApiServer};
 pub use orch::{OrchApiClient, OrchApiServer};
 pub use system::{SystemApiClient, SystemApiServer};
+pub use view::{ViewApiClient, ViewApiServer};
 
 /// The subscription behind every wait, and its notification and unsubscribe methods.
 pub const EVENTS_SUBSCRIBE: &str = "events.subscribe";

@@ -311,3 +311,6 @@ pub use inbox::*;
 pub use orch::*;
 pub use payloads::*;
 pub use sessions::*;
+
+mod view;
+pub use view::*;

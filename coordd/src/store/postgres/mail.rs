@@ -6,7 +6,7 @@ use postgres::Row;
 
 use super::tx::{Args, Col, PgTx, opt_ts_text, ts_text};
 use crate::error::Result;
-use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery};
+use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery};
 use crate::time::Ts;
 
 const ROW_COLUMNS: &str = "x.recipient, x.message_id, x.event_id, m.thread_id, t.run_id, t.task_id, t.subject, \
@@ -161,5 +161,28 @@ impl Mail for PgTx<'_> {
             &[&task_id, &agent],
             |r| Ok((r.p(0)?, r.b(1)?, r.i(2)? as u64)),
         )
+    }
+
+    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Vec<MailRow>> {
+        let mut args = Args::default();
+        let mut clauses = vec!["true".to_string()];
+        if let Some(a) = &q.agent {
+            let n = args.push(a.clone());
+            clauses.push(format!("(x.recipient = {n} OR m.from_agent = {n})"));
+        }
+        for (col, v) in [("m.thread_id", &q.thread_id), ("t.run_id", &q.run_id)] {
+            if let Some(v) = v {
+                clauses.push(format!("{col} = {}", args.push(v.clone())));
+            }
+        }
+        if let Some(before) = q.before_event {
+            clauses.push(format!("x.event_id < {}", args.push(before)));
+        }
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE {} ORDER BY x.event_id DESC, x.recipient LIMIT {}",
+            clauses.join(" AND "),
+            q.limit
+        );
+        self.map(&sql, &args.refs(), row_from)
     }
 }

@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as
 
 use super::tx::{SqliteTx, marks, opt_ts_col, opt_ts_text, parse_col, parse_opt_col, ts_text};
 use crate::error::Result;
-use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery};
+use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery};
 use crate::time::Ts;
 
 const ROW_COLUMNS: &str = "x.recipient, x.message_id, x.event_id, m.thread_id, t.run_id, t.task_id, t.subject, \
@@ -186,5 +186,22 @@ impl Mail for SqliteTx<'_> {
             Ok((parse_col(r, 0)?, r.get::<_, bool>(1)?, r.get::<_, i64>(2)? as u64))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Vec<MailRow>> {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE (?1 IS NULL OR x.recipient = ?1 OR m.from_agent = ?1) \
+             AND (?2 IS NULL OR m.thread_id = ?2) AND (?3 IS NULL OR t.run_id = ?3) \
+             AND (?4 IS NULL OR x.event_id < ?4) ORDER BY x.event_id DESC, x.recipient LIMIT {}",
+            q.limit
+        );
+        let text = |v: &Option<String>| v.clone().map_or(SqlValue::Null, SqlValue::Text);
+        let args = vec![
+            text(&q.agent),
+            text(&q.thread_id),
+            text(&q.run_id),
+            q.before_event.map_or(SqlValue::Null, SqlValue::Integer),
+        ];
+        self.mail_rows(&sql, args)
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
 //! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake,
-//! pg, inbox, permission). Results go to stdout as a table;
+//! pg, inbox, permission, dashboard; `screenshots` writes the dashboard's images into docs/ and
+//! is never run by default). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 //!
 //! Three long runs happen only when named: `--only soak` (100 simulated agents for 10
@@ -14,6 +15,8 @@
 //! socket).
 
 mod control_bench;
+mod dashboard_bench;
+mod dashboard_scene;
 mod orch_bench;
 mod pg_bench;
 mod scale_bench;
@@ -164,6 +167,13 @@ fn main() {
     }
     if run("hook") {
         session_bench::hook(&p, scale.cli_sends);
+    }
+    if run("dashboard") {
+        dashboard_bench::run(&rt, quick);
+    }
+    if only.as_deref() == Some("screenshots") {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+        dashboard_bench::screenshots(&rt, &dir);
     }
     report("daemon RSS after the runs above (SQLite page cache warm)", format!("{:.1} MiB", rss_mib(pid)));
     d.signal("TERM");
@@ -353,7 +363,7 @@ fn cli_send(p: &Project, n: usize) {
     );
 }
 
-fn rss_mib(pid: u32) -> f64 {
+pub(crate) fn rss_mib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()

@@ -1,0 +1,93 @@
+//! The socket transport's params conventions, applied to calls arriving over the dashboard's
+//! WebSocket: one params object, bare (by name) or in a one-element array, or left out
+//! when every field is optional; unsubscribe takes the bare id, `[id]` or
+//! `{"subscription": id}`. jsonrpsee's own server would only accept the array form.
+
+use std::borrow::Cow;
+use std::future::Future;
+
+use jsonrpsee::Methods;
+use jsonrpsee::core::middleware::{Batch, BatchEntry, Notification, RpcServiceT};
+use jsonrpsee::types::Request;
+use serde_json::value::RawValue;
+use tower::Layer;
+
+use crate::transport::normalize_params;
+
+#[derive(Clone)]
+pub struct NormalizeLayer {
+    methods: Methods,
+}
+
+impl NormalizeLayer {
+    pub fn new(methods: Methods) -> NormalizeLayer {
+        NormalizeLayer { methods }
+    }
+}
+
+impl<S> Layer<S> for NormalizeLayer {
+    type Service = Normalize<S>;
+    fn layer(&self, inner: S) -> Normalize<S> {
+        Normalize { inner, methods: self.methods.clone() }
+    }
+}
+
+#[derive(Clone)]
+pub struct Normalize<S> {
+    inner: S,
+    methods: Methods,
+}
+
+impl<S> Normalize<S> {
+    fn fix<'a>(&self, method: &str, params: &mut Option<Cow<'a, RawValue>>) {
+        let Some(callback) = self.methods.method(method) else { return };
+        let raw = params.as_deref().map(RawValue::get);
+        let Some(fixed) = normalize_params(callback, raw) else { return };
+        if Some(fixed.as_ref()) != raw
+            && let Ok(v) = RawValue::from_string(fixed.into_owned())
+        {
+            *params = Some(Cow::Owned(v));
+        }
+    }
+}
+
+impl<S> RpcServiceT for Normalize<S>
+where
+    S: RpcServiceT + Send + Sync,
+{
+    type MethodResponse = S::MethodResponse;
+    type NotificationResponse = S::NotificationResponse;
+    type BatchResponse = S::BatchResponse;
+
+    fn call<'a>(&self, mut req: Request<'a>) -> impl Future<Output = Self::MethodResponse> + Send + 'a {
+        let method = req.method.clone();
+        self.fix(&method, &mut req.params);
+        self.inner.call(req)
+    }
+
+    fn batch<'a>(&self, mut batch: Batch<'a>) -> impl Future<Output = Self::BatchResponse> + Send + 'a {
+        for entry in batch.iter_mut() {
+            match entry {
+                Ok(BatchEntry::Call(req)) => {
+                    let method = req.method.clone();
+                    self.fix(&method, &mut req.params);
+                }
+                Ok(BatchEntry::Notification(n)) => {
+                    let method = n.method.clone();
+                    self.fix(&method, &mut n.params);
+                }
+                Err(_) => {}
+            }
+        }
+        self.inner.batch(batch)
+    }
+
+    fn notification<'a>(
+        &self,
+        mut n: Notification<'a>,
+    ) -> impl Future<Output = Self::NotificationResponse> + Send + 'a {
+        let method = n.method.clone();
+        self.fix(&method, &mut n.params);
+        self.inner.notification(n)
+    }
+}

@@ -1,0 +1,123 @@
+// The dashboard: one WebSocket to the daemon (the same JSON-RPC protocol as every other
+// client), one events.subscribe from a cursor, and views that redraw from the view.*
+// methods when an event concerns them. Nothing polls: after a disconnect (a daemon
+// restart) it reconnects and subscribes again from its cursor, so no event is missed.
+
+import { Rpc } from './rpc.js';
+import { tickAges } from './dom.js';
+import * as runs from './runs.js';
+import * as agents from './agents.js';
+import * as timeline from './timeline.js';
+import * as reservations from './reservations.js';
+import * as control from './control.js';
+
+/// The person's identity when they send or answer from the page.
+const OVERSEER = 'overseer';
+const MAX_BACKOFF_MS = 2000;
+
+const rpc = new Rpc(new URL('ws', location.href).href.replace(/^http/, 'ws'));
+const ctx = {
+  rpc,
+  overseer: OVERSEER,
+  /// The newest event applied so far.
+  cursor: () => cursor,
+  setBadge(id, n) {
+    const el = document.getElementById(id);
+    if (!el) return;
+    el.textContent = String(n);
+    el.hidden = !n;
+  },
+};
+
+const views = {
+  runs: runs.create(ctx, document.getElementById('view-runs')),
+  agents: agents.create(ctx, document.getElementById('view-agents')),
+  timeline: timeline.create(ctx, document.getElementById('view-timeline')),
+  reservations: reservations.create(ctx, document.getElementById('view-reservations')),
+  control: control.create(ctx, document.getElementById('view-control')),
+};
+
+/// Newest event applied; a reconnect resumes after it.
+let cursor = null;
+const state = { connects: 0, events: 0, gaps: 0, ready: null, lastEventAt: null };
+window.__coord = state;
+
+function setConn(s, text) {
+  const el = document.getElementById('conn');
+  el.dataset.state = s;
+  el.textContent = text;
+}
+
+function onEvent(ev) {
+  if (cursor !== null && ev.event_id !== cursor + 1) state.gaps += ev.event_id - cursor - 1;
+  cursor = Math.max(cursor ?? 0, ev.event_id);
+  state.events += 1;
+  state.cursor = cursor;
+  state.lastEventAt = performance.now();
+  document.getElementById('cursor').textContent = `event ${cursor}`;
+  for (const v of Object.values(views)) v.onEvent(ev);
+}
+
+async function start() {
+  setConn('connecting', state.connects ? 'reconnecting…' : 'connecting…');
+  await rpc.connect();
+  state.connects += 1;
+  if (cursor === null) {
+    const hello = await rpc.call('system.hello');
+    cursor = hello.last_event_id;
+    state.cursor = cursor;
+  }
+  // The stream resumes after the cursor while the views read their state: an event that
+  // commits in between arrives and redraws a view that may already show it. The visible
+  // view comes first; the first render is complete when it is drawn.
+  state.timings = { connected: performance.now() };
+  const loads = {};
+  for (const [name, v] of Object.entries(views)) {
+    loads[name] = v.load().then(() => { state.timings[name] = performance.now(); });
+  }
+  await Promise.all([rpc.subscribe({ after_event: cursor }, onEvent), loads[currentTab()]]);
+  setConn('live', 'live');
+  document.getElementById('cursor').textContent = `event ${cursor}`;
+  if (state.ready === null) {
+    state.ready = performance.now();
+    document.body.dataset.ready = '1';
+  }
+  await Promise.all(Object.values(loads));
+  state.loaded = performance.now();
+}
+
+let backoff = 100;
+async function run() {
+  for (;;) {
+    try {
+      await start();
+      backoff = 100;
+      return;
+    } catch (e) {
+      setConn('down', 'daemon unreachable — retrying');
+      await new Promise((r) => setTimeout(r, backoff));
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    }
+  }
+}
+
+rpc.onclose = () => {
+  setConn('down', 'disconnected — reconnecting');
+  run();
+};
+
+function currentTab() {
+  const tab = (location.hash || '#runs').slice(1);
+  return views[tab] ? tab : 'runs';
+}
+
+function route() {
+  const name = currentTab();
+  for (const sec of document.querySelectorAll('main > section')) sec.hidden = sec.dataset.view !== name;
+  for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.tab === name);
+}
+
+window.addEventListener('hashchange', route);
+route();
+setInterval(tickAges, 1000);
+run();

@@ -1,0 +1,99 @@
+// Small DOM helpers. Text always goes in as text (never parsed as HTML).
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'value') el.value = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === undefined || c === null || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+export function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v !== undefined && v !== null) el.setAttribute(k, String(v));
+  }
+  for (const c of children) {
+    if (c === undefined || c === null) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+/// Replace an element's children.
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+/// "12:03:04" of an RFC 3339 instant, local time.
+export function clock(ts) {
+  if (!ts) return '';
+  const d = new Date(ts);
+  return d.toLocaleTimeString([], { hour12: false });
+}
+
+/// Age of an instant, "4s", "3m", "2h", "5d".
+export function age(ts, now = Date.now()) {
+  if (!ts) return '';
+  const s = Math.max(0, Math.round((now - Date.parse(ts)) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/// An element whose text is the age of `ts`, kept current by `tickAges`.
+export function since(ts) {
+  return h('span', { class: 'age', dataset: { since: ts || '' }, title: ts || '' }, age(ts));
+}
+
+/// Update every age on the page (a local clock: it asks the daemon nothing).
+export function tickAges() {
+  const now = Date.now();
+  for (const el of document.querySelectorAll('[data-since]')) {
+    if (el.dataset.since) el.textContent = age(el.dataset.since, now);
+  }
+}
+
+/// Run `fn` at most once at a time; a call while it runs schedules one more run after it.
+/// The promise returned settles when the runs that include this call are done.
+export function coalesce(fn) {
+  let running = null;
+  let again = false;
+  return function run() {
+    if (running) { again = true; return running; }
+    running = (async () => {
+      try {
+        do { again = false; await fn(); } while (again);
+      } catch (e) {
+        console.error(e);
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
+  };
+}
+
+export function errorText(e) {
+  if (!e) return 'error';
+  const code = e.data && e.data.code ? `${e.data.code}: ` : '';
+  return code + (e.message || String(e));
+}

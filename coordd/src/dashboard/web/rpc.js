@@ -1,0 +1,82 @@
+// A JSON-RPC 2.0 client over the dashboard's WebSocket: calls, and the events.subscribe
+// subscription. The same protocol as the daemon's socket (docs/protocol.md).
+
+export class Rpc {
+  constructor(url) {
+    this.url = url;
+    this.ws = null;
+    this.nextId = 1;
+    this.pending = new Map();   // id -> {resolve, reject}
+    this.subs = new Map();      // subscription id -> handler
+    this.early = new Map();     // subscription id -> events that came before its handler
+    this.onclose = () => {};
+  }
+
+  /// Open the socket; resolves when open, rejects if it fails to open.
+  connect() {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(this.url);
+      let opened = false;
+      ws.onopen = () => { opened = true; this.ws = ws; resolve(); };
+      ws.onmessage = (m) => this.receive(m.data);
+      ws.onerror = () => { if (!opened) reject(new Error('cannot connect')); };
+      ws.onclose = () => {
+        if (!opened) { reject(new Error('cannot connect')); return; }
+        this.ws = null;
+        for (const p of this.pending.values()) p.reject(new Error('connection closed'));
+        this.pending.clear();
+        this.subs.clear();
+        this.early.clear();
+        this.onclose();
+      };
+    });
+  }
+
+  receive(text) {
+    let msg;
+    try { msg = JSON.parse(text); } catch { return; }
+    for (const m of Array.isArray(msg) ? msg : [msg]) {
+      if (m.method && m.params && m.params.subscription !== undefined) {
+        const key = String(m.params.subscription);
+        const h = this.subs.get(key);
+        if (h) h(m.params.result);
+        else {
+          if (!this.early.has(key)) this.early.set(key, []);
+          this.early.get(key).push(m.params.result);
+        }
+      } else if (m.id !== undefined && this.pending.has(m.id)) {
+        const p = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        if (m.error) {
+          const e = new Error(m.error.message);
+          e.code = m.error.code;
+          e.data = m.error.data;
+          p.reject(e);
+        } else {
+          p.resolve(m.result);
+        }
+      }
+    }
+  }
+
+  call(method, params) {
+    if (!this.ws) return Promise.reject(new Error('not connected'));
+    const id = this.nextId++;
+    const req = { jsonrpc: '2.0', id, method };
+    if (params !== undefined) req.params = params;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify(req));
+    });
+  }
+
+  /// Subscribe to events matching `filter`; `onEvent` gets each event in order.
+  async subscribe(filter, onEvent) {
+    const id = await this.call('events.subscribe', filter);
+    const key = String(id);
+    this.subs.set(key, onEvent);
+    for (const e of this.early.get(key) || []) onEvent(e);
+    this.early.delete(key);
+    return id;
+  }
+}

@@ -1,0 +1,156 @@
+// Runs: the run list, the selected run's task graph (status by colour, worker and attempt),
+// blocked tasks with their question and an answer box (the person answers as the lead),
+// failed tasks with their reason, and council progress.
+
+import { h, fill, clock, coalesce, errorText } from './dom.js';
+import { draw, sub } from './graph.js';
+
+/// Task events whose only effect on the graph is a node's status.
+const STATUS_ONLY = new Set(['task.ready', 'task.in_progress', 'task.done', 'task.cancelled']);
+
+export function create(ctx, root) {
+  let runs = [];
+  let selected = null;
+  let graph = null;
+  let picked = null;
+  const list = h('ul', { class: 'runs' });
+  const head = h('div', { class: 'run-head' });
+  const canvas = h('div', { class: 'canvas' });
+  const side = h('aside', { class: 'side' });
+  fill(root, h('div', { class: 'runs-layout' }, h('nav', { class: 'run-list' }, h('h2', {}, 'Runs'), list), h('div', { class: 'run-main' }, head, canvas), side));
+
+  const loadRuns = coalesce(async () => {
+    runs = (await ctx.rpc.call('orch.runList')).runs;
+    if (!selected || !runs.some((r) => r.run_id === selected)) {
+      const active = runs.filter((r) => r.status === 'active');
+      const next = (active[active.length - 1] || runs[runs.length - 1] || {}).run_id || null;
+      if (next !== selected) { selected = next; picked = null; }
+    }
+    drawList();
+  });
+
+  const loadRun = coalesce(async () => {
+    if (!selected) { graph = null; drawRun(); return; }
+    graph = await ctx.rpc.call('view.run', { run_id: selected });
+    drawRun();
+  });
+
+  function drawList() {
+    fill(list, runs.length ? runs.map((r) => h('li', {
+      class: r.run_id === selected ? 'selected' : '', dataset: { run: r.run_id },
+      onclick: () => { selected = r.run_id; picked = null; drawList(); loadRun(); },
+    }, h('span', { class: `pill st-${r.status}` }, r.status), ' ', h('b', {}, r.run_id), ' ', r.goal)) : h('li', { class: 'muted' }, 'No runs yet.'));
+  }
+
+  function drawRun() {
+    if (!graph) {
+      fill(head, h('p', { class: 'muted' }, 'Create a run with `orch run create`.'));
+      fill(canvas); fill(side);
+      return;
+    }
+    const counts = {};
+    for (const t of graph.tasks) counts[t.task.status] = (counts[t.task.status] || 0) + 1;
+    fill(head, h('h2', {}, `${graph.run.run_id}: ${graph.run.goal}`),
+      h('div', { class: 'counts' }, h('span', { class: `pill st-${graph.run.status}` }, graph.run.status),
+        Object.entries(counts).map(([k, n]) => h('span', { class: `pill st-${k}` }, `${k} ${n}`))));
+    fill(canvas, graph.tasks.length ? draw(graph.tasks, (id) => { picked = id; drawSide(); }) : h('p', { class: 'muted' }, 'No tasks.'));
+    drawSide();
+  }
+
+  function drawSide() {
+    const blocked = graph.tasks.filter((t) => t.task.status === 'blocked');
+    const failed = graph.tasks.filter((t) => t.task.status === 'failed');
+    const task = picked && graph.tasks.find((t) => t.task.task_id === picked);
+    fill(side,
+      task ? detail(task) : null,
+      h('h3', {}, `Blocked (${blocked.length})`),
+      blocked.length ? blocked.map(blockedCard) : h('p', { class: 'muted' }, 'Nothing is blocked.'),
+      h('h3', {}, `Failed (${failed.length})`),
+      failed.length ? failed.map((t) => h('div', { class: 'card failed', dataset: { task: t.task.task_id } },
+        h('b', {}, `${t.task.task_id} · ${t.task.title}`),
+        h('p', { class: 'reason' }, t.failure ? (t.failure.summary + (t.failure.body ? `\n${t.failure.body}` : '')) : 'no reason recorded'),
+        h('small', { class: 'muted' }, `attempt ${t.task.attempt} of ${t.task.max_attempts} · ${t.worker || ''}`))) : h('p', { class: 'muted' }, 'Nothing failed.'),
+      h('h3', {}, `Councils (${graph.councils.length})`),
+      graph.councils.map(councilCard));
+  }
+
+  function detail(t) {
+    return h('div', { class: 'card detail' },
+      h('b', {}, `${t.task.task_id} · ${t.task.title}`),
+      h('dl', {},
+        h('dt', {}, 'status'), h('dd', {}, t.task.status),
+        h('dt', {}, 'worker'), h('dd', {}, t.worker || '—'),
+        h('dt', {}, 'assign to'), h('dd', {}, t.task.assign_to || '—'),
+        h('dt', {}, 'attempt'), h('dd', {}, `${t.task.attempt} of ${t.task.max_attempts}`),
+        h('dt', {}, 'depends on'), h('dd', {}, t.task.depends_on.join(', ') || '—'),
+        h('dt', {}, 'thread'), h('dd', {}, t.thread_id || '—')),
+      t.task.body ? h('p', { class: 'body' }, t.task.body) : null);
+  }
+
+  function blockedCard(t) {
+    const box = h('textarea', { rows: 2, placeholder: 'Answer as the lead…', 'aria-label': `answer ${t.task.task_id}` });
+    const status = h('small', { class: 'muted' });
+    const send = async () => {
+      const text = box.value.trim();
+      if (!text) return;
+      status.textContent = 'sending…';
+      try {
+        await ctx.rpc.call('orch.answer', { run_id: graph.run.run_id, task_id: t.task.task_id, summary: firstLine(text), body: text });
+        box.value = '';
+        status.textContent = 'answered';
+      } catch (e) {
+        status.textContent = errorText(e);
+      }
+    };
+    box.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); send(); } });
+    const q = t.question;
+    return h('div', { class: 'card blocked', dataset: { task: t.task.task_id } },
+      h('b', {}, `${t.task.task_id} · ${t.task.title}`), h('small', { class: 'muted' }, ` ${t.worker || ''} ${q ? clock(q.created_at) : ''}`),
+      h('p', { class: 'question' }, q ? q.summary + (q.body ? `\n${q.body}` : '') : 'blocked (no question recorded)'),
+      box, h('button', { onclick: send }, 'Answer'), status);
+  }
+
+  function councilCard(c) {
+    const brainstormed = c.members.filter((m) => m.brainstorm_done).length;
+    const voted = c.members.filter((m) => m.vote_done).length;
+    return h('div', { class: 'card council', dataset: { council: c.council_id } },
+      h('b', {}, `${c.council_id} · ${c.topic}`), ' ', h('span', { class: `pill ph-${c.phase}` }, c.phase),
+      h('div', {}, `brainstorm ${brainstormed}/${c.members.length} · votes ${voted}/${c.members.length}`),
+      c.groups.length ? h('ul', {}, c.groups.map((g) => h('li', {}, `${g.title}: ${g.verdict} (${g.approve}✓ ${g.reject}✗ ${g.abstain}–)`))) : null);
+  }
+
+  /// Recolour one node at once; the full redraw that follows fills in the rest.
+  function patchNode(ev) {
+    if (!graph) return;
+    const t = graph.tasks.find((x) => x.task.task_id === ev.task_id);
+    if (!t) return;
+    t.task.status = ev.task_status;
+    const g = canvas.querySelector(`g.node[data-task="${CSS.escape(ev.task_id)}"]`);
+    if (!g) return;
+    g.setAttribute('class', `node st-${ev.task_status}`);
+    const subText = g.querySelector('text.sub');
+    if (subText) subText.textContent = sub(t);
+  }
+
+  return {
+    async load() {
+      await loadRuns();
+      await loadRun();
+    },
+    selected: () => selected,
+    onEvent(ev) {
+      if (ev.event_type.startsWith('run.')) {
+        loadRuns().then(() => { if (selected && (!graph || graph.run.run_id !== selected)) loadRun(); });
+      }
+      if (!selected || ev.run_id !== selected) return;
+      if (ev.task_status && ev.task_id) patchNode(ev);
+      const orch = /^(task|run|council)\./.test(ev.event_type);
+      if (orch && !STATUS_ONLY.has(ev.event_type)) loadRun();
+    },
+  };
+}
+
+export function firstLine(text) {
+  const line = text.split('\n')[0];
+  return line.length > 200 ? line.slice(0, 199) + '…' : line;
+}

@@ -1,0 +1,148 @@
+//! Read models that join several entities in one call (`view.*`), for dashboards and the
+//! terminal view, and the dashboard listener's control (`dashboard.*`).
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// An agent is `stale` when it holds a lease that ran out, or was last seen longer ago
+/// than this (in seconds) while holding work.
+pub const STALE_AFTER_SECONDS: u64 = 600;
+
+string_enum!(
+    /// What an agent is doing, as derived by `view.agents` (not its self-reported status).
+    ActivityState {
+        /// Holds a live lease on an open thread.
+        Busy = "busy",
+        /// Holds no open thread.
+        Idle = "idle",
+        /// Holds a thread whose lease ran out, or was not seen for a while with work held.
+        Stale = "stale",
+    }
+);
+
+/// Params of `view.agents`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentsViewParams {
+    /// Also list agents that were seen but never registered (default true).
+    #[serde(default)]
+    pub registered_only: bool,
+}
+
+/// A thread an agent holds (claimed, in progress or blocked), with its lease.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldThread {
+    pub thread_id: String,
+    pub run_id: String,
+    pub task_id: String,
+    pub subject: String,
+    pub status: ThreadStatus,
+    pub lease: Option<LeaseView>,
+}
+
+/// One agent with its live picture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentOverview {
+    pub agent: Agent,
+    pub activity: ActivityState,
+    /// Queued mail in the agent's session mailbox (its own and its running tasks').
+    pub pending: u64,
+    /// How many of them are urgent.
+    pub urgent: u64,
+    /// Open threads the agent holds, newest lease first.
+    pub threads: Vec<HeldThread>,
+}
+
+/// Result of `view.agents`: every agent sorted by id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentsView {
+    pub agents: Vec<AgentOverview>,
+    /// The newest event when the view was read: subscribe after it.
+    pub last_event_id: i64,
+}
+
+/// Params of `view.run`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunViewParams {
+    pub run_id: String,
+}
+
+/// A task as a node of the run's graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphTask {
+    pub task: Task,
+    /// The agent of the current attempt (not the default assignee), if dispatched.
+    pub worker: Option<String>,
+    /// The current attempt's thread.
+    pub thread_id: Option<String>,
+    /// For a blocked task: the question that blocks it.
+    pub question: Option<Message>,
+    /// For a failed task: the message that failed it (its summary is the reason).
+    pub failure: Option<Message>,
+}
+
+/// Result of `view.run`: the run, its tasks as a graph (edges are `task.depends_on`) and
+/// its councils.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunGraph {
+    pub run: Run,
+    pub tasks: Vec<GraphTask>,
+    pub councils: Vec<Council>,
+    pub last_event_id: i64,
+}
+
+/// Params of `view.timeline`: who sent what to whom, newest first. At most one of
+/// `agent`, `thread_id` and `run_id` narrows it; none gives the whole project.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelineParams {
+    /// Mail sent by or to this agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// Only copies of messages older than this event (paging backwards).
+    #[serde(default)]
+    pub before_event: Option<i64>,
+    /// Default 200, at most 1000.
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Default and largest `limit` of `view.timeline`.
+pub const TIMELINE_LIMIT_DEFAULT: u32 = 200;
+pub const TIMELINE_LIMIT_MAX: u32 = 1000;
+
+/// Result of `view.timeline`: one entry per message and recipient, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineView {
+    pub items: Vec<MailItem>,
+    pub last_event_id: i64,
+}
+
+/// Params of `dashboard.start`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DashboardStartParams {
+    /// Loopback port to listen on; default: the port already in use, else a free one.
+    #[serde(default)]
+    pub port: Option<u16>,
+}
+
+/// Result of `dashboard.start` and `dashboard.status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DashboardInfo {
+    pub running: bool,
+    /// `http://127.0.0.1:PORT/TOKEN/` (none when not running). The token in it is the only
+    /// credential: keep the URL private.
+    pub url: Option<String>,
+    pub port: Option<u16>,
+    pub started_at: Option<String>,
+}
+
+/// Result of `dashboard.stop`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DashboardStopResult {
+    /// False when no dashboard was being served.
+    pub stopped: bool,
+}

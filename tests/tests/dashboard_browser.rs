@@ -1,0 +1,115 @@
+//! The dashboard in a real headless Chromium (Debian's `chromium`), driven over the DevTools
+//! protocol: the page loads with its token and not without, updates live as mail is queued
+//! and delivered, sends into a session, answers a blocked question, and resumes after a
+//! daemon restart. Skips (saying so) without Chromium, but fails under `COORD_CI`.
+
+use coord_tests::browser::Browser;
+use coord_tests::*;
+use serde_json::json;
+
+/// `true` when the agent's unread badge shows `n`.
+fn badge(agent: &str, n: u64) -> String {
+    format!("document.querySelector('tr[data-agent=\"{agent}\"] .badge.unread')?.dataset.count === '{n}'")
+}
+
+#[test]
+fn the_page_loads_with_its_token_and_is_refused_without_it() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    let url = dashboard_url(&p);
+    b.open_dashboard(&url);
+    b.wait_for("document.getElementById('conn').dataset.state === 'live'", "the live indicator");
+    assert_eq!(b.eval("document.title"), json!("coordd dashboard"));
+
+    let token = url.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
+    let wrong = url.replace(&token, &"0".repeat(token.len()));
+    b.goto(&wrong);
+    b.wait_for("document.body && document.body.innerText.includes('token')", "the refusal");
+    assert_eq!(b.eval("document.getElementById('conn') === null"), json!(true), "no page without the token");
+}
+
+#[test]
+fn inbox_send_raises_the_badge_live_without_a_reload() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    ok(&p, &["agent", "register", "--name", "bob-1", "--role", "worker"]);
+    let url = dashboard_url(&p);
+    b.open_dashboard(&format!("{url}#agents"));
+    b.wait_for(&badge("bob-1", 0), "bob-1's empty badge");
+    b.eval("window.__marker = 'same page'");
+
+    ok(&p, &["send", "--from", "lead", "--to", "bob-1", "--summary", "please rebase"]);
+    b.wait_for(&badge("bob-1", 1), "bob-1's badge to show 1");
+    assert_eq!(b.eval("window.__marker"), json!("same page"), "the page was not reloaded");
+}
+
+#[test]
+fn the_send_box_queues_mail_that_inbox_check_delivers_and_the_badge_clears() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    ok(&p, &["agent", "register", "--name", "bob-2", "--role", "worker"]);
+    let url = dashboard_url(&p);
+    b.open_dashboard(&format!("{url}#agents"));
+    b.type_enter("tr[data-agent=\"bob-2\"] input.send", "stop and run the tests");
+    b.wait_for(&badge("bob-2", 1), "the badge after sending from the page");
+
+    let checked = ok(&p, &["check", "--agent", "bob-2"]);
+    let msgs = checked["messages"].as_array().expect("messages");
+    assert_eq!(msgs.len(), 1, "{checked}");
+    assert_eq!(msgs[0]["summary"], "stop and run the tests");
+    assert_eq!(msgs[0]["from_agent"], "overseer");
+    b.wait_for(&badge("bob-2", 0), "the badge to clear after inbox check");
+}
+
+#[test]
+fn answering_a_blocked_question_in_the_page_wakes_wait_reply() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    let (thr, after) = blocked_task(&p, "wkr", "diesel or sqlx?");
+    let after = after.to_string();
+    let waiter = p
+        .inbox()
+        .args(["wait-reply", "--agent", "wkr", "--thread", &thr, "--after-event", &after, "--timeout-seconds", "120"])
+        .json_flag()
+        .spawn();
+
+    let url = dashboard_url(&p);
+    b.open_dashboard(&format!("{url}#runs"));
+    b.wait_for(
+        "document.querySelector('.card.blocked[data-task=\"T1\"] .question')?.textContent.includes('diesel or sqlx?')",
+        "the question",
+    );
+    b.type_enter(".card.blocked[data-task=\"T1\"] textarea", "sqlx, async all the way");
+
+    let woke = finish(waiter).ok().json();
+    assert_eq!(woke["woke"], true, "{woke}");
+    assert_eq!(woke["message"]["kind"], "answer");
+    assert_eq!(woke["message"]["summary"], "sqlx, async all the way");
+    b.wait_for(
+        "document.querySelector('.card.blocked[data-task=\"T1\"]').textContent.includes('answered')",
+        "the answer's receipt",
+    );
+}
+
+#[test]
+fn the_page_resumes_after_a_daemon_restart() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    let daemon = p.serve();
+    ok(&p, &["agent", "register", "--name", "bob-3", "--role", "worker"]);
+    let url = dashboard_url(&p);
+    b.open_dashboard(&format!("{url}#agents"));
+    b.wait_for(&badge("bob-3", 0), "bob-3's row");
+    b.eval("window.__marker = 'same page'");
+
+    daemon.signal("TERM");
+    b.wait_for("document.getElementById('conn').dataset.state === 'down'", "the page to notice the daemon is gone");
+    let _daemon = p.serve();
+    // Committed by the new daemon, whether or not the page has reconnected yet.
+    ok(&p, &["send", "--from", "lead", "--to", "bob-3", "--summary", "after the restart"]);
+    b.wait_for(&badge("bob-3", 1), "the badge after the restart");
+    b.wait_for("document.getElementById('conn').dataset.state === 'live'", "live again");
+    assert_eq!(dashboard_url(&p), url, "the same URL is served again");
+    let state = b.eval("({connects: window.__coord.connects, gaps: window.__coord.gaps, marker: window.__marker})");
+    assert_eq!(state, json!({"connects": 2, "gaps": 0, "marker": "same page"}), "resumed in place, nothing missed");
+}

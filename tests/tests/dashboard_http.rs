@@ -1,0 +1,214 @@
+//! The dashboard's listener without a browser: the token, Host and Origin checks, the
+//! security headers, the WebSocket speaking the same JSON-RPC protocol as the socket, and
+//! `orch dashboard --port/--stop`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use coord_tests::*;
+use serde_json::{Value, json};
+use tungstenite::client::IntoClientRequest;
+use tungstenite::{Message, WebSocket};
+
+struct Url {
+    port: u16,
+    token: String,
+}
+
+fn parse(url: &str) -> Url {
+    let rest = url.strip_prefix("http://127.0.0.1:").expect("a loopback URL");
+    let (port, path) = rest.split_once('/').unwrap();
+    Url { port: port.parse().unwrap(), token: path.trim_end_matches('/').to_string() }
+}
+
+/// One raw HTTP/1.1 GET; the status, the head and the body.
+fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+fn ws(u: &Url, token: &str, origin: Option<&str>) -> Result<Ws, String> {
+    let mut req = format!("ws://127.0.0.1:{}/{token}/ws", u.port).into_client_request().unwrap();
+    if let Some(o) = origin {
+        req.headers_mut().insert("Origin", o.parse().unwrap());
+    }
+    tungstenite::connect(req).map(|(ws, _)| ws).map_err(|e| e.to_string())
+}
+
+type Ws = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
+
+/// Send a request; its response. Notifications read meanwhile are kept in `notes`.
+fn rpc(ws: &mut Ws, notes: &mut Vec<Value>, req: Value) -> Value {
+    ws.send(Message::text(req.to_string())).unwrap();
+    loop {
+        if let Message::Text(t) = ws.read().unwrap() {
+            let v: Value = serde_json::from_str(t.as_str()).unwrap();
+            if v.get("id") == req.get("id") {
+                return v;
+            }
+            notes.push(v);
+        }
+    }
+}
+
+#[test]
+fn requests_without_the_token_get_401_and_no_data() {
+    let p = Project::new();
+    let u = parse(&dashboard_url(&p));
+    let wrong = "f".repeat(u.token.len());
+    for path in ["/".to_string(), format!("/{wrong}/"), format!("/{wrong}/app.js"), format!("/{}/", &u.token[..10])] {
+        let (status, _, body) = get(u.port, &path, &[]);
+        assert_eq!(status, 401, "{path}");
+        assert!(!body.contains("<html") && !body.contains("import"), "{path}: {body}");
+    }
+    let Err(err) = ws(&u, &wrong, None) else { panic!("a wrong token must be refused") };
+    assert!(err.contains("401"), "{err}");
+}
+
+#[test]
+fn the_page_and_its_assets_come_from_the_binary_with_a_strict_csp() {
+    let p = Project::new();
+    let u = parse(&dashboard_url(&p));
+    let (status, head, body) = get(u.port, &format!("/{}/", u.token), &[]);
+    assert_eq!(status, 200);
+    assert!(body.contains("<script type=\"module\" src=\"app.js\">"), "{body}");
+    assert!(head.contains("content-security-policy: default-src 'none'; script-src 'self'"), "{head}");
+    assert!(head.contains("x-frame-options: deny") && head.contains("referrer-policy: no-referrer"), "{head}");
+    let (status, head, _) = get(u.port, &format!("/{}/app.js", u.token), &[]);
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/javascript"), "{head}");
+    // A refusal carries the policy too.
+    let (_, head, _) = get(u.port, "/", &[]);
+    assert!(head.contains("content-security-policy"), "{head}");
+    let (status, _, _) = get(u.port, &format!("/{}/nope.js", u.token), &[]);
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn a_foreign_host_is_refused_against_dns_rebinding() {
+    let p = Project::new();
+    let u = parse(&dashboard_url(&p));
+    let host = format!("attacker.example:{}", u.port);
+    let (status, _, body) = get(u.port, &format!("/{}/", u.token), &[("Host", &host)]);
+    assert_eq!(status, 421);
+    assert!(!body.contains("<html"));
+    let local = format!("localhost:{}", u.port);
+    assert_eq!(get(u.port, &format!("/{}/", u.token), &[("Host", &local)]).0, 200);
+}
+
+#[test]
+fn a_foreign_origin_is_refused_on_http_and_websocket() {
+    let p = Project::new();
+    let u = parse(&dashboard_url(&p));
+    let (status, _, _) = get(u.port, &format!("/{}/", u.token), &[("Origin", "http://attacker.example")]);
+    assert_eq!(status, 403);
+    let Err(err) = ws(&u, &u.token, Some("http://attacker.example")) else {
+        panic!("a foreign origin must be refused")
+    };
+    assert!(err.contains("403"), "{err}");
+    let own = format!("http://127.0.0.1:{}", u.port);
+    ws(&u, &u.token, Some(&own)).expect("its own origin is accepted");
+}
+
+#[test]
+fn the_websocket_speaks_the_socket_protocol() {
+    let p = Project::new();
+    let u = parse(&dashboard_url(&p));
+    let mut s = ws(&u, &u.token, None).unwrap();
+    let mut notes = Vec::new();
+    // Params as on the socket: left out, a bare object, or a one-element array.
+    let hello = rpc(&mut s, &mut notes, json!({"jsonrpc": "2.0", "id": 1, "method": "system.hello"}));
+    assert_eq!(hello["result"]["server"], "coordd");
+    let methods = hello["result"]["methods"].as_array().unwrap();
+    for m in ["view.agents", "view.run", "view.timeline", "dashboard.start", "dashboard.status", "dashboard.stop"] {
+        assert!(methods.contains(&json!(m)), "{m} missing");
+    }
+    let sub = rpc(
+        &mut s,
+        &mut notes,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "events.subscribe", "params": {"after_event": 0}}),
+    );
+    assert!(sub["result"].is_number() || sub["result"].is_string(), "{sub}");
+    let sent = rpc(
+        &mut s,
+        &mut notes,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "inbox.send", "params": {"from": "lead", "to": "w", "summary": "hi"}}),
+    );
+    let event_id = sent["result"]["event_id"].clone();
+    assert!(event_id.is_number(), "{sent}");
+    let is_it = |v: &Value| v["method"] == "events.event" && v["params"]["result"]["event_id"] == event_id;
+    let note = match notes.iter().find(|v| is_it(v)) {
+        Some(v) => v.clone(),
+        None => loop {
+            if let Message::Text(t) = s.read().unwrap() {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                if is_it(&v) {
+                    break v;
+                }
+            }
+        },
+    };
+    assert_eq!(note["params"]["subscription"], sub["result"]);
+    let agents = rpc(&mut s, &mut notes, json!({"jsonrpc": "2.0", "id": 4, "method": "view.agents", "params": [{}]}));
+    let w =
+        agents["result"]["agents"].as_array().unwrap().iter().find(|a| a["agent"]["agent_id"] == "w").cloned().unwrap();
+    assert_eq!(w["pending"], 1, "{w}");
+    let bad = rpc(
+        &mut s,
+        &mut notes,
+        json!({"jsonrpc": "2.0", "id": 5, "method": "view.timeline", "params": {"agent": "w", "run_id": "R1"}}),
+    );
+    assert_eq!(bad["error"]["data"]["code"], "invalid_args", "{bad}");
+}
+
+#[test]
+fn a_fixed_port_is_used_and_a_busy_one_is_refused() {
+    let p = Project::new();
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let v = p.orch().args(["dashboard", "--port", &port.to_string()]).json_flag().run().code(20).json();
+    assert_eq!(v["error"]["code"], "port_unavailable", "{v}");
+    drop(busy);
+    let v = p.orch().args(["dashboard", "--port", &port.to_string()]).json_flag().run().ok().json();
+    assert_eq!(v["port"], port);
+    assert_eq!(parse(v["url"].as_str().unwrap()).port, port);
+}
+
+#[test]
+fn stop_closes_the_listener_and_a_restart_does_not_serve_it_again() {
+    let p = Project::new();
+    let d = p.serve();
+    let u = parse(&dashboard_url(&p));
+    let v = p.inbox().args(["dashboard", "--stop"]).json_flag().run().ok().json();
+    assert_eq!(v["stopped"], true);
+    assert!(TcpStream::connect(("127.0.0.1", u.port)).is_err(), "nothing listens after --stop");
+    d.signal("TERM");
+    let _d = p.serve();
+    let v = p.orch().args(["dashboard", "--stop"]).json_flag().run().ok().json();
+    assert_eq!(v["stopped"], false, "not served again after a restart");
+}
+
+#[test]
+fn a_restart_serves_the_same_url_again() {
+    let p = Project::new();
+    let d = p.serve();
+    let url = dashboard_url(&p);
+    d.signal("TERM");
+    let _d = p.serve();
+    let u = parse(&url);
+    assert_eq!(get(u.port, &format!("/{}/", u.token), &[]).0, 200, "served at once after the restart");
+    assert_eq!(dashboard_url(&p), url);
+}
