@@ -9,6 +9,7 @@
 //! background duties; [`workspace`] writes worktrees and session files. [`core`] ties the
 //! store, the [`time`] clock and the [`bus`] together for the handlers.
 
+pub mod activity;
 pub mod api;
 pub mod bus;
 pub mod control;
@@ -19,6 +20,7 @@ pub mod error;
 pub mod ids;
 pub mod lockfile;
 pub mod ops;
+pub mod registry;
 pub mod services;
 pub mod store;
 pub mod time;

@@ -50,6 +50,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let conn_id = ConnectionId(NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed));
+    let _open = crate::activity::connection();
     let (tx, rx) = mpsc::channel::<Box<RawValue>>(OUT_QUEUE);
     let (stop_tx, stop_rx) = oneshot::channel();
     let writer = tokio::spawn(write_loop(write, rx, stop_rx));
@@ -64,6 +65,7 @@ where
             // per connection stays bounded.
             read = reader.next(), if in_flight.len() < MAX_IN_FLIGHT => match read {
                 Some(Ok(Frame::Line(line))) => {
+                    crate::activity::touch();
                     if let Some(reply) = conn.handle(&line) {
                         in_flight.push(reply);
                     }

@@ -38,6 +38,7 @@ impl EventsApiServer for Api {
             }
         };
         let sink = pending.accept().await?;
+        let _open = crate::activity::subscription();
         let mut cursor = replay(&self.core, &q, q.after, &sink).await?;
         loop {
             tokio::select! {

@@ -9,6 +9,7 @@ mod events;
 mod inbox;
 mod mail;
 mod orch;
+mod search;
 mod system;
 
 use std::sync::{Arc, OnceLock};
@@ -43,13 +44,14 @@ pub struct Api {
 /// Every method of every namespace, in one table.
 pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>) -> Methods {
     let api = Api { core, info: Arc::new(info), methods: Arc::default(), shutdown };
-    let parts: [Methods; 6] = [
+    let parts: [Methods; 7] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),
         EventsApiServer::into_rpc(api.clone()).into(),
         OrchApiServer::into_rpc(api.clone()).into(),
         AgentsApiServer::into_rpc(api.clone()).into(),
         MailApiServer::into_rpc(api.clone()).into(),
+        SearchApiServer::into_rpc(api.clone()).into(),
     ];
     let mut all = RpcModule::new(());
     for part in parts {

@@ -10,7 +10,8 @@
 //! - [`mail`]: per-recipient mail, delivery into sessions, peers.
 //! - [`agents`]: the agent registry and strict mode.
 //! - [`reservations`]: file-scope reservations and their scope language.
-//! - [`orch`]: runs, the task graph, attempts, reconcile, councils.
+//! - [`orch`]: runs, the task graph, attempts, reconcile, councils, merges.
+//! - [`search`]: full-text search queries.
 
 pub mod agents;
 pub mod check;
@@ -19,3 +20,4 @@ pub mod inbox;
 pub mod mail;
 pub mod orch;
 pub mod reservations;
+pub mod search;

@@ -5,8 +5,12 @@
 //!   then after every `task.failed` whose payload says `"auto_retry": true`.
 //! - [`lease_expiry`] sleeps until the next lease runs out and records `lease.expired`,
 //!   re-arming whenever a claim or renew commits (only they bring the next expiry closer).
+//! - [`auto_merge`] merges done code tasks of runs created with `auto_merge` into their
+//!   integration branch: at start-up, then after every `task.done` whose merge is pending.
+//! - [`idle`] stops the daemon after a quiet spell, never while a subscription or a live
+//!   lease keeps it busy.
 //!
-//! Both re-read their state when the bus reports that they lagged, and end when the
+//! They re-read their state when the bus reports that they lagged, and end when the
 //! shutdown signal turns true.
 
 use std::sync::Arc;
@@ -87,5 +91,60 @@ pub async fn lease_expiry(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) 
                 },
             }
         }
+    }
+}
+
+/// Merge the done tasks of `auto_merge` runs whose merge is pending.
+pub async fn auto_merge(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
+    let mut bus = core.bus.subscribe();
+    loop {
+        let pending = core.read(|tx, _| tx.tasks_auto_merge_pending()).await.unwrap_or_default();
+        for (run_id, task_id) in pending {
+            let p = MergeParams { run_id: run_id.clone(), task_id: Some(task_id.clone()) };
+            if let Err(e) = super::merge::merge(&core, p).await {
+                tracing::warn!(run_id, task_id, error = %e, "automatic merge failed; `orch merge` retries it");
+            }
+        }
+        loop {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                ev = bus.recv() => match ev {
+                    Ok(p) if p.event.event_type == EventType::TaskDone && p.event.payload_json["merge"] == json!("pending") => break,
+                    Ok(_) => {}
+                    Err(Missed::Lagged(_)) => break,
+                    Err(Missed::Closed) => return,
+                },
+            }
+        }
+    }
+}
+
+/// Is a lease still running (granted, not released, not yet expired)?
+async fn live_lease(core: &Core) -> bool {
+    let now = core.clock.now();
+    core.read(|tx, _| tx.lease_next_expiry()).await.ok().flatten().is_some_and(|t| t > now)
+}
+
+/// Stop the daemon once no call came for `limit`, unless a subscription (a wait, a
+/// watcher) or a live lease keeps it busy; then look again after another `limit`.
+pub async fn idle(core: Arc<Core>, limit: Duration, stop: watch::Sender<bool>) {
+    let mut shutdown = stop.subscribe();
+    loop {
+        let idle = crate::activity::idle_for();
+        if idle < limit {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                _ = tokio::time::sleep(limit - idle) => continue,
+            }
+        }
+        let subs = crate::activity::subscriptions();
+        let leased = live_lease(&core).await;
+        if subs == 0 && !leased {
+            tracing::info!(idle_secs = idle.as_secs(), "idle timeout: no calls, subscriptions or live leases; stopping");
+            let _ = stop.send(true);
+            return;
+        }
+        tracing::info!(subscriptions = subs, live_lease = leased, "idle timeout reached, but kept running");
+        crate::activity::touch();
     }
 }

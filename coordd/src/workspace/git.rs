@@ -51,7 +51,7 @@ fn open(repo: &Path) -> Result<Repository> {
 
 /// Files with uncommitted changes in a repository or worktree. The untracked session
 /// files that dispatch itself writes (hooks, instructions) are not work.
-fn dirty_files(repo: &Repository, include_untracked: bool) -> Result<Vec<String>> {
+pub(crate) fn dirty_files(repo: &Repository, include_untracked: bool) -> Result<Vec<String>> {
     let mut opts = StatusOptions::new();
     opts.include_untracked(include_untracked).include_ignored(false).recurse_untracked_dirs(false);
     let statuses = repo.statuses(Some(&mut opts)).map_err(git_err("cannot read git status"))?;

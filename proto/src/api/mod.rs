@@ -15,6 +15,7 @@ mod events;
 mod inbox;
 mod mail;
 mod orch;
+mod search;
 mod system;
 
 pub use agents::{AgentsApiClient, AgentsApiServer};
@@ -22,6 +23,7 @@ pub use events::{EventsApiClient, EventsApiServer};
 pub use inbox::{InboxApiClient, InboxApiServer};
 pub use mail::{MailApiClient, MailApiServer};
 pub use orch::{OrchApiClient, OrchApiServer};
+pub use search::{SearchApiClient, SearchApiServer};
 pub use system::{SystemApiClient, SystemApiServer};
 
 /// The subscription behind every wait, and its notification and unsubscribe methods.

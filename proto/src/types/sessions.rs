@@ -114,10 +114,18 @@ pub struct InstallHooksParams {
     /// The `inbox` executable the hooks and MCP server run (default: beside coordd).
     #[serde(default)]
     pub inbox_bin: Option<String>,
+    /// Approve the `coordd` server of `.mcp.json` in `.claude/settings.local.json`
+    /// (`enabledMcpjsonServers`), so Claude Code starts it without asking. orch's worktrees
+    /// get it; in a person's own checkout it is their choice.
+    #[serde(default)]
+    pub approve_mcp: bool,
 }
 
 /// Result of `session.installHooks`: the files written or merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstallHooksResult {
     pub files: Vec<String>,
+    /// What was left alone, and why (e.g. a tracked `.mcp.json`).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }

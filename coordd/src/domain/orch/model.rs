@@ -60,10 +60,10 @@ pub fn set_run_status(tx: &mut dyn Tx, run: &mut Run, status: RunStatus, now: Ts
     tx.run_save(run)
 }
 
-/// Are all of these tasks done?
+/// Are all of these tasks done (and merged, when they had work to merge)?
 pub fn all_done(tx: &dyn Tx, run_id: &str, deps: &[String]) -> Result<bool> {
     for d in deps {
-        if tx.task(run_id, d)?.is_none_or(|t| t.status != TaskStatus::Done) {
+        if tx.task(run_id, d)?.is_none_or(|t| !super::merge::satisfies(&t)) {
             return Ok(false);
         }
     }

@@ -16,6 +16,7 @@ mod mail;
 pub mod migrations;
 mod open;
 mod orch;
+mod search;
 mod threads;
 pub mod tx;
 pub mod writer;
