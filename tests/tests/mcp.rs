@@ -156,7 +156,7 @@ async fn errors_are_tool_errors_with_the_coordd_code() {
     let a = session(&p, &["--agent", "alpha", "mcp", "--task", "T1"]).await;
     let b = session(&p, &["--agent", "bravo", "mcp"]).await;
     let e = err(&b, "reserve", json!({"scope": "docs/**"})).await;
-    assert_eq!(e["code"], "missing_bead_id", "a reservation is for a task: {e}");
+    assert_eq!(e["code"], "missing_task_id", "a reservation is for a task: {e}");
 
     assert_eq!(err(&a, "claim", json!({"thread_id": "thr_missing"})).await["code"], "not_found");
     let e = err(&a, "send_message", json!({"summary": "to nobody"})).await;

@@ -175,51 +175,63 @@ fn orch_wait_survives_a_restart() {
 /// for events after that first event, sends one more event and ends with a JSON-RPC
 /// subscription error; the third sends the last event.
 async fn scripted_daemon(listener: tokio::net::UnixListener, seen: tokio::sync::mpsc::UnboundedSender<Value>) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let event = |id: i64| {
-        json!({"event_id": id, "run_id": "", "task_id": "", "thread_id": "thr_1", "source": "inbox",
-               "event_type": "message.sent", "summary": format!("event {id}"), "payload_json": {},
-               "created_at": "2026-11-23T00:00:00.000Z"})
-    };
-    let mut subs = 0;
+    let subs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     loop {
         let (stream, _) = listener.accept().await.unwrap();
-        let (r, mut w) = stream.into_split();
-        let mut lines = tokio::io::BufReader::new(r).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let req: Value = serde_json::from_str(&line).unwrap();
-            let id = req["id"].clone();
-            let mut out = Vec::new();
-            match req["method"].as_str().unwrap() {
-                "system.hello" => out.push(json!({"jsonrpc": "2.0", "id": id, "result": {
-                    "server": "coordd", "version": "test", "protocol_version": coord_proto::PROTOCOL_VERSION,
-                    "pid": 1, "socket": "", "db": "", "started_at": "", "uptime_ms": 0, "last_event_id": 0,
-                    "schema_version": 0, "methods": []}})),
-                "events.subscribe" => {
-                    subs += 1;
-                    let _ = seen.send(req["params"][0].clone());
-                    let sid = format!("s{subs}");
-                    out.push(json!({"jsonrpc": "2.0", "id": id, "result": sid}));
-                    let notif = |result: Value| {
-                        json!({"jsonrpc": "2.0", "method": "events.event", "params": {"subscription": sid, "result": result}})
-                    };
-                    match subs {
-                        1 => {
-                            out.push(notif(event(5)));
-                            out.push(notif(json!({"closed": "over its memory budget", "cursor": 5})));
-                        }
-                        2 => {
-                            out.push(notif(event(6)));
-                            out.push(json!({"jsonrpc": "2.0", "method": "events.event",
-                                            "params": {"subscription": sid, "error": "cut loose"}}));
-                        }
-                        _ => out.push(notif(event(7))),
+        tokio::spawn(scripted_connection(stream, subs.clone(), seen.clone()));
+    }
+}
+
+/// One connection of the stand-in daemon (see [`scripted_daemon`]).
+async fn scripted_connection(
+    stream: tokio::net::UnixStream,
+    subs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    seen: tokio::sync::mpsc::UnboundedSender<Value>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let event = |id: i64| {
+        json!({"event_id": id, "event_type": "message.sent", "source": "inbox", "run_id": "", "task_id": "",
+               "thread_id": "thr_1", "actor": "lead", "assigned_to": "w1", "created_by": "lead",
+               "thread_status": "pending", "task_status": null, "message_id": null, "summary": format!("event {id}"),
+               "payload_json": {}, "created_at": "2026-11-23T00:00:00.000Z", "message": null})
+    };
+    let (r, mut w) = stream.into_split();
+    let mut lines = tokio::io::BufReader::new(r).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let req: Value = serde_json::from_str(&line).unwrap();
+        let id = req["id"].clone();
+        let mut out = Vec::new();
+        match req["method"].as_str().unwrap_or_default() {
+            "system.hello" => out.push(json!({"jsonrpc": "2.0", "id": id, "result": {
+                "server": "coordd", "version": "test", "protocol_version": coord_proto::PROTOCOL_VERSION,
+                "pid": 1, "socket": "", "db": "", "started_at": "", "uptime_ms": 0, "last_event_id": 0,
+                "schema_version": 0, "methods": []}})),
+            "events.subscribe" => {
+                let n = subs.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                let _ = seen.send(req["params"][0].clone());
+                let sid = format!("s{n}");
+                out.push(json!({"jsonrpc": "2.0", "id": id, "result": sid}));
+                let notif = |result: Value| {
+                    json!({"jsonrpc": "2.0", "method": "events.event", "params": {"subscription": sid, "result": result}})
+                };
+                match n {
+                    1 => {
+                        out.push(notif(event(5)));
+                        out.push(notif(json!({"closed": "over its memory budget", "cursor": 5})));
                     }
+                    2 => {
+                        out.push(notif(event(6)));
+                        out.push(json!({"jsonrpc": "2.0", "method": "events.event",
+                                        "params": {"subscription": sid, "error": "cut loose"}}));
+                    }
+                    _ => out.push(notif(event(7))),
                 }
-                _ => out.push(json!({"jsonrpc": "2.0", "id": id, "result": true})),
             }
-            for m in out {
-                w.write_all(format!("{m}\n").as_bytes()).await.unwrap();
+            _ => out.push(json!({"jsonrpc": "2.0", "id": id, "result": true})),
+        }
+        for m in out {
+            if w.write_all(format!("{m}\n").as_bytes()).await.is_err() {
+                return;
             }
         }
     }

@@ -24,7 +24,7 @@ pub struct State {
     pub dirty: Vec<String>,
     /// Commits on the branch that are not in its base revision.
     pub ahead: usize,
-    /// The branch tip is contained in the base branch.
+    /// Every tip is contained in one of the branches it was checked against.
     pub merged: bool,
 }
 
@@ -147,14 +147,16 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
 }
 
 /// Inspect an attempt's worktree and branch. Work counts wherever it is: on the branch, or
-/// on the worktree's own HEAD (a detached HEAD or another branch checked out there). What
-/// cannot be inspected is reported as such, never as clean.
+/// on the worktree's own HEAD (a detached HEAD or another branch checked out there); it is
+/// merged when one of `merged_into` (the attempt's base branch, and for a run with an
+/// integration branch also the run's base branch) contains it. What cannot be inspected is
+/// reported as such, never as clean.
 pub fn inspect(
     repo_path: &Path,
     path: &Path,
     branch: &str,
     base_rev: &str,
-    base_branch: Option<&str>,
+    merged_into: &[String],
 ) -> Result<State> {
     let repo = open(repo_path)?;
     let exists = path.is_dir();
@@ -172,16 +174,16 @@ pub fn inspect(
     if let Ok(b) = repo.find_branch(branch, BranchType::Local) {
         tips.push(b.get().peel_to_commit().map_err(git_err("cannot read branch"))?.id());
     }
-    let base_tip = match base_branch.and_then(|b| repo.find_branch(b, BranchType::Local).ok()) {
-        Some(b) => Some(b.get().peel_to_commit().map_err(git_err("cannot read base branch"))?.id()),
-        None => None,
-    };
+    let mut base_tips = Vec::new();
+    for b in merged_into.iter().filter_map(|b| repo.find_branch(b, BranchType::Local).ok()) {
+        base_tips.push(b.get().peel_to_commit().map_err(git_err("cannot read base branch"))?.id());
+    }
     let mut ahead = 0;
     let mut merged = true;
     for tip in tips {
         let (n, _) = repo.graph_ahead_behind(tip, base).map_err(git_err("cannot compare with base"))?;
         ahead = ahead.max(n);
-        let in_base = base_tip.is_some_and(|bt| bt == tip || repo.graph_descendant_of(bt, tip).unwrap_or(false));
+        let in_base = base_tips.iter().any(|&bt| bt == tip || repo.graph_descendant_of(bt, tip).unwrap_or(false));
         merged &= n == 0 || in_base;
     }
     Ok(State { exists, dirty, ahead, merged })
