@@ -6,8 +6,10 @@
 //!
 //! stdout is the protocol channel: nothing here prints to it; problems go to stderr.
 //! Daemon errors come back as MCP tool errors (`isError: true`) whose structured content
-//! is `{"code": <coordd error code>, "message": ...}`.
+//! is `{"code": <coordd error code>, "message": ...}`. The tools are declared in `tools`
+//! (the mailbox and the worker flow) and `search`.
 
+mod search;
 mod tools;
 
 use std::collections::HashMap;
@@ -55,7 +57,7 @@ pub async fn serve(ctx: &Ctx, a: McpArgs) -> Res {
         opts: ctx.connect_options().clone(),
         client: Arc::default(),
         cursors: Arc::default(),
-        tool_router: InboxMcp::tool_router(),
+        tool_router: InboxMcp::tool_router() + InboxMcp::search_router(),
     };
     let running = server
         .serve(rmcp::transport::stdio())
