@@ -53,8 +53,13 @@ async fn next_message(bus: &mut crate::bus::BusReceiver) -> Option<()> {
 }
 
 /// The indexer: catch up at start-up (messages written before a crash), then after every
-/// burst of messages.
+/// burst of messages. With `COORDD_SEARCH_INDEX=on-demand` it does not run: each search
+/// indexes what it needs (how `coord-bench` measures what the indexer costs the sends).
 pub async fn index_loop(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
+    if std::env::var("COORDD_SEARCH_INDEX").is_ok_and(|v| v == "on-demand") {
+        tracing::info!("search index: built on demand by each search (COORDD_SEARCH_INDEX=on-demand)");
+        return;
+    }
     let mut bus = core.bus.subscribe();
     loop {
         if let Err(e) = catch_up(&core).await {
