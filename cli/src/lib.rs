@@ -214,7 +214,8 @@ impl WaitReport {
             return;
         }
         let after = after_event.map_or(String::new(), |e| format!(" after event {e}"));
-        let limit = timeout_seconds.map_or(" (no time limit; Ctrl-C to stop)".to_string(), |s| format!(" (up to {s} s)"));
+        let limit =
+            timeout_seconds.map_or(" (no time limit; Ctrl-C to stop)".to_string(), |s| format!(" (up to {s} s)"));
         eprintln!("{}: waiting for {what}{after}{limit}...", self.program);
     }
 

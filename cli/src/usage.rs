@@ -109,3 +109,43 @@ pub fn completions(mut cmd: Command, shell: clap_complete::Shell) {
 pub fn man(cmd: Command) -> std::io::Result<()> {
     clap_mangen::Man::new(cmd).render(&mut std::io::stdout())
 }
+
+/// Every command of `cmd` (recursively) has an example in its `--help` (its after-help
+/// says "Example"), and every flag and argument a description: for the CLIs' own tests.
+/// Returns what is missing.
+pub fn missing_help(cmd: &Command) -> Vec<String> {
+    fn walk(cmd: &Command, path: &str, out: &mut Vec<String>) {
+        let path = if path.is_empty() { cmd.get_name().to_string() } else { format!("{path} {}", cmd.get_name()) };
+        for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            let id = a.get_id().as_str();
+            if id != "help" && id != "version" && a.get_help().is_none() && a.get_long_help().is_none() {
+                out.push(format!("`{path}`: --{id} has no description"));
+            }
+        }
+        let subs: Vec<&Command> = cmd.get_subcommands().filter(|s| s.get_name() != "help").collect();
+        if subs.is_empty() && !cmd.get_after_help().is_some_and(|h| h.to_string().contains("Example")) {
+            out.push(format!("`{path}` has no example"));
+        }
+        for s in subs {
+            walk(s, &path, out);
+        }
+    }
+    let mut out = Vec::new();
+    for s in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        walk(s, cmd.get_name(), &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Arg, Command};
+
+    #[test]
+    fn missing_help_names_what_lacks_an_example_or_a_description() {
+        let cmd = Command::new("x")
+            .subcommand(Command::new("good").arg(Arg::new("a").long("a").help("an a")).after_help("Example:\n  x good"))
+            .subcommand(Command::new("bad").arg(Arg::new("b").long("b")));
+        assert_eq!(super::missing_help(&cmd), ["`x bad`: --b has no description", "`x bad` has no example"]);
+    }
+}

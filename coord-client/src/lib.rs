@@ -57,7 +57,11 @@ impl ConnectOptions {
     }
 
     pub fn for_dir(db: Option<&Path>, cwd: &Path) -> Self {
-        ConnectOptions { paths: paths::resolve(db, cwd), autostart: !autostart_disabled_by_env(), announce_start: false }
+        ConnectOptions {
+            paths: paths::resolve(db, cwd),
+            autostart: !autostart_disabled_by_env(),
+            announce_start: false,
+        }
     }
 }
 

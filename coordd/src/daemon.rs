@@ -89,7 +89,9 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     let db_path = paths.db.clone();
     if let Some(root) = project_root(&paths) {
         // Keep `.agents/` (the database, the socket, the worktrees) out of the user's commits.
-        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || crate::workspace::ignore::exclude_state_dir(&root)).await {
+        if let Ok(Err(e)) =
+            tokio::task::spawn_blocking(move || crate::workspace::ignore::exclude_state_dir(&root)).await
+        {
             tracing::warn!(error = %e, "cannot add .agents/ to .git/info/exclude");
         }
     }

@@ -17,7 +17,8 @@ pub async fn run(json: bool) -> anyhow::Result<ExitCode> {
     let mut live = Vec::new();
     for (path, info) in registry::all() {
         let socket = std::path::PathBuf::from(&info.socket);
-        let hello = tokio::time::timeout(PROBE, control::call::<HelloResult>(&socket, "system.hello", serde_json::json!({})));
+        let hello =
+            tokio::time::timeout(PROBE, control::call::<HelloResult>(&socket, "system.hello", serde_json::json!({})));
         match hello.await {
             Ok(Ok(h)) if h.pid == info.pid => live.push(h),
             Ok(Err(control::ControlError::NotRunning)) | Ok(Ok(_)) => registry::remove(&path, info.pid),

@@ -93,14 +93,20 @@ fn json_requested() -> bool {
 /// Help and version succeed.
 fn usage(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
         let _ = e.print();
         return Exit::Ok.into();
     }
     if json_requested() {
         let message = e.render().to_string();
         let message = message.trim().trim_start_matches("error: ").lines().next().unwrap_or_default().to_string();
-        println!("{}", serde_json::json!({"ok": false, "command": "", "error": {"code": "invalid_args", "message": message}}));
+        println!(
+            "{}",
+            serde_json::json!({"ok": false, "command": "", "error": {"code": "invalid_args", "message": message}})
+        );
     } else {
         let _ = e.print();
     }

@@ -54,7 +54,11 @@ fn check_command(ctx: &Ctx, task: Option<&str>, mcp: bool) -> String {
     if let Some(t) = task {
         cmd.push_str(&format!(" --task {}", sh(t)));
     }
-    if mcp { format!("call the `check_inbox` tool (MCP server `coordd`), or run `{cmd}`") } else { format!("run `{cmd}`") }
+    if mcp {
+        format!("call the `check_inbox` tool (MCP server `coordd`), or run `{cmd}`")
+    } else {
+        format!("run `{cmd}`")
+    }
 }
 
 /// The hook's JSON answer, if it has something to say.

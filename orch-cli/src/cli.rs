@@ -78,7 +78,9 @@ pub enum Cmd {
     #[command(after_help = "Example:\n  orch ready --run R1")]
     Ready(ReadyArgs),
     /// Hand ready tasks to workers: an attempt, an inbox thread, and a git worktree for code tasks.
-    #[command(after_help = "Example:\n  orch dispatch --run R1 --all-ready --json   # event_id: where `orch wait` starts")]
+    #[command(
+        after_help = "Example:\n  orch dispatch --run R1 --all-ready --json   # event_id: where `orch wait` starts"
+    )]
     Dispatch(DispatchArgs),
     /// Re-derive task and run state from the inbox threads (idempotent repair).
     #[command(after_help = "Example:\n  orch reconcile --run R1")]
@@ -106,7 +108,9 @@ pub enum Cmd {
     Status(RunArg),
     /// Merge done code tasks into the run's integration branch (a conflict opens a
     /// resolution task, exit 20).
-    #[command(after_help = "Examples:\n  orch merge --run R1              # every done task waiting to be merged\n  orch merge --run R1 --task T1")]
+    #[command(
+        after_help = "Examples:\n  orch merge --run R1              # every done task waiting to be merged\n  orch merge --run R1 --task T1"
+    )]
     Merge(MergeArgs),
     /// List or prune attempt worktrees.
     #[command(subcommand)]
@@ -116,7 +120,9 @@ pub enum Cmd {
     Council(CouncilCmd),
     /// Watch a leader and two workers take a run from plan to merged code, in a scratch
     /// git repository (the real `inbox` and `orch` commands, printed as they run).
-    #[command(after_help = "Example:\n  orch demo               # in a new temporary directory; says how to stop what it leaves running")]
+    #[command(
+        after_help = "Example:\n  orch demo               # in a new temporary directory; says how to stop what it leaves running"
+    )]
     Demo(DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = "Example:\n  orch completions zsh > ~/.zfunc/_orch")]
@@ -253,7 +259,9 @@ pub struct RunCancelArgs {
 #[derive(Subcommand)]
 pub enum TaskCmd {
     /// Add a task to a run.
-    #[command(after_help = "Example:\n  orch task add --run R1 --id T2 --title \"Post CRUD\" --depends-on T1 --assign-to backend --priority high")]
+    #[command(
+        after_help = "Example:\n  orch task add --run R1 --id T2 --title \"Post CRUD\" --depends-on T1 --assign-to backend --priority high"
+    )]
     Add(TaskAddArgs),
     /// List a run's tasks.
     #[command(after_help = "Example:\n  orch task list --run R1 --status ready,blocked")]
@@ -263,7 +271,9 @@ pub enum TaskCmd {
     Show(TaskArg),
     /// Change a task: its text and kind before it is dispatched; its worker, priority,
     /// role and attempt limit until it is done.
-    #[command(after_help = "Example:\n  orch task edit --run R1 --task T2 --title \"Post CRUD + tests\" --priority urgent")]
+    #[command(
+        after_help = "Example:\n  orch task edit --run R1 --task T2 --title \"Post CRUD + tests\" --priority urgent"
+    )]
     Edit(TaskEditArgs),
     /// Give a task to another worker for its next dispatch (a live attempt moves with
     /// `orch reassign`).
@@ -562,7 +572,9 @@ pub struct WorktreePruneArgs {
 #[derive(Subcommand)]
 pub enum CouncilCmd {
     /// Start a council: brainstorm threads for each reviewer.
-    #[command(after_help = "Example:\n  orch council start --run R1 --topic \"Review the auth design\" --body-file design.md")]
+    #[command(
+        after_help = "Example:\n  orch council start --run R1 --topic \"Review the auth design\" --body-file design.md"
+    )]
     Start(CouncilStartArgs),
     /// A run's councils, with their phase.
     #[command(after_help = "Example:\n  orch council list --run R1")]
@@ -616,4 +628,15 @@ pub struct CompletionsArgs {
     /// The shell.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_command_has_an_example_and_every_flag_a_description() {
+        let missing = coord_cli::usage::missing_help(&super::Cli::command());
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
+    }
 }

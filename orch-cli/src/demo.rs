@@ -52,7 +52,10 @@ impl Demo {
 
     /// Run a command, print its output (indented), and return its stdout.
     fn run(&self, who: &str, program: &Path, args: &[&str], dir: &Path) -> Result<String, CliError> {
-        let out = self.command(who, program, args, dir).output().map_err(|e| fail(&format!("cannot run {}", program.display()), e))?;
+        let out = self
+            .command(who, program, args, dir)
+            .output()
+            .map_err(|e| fail(&format!("cannot run {}", program.display()), e))?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         for line in String::from_utf8_lossy(&out.stderr).lines().chain(stdout.lines()) {
             println!("            {line}");
@@ -66,9 +69,13 @@ impl Demo {
     /// Run a `--json` command quietly and return its envelope.
     fn json(&self, who: &str, program: &Path, args: &[&str]) -> Result<Value, CliError> {
         let out = self.command(who, program, args, &self.dir).output().map_err(|e| fail("cannot run", e))?;
-        let v: Value = serde_json::from_slice(&out.stdout).map_err(|e| fail(&format!("`{}` printed no JSON", args.join(" ")), e))?;
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| fail(&format!("`{}` printed no JSON", args.join(" ")), e))?;
         if !out.status.success() {
-            return Err(fail(&format!("`{}` failed", args.join(" ")), v["error"]["message"].as_str().unwrap_or_default()));
+            return Err(fail(
+                &format!("`{}` failed", args.join(" ")),
+                v["error"]["message"].as_str().unwrap_or_default(),
+            ));
         }
         Ok(v)
     }
@@ -100,7 +107,8 @@ impl Demo {
         let thread = t["thread_id"].as_str().ok_or_else(|| fail("no work", who))?.to_string();
         self.inbox(who, &["claim", "--agent", who, "--thread", &thread])?;
         let shown = self.json(who, &self.inbox, &["show", "--thread", &thread, "--json"])?;
-        let wt = shown["messages"][0]["payload_json"]["worktree_path"].as_str().ok_or_else(|| fail("no worktree", who))?;
+        let wt =
+            shown["messages"][0]["payload_json"]["worktree_path"].as_str().ok_or_else(|| fail("no worktree", who))?;
         println!("            (works in {wt})");
         Ok((thread, PathBuf::from(wt)))
     }
@@ -120,11 +128,18 @@ pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
         Some(d) => {
             std::fs::create_dir_all(&d).map_err(|e| fail("cannot create the directory", e))?;
             if std::fs::read_dir(&d).map_err(|e| fail("cannot read the directory", e))?.next().is_some() {
-                return Err(CliError::Invalid(format!("demo: {} is not empty; give an empty or new directory", d.display())));
+                return Err(CliError::Invalid(format!(
+                    "demo: {} is not empty; give an empty or new directory",
+                    d.display()
+                )));
             }
             d
         }
-        None => tempfile::Builder::new().prefix("coordd-demo-").tempdir().map_err(|e| fail("no temporary directory", e))?.keep(),
+        None => tempfile::Builder::new()
+            .prefix("coordd-demo-")
+            .tempdir()
+            .map_err(|e| fail("no temporary directory", e))?
+            .keep(),
     };
     let dir = std::fs::canonicalize(&dir).map_err(|e| fail("bad directory", e))?;
     let d = Demo { dir: dir.clone(), inbox: sibling("inbox"), orch: sibling("orch") };
@@ -141,15 +156,54 @@ pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
 
     d.say("The leader plans a run: `api` depends on `data`; done work is merged as it lands");
     d.orch(&["run", "create", "--id", RUN, "--goal", "Greet people in two languages", "--auto-merge"])?;
-    d.orch(&["task", "add", "--run", RUN, "--id", "data", "--title", "Write the greetings", "--assign-to", "worker-a"])?;
-    d.orch(&["task", "add", "--run", RUN, "--id", "api", "--title", "Print them", "--depends-on", "data", "--assign-to", "worker-b"])?;
+    d.orch(&[
+        "task",
+        "add",
+        "--run",
+        RUN,
+        "--id",
+        "data",
+        "--title",
+        "Write the greetings",
+        "--assign-to",
+        "worker-a",
+    ])?;
+    d.orch(&[
+        "task",
+        "add",
+        "--run",
+        RUN,
+        "--id",
+        "api",
+        "--title",
+        "Print them",
+        "--depends-on",
+        "data",
+        "--assign-to",
+        "worker-b",
+    ])?;
     let disp = d.json("leader", &d.orch, &["dispatch", "--run", RUN, "--all-ready", "--json"])?;
     let cursor = disp["event_id"].to_string();
     println!("            dispatched `data` to worker-a in its own worktree; waits start after event {cursor}");
 
     d.say("worker-a takes `data`, and asks a question");
     let (thread, wt) = d.take("worker-a")?;
-    let asked = d.json("worker-a", &d.inbox, &["update", "--agent", "worker-a", "--thread", &thread, "--status", "blocked", "--summary", "Which languages?", "--json"])?;
+    let asked = d.json(
+        "worker-a",
+        &d.inbox,
+        &[
+            "update",
+            "--agent",
+            "worker-a",
+            "--thread",
+            &thread,
+            "--status",
+            "blocked",
+            "--summary",
+            "Which languages?",
+            "--json",
+        ],
+    )?;
     let asked_at = asked["event_id"].to_string();
     let waiter = d.spawn("worker-a", &d.inbox, &["wait-reply", "--thread", &thread, "--after-event", &asked_at])?;
 
@@ -163,13 +217,21 @@ pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
 
     d.say("worker-a commits (hooks and session files stay out of the commit) and finishes");
     d.commit("worker-a", &wt, "greetings.txt", "hello\nbonjour\n", "Add greetings")?;
-    let finished = d.json("worker-a", &d.inbox, &["done", "--agent", "worker-a", "--thread", &thread, "--summary", "Greetings written", "--json"])?;
+    let finished = d.json(
+        "worker-a",
+        &d.inbox,
+        &["done", "--agent", "worker-a", "--thread", &thread, "--summary", "Greetings written", "--json"],
+    )?;
     let done_at = finished["event_id"].to_string();
 
     d.say("Merged into the integration branch at once (--auto-merge), so `api` is ready");
     let v = d.json("leader", &d.orch, &["wait", "--run", RUN, "--after-event", &done_at, "--json"])?;
     let after_done = v["next_event_id"].to_string();
-    println!("            {} {}", v["event"]["event_type"].as_str().unwrap_or("?"), v["event"]["summary"].as_str().unwrap_or(""));
+    println!(
+        "            {} {}",
+        v["event"]["event_type"].as_str().unwrap_or("?"),
+        v["event"]["summary"].as_str().unwrap_or("")
+    );
     d.orch(&["wait", "--run", RUN, "--after-event", &after_done])?;
     d.orch(&["status", "--run", RUN])?;
 
@@ -177,7 +239,13 @@ pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
     d.orch(&["dispatch", "--run", RUN, "--all-ready"])?;
     let (thread_b, wt_b) = d.take("worker-b")?;
     d.run("worker-b", Path::new("cat"), &["greetings.txt"], &wt_b)?;
-    d.commit("worker-b", &wt_b, "greet.sh", "#!/bin/sh\nwhile read g; do echo \"$g, world\"; done < greetings.txt\n", "Print the greetings")?;
+    d.commit(
+        "worker-b",
+        &wt_b,
+        "greet.sh",
+        "#!/bin/sh\nwhile read g; do echo \"$g, world\"; done < greetings.txt\n",
+        "Print the greetings",
+    )?;
     d.inbox("worker-b", &["done", "--agent", "worker-b", "--thread", &thread_b, "--summary", "greet.sh prints them"])?;
 
     d.say("The leader merges the run into main");

@@ -112,14 +112,13 @@ pub fn graph(v: &RunView) {
         );
     }
     if let Some(b) = &v.run.integration_branch {
-        let pending: Vec<&str> = v
-            .tasks
-            .iter()
-            .filter(|t| t.merge_state == Some(MergeState::Pending))
-            .map(|t| t.task_id.as_str())
-            .collect();
+        let pending: Vec<&str> =
+            v.tasks.iter().filter(|t| t.merge_state == Some(MergeState::Pending)).map(|t| t.task_id.as_str()).collect();
         let base = v.run.base_branch.as_deref().unwrap_or("its base");
-        println!("  integration branch {b} (from {base}){}", if v.run.auto_merge { ", merged automatically" } else { "" });
+        println!(
+            "  integration branch {b} (from {base}){}",
+            if v.run.auto_merge { ", merged automatically" } else { "" }
+        );
         if !pending.is_empty() {
             println!("  waiting to be merged: {} (orch merge --run {})", pending.join(", "), v.run.run_id);
         }
@@ -190,7 +189,8 @@ pub fn event(e: &Event) {
         println!("  merge it into the integration branch: orch merge --run {} --task {}", e.run_id, e.task_id);
     }
     if e.event_type == EventType::TaskMergeConflict {
-        let files: Vec<&str> = e.payload_json["conflicts"].as_array().into_iter().flatten().filter_map(|f| f.as_str()).collect();
+        let files: Vec<&str> =
+            e.payload_json["conflicts"].as_array().into_iter().flatten().filter_map(|f| f.as_str()).collect();
         println!("  conflicting files: {}", files.join(", "));
         if let Some(r) = e.payload_json["resolution_task"].as_str() {
             println!("  resolve it with task {r}: orch dispatch --run {} --task {r}", e.run_id);
@@ -207,7 +207,13 @@ pub fn merges(ms: &[MergeOutcome]) {
     for m in ms {
         match m.state {
             MergeState::Conflict => {
-                println!("{}: {} conflicts with {} in: {}", m.task_id, m.branch, m.integration_branch, m.conflicts.join(", "));
+                println!(
+                    "{}: {} conflicts with {} in: {}",
+                    m.task_id,
+                    m.branch,
+                    m.integration_branch,
+                    m.conflicts.join(", ")
+                );
                 if let Some(r) = &m.resolution_task {
                     println!("  task {r} resolves it (dispatch it like any task)");
                 }

@@ -385,9 +385,13 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
 /// Is an outside program available? When it is missing, a test that needs it fails under
 /// `COORD_CI` (CI installs it) and is skipped, saying so, elsewhere.
 pub fn have(program: &str, needed_for: &str) -> bool {
-    let found = Command::new("sh").arg("-c").arg(format!("command -v {program}")).output().is_ok_and(|o| o.status.success());
+    let found =
+        Command::new("sh").arg("-c").arg(format!("command -v {program}")).output().is_ok_and(|o| o.status.success());
     if !found {
-        assert!(std::env::var_os("COORD_CI").is_none(), "{program} is missing (needed for {needed_for}); .ci/run installs it");
+        assert!(
+            std::env::var_os("COORD_CI").is_none(),
+            "{program} is missing (needed for {needed_for}); .ci/run installs it"
+        );
         eprintln!("SKIPPED: {program} is not installed (needed for {needed_for})");
     }
     found
@@ -404,4 +408,3 @@ pub fn on_terminal(dir: &Path, cols: u16, line: &str, env: &[(&str, &str)]) -> S
     let out = cmd.output().expect("script");
     String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
 }
-

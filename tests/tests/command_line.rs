@@ -47,7 +47,12 @@ fn a_missing_body_file_is_the_callers_error() {
     let v = p.inbox().args(args).run().code(30).json();
     assert_eq!(v["error"]["code"], "invalid_args");
     assert!(v["error"]["message"].as_str().unwrap().contains("result.md"), "{v}");
-    let v = p.orch().args(["answer", "--run", "R", "--task", "T", "--summary", "s", "--body-file", "nope", "--json"]).run().code(30).json();
+    let v = p
+        .orch()
+        .args(["answer", "--run", "R", "--task", "T", "--summary", "s", "--body-file", "nope", "--json"])
+        .run()
+        .code(30)
+        .json();
     assert_eq!(v["error"]["code"], "invalid_args");
 }
 
@@ -142,7 +147,10 @@ fn tables_fit_the_terminal_and_are_whole_in_a_pipe() {
     let long = format!("A subject that goes on {}", "and on ".repeat(20));
     ok(&p, &["send", "--from", "lead", "--to", "worker-with-a-long-name", "--summary", &long]);
     let piped = p.inbox().args(["list"]).run().ok().stdout;
-    assert!(piped.contains(long.trim()) && piped.contains("worker-with-a-long-name"), "nothing is cut in a pipe:\n{piped}");
+    assert!(
+        piped.contains(long.trim()) && piped.contains("worker-with-a-long-name"),
+        "nothing is cut in a pipe:\n{piped}"
+    );
     if !have("script", "a pseudo-terminal") {
         return;
     }
@@ -195,7 +203,8 @@ fn mail_check_and_withdraw_agree_on_a_messages_state() {
     let second = ok(&p, &["send", "--from", "lead", "--to", "w1", "--summary", "second"]);
     let state = |id: &Value| {
         let mail = ok(&p, &["mail", "--agent", "w1"]);
-        let m = mail["mail"].as_array().unwrap().iter().find(|m| m["message_id"] == id["message"]["message_id"]).cloned();
+        let m =
+            mail["mail"].as_array().unwrap().iter().find(|m| m["message_id"] == id["message"]["message_id"]).cloned();
         m.map(|m| m["delivery"].as_str().unwrap().to_string())
     };
     assert_eq!(state(&second).as_deref(), Some("queued"));

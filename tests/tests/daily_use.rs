@@ -8,7 +8,8 @@ use coord_tests::{Project, finish, ok, thread_id};
 #[test]
 fn read_only_commands_outside_a_project_say_so_and_create_nothing() {
     let p = Project::new();
-    for (program, args) in [("inbox", &["list"][..]), ("inbox", &["mail", "--agent", "w"]), ("orch", &["run", "list"])] {
+    for (program, args) in [("inbox", &["list"][..]), ("inbox", &["mail", "--agent", "w"]), ("orch", &["run", "list"])]
+    {
         let run = if program == "inbox" { p.inbox() } else { p.orch() };
         let v = run.args(args).json_flag().run().code(40).json();
         assert_eq!(v["error"]["code"], "not_found");
@@ -40,9 +41,7 @@ fn coordd_list_shows_the_running_daemons_and_forgets_killed_ones() {
     let p = Project::new();
     let d = p.serve();
     let pid = d.pid();
-    let mine = |v: &serde_json::Value| {
-        v["daemons"].as_array().unwrap().iter().find(|x| x["pid"] == pid).cloned()
-    };
+    let mine = |v: &serde_json::Value| v["daemons"].as_array().unwrap().iter().find(|x| x["pid"] == pid).cloned();
     let listed = p.coordd().args(["list", "--json"]).run().ok().json();
     let me = mine(&listed).unwrap_or_else(|| panic!("{listed}"));
     assert_eq!(me["project"], p.path().display().to_string());

@@ -60,7 +60,8 @@ fn a_workers_add_all_and_commit_carries_none_of_coordds_files() {
     for f in [".claude/settings.local.json", ".mcp.json", "CLAUDE.local.md", "AGENTS.md"] {
         assert!(wt.join(f).exists(), "{f} was written");
     }
-    let settings: Value = serde_json::from_str(&std::fs::read_to_string(wt.join(".claude/settings.local.json")).unwrap()).unwrap();
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(wt.join(".claude/settings.local.json")).unwrap()).unwrap();
     assert_eq!(settings["enabledMcpjsonServers"], serde_json::json!(["coordd"]), "orch's worktrees approve the server");
     // ... but the tracked CLAUDE.md is untouched.
     assert_eq!(std::fs::read_to_string(wt.join("CLAUDE.md")).unwrap(), "# Team rules\n");
@@ -126,7 +127,8 @@ fn the_reminder_and_the_instructions_name_a_command_that_works_as_typed() {
     let p = repo();
     let (wt, _) = dispatched(&p);
     p.inbox().args(["send", "--from", "lead", "--to-task", "T1", "--summary", "Use UUID keys"]).run().ok();
-    let settings: Value = serde_json::from_str(&std::fs::read_to_string(wt.join(".claude/settings.local.json")).unwrap()).unwrap();
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(wt.join(".claude/settings.local.json")).unwrap()).unwrap();
     let hook = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
     // The worker runs the task's thread (T1's mail reaches it once it holds the thread).
     let thread = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"])["attempts"][0]["thread_id"]

@@ -289,7 +289,12 @@ async fn search_messages_finds_ranked_hits_with_marked_snippets() {
     let p = Project::new();
     let _d = p.serve();
     let s = session(&p, &["--agent", "lead", "mcp"]).await;
-    ok(&s, "send_message", json!({"to": "w1", "summary": "Indexing plan", "body": "We index messages off the send path."})).await;
+    ok(
+        &s,
+        "send_message",
+        json!({"to": "w1", "summary": "Indexing plan", "body": "We index messages off the send path."}),
+    )
+    .await;
     ok(&s, "send_message", json!({"to": "w2", "summary": "Lunch", "body": "pizza"})).await;
     let r = ok(&s, "search_messages", json!({"query": "index"})).await;
     assert_eq!(r["count"], 1, "{r}");
@@ -299,4 +304,3 @@ async fn search_messages_finds_ranked_hits_with_marked_snippets() {
     assert_eq!(none["count"], 0, "filtered by agent: {none}");
     s.cancel().await.unwrap();
 }
-

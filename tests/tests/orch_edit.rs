@@ -13,7 +13,8 @@ fn orch(p: &Project, args: &[&str]) -> Value {
 fn thread_run(p: &Project) {
     orch(p, &["run", "create", "--goal", "g", "--id", "R1"]);
     for (id, deps) in [("T1", ""), ("T2", "T1")] {
-        let mut args = vec!["task", "add", "--run", "R1", "--id", id, "--title", id, "--kind", "thread", "--assign-to", "w1"];
+        let mut args =
+            vec!["task", "add", "--run", "R1", "--id", id, "--title", id, "--kind", "thread", "--assign-to", "w1"];
         if !deps.is_empty() {
             args.extend(["--depends-on", deps]);
         }
@@ -26,14 +27,31 @@ fn tasks_are_edited_assigned_and_removed_until_they_are_dispatched() {
     let p = Project::new();
     let _d = p.serve();
     thread_run(&p);
-    let e = orch(&p, &["task", "edit", "--run", "R1", "--task", "T2", "--title", "Better title", "--priority", "urgent", "--acceptance", "tests pass"]);
+    let e = orch(
+        &p,
+        &[
+            "task",
+            "edit",
+            "--run",
+            "R1",
+            "--task",
+            "T2",
+            "--title",
+            "Better title",
+            "--priority",
+            "urgent",
+            "--acceptance",
+            "tests pass",
+        ],
+    );
     assert_eq!((e["task"]["title"].clone(), e["task"]["priority"].clone()), ("Better title".into(), "urgent".into()));
     let a = orch(&p, &["task", "assign", "--run", "R1", "--task", "T2", "--to", "w2"]);
     assert_eq!(a["task"]["assign_to"], "w2");
     p.orch().args(["task", "edit", "--run", "R1", "--task", "T2"]).run().code(30);
     // Dispatched: the text is the worker's now; the worker and limits can still change.
     orch(&p, &["dispatch", "--run", "R1", "--task", "T1"]);
-    let v = p.orch().args(["--json", "task", "edit", "--run", "R1", "--task", "T1", "--title", "x"]).run().code(30).json();
+    let v =
+        p.orch().args(["--json", "task", "edit", "--run", "R1", "--task", "T1", "--title", "x"]).run().code(30).json();
     assert!(v["error"]["message"].as_str().unwrap().contains("dispatched"), "{v}");
     orch(&p, &["task", "edit", "--run", "R1", "--task", "T1", "--max-attempts", "5"]);
     let v = p.orch().args(["--json", "task", "remove", "--run", "R1", "--task", "T1"]).run().code(30).json();
@@ -84,15 +102,33 @@ fn council_list_and_votes_that_are_no_choice_are_refused() {
     let brainstorm = c["members"][0]["brainstorm_thread_id"].as_str().unwrap().to_string();
     p.inbox().args(["claim", "--agent", "r1", "--thread", &brainstorm]).run().ok();
     let rec = r#"{"recommendations":[{"title":"Add rate limiting"}]}"#;
-    p.inbox().args(["done", "--agent", "r1", "--thread", &brainstorm, "--summary", "ideas", "--payload-json", rec]).run().ok();
+    p.inbox()
+        .args(["done", "--agent", "r1", "--thread", &brainstorm, "--summary", "ideas", "--payload-json", rec])
+        .run()
+        .ok();
     let c = orch(&p, &["council", "status", "--run", "R1", "--council", "C1"]);
     let vote = c["members"][0]["vote_thread_id"].as_str().unwrap().to_string();
     p.inbox().args(["claim", "--agent", "r1", "--thread", &vote]).run().ok();
-    for bad in [r#"{"votes":{"G1":"yes"}}"#, r#"{"votes":{"G1":"APPROVE"}}"#, r#"{"votes":{"G9":"approve"}}"#, r#"{"vote":"approve"}"#] {
+    for bad in [
+        r#"{"votes":{"G1":"yes"}}"#,
+        r#"{"votes":{"G1":"APPROVE"}}"#,
+        r#"{"votes":{"G9":"approve"}}"#,
+        r#"{"vote":"approve"}"#,
+    ] {
         let args = ["done", "--agent", "r1", "--thread", &vote, "--summary", "votes", "--payload-json", bad];
         fails(&p, &args, 30, "invalid_input");
     }
-    let ok = ["done", "--agent", "r1", "--thread", &vote, "--summary", "votes", "--payload-json", r#"{"votes":{"G1":"approve"}}"#];
+    let ok = [
+        "done",
+        "--agent",
+        "r1",
+        "--thread",
+        &vote,
+        "--summary",
+        "votes",
+        "--payload-json",
+        r#"{"votes":{"G1":"approve"}}"#,
+    ];
     p.inbox().args(ok).run().ok();
     let report = orch(&p, &["council", "report", "--run", "R1", "--council", "C1"]);
     assert_eq!((report["phase"].clone(), report["groups"][0]["verdict"].clone()), ("done".into(), "approved".into()));

@@ -38,7 +38,9 @@ fn the_demo_runs_a_leader_and_two_workers_and_says_how_to_stop_its_daemon() {
     let p = Project::new();
     let dir = p.path().join("demo");
     let out = p.orch().args(["demo", "--dir", &dir.display().to_string()]).run().ok();
-    for step in ["worker-a $ inbox claim", "worker-b $ inbox claim", "leader $ orch answer", "run finish", "fast-forward"] {
+    for step in
+        ["worker-a $ inbox claim", "worker-b $ inbox claim", "leader $ orch answer", "run finish", "fast-forward"]
+    {
         assert!(out.stdout.contains(step), "{step}:\n{}", out.stdout);
     }
     assert!(dir.join("greet.sh").is_file(), "the run's work reached main's checkout");

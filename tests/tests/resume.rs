@@ -211,9 +211,7 @@ async fn scripted_connection(
                 let _ = seen.send(req["params"][0].clone());
                 let sid = format!("s{n}");
                 out.push(json!({"jsonrpc": "2.0", "id": id, "result": sid}));
-                let notif = |result: Value| {
-                    json!({"jsonrpc": "2.0", "method": "events.event", "params": {"subscription": sid, "result": result}})
-                };
+                let notif = |result: Value| json!({"jsonrpc": "2.0", "method": "events.event", "params": {"subscription": sid, "result": result}});
                 match n {
                     1 => {
                         out.push(notif(event(5)));

@@ -13,9 +13,41 @@ fn hits(v: &Value) -> Vec<String> {
 fn search_ranks_filters_and_marks_the_matches() {
     let p = Project::new();
     let _d = p.serve();
-    let a = ok(&p, &["send", "--from", "lead", "--to", "w1", "--subject", "Auth decision", "--summary", "Pick the login flow", "--run", "R1", "--task", "T1"]);
+    let a = ok(
+        &p,
+        &[
+            "send",
+            "--from",
+            "lead",
+            "--to",
+            "w1",
+            "--subject",
+            "Auth decision",
+            "--summary",
+            "Pick the login flow",
+            "--run",
+            "R1",
+            "--task",
+            "T1",
+        ],
+    );
     let thr = thread_id(&a);
-    ok(&p, &["reply", "--from", "w1", "--thread", &thr, "--kind", "question", "--summary", "Which auth?", "--body", "email or oauth"]);
+    ok(
+        &p,
+        &[
+            "reply",
+            "--from",
+            "w1",
+            "--thread",
+            &thr,
+            "--kind",
+            "question",
+            "--summary",
+            "Which auth?",
+            "--body",
+            "email or oauth",
+        ],
+    );
     ok(&p, &["send", "--from", "lead", "--to", "w2", "--summary", "Lunch", "--body", "the auth of lunch is pizza"]);
 
     // Best first: a match in the subject and summary beats one in a body.
@@ -30,7 +62,10 @@ fn search_ranks_filters_and_marks_the_matches() {
     // Filters.
     assert_eq!(hits(&ok(&p, &["search", "auth", "--agent", "w2"])), ["Lunch"]);
     assert_eq!(hits(&ok(&p, &["search", "auth", "--thread", &thr])).len(), 2);
-    assert_eq!(hits(&ok(&p, &["search", "auth", "--run", "R1", "--task", "T1", "--kind", "question"])), ["Which auth?"]);
+    assert_eq!(
+        hits(&ok(&p, &["search", "auth", "--run", "R1", "--task", "T1", "--kind", "question"])),
+        ["Which auth?"]
+    );
     let none = p.inbox().args(["search", "auth", "--until", "2000-01-01T00:00:00Z", "--json"]).run().code(10).json();
     assert_eq!(hits(&none).len(), 0);
     assert_eq!(hits(&ok(&p, &["search", "auth", "--since", "2000-01-01T00:00:00Z", "--limit", "1"])).len(), 1);

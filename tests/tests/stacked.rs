@@ -96,7 +96,10 @@ fn auto_merge_merges_each_task_as_it_finishes() {
     // The next actionable event is T2 turning ready, after the automatic merge.
     let next = woke["next_event_id"].to_string();
     let ready = p.orch().args(["--json", "wait", "--run", "R1", "--after-event", &next]).run().ok().json();
-    assert_eq!((ready["event"]["event_type"].clone(), ready["event"]["task_id"].clone()), ("task.ready".into(), "T2".into()));
+    assert_eq!(
+        (ready["event"]["event_type"].clone(), ready["event"]["task_id"].clone()),
+        ("task.ready".into(), "T2".into())
+    );
     assert_eq!(task(&p, "T1")["task"]["merge_state"], "merged");
 }
 
@@ -111,7 +114,10 @@ fn a_merge_conflict_is_an_actionable_event_and_a_task_that_resolves_it() {
     // Both change the same line of README.md, from the same base.
     for (t, who, text) in [("T1", "w1", "hello from T1\n"), ("T2", "w2", "hello from T2\n")] {
         let a = &task(&p, t)["attempts"][0];
-        let (wt, thread) = (std::path::PathBuf::from(a["worktree_path"].as_str().unwrap()), a["thread_id"].as_str().unwrap().to_string());
+        let (wt, thread) = (
+            std::path::PathBuf::from(a["worktree_path"].as_str().unwrap()),
+            a["thread_id"].as_str().unwrap().to_string(),
+        );
         p.inbox().args(["claim", "--agent", who, "--thread", &thread]).run().ok();
         std::fs::write(wt.join("README.md"), text).unwrap();
         git_in(&wt, &["-c", "user.email=w@e", "-c", "user.name=w", "commit", "-q", "-am", t]);

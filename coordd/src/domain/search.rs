@@ -91,6 +91,9 @@ mod tests {
         };
         assert!(query(p(Some("regex"), None)).is_err());
         assert!(query(p(None, Some("yesterday"))).is_err());
-        assert_eq!(query(p(None, Some("2026-11-23T10:00:00Z"))).unwrap().since.as_deref(), Some("2026-11-23T10:00:00.000Z"));
+        assert_eq!(
+            query(p(None, Some("2026-11-23T10:00:00Z"))).unwrap().since.as_deref(),
+            Some("2026-11-23T10:00:00.000Z")
+        );
     }
 }

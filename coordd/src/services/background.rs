@@ -140,7 +140,10 @@ pub async fn idle(core: Arc<Core>, limit: Duration, stop: watch::Sender<bool>) {
         let subs = crate::activity::subscriptions();
         let leased = live_lease(&core).await;
         if subs == 0 && !leased {
-            tracing::info!(idle_secs = idle.as_secs(), "idle timeout: no calls, subscriptions or live leases; stopping");
+            tracing::info!(
+                idle_secs = idle.as_secs(),
+                "idle timeout: no calls, subscriptions or live leases; stopping"
+            );
             let _ = stop.send(true);
             return;
         }

@@ -151,13 +151,7 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
 /// merged when one of `merged_into` (the attempt's base branch, and for a run with an
 /// integration branch also the run's base branch) contains it. What cannot be inspected is
 /// reported as such, never as clean.
-pub fn inspect(
-    repo_path: &Path,
-    path: &Path,
-    branch: &str,
-    base_rev: &str,
-    merged_into: &[String],
-) -> Result<State> {
+pub fn inspect(repo_path: &Path, path: &Path, branch: &str, base_rev: &str, merged_into: &[String]) -> Result<State> {
     let repo = open(repo_path)?;
     let exists = path.is_dir();
     let base = git2::Oid::from_str(base_rev).map_err(git_err("bad base revision"))?;

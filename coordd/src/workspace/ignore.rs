@@ -1,9 +1,9 @@
 //! Keeping coordd's files out of the user's commits, with git's own ignore rules and
 //! without touching a tracked file:
 //!
-//! - [`exclude_state_dir`]: `<project>/.agents/` (the database, the socket, the worktrees)
-//!   goes into the repository's `.git/info/exclude` (the clone's private ignore list, never
-//!   committed; shared by its worktrees).
+//! - [`exclude_state_dir`] puts `<project>/.agents/` (the database, the socket, the
+//!   worktrees) in the repository's `.git/info/exclude` (the clone's private ignore list,
+//!   never committed; shared by its worktrees).
 //! - Orch worktrees: git has no per-worktree exclude file (`info/exclude` is shared with the
 //!   main checkout, where a person may want to commit a `CLAUDE.md`). So
 //!   [`exclude_in_orch_worktrees`] adds to the repository's local config one conditional

@@ -73,7 +73,8 @@ pub enum Merged {
 /// Is `branch` checked out in the repository's main working tree or one of its worktrees?
 fn checked_out_in(repo: &Repository, branch: &str) -> Result<Option<Repository>> {
     let full = format!("refs/heads/{branch}");
-    let head_is = |r: &Repository| r.head().ok().and_then(|h| h.name().ok().map(str::to_string)).as_deref() == Some(&full);
+    let head_is =
+        |r: &Repository| r.head().ok().and_then(|h| h.name().ok().map(str::to_string)).as_deref() == Some(&full);
     if !repo.is_bare() && head_is(repo) {
         return Ok(Some(open(repo.workdir().unwrap_or(repo.path()))?));
     }
@@ -103,7 +104,10 @@ pub fn merge_branch(repo_path: &Path, source: &str, target: &str, message: &str)
     let new = if fast_forward {
         src
     } else {
-        let (ours, theirs) = (repo.find_commit(dst).map_err(git_err("cannot read"))?, repo.find_commit(src).map_err(git_err("cannot read"))?);
+        let (ours, theirs) = (
+            repo.find_commit(dst).map_err(git_err("cannot read"))?,
+            repo.find_commit(src).map_err(git_err("cannot read"))?,
+        );
         let mut index = repo.merge_commits(&ours, &theirs, None).map_err(git_err("cannot merge"))?;
         if index.has_conflicts() {
             let mut files: Vec<String> = index

@@ -87,10 +87,14 @@ pub const GROUPS: &[(&str, &[&str])] = &[
 #[derive(Subcommand)]
 pub enum Cmd {
     /// Create the database and schema (and start the daemon) for this project.
-    #[command(after_help = "Example:\n  inbox init                 # in the project's root; .agents/ is kept out of git")]
+    #[command(
+        after_help = "Example:\n  inbox init                 # in the project's root; .agents/ is kept out of git"
+    )]
     Init(InitArgs),
     /// Create a thread with its first message, or append a message to --thread.
-    #[command(after_help = "Example:\n  inbox send --from lead --to backend --subject \"Post CRUD\" --summary \"Implement post CRUD\" --json")]
+    #[command(
+        after_help = "Example:\n  inbox send --from lead --to backend --subject \"Post CRUD\" --summary \"Implement post CRUD\" --json"
+    )]
     Send(SendArgs),
     /// List candidate threads assigned to an agent, without claiming them (never writes).
     #[command(after_help = "Example:\n  inbox fetch --agent backend --status pending --json")]
@@ -102,16 +106,22 @@ pub enum Cmd {
     #[command(after_help = "Example:\n  inbox renew --agent backend --thread thr_... --lease-seconds 900")]
     Renew(LeaseArgs),
     /// Report progress (in_progress) or a block (blocked) on a thread you hold.
-    #[command(after_help = "Example:\n  inbox update --agent backend --thread thr_... --status blocked --summary \"Need auth decision\" --json")]
+    #[command(
+        after_help = "Example:\n  inbox update --agent backend --thread thr_... --status blocked --summary \"Need auth decision\" --json"
+    )]
     Update(UpdateArgs),
     /// Reply inside a thread (an answer to a blocked thread resumes it).
     #[command(after_help = "Example:\n  inbox reply --from lead --thread thr_... --summary \"Use email/password\"")]
     Reply(ReplyArgs),
     /// Finish a thread you hold, with its result.
-    #[command(after_help = "Example:\n  inbox done --agent backend --thread thr_... --summary \"Done\" --body-file result.md --artifact result.md")]
+    #[command(
+        after_help = "Example:\n  inbox done --agent backend --thread thr_... --summary \"Done\" --body-file result.md --artifact result.md"
+    )]
     Done(FinishArgs),
     /// Fail a thread you hold, saying why.
-    #[command(after_help = "Example:\n  inbox fail --agent backend --thread thr_... --summary \"Migrations do not apply\"")]
+    #[command(
+        after_help = "Example:\n  inbox fail --agent backend --thread thr_... --summary \"Migrations do not apply\""
+    )]
     Fail(FinishArgs),
     /// Cancel a thread (releases any lease).
     #[command(after_help = "Example:\n  inbox cancel --agent lead --thread thr_... --reason \"superseded\"")]
@@ -120,16 +130,24 @@ pub enum Cmd {
     #[command(after_help = "Example:\n  inbox list --status blocked,in_progress --run R1")]
     List(ListArgs),
     /// Show one thread with its full history and artifacts.
-    #[command(after_help = "Example:\n  inbox show --thread thr_... --agent backend   # also marks it read for backend")]
+    #[command(
+        after_help = "Example:\n  inbox show --thread thr_... --agent backend   # also marks it read for backend"
+    )]
     Show(ShowArgs),
     /// Block until matching activity appears (a server-side subscription, no polling).
-    #[command(after_help = "Examples:\n  inbox watch --agent backend --timeout-seconds 600\n  inbox watch --run R1 --follow    # the run's threads, tasks and merges, with timestamps")]
+    #[command(
+        after_help = "Examples:\n  inbox watch --agent backend --timeout-seconds 600\n  inbox watch --run R1 --follow    # the run's threads, tasks and merges, with timestamps"
+    )]
     Watch(WatchArgs),
     /// Block until a reply-like message appears in a thread: the blocked worker's wait.
-    #[command(after_help = "Example:\n  inbox wait-reply --thread thr_... --after-event 51 --timeout-seconds 1800 --json")]
+    #[command(
+        after_help = "Example:\n  inbox wait-reply --thread thr_... --after-event 51 --timeout-seconds 1800 --json"
+    )]
     WaitReply(WaitReplyArgs),
     /// Ranked full-text search over message subjects, summaries and bodies.
-    #[command(after_help = "Examples:\n  inbox search \"auth decision\"\n  inbox search migration --run R1 --kind question,answer --since 2026-11-01T00:00:00Z --json")]
+    #[command(
+        after_help = "Examples:\n  inbox search \"auth decision\"\n  inbox search migration --run R1 --kind question,answer --since 2026-11-01T00:00:00Z --json"
+    )]
     Search(SearchArgs),
     /// Agent identities: register, list, show, heartbeat.
     #[command(subcommand)]
@@ -249,5 +267,16 @@ impl Cmd {
                 | Cmd::Status(_)
                 | Cmd::Pending(_)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_command_has_an_example_and_every_flag_a_description() {
+        let missing = coord_cli::usage::missing_help(&super::Cli::command());
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
     }
 }

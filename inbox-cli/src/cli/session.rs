@@ -38,7 +38,9 @@ pub struct PeerLinkArgs {
 pub enum HookCmd {
     /// Claude Code hook handler: reads the hook's JSON on stdin, prints the hook's JSON
     /// answer. Fails open: with no daemon it prints nothing and exits 0.
-    #[command(after_help = "Example (what the installed hooks run):\n  inbox --agent backend hook claude post-tool-use --task T1 < hook.json")]
+    #[command(
+        after_help = "Example (what the installed hooks run):\n  inbox --agent backend hook claude post-tool-use --task T1 < hook.json"
+    )]
     Claude(HookClaudeArgs),
     /// Write Claude Code hooks (.claude/settings.local.json), the coordd MCP server
     /// (.mcp.json) and an inbox note for CLAUDE.md and AGENTS.md, all kept out of git.

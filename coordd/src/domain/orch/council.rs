@@ -176,9 +176,10 @@ fn check_votes(tx: &dyn Tx, member: &MemberRow, payload: &Value) -> Result<()> {
     let Some(council) = tx.council(&member.run_id, &member.council_id)? else { return Ok(()) };
     let groups: Vec<StoredGroup> = serde_json::from_str(&council.groups_json).unwrap_or_default();
     let usage = "finish the vote with a payload like {\"votes\":{\"G1\":\"approve\"}}";
-    let votes = payload.get("votes").and_then(Value::as_object).ok_or_else(|| {
-        Error::invalid(format!("a council vote needs a \"votes\" object: {usage}"))
-    })?;
+    let votes = payload
+        .get("votes")
+        .and_then(Value::as_object)
+        .ok_or_else(|| Error::invalid(format!("a council vote needs a \"votes\" object: {usage}")))?;
     for (group, choice) in votes {
         if !groups.iter().any(|g| &g.group_id == group) {
             let known: Vec<&str> = groups.iter().map(|g| g.group_id.as_str()).collect();

@@ -142,7 +142,13 @@ fn mark_merged(tx: &mut dyn Tx, now: Ts, task: &mut Task, commit: &str, payload:
 
 /// The merge of `job` succeeded. A resolution task's merge also settles the task it
 /// resolved (`contains`: whether that task's branch is in the integration branch now).
-pub fn record_merged(tx: &mut dyn Tx, now: Ts, run_id: &str, out: &MergeOutcome, contains: Option<bool>) -> Result<i64> {
+pub fn record_merged(
+    tx: &mut dyn Tx,
+    now: Ts,
+    run_id: &str,
+    out: &MergeOutcome,
+    contains: Option<bool>,
+) -> Result<i64> {
     let mut task = load_task(tx, run_id, &out.task_id)?;
     let payload = serde_json::to_value(out).unwrap_or_default();
     let mut id = mark_merged(tx, now, &mut task, &out.commit, payload)?;
@@ -248,16 +254,18 @@ pub fn finish_plan(tx: &dyn Tx, p: &RunFinishParams) -> Result<(Run, String)> {
             run.run_id
         )));
     }
-    let live: Vec<String> = tx.run_tasks(&run.run_id)?.into_iter().filter(|t| t.status.is_live()).map(|t| t.task_id).collect();
+    let live: Vec<String> =
+        tx.run_tasks(&run.run_id)?.into_iter().filter(|t| t.status.is_live()).map(|t| t.task_id).collect();
     if !live.is_empty() {
         return Err(Error::app(
             ErrorCode::InvalidTransition,
             format!("task(s) {} still running: wait for them, or cancel them, first", live.join(", ")),
         ));
     }
-    let into = p.into.clone().or_else(|| run.base_branch.clone()).ok_or_else(|| {
-        Error::invalid("the run started from a detached HEAD: name the branch to merge into (into)")
-    })?;
+    let into =
+        p.into.clone().or_else(|| run.base_branch.clone()).ok_or_else(|| {
+            Error::invalid("the run started from a detached HEAD: name the branch to merge into (into)")
+        })?;
     Ok((run, into))
 }
 

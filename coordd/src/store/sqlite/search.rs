@@ -28,8 +28,9 @@ impl Search for SqliteTx<'_> {
         let rows = read.query_map(params![from, limit], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?))
         })?;
-        let mut insert =
-            self.conn.prepare_cached("INSERT INTO messages_fts (rowid, subject, summary, body) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut insert = self
+            .conn
+            .prepare_cached("INSERT INTO messages_fts (rowid, subject, summary, body) VALUES (?1, ?2, ?3, ?4)")?;
         let (mut n, mut last) = (0u32, from);
         for row in rows {
             let (id, subject, summary, body) = row?;
@@ -98,23 +99,25 @@ impl Search for SqliteTx<'_> {
                 e.into()
             }
         };
-        let hits = stmt.query_map(params_from_iter(args), |r| {
-            Ok(SearchHit {
-                message_id: r.get(0)?,
-                thread_id: r.get(1)?,
-                run_id: r.get(2)?,
-                task_id: r.get(3)?,
-                subject: r.get(4)?,
-                from_agent: r.get(5)?,
-                to_agent: r.get(6)?,
-                kind: parse_col(r, 7)?,
-                summary: r.get(8)?,
-                created_at: r.get(9)?,
-                event_id: r.get(10)?,
-                score: r.get(11)?,
-                snippet: r.get(12)?,
+        let hits = stmt
+            .query_map(params_from_iter(args), |r| {
+                Ok(SearchHit {
+                    message_id: r.get(0)?,
+                    thread_id: r.get(1)?,
+                    run_id: r.get(2)?,
+                    task_id: r.get(3)?,
+                    subject: r.get(4)?,
+                    from_agent: r.get(5)?,
+                    to_agent: r.get(6)?,
+                    kind: parse_col(r, 7)?,
+                    summary: r.get(8)?,
+                    created_at: r.get(9)?,
+                    event_id: r.get(10)?,
+                    score: r.get(11)?,
+                    snippet: r.get(12)?,
+                })
             })
-        }).map_err(bad_query)?;
+            .map_err(bad_query)?;
         hits.collect::<rusqlite::Result<Vec<_>>>().map_err(bad_query)
     }
 }

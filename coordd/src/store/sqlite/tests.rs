@@ -150,5 +150,11 @@ fn shipped_migrations_never_change() {
     assert_eq!(hashes, SHIPPED, "a shipped migration changed");
 }
 
-const SHIPPED: &[&str] =
-    &["90ab6258d332f28b", "2b21ee7639da8300", "87e1d9c76252a45d", "e2335aca1525bca7", "3ade1e3adf30cba3", "a9b6928e749bf5c8"];
+const SHIPPED: &[&str] = &[
+    "90ab6258d332f28b",
+    "2b21ee7639da8300",
+    "87e1d9c76252a45d",
+    "e2335aca1525bca7",
+    "3ade1e3adf30cba3",
+    "a9b6928e749bf5c8",
+];
