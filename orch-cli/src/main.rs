@@ -1,6 +1,7 @@
 //! The `orch` CLI: the leader's control plane. Every command is one JSON-RPC call (or one
 //! subscription, for `wait`) to the project's coordd daemon, started on demand.
 
+mod args;
 mod cli;
 mod commands;
 mod ctx;

@@ -116,7 +116,7 @@ pub fn retryable(tx: &dyn Tx, p: &RetryParams, mode: Mode) -> Result<(Task, Opti
     check_mode(&task, mode)?;
     for dep in &task.depends_on {
         let d = load_task(tx, &p.run_id, dep)?;
-        if !super::merge::satisfies(&d) {
+        if !satisfies(&d) {
             let state = match d.merge_state {
                 Some(m) if d.status == TaskStatus::Done => format!("done, merge {m}"),
                 _ => d.status.to_string(),

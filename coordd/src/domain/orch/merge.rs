@@ -18,11 +18,6 @@ use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::time::Ts;
 
-/// Does a task let its dependents start? Done, and merged when it had something to merge.
-pub fn satisfies(t: &Task) -> bool {
-    t.status == TaskStatus::Done && !matches!(t.merge_state, Some(MergeState::Pending | MergeState::Conflict))
-}
-
 /// A code task just finished done: if its attempt has a branch and its run an integration
 /// branch, its merge is pending. Returns whether it is.
 pub fn on_done(tx: &mut dyn Tx, task: &mut Task, attempt: &Attempt) -> Result<bool> {
@@ -136,7 +131,7 @@ fn mark_merged(tx: &mut dyn Tx, now: Ts, task: &mut Task, commit: &str, payload:
     let actor = load_run(tx, &task.run_id)?.created_by;
     let summary = format!("{} merged into the integration branch", task.task_id);
     let id = task_event(tx, EventType::TaskMerged, task, None, (&actor, &summary, &payload), now)?;
-    super::reconcile::release_dependents(tx, task, &actor, now)?;
+    release_dependents(tx, task, &actor, now)?;
     Ok(id)
 }
 

@@ -118,21 +118,6 @@ pub fn abandon_auto_retry(tx: &mut dyn Tx, now: Ts, run_id: &str, task_id: &str)
     refresh_run(tx, run_id, &actor, now)
 }
 
-/// Dependents of a finished (or merged) task whose dependencies are now all done become
-/// ready.
-pub(super) fn release_dependents(tx: &mut dyn Tx, task: &Task, actor: &str, now: Ts) -> Result<()> {
-    for d in tx.task_dependents(&task.run_id, &task.task_id)? {
-        let mut dep = load_task(tx, &task.run_id, &d)?;
-        if dep.status != TaskStatus::Pending || !all_done(tx, &task.run_id, &dep.depends_on)? {
-            continue;
-        }
-        set_task_status(tx, &mut dep, TaskStatus::Ready, now)?;
-        let summary = format!("{} is ready", dep.task_id);
-        task_event(tx, EventType::TaskReady, &dep, None, (actor, &summary, &json!({"after": task.task_id})), now)?;
-    }
-    Ok(())
-}
-
 /// `orch.reconcile`: re-derive every task of the run from its current thread, release
 /// dependents whose dependencies are done, and finish the run if it is. Idempotent.
 /// Returns the tasks that changed.
