@@ -91,13 +91,10 @@ pub fn check_base(repo_path: &Path, base: Option<&str>, strict: bool) -> Result<
     Ok(commit.id().to_string())
 }
 
-/// Create the worktree of an attempt on a new branch from `base` (default HEAD).
-pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Option<&str>) -> Result<Created> {
-    let repo = open(repo_path)?;
-    let workdir = repo
-        .workdir()
-        .ok_or_else(|| Error::invalid(format!("{} has no working tree", repo_path.display())))?
-        .to_path_buf();
+/// The commit `base` (default HEAD) names, and the local branch it was taken from: HEAD's
+/// branch, or `base` itself when it names a local branch (none for a detached HEAD, a
+/// commit id, a tag...).
+pub fn resolve_base<'r>(repo: &'r Repository, base: Option<&str>) -> Result<(git2::Commit<'r>, Option<String>)> {
     let spec = base.unwrap_or("HEAD");
     let commit = repo
         .revparse_single(spec)
@@ -107,6 +104,17 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
         None => repo.head().ok().filter(|h| h.is_branch()).and_then(|h| h.shorthand().ok().map(str::to_string)),
         Some(b) => repo.find_branch(b, BranchType::Local).ok().map(|_| b.to_string()),
     };
+    Ok((commit, base_branch))
+}
+
+/// Create the worktree of an attempt on a new branch from `base` (default HEAD).
+pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Option<&str>) -> Result<Created> {
+    let repo = open(repo_path)?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| Error::invalid(format!("{} has no working tree", repo_path.display())))?
+        .to_path_buf();
+    let (commit, base_branch) = resolve_base(&repo, base)?;
     let branch_name = branch_name(run, task, attempt);
     let path = worktree_path(&workdir, run, task, attempt);
     if path.exists() {

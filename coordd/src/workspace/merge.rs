@@ -42,15 +42,7 @@ fn tip(repo: &Repository, branch: &str) -> Result<Oid> {
 pub fn ensure_integration(repo_path: &Path, run: &str, base: Option<&str>) -> Result<(Option<String>, String, String)> {
     let repo = open(repo_path)?;
     let name = integration_branch(run);
-    let spec = base.unwrap_or("HEAD");
-    let commit = repo
-        .revparse_single(spec)
-        .and_then(|o| o.peel_to_commit())
-        .map_err(|e| Error::invalid(format!("base '{spec}' is not a commit: {}", e.message())))?;
-    let base_branch = match base.filter(|b| *b != "HEAD") {
-        None => repo.head().ok().filter(|h| h.is_branch()).and_then(|h| h.shorthand().ok().map(str::to_string)),
-        Some(b) => repo.find_branch(b, BranchType::Local).ok().map(|_| b.to_string()),
-    };
+    let (commit, base_branch) = super::git::resolve_base(&repo, base)?;
     let start = match repo.find_branch(&name, BranchType::Local) {
         Ok(b) => b.get().peel_to_commit().map_err(git_err("cannot read the integration branch"))?.id(),
         Err(_) => {
