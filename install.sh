@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install coordd, inbox and orch from this checkout with `cargo install` (into ~/.cargo/bin,
-# or $CARGO_INSTALL_ROOT/bin), sharing one build directory so each crate is compiled once.
+# or $CARGO_INSTALL_ROOT/bin), building in the workspace's own target directory so the three
+# share their dependencies (and reuse a `cargo build --release`).
 # Re-run it to upgrade; then `coordd stop` in a project restarts its daemon on the new build
 # at the next call.
 set -euo pipefail
 cd "$(dirname "$0")"
 for crate in coordd inbox-cli orch-cli; do
-    cargo install --locked --quiet --force --target-dir target/install --path "$crate"
+    echo "installing $crate..."
+    cargo install --locked --force --target-dir "${CARGO_TARGET_DIR:-target}" --path "$crate"
 done
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
 echo "installed coordd, inbox and orch into $bin"

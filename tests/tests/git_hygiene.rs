@@ -150,3 +150,23 @@ fn the_reminder_and_the_instructions_name_a_command_that_works_as_typed() {
     assert!(typed.status.success(), "{typed:?}");
     assert!(String::from_utf8_lossy(&typed.stdout).contains("Also index them"));
 }
+
+#[test]
+fn reinstalling_moves_hooks_an_earlier_version_left_in_settings_json() {
+    let p = repo();
+    let old = serde_json::json!({"hooks": {
+        "Stop": [
+            {"hooks": [{"type": "command", "command": "/old/inbox --agent me hook claude stop"}]},
+            {"hooks": [{"type": "command", "command": "notify-send done"}]}
+        ],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "/old/inbox --agent me hook claude post-tool-use"}]}]
+    }});
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(p.path().join(".claude/settings.json"), old.to_string()).unwrap();
+    let r = p.inbox().args(["--agent", "me", "hook", "install", "--json"]).run().ok().json();
+    assert!(r["notes"].to_string().contains("settings.json"), "{r}");
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(p.path().join(".claude/settings.json")).unwrap()).unwrap();
+    assert_eq!(kept, serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}));
+    let local = std::fs::read_to_string(p.path().join(".claude/settings.local.json")).unwrap();
+    assert_eq!(local.matches("hook claude stop").count(), 1, "{local}");
+}

@@ -119,10 +119,11 @@ pub async fn auto_merge(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
-/// Is a lease still running (granted, not released, not yet expired)?
+/// Could a lease still be running? Yes while any lease is neither released nor reported
+/// as expired: the earliest one has not run out yet, or it has and `lease_expiry` is about
+/// to report it (another may be live behind it). A failed read counts as busy too.
 async fn live_lease(core: &Core) -> bool {
-    let now = core.clock.now();
-    core.read(|tx, _| tx.lease_next_expiry()).await.ok().flatten().is_some_and(|t| t > now)
+    !matches!(core.read(|tx, _| tx.lease_next_expiry()).await, Ok(None))
 }
 
 /// Stop the daemon once no call came for `limit`, unless a subscription (a wait, a

@@ -199,6 +199,9 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     let agents_md = instruction_target(&dir, git.as_ref(), "AGENTS.md", "AGENTS.override.md")?;
 
     write_json(&settings_path, &settings)?;
+    if remove_old_hooks(&dir, git.as_ref())? {
+        notes.push("moved the hooks of an earlier install from .claude/settings.json to settings.local.json".into());
+    }
     let mut written = vec![".claude/settings.local.json"];
     if let Some(mcp) = &mcp {
         write_json(&mcp_path, mcp)?;
@@ -240,6 +243,46 @@ fn approve_mcp(settings: &mut Map<String, Value>, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Is this hook group one of ours?
+fn is_ours(group: &Value) -> bool {
+    group["hooks"]
+        .as_array()
+        .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.contains(HOOK_MARK))))
+}
+
+/// Earlier versions wrote the hooks into `.claude/settings.json`. Take ours out of it (when
+/// git does not track it), so the hooks do not run twice; a file left with nothing else is
+/// removed. Returns whether it was changed.
+fn remove_old_hooks(dir: &Path, git: Option<&Checkout>) -> Result<bool> {
+    let path = dir.join(".claude").join("settings.json");
+    if !path.exists() || git.is_some_and(|g| g.tracks(".claude/settings.json")) {
+        return Ok(false);
+    }
+    let Ok(mut settings) = read_object(&path) else { return Ok(false) };
+    let Some(Value::Object(hooks)) = settings.get_mut("hooks") else { return Ok(false) };
+    let mut changed = false;
+    for groups in hooks.values_mut() {
+        if let Value::Array(groups) = groups {
+            let before = groups.len();
+            groups.retain(|g| !is_ours(g));
+            changed |= groups.len() != before;
+        }
+    }
+    hooks.retain(|_, g| g.as_array().is_none_or(|a| !a.is_empty()));
+    if !changed {
+        return Ok(false);
+    }
+    if hooks.is_empty() {
+        settings.remove("hooks");
+    }
+    if settings.is_empty() {
+        std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+    } else {
+        write_json(&path, &settings)?;
+    }
+    Ok(true)
+}
+
 /// Add our hook commands to a settings object, replacing an earlier install of ours and
 /// keeping everyone else's hooks.
 fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task: &str) -> Result<()> {
@@ -252,11 +295,7 @@ fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task:
         let Value::Array(groups) = groups else {
             return Err(Error::invalid(format!("{}: hooks.{event} is not an array", path.display())));
         };
-        groups.retain(|g| {
-            !g["hooks"]
-                .as_array()
-                .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.contains(HOOK_MARK))))
-        });
+        groups.retain(|g| !is_ours(g));
         let command = format!("{base} hook claude {arg}{task}");
         groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]}));
     }

@@ -49,7 +49,7 @@ pub async fn search(p: &Project, n: usize) {
     let c = &cs[0];
     let q = |query: &str| SearchParams { query: query.into(), limit: Some(20), ..Default::default() };
     let t0 = Instant::now();
-    let first = c.search(q("schema migration")).await.unwrap();
+    let first = c.search(q("schema")).await.unwrap();
     let catch_up = t0.elapsed();
     assert!(!first.hits.is_empty());
     let mut lat = Vec::new();
