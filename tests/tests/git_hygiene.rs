@@ -165,8 +165,12 @@ fn reinstalling_moves_hooks_an_earlier_version_left_in_settings_json() {
     std::fs::write(p.path().join(".claude/settings.json"), old.to_string()).unwrap();
     let r = p.inbox().args(["--agent", "me", "hook", "install", "--json"]).run().ok().json();
     assert!(r["notes"].to_string().contains("settings.json"), "{r}");
-    let kept: Value = serde_json::from_str(&std::fs::read_to_string(p.path().join(".claude/settings.json")).unwrap()).unwrap();
-    assert_eq!(kept, serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}));
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join(".claude/settings.json")).unwrap()).unwrap();
+    assert_eq!(
+        kept,
+        serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}})
+    );
     let local = std::fs::read_to_string(p.path().join(".claude/settings.local.json")).unwrap();
     assert_eq!(local.matches("hook claude stop").count(), 1, "{local}");
 }

@@ -11,13 +11,17 @@ use coord_tests::Project;
 
 use crate::{ms, percentile, report};
 
-const WORDS: [&str; 16] = [
-    "schema", "migration", "index", "auth", "token", "parser", "lease", "deploy", "review", "cache", "queue",
-    "retry", "branch", "merge", "report", "budget",
-];
+/// The vocabulary of the messages sent (one string, so it stays one line).
+const VOCABULARY: &str =
+    "schema migration index auth token parser lease deploy review cache queue retry branch merge report budget";
+
+fn word(i: usize) -> &'static str {
+    let words: Vec<&'static str> = VOCABULARY.split(' ').collect();
+    words[i % words.len()]
+}
 
 fn text(i: usize) -> (String, String) {
-    let w = |k: usize| WORDS[(i * 7 + k * 3) % WORDS.len()];
+    let w = |k: usize| word(i * 7 + k * 3);
     (format!("{} {} update {i}", w(0), w(1)), format!("Details about the {} and the {} for step {i}.", w(2), w(3)))
 }
 
@@ -54,7 +58,7 @@ pub async fn search(p: &Project, n: usize) {
     assert!(!first.hits.is_empty());
     let mut lat = Vec::new();
     for i in 0..200 {
-        let query = format!("{} {}", WORDS[i % 16], WORDS[(i * 5 + 1) % 16]);
+        let query = format!("{} {}", word(i), word(i * 5 + 1));
         let t0 = Instant::now();
         c.search(q(&query)).await.unwrap();
         lat.push(t0.elapsed());
