@@ -7,7 +7,11 @@
 //!
 //! A command reaches the daemon through a [`Connection`], opened on its first use: a
 //! command whose arguments are wrong, or that needs no daemon, never connects (nor starts
-//! one).
+//! one). [`usage`] holds the command-line machinery both CLIs share (usage errors, help,
+//! completions), [`table`] the text output for people.
+
+pub mod table;
+pub mod usage;
 
 pub mod dashboard;
 
@@ -32,7 +36,7 @@ pub fn reset_sigpipe() {
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// Bad flags or values, caught before calling the daemon (`invalid_input`).
+    /// Bad flags or values, caught before calling the daemon (`invalid_args`).
     #[error("{0}")]
     Invalid(String),
     /// The daemon, the connection or the call failed.
@@ -56,7 +60,7 @@ impl CliError {
     /// The stable snake_case code printed in envelopes and messages.
     pub fn code(&self) -> &'static str {
         match self {
-            CliError::Invalid(_) => ErrorCode::InvalidInput.as_str(),
+            CliError::Invalid(_) => ErrorCode::InvalidArgs.as_str(),
             CliError::Client(e) => e.code(),
             CliError::App(c, _) => c.as_str(),
             CliError::Internal(_) => ErrorCode::Internal.as_str(),
@@ -86,6 +90,7 @@ impl CliError {
 pub struct Connection {
     opts: ConnectOptions,
     client: tokio::sync::OnceCell<Client>,
+    read_only: bool,
 }
 
 impl Connection {
@@ -96,7 +101,20 @@ impl Connection {
         if no_autostart {
             opts.autostart = false;
         }
-        Connection { opts, client: tokio::sync::OnceCell::new() }
+        Connection { opts, client: tokio::sync::OnceCell::new(), read_only: false }
+    }
+
+    /// The command only reads: outside a project (no database yet) it says so instead of
+    /// creating one; writes and `init` still create it.
+    pub fn read_only(mut self, yes: bool) -> Connection {
+        self.read_only = yes;
+        self
+    }
+
+    /// Say on stderr when this command starts the daemon (not under `--json`).
+    pub fn announce_start(mut self, yes: bool) -> Connection {
+        self.opts.announce_start = yes;
+        self
     }
 
     /// Where the daemon is and whether it may be started, for a command that connects its
@@ -107,7 +125,27 @@ impl Connection {
 
     /// The client, connected on the first call.
     pub async fn client(&self) -> Result<&Client, CliError> {
+        if self.read_only && self.client.get().is_none() {
+            self.check_project()?;
+        }
         Ok(self.client.get_or_try_init(|| Client::connect(self.opts.clone())).await?)
+    }
+
+    /// A read-only command needs an existing project: a database, or a daemon serving it.
+    fn check_project(&self) -> Result<(), CliError> {
+        let p = &self.opts.paths;
+        if p.db.exists() || coord_client::autostart::daemon_listening(&p.socket) {
+            return Ok(());
+        }
+        let root = p.db.parent().and_then(Path::parent).unwrap_or(&p.db);
+        Err(CliError::App(
+            ErrorCode::NotFound,
+            format!(
+                "no coordd project here ({} has no {}); run `inbox init` in the project's root to create one",
+                root.display(),
+                p.db.strip_prefix(root).unwrap_or(&p.db).display()
+            ),
+        ))
     }
 }
 
@@ -124,18 +162,6 @@ pub fn fail(json_mode: bool, program: &str, command: &str, e: &CliError) -> Exit
         eprintln!("{program} {command}: {e} ({})", e.code());
     }
     e.exit().into()
-}
-
-/// A usage error from clap: --help and --version succeed; anything else is invalid input.
-pub fn clap_exit(e: clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
-    let _ = e.print();
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            Exit::Ok.into()
-        }
-        _ => Exit::Invalid.into(),
-    }
 }
 
 /// Print a success envelope: `{"ok":true,"command":..}` merged with `body`'s fields.
@@ -173,9 +199,52 @@ pub fn body(body: Option<String>, file: Option<&std::path::Path>) -> Result<Opti
                 .map_err(|e| CliError::Invalid(format!("cannot read the body from stdin: {e}")))?;
             Ok(Some(s))
         }
-        Some(path) => std::fs::read_to_string(path).map(Some).map_err(|e| {
-            CliError::App(ErrorCode::IoReadFailed, format!("cannot read --body-file {}: {e}", path.display()))
-        }),
+        // A file that is missing or unreadable is the caller's mistake, not the daemon's.
+        Some(path) => std::fs::read_to_string(path)
+            .map(Some)
+            .map_err(|e| CliError::Invalid(format!("cannot read --body-file {}: {e}", path.display()))),
         None => Ok(body),
+    }
+}
+
+/// How a wait reports on stderr while it waits: what it waits for when it starts, and a
+/// line when it loses its daemon and when it resumes. Silent under `--json` (scripts read
+/// stdout; stderr stays quiet too).
+pub struct WaitReport {
+    program: &'static str,
+    quiet: bool,
+}
+
+impl WaitReport {
+    pub fn new(program: &'static str, json: bool) -> WaitReport {
+        WaitReport { program, quiet: json }
+    }
+
+    /// Say what the command waits for (`what`, e.g. "a reply in thread thr_1").
+    pub fn waiting(&self, what: &str, after_event: Option<i64>, timeout_seconds: Option<u64>) {
+        if self.quiet {
+            return;
+        }
+        let after = after_event.map_or(String::new(), |e| format!(" after event {e}"));
+        let limit =
+            timeout_seconds.map_or(" (no time limit; Ctrl-C to stop)".to_string(), |s| format!(" (up to {s} s)"));
+        eprintln!("{}: waiting for {what}{after}{limit}...", self.program);
+    }
+
+    /// The stream's notices, as lines on stderr (nothing under `--json`).
+    pub fn notices(&self) -> impl FnMut(&coord_client::Notice) + Send + 'static {
+        let (program, quiet) = (self.program, self.quiet);
+        move |n| {
+            if quiet {
+                return;
+            }
+            match n {
+                coord_client::Notice::Reconnecting { after_event, reason } => eprintln!(
+                    "{program}: lost the daemon ({reason}); reconnecting to resume after event {}",
+                    after_event.map_or("(the starting message)".into(), |e| e.to_string())
+                ),
+                coord_client::Notice::Resumed { .. } => eprintln!("{program}: reconnected; still waiting"),
+            }
+        }
     }
 }

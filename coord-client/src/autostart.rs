@@ -42,8 +42,9 @@ pub fn daemon_binary() -> PathBuf {
 
 /// What happened when we tried to start the daemon.
 pub enum Started {
-    /// Our daemon (or one started meanwhile by someone else) is ready.
-    Ready,
+    /// Our daemon (with its pid), or one started meanwhile by someone else (`None`), is
+    /// ready.
+    Ready(Option<u32>),
     /// Another daemon holds the database lock; it is (or is about to be) listening.
     AlreadyRunning,
 }
@@ -65,7 +66,7 @@ pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Star
         .map_err(|e| unavailable(format!("cannot open {}: {e}", start_lock_path.display())))?;
     start_lock.lock().map_err(|e| unavailable(format!("cannot lock {}: {e}", start_lock_path.display())))?;
     if !still_down() {
-        return Ok(Started::Ready);
+        return Ok(Started::Ready(None));
     }
 
     let log = OpenOptions::new()
@@ -102,9 +103,10 @@ pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Star
     drop(start_lock);
     match outcome {
         Ok(Ok(line)) if line.starts_with("ready") => {
+            let pid = child.id();
             // Reap the daemon when it eventually exits, without blocking anyone.
             std::thread::spawn(move || child.wait());
-            Ok(Started::Ready)
+            Ok(Started::Ready(Some(pid)))
         }
         Ok(_) => {
             let status = child.wait().ok();
@@ -130,4 +132,9 @@ fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(5)..].join("\n")
+}
+
+/// Does a daemon answer on this socket? (Blocking, and quick: one connect.)
+pub fn daemon_listening(socket: &Path) -> bool {
+    coord_ipc::socket::probe_blocking(socket).is_ok()
 }

@@ -16,10 +16,13 @@
 //! Every method is called through the `…ApiClient` traits that jsonrpsee generates from
 //! `coord_proto::api` (a [`Client`] dereferences to the jsonrpsee client that implements
 //! them; their errors convert into [`ClientError`] with `?`). This crate adds the socket
-//! transport, daemon auto-start, the protocol-version handshake and [`ClientError`].
+//! transport, daemon auto-start, the protocol-version handshake, [`ClientError`] and
+//! [`EventStream`], the event subscription behind every wait, which survives a lost
+//! connection or a daemon restart (see [`stream`]).
 
 pub mod autostart;
 mod error;
+pub mod stream;
 pub mod transport;
 
 use std::path::{Path, PathBuf};
@@ -28,12 +31,13 @@ use std::time::Duration;
 use coord_ipc::socket;
 use coord_proto::ErrorCode;
 use coord_proto::PROTOCOL_VERSION;
-use coord_proto::api::{AgentsApiClient, EventsApiClient, SystemApiClient};
+use coord_proto::api::{AgentsApiClient, SystemApiClient};
 use coord_proto::types::*;
-use jsonrpsee::core::client::{ClientBuilder, Subscription};
+use jsonrpsee::core::client::ClientBuilder;
 
 pub use coord_ipc::{ProjectPaths, paths};
 pub use error::ClientError;
+pub use stream::{EventStream, Notice};
 
 /// How to reach the daemon.
 #[derive(Debug, Clone)]
@@ -44,6 +48,9 @@ pub struct ConnectOptions {
     /// An agent's secret (default: `$COORD_AGENT_SECRET`): the connection authenticates as
     /// that agent right after the handshake (`agents.authenticate`).
     pub secret: Option<String>,
+    /// Say on stderr, in one line, when this client starts a daemon (its pid and project).
+    /// Off by default: the CLIs turn it on unless their output is JSON.
+    pub announce_start: bool,
 }
 
 impl ConnectOptions {
@@ -58,6 +65,7 @@ impl ConnectOptions {
             paths: paths::resolve(db, cwd),
             autostart: !autostart_disabled_by_env(),
             secret: secret_from_env(),
+            announce_start: false,
         }
     }
 }
@@ -77,6 +85,34 @@ pub fn autostart_disabled_by_env() -> bool {
 pub struct Client {
     rpc: jsonrpsee::core::client::Client,
     hello: HelloResult,
+    /// How this client reached its daemon, so a stream can reach it again.
+    reach: Reach,
+}
+
+/// How to reach a daemon again: through the connection options (auto-start included), or
+/// a socket given directly.
+#[derive(Debug, Clone)]
+pub(crate) enum Reach {
+    Options(ConnectOptions),
+    /// A socket, and the agent secret the connection authenticates with.
+    Socket(PathBuf, Option<String>),
+}
+
+impl Reach {
+    pub(crate) async fn connect(&self) -> Result<Client, ClientError> {
+        match self {
+            Reach::Options(o) => Client::connect(o.clone()).await,
+            Reach::Socket(p, secret) => Client::connect_socket_as(p, secret.as_deref()).await,
+        }
+    }
+
+    /// The agent secret a connection made this way authenticates with.
+    fn secret(&self) -> Option<&str> {
+        match self {
+            Reach::Options(o) => o.secret.as_deref(),
+            Reach::Socket(_, secret) => secret.as_deref(),
+        }
+    }
 }
 
 impl std::ops::Deref for Client {
@@ -96,8 +132,9 @@ impl Client {
     /// Connect to the project's daemon, starting it first if needed and allowed.
     pub async fn connect(opts: ConnectOptions) -> Result<Client, ClientError> {
         let paths = &opts.paths;
+        let reach = Reach::Options(opts.clone());
         match socket::connect(&paths.socket).await {
-            Ok(stream) => return Self::handshake(stream, opts.secret.as_deref()).await,
+            Ok(stream) => return Self::handshake(stream, reach).await,
             Err(e) if !is_down(&e) => return Err(ClientError::Connect { socket: paths.socket.clone(), source: e }),
             Err(_) if !opts.autostart => {
                 return Err(ClientError::DaemonUnavailable {
@@ -119,7 +156,12 @@ impl Client {
         .await
         .map_err(|e| ClientError::Transport(format!("auto-start task failed: {e}")))??;
         match started {
-            autostart::Started::Ready => {}
+            autostart::Started::Ready(pid) => {
+                if let Some(pid) = pid.filter(|_| opts.announce_start) {
+                    let project = paths.db.parent().and_then(Path::parent).unwrap_or(&paths.db);
+                    eprintln!("coordd: started the daemon for {} (pid {pid})", project.display());
+                }
+            }
             autostart::Started::AlreadyRunning => {
                 // Another daemon won the lock a moment ago and binds right after taking it.
                 let mut delay = Duration::from_millis(2);
@@ -135,7 +177,7 @@ impl Client {
         let stream = socket::connect(&paths.socket)
             .await
             .map_err(|e| ClientError::Connect { socket: paths.socket.clone(), source: e })?;
-        Self::handshake(stream, opts.secret.as_deref()).await
+        Self::handshake(stream, reach).await
     }
 
     /// Connect to a socket path directly, without auto-start.
@@ -147,10 +189,10 @@ impl Client {
     pub async fn connect_socket_as(path: &Path, secret: Option<&str>) -> Result<Client, ClientError> {
         let stream =
             socket::connect(path).await.map_err(|e| ClientError::Connect { socket: path.to_path_buf(), source: e })?;
-        Self::handshake(stream, secret).await
+        Self::handshake(stream, Reach::Socket(path.to_path_buf(), secret.map(str::to_string))).await
     }
 
-    async fn handshake(stream: socket::Stream, secret: Option<&str>) -> Result<Client, ClientError> {
+    async fn handshake(stream: socket::Stream, reach: Reach) -> Result<Client, ClientError> {
         let (r, w) = tokio::io::split(stream);
         let (tx, rx) = transport::new(r, w);
         let rpc = ClientBuilder::default()
@@ -165,7 +207,7 @@ impl Client {
                 client: PROTOCOL_VERSION,
             });
         }
-        if let Some(secret) = secret {
+        if let Some(secret) = reach.secret() {
             let agent_id = secret_agent(secret)
                 .ok_or_else(|| ClientError::Rpc {
                     code: ErrorCode::Unauthenticated.rpc_code(),
@@ -176,7 +218,7 @@ impl Client {
                 .to_string();
             rpc.agent_authenticate(AuthenticateParams { agent_id, secret: secret.to_string() }).await?;
         }
-        Ok(Client { rpc, hello })
+        Ok(Client { rpc, hello, reach })
     }
 
     /// What the daemon said at connect time (version, pid, socket, db, last event, ...).
@@ -185,39 +227,16 @@ impl Client {
         &self.hello
     }
 
+    /// The daemon's newest event id, asked now.
+    pub async fn newest_event(&self) -> Result<i64, ClientError> {
+        Ok(self.rpc.hello().await?.last_event_id)
+    }
+
     /// Subscribe to matching events: first those stored after the filter's cursor, then
-    /// new ones as they commit.
+    /// new ones as they commit. Without a cursor the stream starts after the newest event
+    /// at the time of this call. The stream resumes by itself after a lost connection or a
+    /// daemon restart ([`EventStream`]).
     pub async fn subscribe(&self, filter: EventFilter) -> Result<EventStream, ClientError> {
-        Ok(EventStream { inner: self.rpc.subscribe_events(filter).await? })
-    }
-}
-
-/// A live event subscription.
-pub struct EventStream {
-    inner: Subscription<Event>,
-}
-
-impl EventStream {
-    /// The next event within `timeout` (`None`: wait forever). `Ok(None)` means the time ran
-    /// out; a subscription the daemon ended (it is shutting down) is an error.
-    pub async fn next_within(&mut self, timeout: Option<Duration>) -> Result<Option<Event>, ClientError> {
-        let next = async {
-            match self.next().await {
-                Some(r) => r,
-                None => Err(ClientError::Transport("the daemon ended the subscription (is it shutting down?)".into())),
-            }
-        };
-        match timeout {
-            Some(t) => match tokio::time::timeout(t, next).await {
-                Ok(r) => r.map(Some),
-                Err(_) => Ok(None),
-            },
-            None => next.await.map(Some),
-        }
-    }
-
-    /// The next event; `None` when the daemon ended the subscription or the connection.
-    pub async fn next(&mut self) -> Option<Result<Event, ClientError>> {
-        self.inner.next().await.map(|r| r.map_err(|e| ClientError::Transport(format!("bad event notification: {e}"))))
+        EventStream::open(self, filter).await
     }
 }

@@ -54,6 +54,9 @@ pub struct ServeOptions {
     pub store: Option<String>,
     /// The budgets every connection shares.
     pub limits: transport::Limits,
+    /// Stop after this long without calls, unless a subscription or a live lease keeps
+    /// the daemon busy (`None`: never).
+    pub idle_timeout: Option<Duration>,
 }
 
 /// Run the daemon until it is told to stop.
@@ -79,7 +82,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     let started = Instant::now();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock::from_env());
     let started_at = clock.now().to_string();
-    lock.write_info(&LockInfo {
+    let lock_info = LockInfo {
         pid: std::process::id(),
         socket: paths.socket.display().to_string(),
         socket_fallback: paths.socket_fallback,
@@ -87,10 +90,18 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         version: env!("CARGO_PKG_VERSION").into(),
         protocol_version: PROTOCOL_VERSION,
         started_at: started_at.clone(),
-    })
-    .map_err(io(format!("cannot write lock file {}", lock.path().display())))?;
+    };
+    lock.write_info(&lock_info).map_err(io(format!("cannot write lock file {}", lock.path().display())))?;
 
     let db_path = paths.db.clone();
+    if let Some(root) = project_root(&paths) {
+        // Keep `.agents/` (the database, the socket, the worktrees) out of the user's commits.
+        if let Ok(Err(e)) =
+            tokio::task::spawn_blocking(move || crate::workspace::ignore::exclude_state_dir(&root)).await
+        {
+            tracing::warn!(error = %e, "cannot add .agents/ to .git/info/exclude");
+        }
+    }
     let store_err =
         |e: crate::error::Error| DaemonError::Store { db: paths.db.display().to_string(), reason: e.to_app().message };
     let (choice, source) = select::resolve(opts.store.as_deref(), &paths.db).map_err(store_err)?;
@@ -110,6 +121,11 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
     tokio::spawn(background::auto_retry(core.clone(), shutdown_rx.clone()));
     tokio::spawn(background::lease_expiry(core.clone(), shutdown_rx.clone()));
+    tokio::spawn(crate::services::search::index_loop(core.clone(), shutdown_rx.clone()));
+    tokio::spawn(background::auto_merge(core.clone(), shutdown_rx.clone()));
+    if let Some(limit) = opts.idle_timeout {
+        tokio::spawn(background::idle(core.clone(), limit, shutdown_tx.clone()));
+    }
 
     let info = DaemonInfo {
         socket: paths.socket.display().to_string(),
@@ -127,6 +143,13 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     // launcher sees "ready" must already mean a clean shutdown.
     let mut signals = Signals::install().map_err(io("cannot install signal handlers"))?;
     tracing::info!(socket = %paths.socket.display(), db = %paths.db.display(), pid = std::process::id(), "coordd ready");
+    let record = match crate::registry::add(&lock_info) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot record this daemon for `coordd list`");
+            None
+        }
+    };
     if opts.notify_ready {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -193,6 +216,9 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         conns.abort_all();
     }
     drop(methods);
+    if let Some(r) = &record {
+        crate::registry::remove(r, std::process::id());
+    }
     store.close().await;
     drop(lock);
     tracing::info!("coordd stopped");
@@ -314,4 +340,10 @@ impl Signals {
             "ctrl-c"
         }
     }
+}
+
+/// The project root of a database in its default place (`<root>/.agents/coord.db`).
+fn project_root(paths: &ProjectPaths) -> Option<PathBuf> {
+    let dir = paths.db.parent()?;
+    (dir.file_name()? == ".agents").then(|| dir.parent().map(PathBuf::from)).flatten()
 }

@@ -12,6 +12,7 @@
 //! store, the [`time`] clock and the [`bus`] together for the handlers. [`dashboard`] serves
 //! the same method table over a WebSocket to the web dashboard, with its embedded page.
 
+pub mod activity;
 pub mod api;
 pub mod bus;
 pub mod caller;
@@ -27,6 +28,7 @@ pub mod lockfile;
 pub mod ops;
 pub mod outbox;
 pub mod progress;
+pub mod registry;
 pub mod services;
 pub mod store;
 pub mod time;

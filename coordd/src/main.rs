@@ -1,11 +1,14 @@
-//! The `coordd` binary: `serve` runs the daemon in the foreground, `status` and `stop` talk
-//! to a running one.
+//! The `coordd` binary: `serve` runs the daemon in the foreground; `status`, `stop` and
+//! `list` talk to running ones.
+
+mod list;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use coord_ipc::paths;
 use coord_proto::Exit;
 use coord_proto::types::{HelloResult, ShutdownResult};
@@ -15,27 +18,39 @@ use coordd::transport::Limits;
 
 /// The per-project coordination daemon for teams of coding agents.
 ///
-/// Exit status of `serve`: 0 after a clean shutdown, 3 when another daemon already serves
-/// the database, 1 on any other failure. `status` exits 3 when no daemon is running.
-/// `check` exits 50 when the database fails a check.
-///
 /// One daemon serves one project: it owns `<project>/.agents/coord.db` (SQLite, WAL) and
 /// listens on `<project>/.agents/coordd.sock`, speaking JSON-RPC 2.0, one message per line.
 /// The project is found by walking up to a `.agents/` folder, else the git root, else the
-/// current directory. The `inbox` and `orch` CLIs start it on demand.
+/// current directory. The `inbox` and `orch` CLIs start it on demand (and say so on stderr).
+///
+/// Exit status: 0 ok; 3 `serve` when another daemon already serves the database (or
+/// `migrate` while one runs), `status` when none runs; 50 `check` when the database fails
+/// a check; 30 a usage error; 1 any other failure.
 #[derive(Parser)]
-#[command(name = "coordd", version, about, long_about)]
+#[command(name = "coordd", version, about, long_about, after_help = EXAMPLES)]
 struct Cli {
     /// Database file (default: <project>/.agents/coord.db); the socket sits beside it.
     #[arg(long, global = true, env = "COORD_DB", value_name = "PATH")]
     db: Option<PathBuf>,
+    /// Print JSON instead of text (status, stop, list, check, migrate; a usage error prints an
+    /// envelope).
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Cmd,
 }
 
+const EXAMPLES: &str = "\
+Examples:
+  coordd status                      # is this project's daemon running?
+  coordd --json list                 # every daemon of this user: project, pid, uptime, clients
+  coordd stop                        # stop it (a wait that is still running starts it again)
+  coordd serve --idle-timeout 3600   # in the foreground; stop after an idle hour";
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run the daemon in the foreground, logging to stderr (or --log-file).
+    #[command(after_help = "Example:\n  coordd serve --log-file /tmp/coordd.log --idle-timeout 600")]
     Serve {
         /// Append logs to this file instead of stderr.
         #[arg(long, value_name = "FILE")]
@@ -43,6 +58,11 @@ enum Cmd {
         /// Print `ready <socket>` on stdout once accepting connections (for launchers).
         #[arg(long)]
         notify_ready: bool,
+        /// Stop after this many seconds without calls, unless a subscription (a wait) or a
+        /// live lease keeps it busy (default: never; also COORDD_IDLE_TIMEOUT).
+        #[arg(long, value_name = "SECONDS", env = "COORDD_IDLE_TIMEOUT",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        idle_timeout: Option<u64>,
         /// How long an unfinished request line may wait for its next byte before it is
         /// discarded (e.g. `30s`, `500ms`).
         #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
@@ -63,57 +83,110 @@ enum Cmd {
     /// transaction, then verified table by table (row counts and a hash of every row)
     /// before it commits: an interrupted copy leaves nothing behind, so run it again. A
     /// finished copy is only verified again. The SQLite file is left as it was.
-    ///
-    /// Example: coordd migrate --to postgres://coord@db.internal/team
+    #[command(after_help = "Example:\n  coordd migrate --to postgres://coord@db.internal/team")]
     Migrate {
         /// The target PostgreSQL URL (an empty database or schema, or this copy of it).
         #[arg(long, value_name = "URL")]
         to: String,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
     },
-    /// Report version, protocol version, pid, socket, database and uptime.
-    Status {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Report version, protocol version, pid, socket, database, uptime and clients.
+    #[command(after_help = "Example:\n  coordd status --json")]
+    Status,
     /// Verify the database without changing it (a daemon may be serving it): SQLite's
     /// integrity and foreign-key checks, event ids from 1 without a gap, no lease or
     /// message without its thread. Exits 0 when all hold, 50 when one does not.
-    ///
-    /// Example: `coordd check --json`
-    Check {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    #[command(after_help = "Example:\n  coordd check --json")]
+    Check,
     /// Stop the running daemon and wait until it has exited.
-    Stop {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    #[command(after_help = "Example:\n  coordd stop")]
+    Stop,
+    /// The daemons running for this user: project, pid, uptime, clients.
+    #[command(after_help = "Example:\n  coordd list")]
+    List,
+}
+
+impl Cmd {
+    fn name(&self) -> &'static str {
+        match self {
+            Cmd::Serve { .. } => "serve",
+            Cmd::Migrate { .. } => "migrate",
+            Cmd::Status => "status",
+            Cmd::Check => "check",
+            Cmd::Stop => "stop",
+            Cmd::List => "list",
+        }
+    }
+}
+
+/// Is `--json` on the command line (before a `--`)? Known before parsing succeeds, so a
+/// usage error can still answer in JSON.
+fn json_requested() -> bool {
+    std::env::args().skip(1).take_while(|a| a != "--").any(|a| a == "--json")
+}
+
+/// A usage error: clap's message on stderr, or with `--json` an envelope on stdout; exit 30.
+/// Help and version succeed.
+fn usage(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return Exit::Ok.into();
+    }
+    if json_requested() {
+        let message = e.render().to_string();
+        let message = message.trim().trim_start_matches("error: ").lines().next().unwrap_or_default().to_string();
+        println!(
+            "{}",
+            serde_json::json!({"ok": false, "command": "", "error": {"code": "invalid_args", "message": message}})
+        );
+    } else {
+        let _ = e.print();
+    }
+    Exit::Invalid.into()
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::command().try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
     let paths = paths::resolve(cli.db.as_deref(), &std::env::current_dir().unwrap_or_else(|_| ".".into()));
-    let result = match cli.command {
-        Cmd::Serve { log_file, notify_ready, partial_line_timeout, store } => {
-            let limits = Limits::with_timeout(partial_line_timeout);
-            serve(ServeOptions { paths, notify_ready, store, limits }, log_file)
+    let json = cli.json;
+    let command = cli.command.name();
+    #[cfg(unix)]
+    if !matches!(cli.command, Cmd::Serve { .. }) {
+        // `coordd status | head -1` ends quietly. (Never for `serve`: a client that hangs
+        // up must not kill the daemon.)
+        // SAFETY: setting a signal's disposition to SIG_DFL before any thread exists has
+        // no preconditions.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
-        Cmd::Migrate { to, json } => migrate(paths, &to, json),
-        Cmd::Status { json } => runtime().and_then(|rt| rt.block_on(status(paths, json))),
-        Cmd::Stop { json } => runtime().and_then(|rt| rt.block_on(stop(paths, json))),
-        Cmd::Check { json } => check(&paths, json),
+    }
+    let result = match cli.command {
+        Cmd::Serve { log_file, notify_ready, partial_line_timeout, store, idle_timeout } => {
+            let limits = Limits::with_timeout(partial_line_timeout);
+            let idle_timeout = idle_timeout.map(Duration::from_secs);
+            serve(ServeOptions { paths, notify_ready, store, limits, idle_timeout }, log_file)
+        }
+        Cmd::Migrate { to } => migrate(paths, &to, json),
+        Cmd::Status => runtime().and_then(|rt| rt.block_on(status(paths, json))),
+        Cmd::Stop => runtime().and_then(|rt| rt.block_on(stop(paths, json))),
+        Cmd::Check => check(&paths, json),
+        Cmd::List => runtime().and_then(|rt| rt.block_on(list::run(json))),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("coordd: {e:#}");
+            if json {
+                let error = serde_json::json!({"code": "internal", "message": format!("{e:#}")});
+                println!("{}", serde_json::json!({"ok": false, "command": command, "error": error}));
+            } else {
+                eprintln!("coordd: {e:#}");
+            }
             Exit::Failure.into()
         }
     }
@@ -157,7 +230,12 @@ fn init_tracing(log_file: Option<&std::path::Path>) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot open log file {}", path.display()))?;
             builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
         }
-        None => builder.with_writer(std::io::stderr).init(),
+        None => {
+            // Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
+            use std::io::IsTerminal;
+            let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            builder.with_ansi(colour).with_writer(std::io::stderr).init()
+        }
     }
     Ok(())
 }
@@ -235,6 +313,7 @@ async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCo
         println!("  lock file   {}", paths.lock.display());
         println!("  started     {}", h.started_at);
         println!("  uptime      {}", humantime::format_duration(std::time::Duration::from_secs(h.uptime_ms / 1000)));
+        println!("  clients     {} connection(s), {} subscription(s)", h.connections, h.subscriptions);
         println!("  last event  {}", h.last_event_id);
     }
     Ok(Exit::Ok.into())

@@ -69,6 +69,7 @@ pub async fn serve<R, W>(
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let conn_id = ConnectionId(NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed));
+    let _open = crate::activity::connection();
     let (rpc_tx, rpc_rx) = mpsc::channel::<Box<RawValue>>(RPC_QUEUE);
     let (out, out_rx) = Outbox::new();
     let (stop_tx, stop_rx) = oneshot::channel();
@@ -101,6 +102,7 @@ pub async fn serve<R, W>(
         tokio::select! {
             read = reader.next(), if reading => match read {
                 Ok(Some(Input::Line(line))) => {
+                    crate::activity::touch();
                     if let Some(reply) = conn.handle(line) {
                         in_flight.push(reply);
                     }

@@ -3,6 +3,7 @@
 //! call each. Only an `--agent` given on the command line (not `COORD_AGENT`) narrows the
 //! `reservations` and `status` filters.
 
+use coord_cli::CliError;
 use coord_proto::api::{AgentsApiClient, InboxApiClient, MailApiClient};
 use coord_proto::types::*;
 use serde_json::json;
@@ -73,10 +74,16 @@ pub async fn ack(ctx: &Ctx, a: MailMsgArgs) -> Res {
 }
 
 pub async fn reserve(ctx: &Ctx, a: ReserveArgs) -> Res {
+    let task = a.task.filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+        CliError::Invalid(format!(
+            "say which task you reserve {} for: pass --task TASK_ID (or set COORD_TASK)",
+            a.scope
+        ))
+    })?;
     let p = ReserveParams {
         agent: ctx.agent("reserve --agent")?,
         scope: a.scope,
-        task_id: a.task,
+        task_id: Some(task),
         ttl_minutes: a.ttl,
         shared: a.shared,
         takeover_stale: a.takeover_stale,

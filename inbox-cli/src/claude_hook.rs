@@ -36,14 +36,36 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
     let Ok(Ok(client)) = tokio::time::timeout(HOOK_CONNECT, Client::connect(opts)).await else {
         return Ok(Outcome::Done);
     };
-    if let Ok(Some(answer)) = tokio::time::timeout(HOOK_CALLS, hook_output(&client, agent, a)).await {
+    let check = check_command(ctx, a.task.as_deref(), a.mcp);
+    if let Ok(Some(answer)) = tokio::time::timeout(HOOK_CALLS, hook_output(&client, agent, a, &check)).await {
         println!("{answer}");
     }
     Ok(Outcome::Done)
 }
 
+/// How the session reads its mail, said so that it works as typed in the session (whose
+/// environment has no `COORD_AGENT`): the MCP tool when the session has it, and this very
+/// `inbox` with the database, agent and task spelled out.
+fn check_command(ctx: &Ctx, task: Option<&str>, mcp: bool) -> String {
+    let sh = |s: &str| shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned());
+    let exe = std::env::current_exe().map_or_else(|_| "inbox".to_string(), |p| p.display().to_string());
+    let mut cmd = format!("{} --db {}", sh(&exe), sh(&ctx.connect_options().paths.db.display().to_string()));
+    if let Some(a) = &ctx.agent {
+        cmd.push_str(&format!(" --agent {}", sh(a)));
+    }
+    cmd.push_str(" check");
+    if let Some(t) = task {
+        cmd.push_str(&format!(" --task {}", sh(t)));
+    }
+    if mcp {
+        format!("call the `check_inbox` tool (MCP server `coordd`), or run `{cmd}`")
+    } else {
+        format!("run `{cmd}`")
+    }
+}
+
 /// The hook's JSON answer, if it has something to say.
-async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Option<Value> {
+async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs, check_how: &str) -> Option<Value> {
     let stop = async {
         match &agent {
             Some(me) => shutdown_if_asked(c, me).await,
@@ -54,17 +76,17 @@ async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs) -> Op
     // for a session that stops is harmless); the other hooks check first, so that mail
     // they deliver is never lost to a stop.
     if a.event == HookEvent::PostToolUse {
-        let (stop, context) = tokio::join!(stop, mailbox_output(c, agent.clone(), &a));
+        let (stop, context) = tokio::join!(stop, mailbox_output(c, agent.clone(), &a, check_how));
         return stop.or(context);
     }
     if let Some(stop) = stop.await {
         return Some(stop);
     }
-    mailbox_output(c, agent, &a).await
+    mailbox_output(c, agent, &a, check_how).await
 }
 
 /// What the mailbox has to say for this hook.
-async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs) -> Option<Value> {
+async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs, check_how: &str) -> Option<Value> {
     let task_id = a.task.clone();
     let heartbeat = |status: AgentStatus| {
         let agent = agent.clone();
@@ -89,7 +111,7 @@ async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs) -
             let r = r.ok().filter(|r| !r.new.is_empty())?;
             let urgent = if r.urgent > 0 { format!(", {} urgent", r.urgent) } else { String::new() };
             let text = format!(
-                "Inbox: {} pending message(s){urgent}, new from {}. Read them now with `inbox check`, then continue.",
+                "Inbox: {} pending message(s){urgent}, new from {}. Read them now: {check_how}; then continue.",
                 r.pending,
                 senders(&r.new)
             );

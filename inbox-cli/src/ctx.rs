@@ -44,7 +44,9 @@ impl Ctx {
             json: cli.json && !matches!(cli.command, Cmd::Mcp(_)),
             agent: cli.agent.clone(),
             agent_explicit,
-            conn: Connection::new(cli.db.as_deref(), cli.no_autostart),
+            conn: Connection::new(cli.db.as_deref(), cli.no_autostart)
+                .read_only(cli.command.is_read_only())
+                .announce_start(!cli.json),
         }
     }
 

@@ -1,5 +1,5 @@
-//! The git guard: `inbox hooks install-git` writes a pre-commit hook, and the hook runs
-//! `inbox hooks pre-commit`, which refuses a commit whose staged files lie under another
+//! The git guard: `inbox hook install-git` writes a pre-commit hook, and the hook runs
+//! `inbox hook pre-commit`, which refuses a commit whose staged files lie under another
 //! agent's active exclusive reservation. The committing agent is `$COORD_AGENT`.
 
 use std::path::{Path, PathBuf};
@@ -70,14 +70,14 @@ pub fn install(ctx: &Ctx, a: InstallGitArgs) -> Res {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("inbox"));
     let script = format!(
         "#!/bin/sh\n\
-         # {MARKER}: installed by `inbox hooks install-git`.\n\
+         # {MARKER}: installed by `inbox hook install-git`.\n\
          # Refuses a commit touching files under another agent's active exclusive reservation.\n\
          # The committing agent is $COORD_AGENT. A previous hook runs first as pre-commit.local.\n\
          hook_dir=$(dirname \"$0\")\n\
          if [ -x \"$hook_dir/pre-commit.local\" ]; then\n    \"$hook_dir/pre-commit.local\" \"$@\" || exit $?\nfi\n\
          inbox={}\n\
          [ -x \"$inbox\" ] || inbox=inbox\n\
-         COORD_DB=\"${{COORD_DB:-{}}}\" exec \"$inbox\" hooks pre-commit\n",
+         COORD_DB=\"${{COORD_DB:-{}}}\" exec \"$inbox\" hook pre-commit\n",
         quote(&exe),
         db.display().to_string().replace('"', "\\\"").replace('$', "\\$").replace('`', "\\`"),
     );

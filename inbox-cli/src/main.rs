@@ -14,6 +14,7 @@ mod mcp;
 mod output;
 mod permission_hook;
 mod policy;
+mod search;
 mod session;
 mod threads;
 mod waits;
@@ -21,21 +22,23 @@ mod waits;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use coord_cli::{CliError, clap_exit};
+use coord_cli::CliError;
+use coord_cli::usage::clap_exit;
 use coord_proto::Exit;
 
-use crate::cli::{AgentCmd, Cmd, HookCmd, HookEvent, HooksCmd, PeerCmd};
+use crate::cli::{AgentCmd, Cmd, HookCmd, HookEvent, PeerCmd};
 use crate::ctx::{Ctx, Outcome, Res};
 
 fn main() -> ExitCode {
     coord_cli::reset_sigpipe();
-    let matches = match cli::Cli::command().try_get_matches() {
+    let command = coord_cli::usage::group_commands(cli::Cli::command(), cli::GROUPS);
+    let matches = match command.clone().try_get_matches() {
         Ok(m) => m,
-        Err(e) => return clap_exit(e),
+        Err(e) => return clap_exit(e, &command),
     };
     let cli = match cli::Cli::from_arg_matches(&matches) {
         Ok(c) => c,
-        Err(e) => return clap_exit(e),
+        Err(e) => return clap_exit(e, &command),
     };
     let ctx = Ctx::new(&cli, agent_on_command_line(&matches));
     let res = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -69,6 +72,7 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Show(a) => threads::show(ctx, a).await,
         Cmd::Watch(a) => waits::watch(ctx, a).await,
         Cmd::WaitReply(a) => waits::wait_reply(ctx, a).await,
+        Cmd::Search(a) => search::search(ctx, a).await,
         Cmd::Agent(AgentCmd::Register(a)) => agents::register(ctx, a).await,
         Cmd::Agent(AgentCmd::List(a)) => agents::list(ctx, a).await,
         Cmd::Agent(AgentCmd::Show) => agents::show(ctx).await,
@@ -80,8 +84,7 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Release(a) => agents::release(ctx, a).await,
         Cmd::Reservations(a) => agents::reservations(ctx, a).await,
         Cmd::Status(a) => agents::status(ctx, a).await,
-        Cmd::Hooks(HooksCmd::InstallGit(a)) => githook::install(ctx, a),
-        Cmd::Hooks(HooksCmd::PreCommit) => githook::pre_commit(ctx).await,
+
         Cmd::Check(a) => session::check(ctx, a).await,
         Cmd::Pending(a) => session::pending(ctx, a).await,
         Cmd::Withdraw(a) => session::withdraw(ctx, a).await,
@@ -91,6 +94,8 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             permission_hook::answer(ctx, a).await
         }
         Cmd::Hook(HookCmd::Claude(a)) => claude_hook::answer(ctx, a).await,
+        Cmd::Hook(HookCmd::InstallGit(a)) => githook::install(ctx, a),
+        Cmd::Hook(HookCmd::PreCommit) => githook::pre_commit(ctx).await,
         Cmd::Mcp(a) => mcp::serve(ctx, a).await,
         Cmd::Control(a) => control::control(ctx, a).await,
         Cmd::Requests(a) => control::requests(ctx, a).await,
@@ -105,6 +110,13 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             coord_cli::dashboard::command(ctx.client().await?, &a, ctx.json, ctx.command).await?;
             Ok(Outcome::Done)
         }
+        Cmd::Completions(a) => {
+            coord_cli::usage::completions(cli::Cli::command(), a.shell);
+            Ok(Outcome::Done)
+        }
+        Cmd::Man => coord_cli::usage::man(cli::Cli::command())
+            .map(|()| Outcome::Done)
+            .map_err(|e| CliError::Internal(format!("cannot write the man page: {e}"))),
     }
 }
 

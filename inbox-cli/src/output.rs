@@ -1,33 +1,51 @@
 //! The readable text output of `inbox`: tables and blocks for people, and mail as context
 //! for an agent (`check`, the Claude Code hooks). The JSON envelope is `coord_cli`'s.
 
-use coord_proto::types::{Agent, Event, MailItem, Message, Reservation, StatusResult, Thread};
+use coord_cli::table;
+use coord_proto::types::{Agent, Event, MailItem, Message, Reservation, SearchHit, StatusResult, Thread};
 
 /// Claude Code caps hook output at 10,000 characters; stay under it.
 const MAX_CONTEXT: usize = 9000;
 
-fn short(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n - 1).collect::<String>()) }
+/// One line per thread, with a header, fitted to the terminal.
+pub fn thread_table(threads: &[Thread]) {
+    let rows: Vec<[String; 6]> = threads
+        .iter()
+        .map(|t| {
+            let rt = if t.run_id.is_empty() && t.task_id.is_empty() {
+                "-".into()
+            } else {
+                format!("{}/{}", t.run_id, t.task_id)
+            };
+            [
+                t.thread_id.clone(),
+                t.status.to_string(),
+                t.priority.to_string(),
+                t.assigned_to.clone(),
+                rt,
+                t.subject.clone(),
+            ]
+        })
+        .collect();
+    let caps = [40, 11, 6, 16, 16, usize::MAX];
+    print!("{}", table::render(["THREAD", "STATUS", "PRIO", "ASSIGNED", "RUN/TASK", "SUBJECT"], &rows, caps));
 }
 
-/// One line per thread, with a header.
-pub fn thread_table(threads: &[Thread]) {
-    println!("{:<30} {:<11} {:<6} {:<16} {:<12} SUBJECT", "THREAD", "STATUS", "PRIO", "ASSIGNED", "RUN/TASK");
-    for t in threads {
-        let rt = if t.run_id.is_empty() && t.task_id.is_empty() {
-            "-".into()
-        } else {
-            format!("{}/{}", t.run_id, t.task_id)
-        };
-        println!(
-            "{:<30} {:<11} {:<6} {:<16} {:<12} {}",
-            t.thread_id,
-            t.status.as_str(),
-            t.priority.as_str(),
-            short(&t.assigned_to, 16),
-            short(&rt, 12),
-            t.subject
+/// Search hits, best first: where each is, then its snippet.
+pub fn search_hits(hits: &[SearchHit]) {
+    if hits.is_empty() {
+        println!("no message matches");
+        return;
+    }
+    let width = table::width().unwrap_or(usize::MAX);
+    for h in hits {
+        let task = if h.task_id.is_empty() { String::new() } else { format!(" {}/{}", h.run_id, h.task_id) };
+        let head = format!(
+            "{} {} {} -> {} [{}]{task} in {} ({}): {}",
+            h.created_at, h.message_id, h.from_agent, h.to_agent, h.kind, h.thread_id, h.subject, h.summary
         );
+        println!("{}", table::cut(&head, width));
+        println!("    {}", h.snippet.replace('\n', " "));
     }
 }
 
@@ -67,7 +85,12 @@ pub fn message_block(m: &Message) {
 pub fn event_line(e: &Event) {
     let by = if e.actor.is_empty() { String::new() } else { format!(" by {}", e.actor) };
     let status = e.thread_status.map(|s| s.as_str()).or(e.task_status.map(|s| s.as_str())).unwrap_or("-");
-    println!("#{} {} {} [{status}]{}: {}", e.event_id, e.event_type, e.thread_id, by, e.summary);
+    let place = match (e.thread_id.is_empty(), e.task_id.is_empty()) {
+        (false, _) => e.thread_id.clone(),
+        (true, false) => format!("{}/{}", e.run_id, e.task_id),
+        (true, true) => e.run_id.clone(),
+    };
+    println!("{} #{} {} {place} [{status}]{}: {}", e.created_at, e.event_id, e.event_type, by, e.summary);
 }
 
 pub fn agent_table(agents: &[Agent]) {
@@ -75,18 +98,21 @@ pub fn agent_table(agents: &[Agent]) {
         println!("no agents");
         return;
     }
-    println!("{:<24} {:<12} {:<8} {:<5} {:<24} DISPLAY", "AGENT", "ROLE", "STATUS", "REG", "LAST SEEN");
-    for a in agents {
-        println!(
-            "{:<24} {:<12} {:<8} {:<5} {:<24} {}",
-            a.agent_id,
-            short(&a.role, 12),
-            a.status.as_str(),
-            if a.registered { "yes" } else { "no" },
-            a.last_seen_at.as_deref().unwrap_or("-"),
-            a.display_name
-        );
-    }
+    let rows: Vec<[String; 6]> = agents
+        .iter()
+        .map(|a| {
+            [
+                a.agent_id.clone(),
+                a.role.clone(),
+                a.status.to_string(),
+                if a.registered { "yes" } else { "no" }.to_string(),
+                a.last_seen_at.clone().unwrap_or_else(|| "-".into()),
+                a.display_name.clone(),
+            ]
+        })
+        .collect();
+    let caps = [32, 12, 8, 3, 24, usize::MAX];
+    print!("{}", table::render(["AGENT", "ROLE", "STATUS", "REG", "LAST SEEN", "DISPLAY"], &rows, caps));
 }
 
 pub fn agent_block(a: &Agent) {
@@ -104,28 +130,31 @@ fn category(m: &MailItem) -> &'static str {
     m.category.map_or("-", |c| c.as_str())
 }
 
+/// Mail, one line each. STATE is the copy's whole lifecycle (queued, delivered, read,
+/// acked, expired, withdrawn), so `mail`, `check` and `withdraw` agree on it.
 pub fn mail_table(mail: &[MailItem]) {
     if mail.is_empty() {
         println!("no mail");
         return;
     }
-    println!(
-        "{:<30} {:<6} {:<8} {:<3} {:<16} {:<10} {:<24} SUMMARY",
-        "MESSAGE", "STATE", "CATEGORY", "ACK", "FROM", "TASK", "SENT"
-    );
-    for m in mail {
-        println!(
-            "{:<30} {:<6} {:<8} {:<3} {:<16} {:<10} {:<24} {}",
-            m.message_id,
-            m.state.as_str(),
-            category(m),
-            if m.requires_ack { "yes" } else { "no" },
-            short(&m.from_agent, 16),
-            short(&m.task_id, 10),
-            m.created_at,
-            m.summary
-        );
-    }
+    let rows: Vec<[String; 8]> = mail
+        .iter()
+        .map(|m| {
+            [
+                m.message_id.clone(),
+                m.delivery.to_string(),
+                category(m).to_string(),
+                if m.requires_ack { "yes" } else { "no" }.to_string(),
+                m.from_agent.clone(),
+                m.task_id.clone(),
+                m.created_at.clone(),
+                m.summary.clone(),
+            ]
+        })
+        .collect();
+    let caps = [40, 9, 8, 3, 16, 12, 24, usize::MAX];
+    let head = ["MESSAGE", "STATE", "CATEGORY", "ACK", "FROM", "TASK", "SENT", "SUMMARY"];
+    print!("{}", table::render(head, &rows, caps));
 }
 
 pub fn mail_block(m: &MailItem) {
@@ -164,19 +193,22 @@ pub fn reservation_table(rs: &[Reservation]) {
         println!("no reservations");
         return;
     }
-    println!("{:<32} {:<20} {:<9} {:<8} {:<10} {:<4} EXPIRES", "SCOPE", "AGENT", "MODE", "STATE", "TASK", "GEN");
-    for r in rs {
-        println!(
-            "{:<32} {:<20} {:<9} {:<8} {:<10} {:<4} {}",
-            r.scope,
-            short(&r.agent_id, 20),
-            if r.shared { "shared" } else { "exclusive" },
-            if r.stale { "stale" } else { r.state.as_str() },
-            short(&r.task_id, 10),
-            r.generation,
-            r.expires_at
-        );
-    }
+    let rows: Vec<[String; 7]> = rs
+        .iter()
+        .map(|r| {
+            [
+                r.agent_id.clone(),
+                if r.shared { "shared" } else { "exclusive" }.to_string(),
+                if r.stale { "stale".to_string() } else { r.state.to_string() },
+                r.task_id.clone(),
+                r.generation.to_string(),
+                r.expires_at.clone(),
+                r.scope.clone(),
+            ]
+        })
+        .collect();
+    let caps = [20, 9, 8, 12, 4, 24, usize::MAX];
+    print!("{}", table::render(["AGENT", "MODE", "STATE", "TASK", "GEN", "EXPIRES", "SCOPE"], &rows, caps));
 }
 
 pub fn status(s: &StatusResult) {

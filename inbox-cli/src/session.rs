@@ -50,21 +50,31 @@ pub async fn peer_link(ctx: &Ctx, a: PeerLinkArgs) -> Res {
 }
 
 pub async fn hook_install(ctx: &Ctx, a: HookInstallArgs) -> Res {
+    let agent = ctx.agent.clone().ok_or_else(|| {
+        CliError::Invalid(
+            "hooks act for an agent: pass --agent NAME (or set COORD_AGENT); without one they would do nothing".into(),
+        )
+    })?;
     let cwd = std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?;
     let dir = a.dir.map_or(cwd.clone(), |d| cwd.join(d));
     let p = InstallHooksParams {
         dir: dir.display().to_string(),
-        agent: ctx.agent.clone(),
+        agent: Some(agent),
         task_id: a.task,
         thread_id: None,
         inbox_bin: std::env::current_exe().ok().map(|p| p.display().to_string()),
         run_id: a.run,
+        approve_mcp: a.approve_mcp,
     };
     let r = ctx.client().await?.install_hooks(p).await?;
     ctx.print(&r, || {
         for f in &r.files {
             println!("wrote {f}");
         }
+        for n in &r.notes {
+            println!("note: {n}");
+        }
+        println!("(kept out of git: listed in .git/info/exclude, or ignored in orch worktrees)");
     });
     Ok(Outcome::Done)
 }

@@ -1,11 +1,13 @@
 //! The waits: `watch` and `wait-reply`, each one server-side subscription with a local
-//! timeout. Without a cursor a wait starts at the newest event the daemon had when we
-//! connected, so nothing committed between connecting and subscribing is missed.
+//! timeout. The subscription resumes by itself after a lost connection or a daemon restart
+//! (`coord_client::EventStream`), so a wait neither misses nor repeats an event. Without a
+//! cursor a wait starts at the newest event the daemon had when it subscribed. While it
+//! waits, it says on stderr what it waits for (not under `--json`).
 
 use std::time::Duration;
 
 use coord_cli::CliError;
-use coord_client::Client;
+use coord_cli::WaitReport;
 use coord_proto::api::ControlApiClient;
 use coord_proto::types::*;
 use serde_json::json;
@@ -14,13 +16,47 @@ use crate::cli::{WaitReplyArgs, WatchArgs};
 use crate::ctx::{Ctx, Outcome, Res};
 use crate::output;
 
+/// What `watch --run` follows besides the inbox events: the run's task and run events.
+const RUN_EVENTS: &[EventType] = &[
+    EventType::RunCreated,
+    EventType::RunDone,
+    EventType::RunFailed,
+    EventType::RunCancelled,
+    EventType::RunResumed,
+    EventType::RunMerged,
+    EventType::TaskAdded,
+    EventType::TaskDepsChanged,
+    EventType::TaskReady,
+    EventType::TaskDispatched,
+    EventType::TaskInProgress,
+    EventType::TaskBlocked,
+    EventType::TaskDone,
+    EventType::TaskFailed,
+    EventType::TaskCancelled,
+    EventType::TaskMerged,
+    EventType::TaskMergeConflict,
+    EventType::TaskEdited,
+    EventType::TaskRemoved,
+    EventType::CouncilStarted,
+    EventType::CouncilVoting,
+    EventType::CouncilDone,
+];
+
 pub async fn watch(ctx: &Ctx, a: WatchArgs) -> Res {
     if a.progress {
         return watch_progress(ctx, a).await;
     }
     // With --type, the message types say what to watch (event types would match the rest).
-    let event_types = if a.types.is_empty() { EventType::INBOX.to_vec() } else { Vec::new() };
-    let mut filter = EventFilter {
+    let mut event_types = if a.types.is_empty() { EventType::INBOX.to_vec() } else { Vec::new() };
+    if a.run.is_some() && a.types.is_empty() {
+        event_types.extend_from_slice(RUN_EVENTS);
+    }
+    let what = match (&a.thread, &a.run) {
+        (Some(t), _) => format!("activity in thread {t}"),
+        (None, Some(r)) => format!("activity in run {r}"),
+        (None, None) => "matching activity".to_string(),
+    };
+    let filter = EventFilter {
         after_event: a.after_event,
         after_message: a.after_message,
         thread_id: a.thread,
@@ -32,9 +68,9 @@ pub async fn watch(ctx: &Ctx, a: WatchArgs) -> Res {
         message_types: a.types,
         ..Default::default()
     };
-    let c = ctx.client().await?;
-    let mut cursor = default_cursor(c, &mut filter);
-    let mut sub = c.subscribe(filter).await?;
+    let report = WaitReport::new("inbox", ctx.json);
+    let mut sub = ctx.client().await?.subscribe(filter).await?.on_notice(report.notices());
+    report.waiting(&what, sub.cursor(), a.timeout_seconds);
     let deadline = a.timeout_seconds.map(|s| tokio::time::Instant::now() + Duration::from_secs(s));
     let mut seen = 0u64;
     loop {
@@ -45,7 +81,6 @@ pub async fn watch(ctx: &Ctx, a: WatchArgs) -> Res {
         };
         let Some(ev) = ev else { break };
         seen += 1;
-        cursor = ev.event_id;
         let envelope = if a.follow {
             json!({"event": ev})
         } else {
@@ -57,8 +92,9 @@ pub async fn watch(ctx: &Ctx, a: WatchArgs) -> Res {
         }
     }
     if !a.follow {
+        let cursor = sub.cursor();
         ctx.print(&json!({"woke": false, "next_event_id": cursor, "event": null}), || {
-            println!("no matching activity within the timeout (resume with --after-event {cursor})")
+            println!("no matching activity within the timeout (resume with {})", resume_hint(cursor))
         });
     }
     Ok(if seen == 0 { Outcome::NoMatch } else { Outcome::Done })
@@ -69,16 +105,17 @@ pub async fn wait_reply(ctx: &Ctx, a: WaitReplyArgs) -> Res {
     if kinds.is_empty() {
         kinds = MessageKind::REPLIES.to_vec();
     }
-    let mut filter = EventFilter {
+    let what = format!("a reply in thread {}", a.thread);
+    let filter = EventFilter {
         after_event: a.after_event,
         after_message: a.after_message,
         thread_id: Some(a.thread),
         kinds,
         ..Default::default()
     };
-    let c = ctx.client().await?;
-    let cursor = default_cursor(c, &mut filter);
-    let mut sub = c.subscribe(filter).await?;
+    let report = WaitReport::new("inbox", ctx.json);
+    let mut sub = ctx.client().await?.subscribe(filter).await?.on_notice(report.notices());
+    report.waiting(&what, sub.cursor(), a.timeout_seconds);
     match sub.next_within(a.timeout_seconds.map(Duration::from_secs)).await? {
         Some(ev) => {
             let envelope = json!({"woke": true, "next_event_id": ev.event_id, "message": ev.message, "event": ev});
@@ -91,8 +128,9 @@ pub async fn wait_reply(ctx: &Ctx, a: WaitReplyArgs) -> Res {
             Ok(Outcome::Done)
         }
         None => {
+            let cursor = sub.cursor();
             ctx.print(&json!({"woke": false, "next_event_id": cursor, "message": null}), || {
-                println!("no reply within the timeout (resume with --after-event {cursor})")
+                println!("no reply within the timeout (resume with {})", resume_hint(cursor))
             });
             Ok(Outcome::NoMatch)
         }
@@ -131,12 +169,7 @@ async fn watch_progress(ctx: &Ctx, a: WatchArgs) -> Res {
     Ok(if seen == 0 { Outcome::NoMatch } else { Outcome::Done })
 }
 
-/// Start at the daemon's newest event as of connecting when the filter has no cursor;
-/// returns the cursor to report on a timeout.
-fn default_cursor(c: &Client, filter: &mut EventFilter) -> i64 {
-    let last = c.server_info().last_event_id;
-    if filter.after_event.is_none() && filter.after_message.is_none() {
-        filter.after_event = Some(last);
-    }
-    filter.after_event.unwrap_or(last)
+/// How to resume a wait that timed out.
+fn resume_hint(cursor: Option<i64>) -> String {
+    cursor.map_or("the same --after-message".into(), |c| format!("--after-event {c}"))
 }

@@ -50,7 +50,7 @@ fn usage_errors_exit_30_without_starting_a_daemon() {
     assert_eq!(out.status.code(), Some(30));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], false);
-    assert_eq!(v["error"]["code"], "invalid_input");
+    assert_eq!(v["error"]["code"], "invalid_args");
     assert!(!dir.path().join(".agents").exists(), "a usage error must not start a daemon");
 }
 
@@ -66,7 +66,7 @@ fn no_autostart_reports_an_unavailable_daemon_with_exit_50() {
     let dir = tempfile::tempdir().unwrap();
     for how in ["flag", "env"] {
         let mut cmd = inbox(dir.path());
-        cmd.args(["list", "--json"]);
+        cmd.args(["send", "--from", "a", "--to", "b", "--summary", "x", "--json"]);
         if how == "flag" {
             cmd.arg("--no-autostart");
         } else {
@@ -76,6 +76,6 @@ fn no_autostart_reports_an_unavailable_daemon_with_exit_50() {
         assert_eq!(out.status.code(), Some(50), "{how}: {out:?}");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["error"]["code"], "daemon_unavailable", "{how}");
-        assert_eq!(v["command"], "list");
+        assert_eq!(v["command"], "send");
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use coord_cli::{CliError, body};
+use coord_cli::{CliError, WaitReport, body};
 use coord_proto::api::{ControlApiClient, OrchApiClient, ViewApiClient};
 use coord_proto::types::*;
 use serde_json::json;
@@ -16,7 +16,13 @@ use crate::render;
 pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
     match cmd {
         Cmd::Run(RunCmd::Create(a)) => {
-            let p = RunCreateParams { run_id: a.id, goal: a.goal, created_by: a.created_by, auto_retry: a.auto_retry };
+            let p = RunCreateParams {
+                run_id: a.id,
+                goal: a.goal,
+                created_by: a.created_by,
+                auto_retry: a.auto_retry,
+                auto_merge: a.auto_merge,
+            };
             let v = ctx.client().await?.run_create(p).await?;
             ctx.print(&v, || println!("created run {} [{}]: {}", v.run.run_id, v.run.status, v.run.goal));
             done()
@@ -50,6 +56,11 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Run(RunCmd::Show(a)) => {
             let v = ctx.client().await?.run_show(RunRef { run_id: a.run }).await?;
             ctx.print(&v, || render::graph(&v));
+            done()
+        }
+        Cmd::Run(RunCmd::Finish(a)) => {
+            let v = ctx.client().await?.run_finish(RunFinishParams { run_id: a.run, into: a.into }).await?;
+            ctx.print(&v, || render::finished(&v));
             done()
         }
         Cmd::Run(RunCmd::Cancel(a)) => {
@@ -87,6 +98,65 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             ctx.print(&v, || render::task(&v));
             done()
         }
+        Cmd::Task(TaskCmd::Edit(a)) => {
+            let p = TaskEditParams {
+                run_id: a.run,
+                task_id: a.task,
+                title: a.title,
+                body: body(a.body, a.body_file.as_deref())?,
+                acceptance: a.acceptance,
+                priority: a.priority,
+                assign_to: a.assign_to,
+                role: a.role,
+                kind: a.kind,
+                max_attempts: a.max_attempts,
+            };
+            let v = ctx.client().await?.task_edit(p).await?;
+            ctx.print(&v, || render::task(&v));
+            done()
+        }
+        Cmd::Task(TaskCmd::Assign(a)) => {
+            let p = TaskEditParams { run_id: a.run, task_id: a.task, assign_to: Some(a.to), ..Default::default() };
+            let v = ctx.client().await?.task_edit(p).await?;
+            ctx.print(&v, || render::task(&v));
+            done()
+        }
+        Cmd::Task(TaskCmd::Remove(a)) => {
+            let v = ctx.client().await?.task_remove(TaskRef { run_id: a.run, task_id: a.task }).await?;
+            ctx.print(&v, || {
+                let freed = if v.dependents.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} no longer depend on it", v.dependents.join(", "))
+                };
+                println!("removed {} from run {}{freed}", v.task_id, v.run_id)
+            });
+            done()
+        }
+        Cmd::Merge(a) => {
+            let v = ctx.client().await?.merge(MergeParams { run_id: a.run, task_id: a.task }).await?;
+            ctx.print(&v, || render::merges(&v.merged));
+            Ok(if v.merged.iter().any(|m| m.state == MergeState::Conflict) {
+                Outcome::Conflict
+            } else if v.merged.is_empty() {
+                Outcome::NoMatch
+            } else {
+                Outcome::Done
+            })
+        }
+        Cmd::Council(CouncilCmd::List(a)) => {
+            let v = ctx.client().await?.council_list(RunRef { run_id: a.run }).await?;
+            ctx.print(&v, || render::councils(&v.councils));
+            found(&v.councils)
+        }
+        Cmd::Demo(a) => crate::demo::run(ctx, a).await,
+        Cmd::Completions(a) => {
+            coord_cli::usage::completions(<Cli as clap::CommandFactory>::command(), a.shell);
+            done()
+        }
+        Cmd::Man => coord_cli::usage::man(<Cli as clap::CommandFactory>::command())
+            .map(|()| Outcome::Done)
+            .map_err(|e| CliError::Internal(format!("cannot write the man page: {e}"))),
         Cmd::Dep(d) => {
             let (a, add) = match d {
                 DepCmd::Add(a) => (a, true),
@@ -109,6 +179,7 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
                 Some(r) => Some(absolute(r)?),
                 None => std::env::current_dir().ok().and_then(|d| git_root(&d)).map(|r| r.display().to_string()),
             };
+            let run = a.run.clone();
             let p = DispatchParams {
                 run_id: a.run,
                 task_id: a.task,
@@ -120,7 +191,12 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
                 no_worktree: a.no_worktree,
             };
             let v = ctx.client().await?.dispatch(p).await?;
-            ctx.print(&v, || render::dispatches(&v.dispatches));
+            ctx.print(&v, || {
+                render::dispatches(&v.dispatches);
+                if !v.dispatches.is_empty() {
+                    println!("wait for what needs you: orch wait --run {run} --after-event {}", v.event_id);
+                }
+            });
             found(&v.dispatches)
         }
         Cmd::Reconcile(a) => {
@@ -230,25 +306,27 @@ async fn council(ctx: &Ctx, a: CouncilArgs, report: bool) -> Res {
 
 async fn wait(ctx: &Ctx, a: WaitArgs) -> Res {
     let c = ctx.client().await?;
-    let after = a.after_event.unwrap_or(c.server_info().last_event_id);
     // What the lead acts on: actionable events, and the workers' permission requests,
     // idle notifications and plan approval requests (either one wakes the wait).
     let filter = EventFilter {
-        after_event: Some(after),
+        after_event: a.after_event,
         run_id: Some(a.run.clone()),
         event_types: EventType::ACTIONABLE.to_vec(),
         message_types: MessageType::lead_actionable(),
         ..Default::default()
     };
     // Make sure the run exists: a wait on a typo would otherwise block forever.
-    c.ready(TaskListParams { run_id: a.run, statuses: vec![], limit: Some(1) }).await?;
-    let mut sub = c.subscribe(filter).await?;
+    c.ready(TaskListParams { run_id: a.run.clone(), statuses: vec![], limit: Some(1) }).await?;
+    let report = WaitReport::new("orch", ctx.json);
+    let mut sub = c.subscribe(filter).await?.on_notice(report.notices());
+    report.waiting(&format!("the next actionable event of run {}", a.run), sub.cursor(), a.timeout_seconds);
     match sub.next_within(a.timeout_seconds.map(Duration::from_secs)).await? {
         Some(ev) => {
             ctx.print(&json!({"woke": true, "next_event_id": ev.event_id, "event": ev}), || render::event(&ev));
             done()
         }
         None => {
+            let after = sub.cursor().unwrap_or_default();
             ctx.print(&json!({"woke": false, "next_event_id": after, "event": null}), || {
                 println!("nothing actionable within the timeout (resume with --after-event {after})")
             });

@@ -13,6 +13,8 @@ pub enum Outcome {
     Done,
     /// Nothing matched: an empty list, a wait that timed out.
     NoMatch,
+    /// A merge conflicted (its resolution task was opened).
+    Conflict,
 }
 
 /// What a command returns.
@@ -29,7 +31,13 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(cli: &Cli) -> Ctx {
-        Ctx { command: cli.command.name(), json: cli.json, conn: Connection::new(cli.db.as_deref(), cli.no_autostart) }
+        Ctx {
+            command: cli.command.name(),
+            json: cli.json,
+            conn: Connection::new(cli.db.as_deref(), cli.no_autostart)
+                .read_only(cli.command.is_read_only())
+                .announce_start(!cli.json),
+        }
     }
 
     /// The daemon client, connected (and the daemon started if allowed) on the first call.

@@ -1,5 +1,6 @@
 //! Readable output of `orch` (the JSON envelope is `coord_cli`'s).
 
+use coord_cli::table;
 use coord_proto::types::*;
 
 use crate::tree;
@@ -9,9 +10,16 @@ pub fn runs(runs: &[Run]) {
         println!("no runs");
         return;
     }
-    println!("{:<12} {:<10} {:<14} GOAL", "RUN", "STATUS", "CREATED BY");
-    for r in runs {
-        println!("{:<12} {:<10} {:<14} {}", r.run_id, r.status.as_str(), r.created_by, r.goal);
+    let rows: Vec<[String; 4]> =
+        runs.iter().map(|r| [r.run_id.clone(), r.status.to_string(), r.created_by.clone(), r.goal.clone()]).collect();
+    print!("{}", table::render(["RUN", "STATUS", "CREATED BY", "GOAL"], &rows, [20, 10, 16, usize::MAX]));
+}
+
+/// A task's status, with its merge state when it has one (`done, merge pending`).
+fn status_text(t: &Task) -> String {
+    match t.merge_state {
+        Some(MergeState::Merged) | None => t.status.to_string(),
+        Some(m) => format!("{}, merge {m}", t.status),
     }
 }
 
@@ -20,22 +28,22 @@ pub fn tasks(tasks: &[Task]) {
         println!("no matching tasks");
         return;
     }
-    println!(
-        "{:<12} {:<12} {:<7} {:<7} {:<14} {:<16} TITLE",
-        "TASK", "STATUS", "PRIO", "ATTEMPT", "ASSIGN TO", "DEPENDS ON"
-    );
-    for t in tasks {
-        println!(
-            "{:<12} {:<12} {:<7} {:<7} {:<14} {:<16} {}",
-            t.task_id,
-            t.status.as_str(),
-            t.priority.as_str(),
-            t.attempt,
-            t.assign_to.as_deref().unwrap_or("-"),
-            if t.depends_on.is_empty() { "-".to_string() } else { t.depends_on.join(",") },
-            t.title
-        );
-    }
+    let rows: Vec<[String; 7]> = tasks
+        .iter()
+        .map(|t| {
+            [
+                t.task_id.clone(),
+                status_text(t),
+                t.priority.to_string(),
+                t.attempt.to_string(),
+                t.assign_to.clone().unwrap_or_else(|| "-".into()),
+                if t.depends_on.is_empty() { "-".to_string() } else { t.depends_on.join(",") },
+                t.title.clone(),
+            ]
+        })
+        .collect();
+    let head = ["TASK", "STATUS", "PRIO", "ATTEMPT", "ASSIGN TO", "DEPENDS ON", "TITLE"];
+    print!("{}", table::render(head, &rows, [20, 22, 7, 7, 16, 20, usize::MAX]));
 }
 
 /// The run's task graph as a tree (see `tree`); `run show` and `run cancel` know no
@@ -102,7 +110,18 @@ pub fn event(e: &Event) {
     let status = e.task_status.map(|s| s.as_str()).or(e.thread_status.map(|s| s.as_str())).unwrap_or("-");
     let task = if e.task_id.is_empty() { String::new() } else { format!(" {}", e.task_id) };
     let what = e.message.as_ref().and_then(|m| m.msg_type.as_deref()).unwrap_or(e.event_type.as_str());
-    println!("#{} {what}{} [{status}]: {}", e.event_id, task, e.summary);
+    println!("{} #{} {what}{} [{status}]: {}", e.created_at, e.event_id, task, e.summary);
+    if e.event_type == EventType::TaskDone && e.payload_json["merge"] == "pending" {
+        println!("  merge it into the integration branch: orch merge --run {} --task {}", e.run_id, e.task_id);
+    }
+    if e.event_type == EventType::TaskMergeConflict {
+        let files: Vec<&str> =
+            e.payload_json["conflicts"].as_array().into_iter().flatten().filter_map(|f| f.as_str()).collect();
+        println!("  conflicting files: {}", files.join(", "));
+        if let Some(r) = e.payload_json["resolution_task"].as_str() {
+            println!("  resolve it with task {r}: orch dispatch --run {} --task {r}", e.run_id);
+        }
+    }
 }
 
 /// The open requests of a run's workers, with the command that answers each.
@@ -123,6 +142,73 @@ pub fn requests(requests: &[RequestView]) {
         };
         println!("    answer: {how}");
     }
+}
+
+/// What `orch merge` did, task by task.
+pub fn merges(ms: &[MergeOutcome]) {
+    if ms.is_empty() {
+        println!("nothing to merge: no done task is waiting");
+        return;
+    }
+    for m in ms {
+        match m.state {
+            MergeState::Conflict => {
+                println!(
+                    "{}: {} conflicts with {} in: {}",
+                    m.task_id,
+                    m.branch,
+                    m.integration_branch,
+                    m.conflicts.join(", ")
+                );
+                if let Some(r) = &m.resolution_task {
+                    println!("  task {r} resolves it (dispatch it like any task)");
+                }
+            }
+            _ if m.commits == 0 => println!("{}: nothing to merge from {} (no new commits)", m.task_id, m.branch),
+            _ => println!(
+                "{}: merged {} commit(s) from {} into {} at {}{}",
+                m.task_id,
+                m.commits,
+                m.branch,
+                m.integration_branch,
+                short_rev(&m.commit),
+                if m.fast_forward { " (fast-forward)" } else { "" }
+            ),
+        }
+        if !m.uncommitted.is_empty() {
+            println!("  not merged: uncommitted changes in its worktree ({})", m.uncommitted.join(", "));
+        }
+    }
+}
+
+fn short_rev(r: &str) -> &str {
+    &r[..r.len().min(10)]
+}
+
+/// What `orch run finish` did.
+pub fn finished(v: &RunFinishResult) {
+    if !v.merged.is_empty() {
+        merges(&v.merged);
+    }
+    let from = v.run.integration_branch.as_deref().unwrap_or("the integration branch");
+    if v.up_to_date {
+        println!("{} already holds run {}'s work ({from}) at {}", v.into, v.run.run_id, short_rev(&v.commit));
+    } else {
+        let how = if v.fast_forward { "fast-forward" } else { "merge commit" };
+        println!("merged {from} into {} at {} ({how})", v.into, short_rev(&v.commit));
+    }
+}
+
+pub fn councils(cs: &[Council]) {
+    if cs.is_empty() {
+        println!("no councils");
+        return;
+    }
+    let rows: Vec<[String; 4]> = cs
+        .iter()
+        .map(|c| [c.council_id.clone(), c.phase.to_string(), c.members.len().to_string(), c.topic.clone()])
+        .collect();
+    print!("{}", table::render(["COUNCIL", "PHASE", "REVIEWERS", "TOPIC"], &rows, [20, 10, 9, usize::MAX]));
 }
 
 pub fn worktrees(v: &WorktreesResult) {

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use coord_proto::types::{GraphTask, Run, Task, TaskStatus};
+use coord_proto::types::{GraphTask, MergeState, Run, Task, TaskStatus};
 
 /// A task as the tree needs it.
 pub struct Node<'a> {
@@ -19,6 +19,8 @@ pub struct Node<'a> {
     pub worker: Option<&'a str>,
     /// The planned (default) assignee.
     pub assign_to: Option<&'a str>,
+    /// Where the task's branch is in the run's integration branch, if it goes there.
+    pub merge: Option<MergeState>,
 }
 
 impl<'a> From<&'a GraphTask> for Node<'a> {
@@ -38,6 +40,7 @@ impl<'a> Node<'a> {
             attempt: t.attempt,
             worker: None,
             assign_to: t.assign_to.as_deref(),
+            merge: t.merge_state,
         }
     }
 }
@@ -109,7 +112,11 @@ fn label(n: &Node<'_>) -> String {
     let attempt = if n.attempt > 0 { format!(" attempt {}", n.attempt) } else { String::new() };
     let also: Vec<&str> = n.depends_on.iter().skip(1).map(String::as_str).collect();
     let also = if also.is_empty() { String::new() } else { format!("  <- also {}", also.join(", ")) };
-    format!("{} {:<11} {}  {}{who}{attempt}{also}", mark(n.status), n.status.as_str(), n.id, n.title)
+    let status = match n.merge {
+        Some(MergeState::Merged) | None => n.status.to_string(),
+        Some(m) => format!("{}, merge {m}", n.status),
+    };
+    format!("{} {status:<11} {}  {}{who}{attempt}{also}", mark(n.status), n.id, n.title)
 }
 
 fn mark(s: TaskStatus) -> &'static str {
@@ -139,6 +146,17 @@ pub fn print(run: &Run, nodes: &[Node<'_>]) {
     for line in lines(nodes) {
         println!("  {line}");
     }
+    if let Some(b) = &run.integration_branch {
+        let pending: Vec<&str> = nodes.iter().filter(|t| t.merge == Some(MergeState::Pending)).map(|t| t.id).collect();
+        let base = run.base_branch.as_deref().unwrap_or("its base");
+        println!(
+            "  integration branch {b} (from {base}){}",
+            if run.auto_merge { ", merged automatically" } else { "" }
+        );
+        if !pending.is_empty() {
+            println!("  waiting to be merged: {} (orch merge --run {})", pending.join(", "), run.run_id);
+        }
+    }
     println!(
         "  legend: [x] done  [>] dispatched/in progress  [?] blocked  [ ] ready  [.] pending  [!] failed  [-] cancelled"
     );
@@ -158,6 +176,7 @@ mod tests {
             attempt: 0,
             worker: None,
             assign_to: None,
+            merge: None,
         }
     }
 

@@ -56,10 +56,10 @@ fn usage_errors_exit_30_without_starting_a_daemon() {
 #[test]
 fn no_autostart_reports_an_unavailable_daemon_with_exit_50() {
     let dir = tempfile::tempdir().unwrap();
-    let out = orch(dir.path()).args(["--json", "--no-autostart", "run", "list"]).output().unwrap();
+    let out = orch(dir.path()).args(["--json", "--no-autostart", "run", "create", "--goal", "g"]).output().unwrap();
     assert_eq!(out.status.code(), Some(50));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], false);
-    assert_eq!(v["command"], "run list");
+    assert_eq!(v["command"], "run create");
     assert_eq!(v["error"]["code"], "daemon_unavailable");
 }

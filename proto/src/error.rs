@@ -101,8 +101,9 @@ error_codes! {
     UnknownSender = 1105, "unknown_sender", NotFound;
     /// Strict agents: the recipient is not a registered agent.
     UnknownRecipient = 1106, "unknown_recipient", NotFound;
-    /// A task id (the seed's bead) is required here and was not given.
-    MissingBeadId = 1107, "missing_bead_id", NotFound;
+    /// A task id is required here and was not given (a categorised message, a
+    /// reservation).
+    MissingTaskId = 1107, "missing_task_id", Invalid;
     /// No such message in this agent's mail.
     MessageNotFound = 1108, "message_not_found", NotFound;
     /// Only a recipient of a message may acknowledge it.
@@ -130,6 +131,8 @@ error_codes! {
     IoReadFailed = 1151, "io_read_failed", Internal;
     /// The dashboard could not listen on the port asked for (in use, or not allowed).
     PortUnavailable = 1160, "port_unavailable", Conflict;
+    /// Merging a branch conflicts (orch: a run's integration branch into its base branch).
+    MergeConflict = 1203, "merge_conflict", Conflict;
 }
 
 impl std::fmt::Display for ErrorCode {
@@ -205,7 +208,7 @@ mod tests {
     fn exit_statuses_follow_the_documented_classes() {
         assert_eq!(ErrorCode::LeaseConflict.exit(), Exit::Conflict);
         assert_eq!(ErrorCode::InvalidArgs.exit(), Exit::Invalid);
-        assert_eq!(ErrorCode::MissingBeadId.exit(), Exit::NotFound);
+        assert_eq!(ErrorCode::MissingTaskId.exit(), Exit::Invalid);
         assert_eq!(ErrorCode::IoReadFailed.exit(), Exit::Internal);
     }
 }

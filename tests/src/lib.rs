@@ -180,14 +180,20 @@ impl Project {
     /// Start `coordd serve ARGS` (and wait until it is ready); `Err` with its stderr if it
     /// exits instead.
     pub fn try_serve_args(&self, args: &[&str]) -> Result<Daemon, String> {
-        self.spawn(&[], args)
+        self.spawn(args, &[])
+    }
+
+    /// Start `coordd serve ARGS` with extra environment, and wait until it is ready. Its
+    /// log (stderr) is for the test to read: [`Daemon::log`].
+    pub fn serve_with(&self, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        self.spawn(args, env).unwrap_or_else(|e| panic!("daemon did not start: {e}"))
     }
 
     fn spawn_daemon(&self, env: &[(&str, &str)]) -> Result<Daemon, String> {
-        self.spawn(env, &[])
+        self.spawn(&[], env)
     }
 
-    fn spawn(&self, env: &[(&str, &str)], args: &[&str]) -> Result<Daemon, String> {
+    fn spawn(&self, args: &[&str], env: &[(&str, &str)]) -> Result<Daemon, String> {
         let mut cmd = self.command("coordd");
         for (k, v) in env {
             cmd.env(k, v);
@@ -389,6 +395,12 @@ impl Daemon {
     /// Wait for the daemon to exit by itself (e.g. after `coordd stop`).
     pub fn wait(mut self) -> ExitStatus {
         self.child.take().unwrap().wait().unwrap()
+    }
+
+    /// The daemon's log (its stderr), line by line, for waiting on what it says.
+    pub fn log(&mut self) -> std::io::Lines<BufReader<std::process::ChildStderr>> {
+        let err = self.child.as_mut().unwrap().stderr.take().expect("the log was taken already");
+        BufReader::new(err).lines()
     }
 }
 
@@ -595,4 +607,27 @@ pub fn blocked_task(p: &Project, worker: &str, question: &str) -> (String, i64) 
     ok(p, &["claim", "--agent", worker, "--thread", &thr]);
     let blocked = ok(p, &["update", "--agent", worker, "--thread", &thr, "--status", "blocked", "--summary", question]);
     (thr, blocked["event_id"].as_i64().expect("event_id"))
+}
+
+/// Is an outside program available? When it is missing, a test that needs it fails under
+/// `COORD_CI` (CI installs it) and is skipped, saying so, elsewhere.
+pub fn have(program: &str, needed_for: &str) -> bool {
+    let found =
+        Command::new("sh").arg("-c").arg(format!("command -v {program}")).output().is_ok_and(|o| o.status.success());
+    if !found {
+        skip_or_fail(&format!("{program} (for {needed_for}; .ci/run installs it)"));
+    }
+    found
+}
+
+/// Run a shell command line on a pseudo-terminal `cols` columns wide (util-linux
+/// `script`), in `dir`, with extra environment; what the terminal showed.
+pub fn on_terminal(dir: &Path, cols: u16, line: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &format!("stty cols {cols} rows 50; {line}"), "/dev/null"]).current_dir(dir).stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("script");
+    String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
 }

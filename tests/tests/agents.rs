@@ -186,8 +186,8 @@ fn mail_send_read_ack_and_state_filters() {
     fails(
         &p,
         &["send", "--from", "agent-ui-1", "--to", "agent-graph-1", "--category", "INFO", "--summary", "x"],
-        40,
-        "missing_bead_id",
+        30,
+        "missing_task_id",
     );
 
     // Newest first; all unread.
@@ -348,7 +348,8 @@ fn workflow_claim_reserve_handoff_ack_release() {
     ok(&p, &["ack", "--agent", "worker-1", "--message", &message_id(&task)]);
     let r = ok(&p, &["reserve", "--agent", "worker-1", "--scope", "src/parser/**", "--task", "bb-7"]);
     assert_eq!(r["reservation"]["generation"], 1);
-    fails(&p, &["reserve", "--agent", "worker-1", "--scope", "src/parser/**"], 40, "missing_bead_id");
+    let e = fails(&p, &["reserve", "--agent", "worker-1", "--scope", "src/parser/**"], 30, "invalid_args");
+    assert!(e["error"]["message"].as_str().unwrap().contains("--task"), "in the user's words: {e}");
     let st = ok(&p, &["status", "--task", "bb-7"]);
     assert_eq!(st["reservations"].as_array().unwrap().len(), 1);
     assert_eq!(st["counts"]["unacked_required"], 0);

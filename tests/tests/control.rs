@@ -150,7 +150,8 @@ async fn known_payloads_are_checked() {
     );
     assert!(e["error"]["message"].as_str().unwrap().contains("sleepy"), "{e}");
     fails(&p, &["--agent", "lead", "permit", "--request", "nope", "--allow"], 40, "not_found");
-    fails(&p, &["--agent", "w1", "control", "--type", "x", "--to", "a", "--payload", "[1]"], 30, "invalid_input");
+    // A payload that is not a JSON object is a bad flag value, refused before any call.
+    fails(&p, &["--agent", "w1", "control", "--type", "x", "--to", "a", "--payload", "[1]"], 30, "invalid_args");
 }
 
 #[tokio::test]

@@ -49,13 +49,13 @@ fn every_exit_code() {
         .run()
         .code(30)
         .json();
-    assert_eq!(error_code(&bad_json), "invalid_input");
+    assert_eq!(error_code(&bad_json), "invalid_args", "a bad value is a usage error");
     let not_object = inbox()
         .args(["update", "--agent", "w1", "--thread", &thr, "--summary", "x", "--payload-json", "[1]"])
         .run()
         .code(30)
         .json();
-    assert_eq!(error_code(&not_object), "invalid_input");
+    assert_eq!(error_code(&not_object), "invalid_args");
     let bad_status = inbox()
         .args(["update", "--agent", "w1", "--thread", &thr, "--summary", "x", "--status", "done"])
         .run()
@@ -97,7 +97,12 @@ fn every_exit_code() {
 
     // 50: storage or internal — here, no daemon and auto-start off.
     let fresh = Project::new();
-    let down = fresh.inbox().args(["--json", "--no-autostart", "list"]).run().code(50).json();
+    let down = fresh
+        .inbox()
+        .args(["--json", "--no-autostart", "send", "--from", "a", "--to", "b", "--summary", "x"])
+        .run()
+        .code(50)
+        .json();
     assert_eq!(error_code(&down), "daemon_unavailable");
 }
 

@@ -19,7 +19,7 @@ type Session = RunningService<RoleClient, ()>;
 /// Only matters when something is broken: no call here should take long.
 const LIMIT: Duration = Duration::from_secs(120);
 
-const TOOLS: [&str; 16] = [
+const TOOLS: [&str; 17] = [
     "ask",
     "check_inbox",
     "claim",
@@ -33,6 +33,7 @@ const TOOLS: [&str; 16] = [
     "requests",
     "reserve",
     "respond",
+    "search_messages",
     "send_message",
     "update",
     "wait_reply",
@@ -158,7 +159,7 @@ async fn errors_are_tool_errors_with_the_coordd_code() {
     let a = session(&p, &["--agent", "alpha", "mcp", "--task", "T1"]).await;
     let b = session(&p, &["--agent", "bravo", "mcp"]).await;
     let e = err(&b, "reserve", json!({"scope": "docs/**"})).await;
-    assert_eq!(e["code"], "missing_bead_id", "a reservation is for a task: {e}");
+    assert_eq!(e["code"], "missing_task_id", "a reservation is for a task: {e}");
 
     assert_eq!(err(&a, "claim", json!({"thread_id": "thr_missing"})).await["code"], "not_found");
     let e = err(&a, "send_message", json!({"summary": "to nobody"})).await;
@@ -287,4 +288,55 @@ async fn a_lead_session_lists_and_answers_requests() {
     assert_eq!(ok(&w1, "respond", json!({"request_id": id, "approve": true})).await["type"], "shutdown_approved");
     let all = p.inbox().args(["--agent", "lead", "requests", "--from", "lead", "--all", "--json"]).run().ok().json();
     assert_eq!(all["requests"][0]["response"]["type"], "shutdown_approved");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_reply_survives_a_daemon_restart() {
+    let p = Project::new();
+    let d = p.serve();
+    let worker = session(&p, &["--agent", "worker", "mcp"]).await;
+    let sent = p.inbox().args(["send", "--from", "lead", "--to", "worker", "--summary", "Port it", "--json"]).run();
+    let thread = sent.ok().json()["thread"]["thread_id"].as_str().unwrap().to_string();
+    ok(&worker, "claim", json!({"thread_id": thread})).await;
+    let asked = ok(&worker, "ask", json!({"thread_id": thread, "summary": "Which branch?"})).await;
+    let wait = {
+        let args = json!({"thread_id": thread, "after_event": asked["event_id"], "timeout_seconds": 40});
+        let worker = &worker;
+        async move { ok(worker, "wait_reply", args).await }
+    };
+    let restart_and_answer = async {
+        // Once the wait is subscribed, the daemon dies; the answer's own call starts a new one.
+        let t0 = std::time::Instant::now();
+        while p.coordd().args(["status", "--json"]).run().json()["subscriptions"].as_u64().unwrap_or(0) == 0 {
+            assert!(t0.elapsed() < LIMIT, "the wait never subscribed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        d.kill9();
+        p.inbox().args(["reply", "--from", "lead", "--thread", &thread, "--summary", "main"]).run().ok();
+    };
+    let (woke, ()) = tokio::join!(wait, restart_and_answer);
+    assert_eq!(woke["woke"], true, "{woke}");
+    assert_eq!(woke["message"]["summary"], "main");
+    worker.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_messages_finds_ranked_hits_with_marked_snippets() {
+    let p = Project::new();
+    let _d = p.serve();
+    let s = session(&p, &["--agent", "lead", "mcp"]).await;
+    ok(
+        &s,
+        "send_message",
+        json!({"to": "w1", "summary": "Indexing plan", "body": "We index messages off the send path."}),
+    )
+    .await;
+    ok(&s, "send_message", json!({"to": "w2", "summary": "Lunch", "body": "pizza"})).await;
+    let r = ok(&s, "search_messages", json!({"query": "index"})).await;
+    assert_eq!(r["count"], 1, "{r}");
+    assert_eq!(r["hits"][0]["summary"], "Indexing plan");
+    assert!(r["hits"][0]["snippet"].as_str().unwrap().contains("**"), "{r}");
+    let none = ok(&s, "search_messages", json!({"query": "index", "agent": "w2"})).await;
+    assert_eq!(none["count"], 0, "filtered by agent: {none}");
+    s.cancel().await.unwrap();
 }

@@ -24,6 +24,8 @@ mod mailbox;
 mod mcp;
 #[path = "orch.rs"]
 mod orch;
+#[path = "orch_edit.rs"]
+mod orch_edit;
 #[path = "permission.rs"]
 mod permission;
 #[path = "progress.rs"]
@@ -32,6 +34,10 @@ mod progress;
 mod raw_socket;
 #[path = "reservations.rs"]
 mod reservations;
+#[path = "search.rs"]
+mod search;
+#[path = "stacked.rs"]
+mod stacked;
 #[path = "views.rs"]
 mod views;
 #[path = "waits.rs"]

@@ -149,8 +149,9 @@ fn dispatch_makes_a_registered_worktree_and_a_worker_finishing_wakes_wait() {
     let path = d1["worktree_path"].as_str().unwrap().to_string();
     assert!(path.ends_with(".agents/worktrees/R1/T1-a1"), "{path}");
     // The worktree got the session hooks, bound to the worker and its task.
-    let settings = std::fs::read_to_string(format!("{path}/.claude/settings.json")).unwrap();
+    let settings = std::fs::read_to_string(format!("{path}/.claude/settings.local.json")).unwrap();
     assert!(settings.contains("--agent backend hook claude stop --task T1"), "{settings}");
+    assert!(settings.contains(r#""enabledMcpjsonServers""#), "orch's worktrees approve the MCP server: {settings}");
     assert!(std::fs::read_to_string(format!("{path}/CLAUDE.md")).unwrap().contains("check your inbox"));
     let mcp: Value = serde_json::from_str(&std::fs::read_to_string(format!("{path}/.mcp.json")).unwrap()).unwrap();
     let args = mcp["mcpServers"]["coordd"]["args"].to_string();
@@ -177,6 +178,12 @@ fn dispatch_makes_a_registered_worktree_and_a_worker_finishing_wakes_wait() {
     assert_eq!(woke["woke"], true);
     assert_eq!(woke["event"]["event_type"], "task.done");
     assert_eq!(woke["event"]["task_id"], "T1");
+    assert_eq!(woke["event"]["payload_json"]["merge"], "pending");
+    // T2 starts from T1's work: it waits until T1 is merged into the integration branch.
+    p.orch().args(["ready", "--run", "R1"]).run().code(10);
+    let merged = orch(&p, &["merge", "--run", "R1"]);
+    assert_eq!(merged["merged"][0]["task_id"], "T1");
+    assert_eq!(merged["merged"][0]["commits"], 0, "T1 committed nothing: nothing to merge");
     let ready = orch(&p, &["ready", "--run", "R1"]);
     assert_eq!(ready["tasks"][0]["task_id"], "T2", "the dependent task turned ready");
     // A timeout when nothing is actionable.
@@ -251,7 +258,10 @@ fn a_failure_then_a_retry_in_a_fresh_worktree() {
     assert_eq!(attempts[0]["status"], "failed");
     assert!(std::path::Path::new(attempts[0]["worktree_path"].as_str().unwrap()).is_dir(), "the old worktree is kept");
     assert_eq!(attempts[1]["previous_thread_id"], first.as_str());
-    assert_eq!(attempts[1]["base_branch"], "main", "a retry keeps the base branch for prune's merge check");
+    assert_eq!(
+        attempts[1]["base_branch"], "orch/R1/integration",
+        "a retry keeps the base branch (the run's integration branch) for prune's merge check"
+    );
     assert_eq!(attempts[1]["base_rev"], attempts[0]["base_rev"], "and the same base revision");
     assert_eq!(orch(&p, &["run", "show", "--run", "R1"])["run"]["status"], "active");
     // Retrying a task that is not failed is refused.

@@ -240,7 +240,7 @@ async fn hook_install_registers_the_permission_hook_and_the_progress_environment
     let _d = p.serve();
     ok_as(&p, "w1", &["hook", "install", "--task", "T1", "--run", "R1"]);
     let settings: Value =
-        serde_json::from_str(&std::fs::read_to_string(p.path().join(".claude/settings.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(p.path().join(".claude/settings.local.json")).unwrap()).unwrap();
     let pre = &settings["hooks"]["PreToolUse"][0]["hooks"][0];
     let command = pre["command"].as_str().unwrap();
     assert!(command.contains(" hook claude pre-tool-use --task T1 --run R1"), "{command}");

@@ -20,7 +20,7 @@ async fn a_tool_subprocess_reports_progress_that_a_subscriber_sees_live() {
     let _d = p.serve();
     ok_as(&p, "w1", &["hook", "install", "--task", "T1"]);
     let settings: Value =
-        serde_json::from_str(&std::fs::read_to_string(p.path().join(".claude/settings.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(p.path().join(".claude/settings.local.json")).unwrap()).unwrap();
     let env = settings["env"].as_object().unwrap().clone();
     let c = p.client().await;
     let mut sub =

@@ -62,7 +62,7 @@ fn reserve_conflict_shared_release_and_argument_errors() {
     for scope in ["/etc/passwd", "../up", ""] {
         fails(&p, &args(&reserve("agent-z", scope, &[])), 30, "invalid_args");
     }
-    fails(&p, &["reserve", "--agent", "agent-z", "--scope", "z"], 40, "missing_bead_id");
+    fails(&p, &["reserve", "--agent", "agent-z", "--scope", "z"], 30, "invalid_args");
 }
 
 #[test]

@@ -112,7 +112,9 @@ fn the_worker_protocol_end_to_end_with_autostart() {
 #[test]
 fn concurrent_first_calls_start_exactly_one_daemon() {
     let p = Project::new();
-    let children: Vec<_> = (0..6).map(|_| p.inbox().args(["list", "--json"]).spawn()).collect();
+    let children: Vec<_> = (0..6)
+        .map(|_| p.inbox().args(["send", "--from", "a", "--to", "b", "--summary", "hi", "--json"]).spawn())
+        .collect();
     for c in children {
         finish(c).ok();
     }

@@ -63,6 +63,7 @@ impl EventsApiServer for Api {
             }
         };
         let sink = pending.accept().await?;
+        let _open = crate::activity::subscription();
         let mut sub = Subscriber::new(sink, ext.get::<Outbox>().cloned())?;
         let mut cursor = replay(&self.core, &q, q.after, &sub).await?;
         loop {

@@ -11,6 +11,7 @@ mod events;
 mod inbox;
 mod mail;
 mod orch;
+mod search;
 mod system;
 mod view;
 
@@ -66,7 +67,7 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
         snapshots,
         dashboard,
     };
-    let parts: [Methods; 9] = [
+    let parts: [Methods; 10] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),
         EventsApiServer::into_rpc(api.clone()).into(),
@@ -76,6 +77,7 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
         ControlApiServer::into_rpc(api.clone()).into(),
         ViewApiServer::into_rpc(api.clone()).into(),
         DashboardApiServer::into_rpc(api.clone()).into(),
+        SearchApiServer::into_rpc(api.clone()).into(),
     ];
     let mut all = RpcModule::new(());
     for part in parts {

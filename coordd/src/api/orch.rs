@@ -7,9 +7,9 @@ use jsonrpsee::core::{RpcResult, async_trait};
 use super::Api;
 use crate::domain::orch::attempts::{self, Mode};
 use crate::domain::orch::plan::DepChange;
-use crate::domain::orch::{council, plan, reconcile};
+use crate::domain::orch::{council, edit, plan, reconcile};
 use crate::ops;
-use crate::services::{dispatch, worktrees};
+use crate::services::{dispatch, merge, worktrees};
 
 #[async_trait]
 impl OrchApiServer for Api {
@@ -91,5 +91,25 @@ impl OrchApiServer for Api {
 
     async fn council_show(&self, p: CouncilRef) -> RpcResult<Council> {
         Ok(self.core.read(move |tx, _| council::show(tx, &p.run_id, &p.council_id)).await?)
+    }
+
+    async fn council_list(&self, p: RunRef) -> RpcResult<CouncilsResult> {
+        Ok(CouncilsResult { councils: self.core.read(move |tx, _| council::list(tx, &p.run_id)).await? })
+    }
+
+    async fn task_edit(&self, p: TaskEditParams) -> RpcResult<TaskView> {
+        Ok(self.core.write(move |tx, now| edit::edit_task(tx, now, p.clone())).await?)
+    }
+
+    async fn task_remove(&self, p: TaskRef) -> RpcResult<TaskRemoveResult> {
+        Ok(self.core.write(move |tx, now| edit::remove_task(tx, now, p.clone())).await?)
+    }
+
+    async fn merge(&self, p: MergeParams) -> RpcResult<MergeResult> {
+        Ok(merge::merge(&self.core, p).await?)
+    }
+
+    async fn run_finish(&self, p: RunFinishParams) -> RpcResult<RunFinishResult> {
+        Ok(merge::finish(&self.core, p).await?)
     }
 }

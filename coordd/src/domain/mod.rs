@@ -10,8 +10,9 @@
 //! - [`mail`]: per-recipient mail, delivery into sessions, peers.
 //! - [`agents`]: the agent registry and strict mode.
 //! - [`reservations`]: file-scope reservations and their scope language.
-//! - [`orch`]: runs, the task graph, attempts, reconcile, councils.
 //! - [`policy`]: the permission policy (gated tool calls and their approvers).
+//! - [`orch`]: runs, the task graph, attempts, reconcile, councils, merges.
+//! - [`search`]: full-text search queries.
 
 pub mod agents;
 pub mod check;
@@ -22,3 +23,4 @@ pub mod mail;
 pub mod orch;
 pub mod policy;
 pub mod reservations;
+pub mod search;

@@ -12,7 +12,7 @@ use crate::time::Ts;
 /// Record the planned attempts of a dispatch, retry or reassign: per plan, its thread, its
 /// attempt and the task's move to `dispatched`; a reassign then cancels the old thread
 /// (which is no longer current, so reconcile only closes its attempt).
-pub fn record_attempts(tx: &mut dyn Tx, now: Ts, run_id: &str, plans: &[Plan], mode: Mode) -> Result<Vec<Dispatch>> {
+pub fn record_attempts(tx: &mut dyn Tx, now: Ts, run_id: &str, plans: &[Plan], mode: Mode) -> Result<DispatchResult> {
     let run = model::open_run(tx, run_id)?;
     let mut out = Vec::with_capacity(plans.len());
     for p in plans {
@@ -32,7 +32,7 @@ pub fn record_attempts(tx: &mut dyn Tx, now: Ts, run_id: &str, plans: &[Plan], m
         out.push(d);
     }
     model::refresh_run(tx, run_id, &run.created_by, now)?;
-    Ok(out)
+    Ok(DispatchResult { dispatches: out, event_id: tx.last_event_id()? })
 }
 
 /// `orch.answer`: an `answer` in the current attempt's thread, which wakes the worker's

@@ -73,7 +73,7 @@ fn reconcile_events_follow_the_message_event() {
     let mode = crate::domain::orch::attempts::Mode::Dispatch;
     let d = m.write(|tx, now| super::orch::record_attempts(tx, now, "R1", &plans, mode)).unwrap();
     let before = m.events().len();
-    let p = ClaimParams { agent: "w".into(), thread_id: d[0].thread_id.clone(), lease_seconds: None };
+    let p = ClaimParams { agent: "w".into(), thread_id: d.dispatches[0].thread_id.clone(), lease_seconds: None };
     m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
     let types: Vec<EventType> = m.events()[before..].iter().map(|e| e.event_type).collect();
     assert_eq!(types, [EventType::ThreadClaimed, EventType::TaskInProgress]);

@@ -5,8 +5,12 @@
 //!   then after every `task.failed` whose payload says `"auto_retry": true`.
 //! - [`lease_expiry`] sleeps until the next lease runs out and records `lease.expired`,
 //!   re-arming whenever a claim or renew commits (only they bring the next expiry closer).
+//! - [`auto_merge`] merges done code tasks of runs created with `auto_merge` into their
+//!   integration branch: at start-up, then after every `task.done` whose merge is pending.
+//! - [`idle`] stops the daemon after a quiet spell, never while a subscription or a live
+//!   lease keeps it busy.
 //!
-//! Both re-read their state when the bus reports that they lagged, and end when the
+//! They re-read their state when the bus reports that they lagged, and end when the
 //! shutdown signal turns true.
 //!
 //! Where several daemons share one store (PostgreSQL), each duty runs once, not once per
@@ -14,7 +18,8 @@
 //! (`Store::duties`); an automatic retry on the daemon whose host made the failed
 //! attempt's worktree (the new worktree is made from the same repository, on that host),
 //! or, for a task without a worktree, on the daemon holding the duties. Both look again
-//! when the duties move.
+//! when the duties move. An automatic merge runs on the daemon whose host made the task's
+//! branch (the run's integration branch lives in the same repository).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -163,5 +168,80 @@ async fn report_expiries(
                 },
             }
         }
+    }
+}
+
+/// Merge the done tasks of `auto_merge` runs whose merge is pending.
+pub async fn auto_merge(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
+    let mut bus = core.bus.subscribe();
+    loop {
+        for (run_id, task_id) in my_merges(&core).await {
+            let p = MergeParams { run_id: run_id.clone(), task_id: Some(task_id.clone()) };
+            if let Err(e) = super::merge::merge(&core, p).await {
+                tracing::warn!(run_id, task_id, error = %e, "automatic merge failed; `orch merge` retries it");
+            }
+        }
+        loop {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                ev = bus.recv() => match ev {
+                    Ok(p) if p.event.event_type == EventType::TaskDone && p.event.payload_json["merge"] == json!("pending") => break,
+                    Ok(_) => {}
+                    Err(Missed::Lagged(_)) => break,
+                    Err(Missed::Closed) => return,
+                },
+            }
+        }
+    }
+}
+
+/// The pending automatic merges this daemon performs: those whose branch was made on this
+/// host (the branch and the run's integration branch live in its repository).
+async fn my_merges(core: &Core) -> Vec<(String, String)> {
+    core.read(|tx, _| {
+        let mut mine = Vec::new();
+        for (run_id, task_id) in tx.tasks_auto_merge_pending()? {
+            let last = tx.attempts_of(&run_id, &task_id)?.pop();
+            if last.is_none_or(|a| host::is_local(a.host.as_deref())) {
+                mine.push((run_id, task_id));
+            }
+        }
+        Ok(mine)
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// Could a lease still be running? Yes while any lease is neither released nor reported
+/// as expired: the earliest one has not run out yet, or it has and `lease_expiry` is about
+/// to report it (another may be live behind it). A failed read counts as busy too.
+async fn live_lease(core: &Core) -> bool {
+    !matches!(core.read(|tx, _| tx.lease_next_expiry()).await, Ok(None))
+}
+
+/// Stop the daemon once no call came for `limit`, unless a subscription (a wait, a
+/// watcher) or a live lease keeps it busy; then look again after another `limit`.
+pub async fn idle(core: Arc<Core>, limit: Duration, stop: watch::Sender<bool>) {
+    let mut shutdown = stop.subscribe();
+    loop {
+        let idle = crate::activity::idle_for();
+        if idle < limit {
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                _ = tokio::time::sleep(limit - idle) => continue,
+            }
+        }
+        let subs = crate::activity::subscriptions();
+        let leased = live_lease(&core).await;
+        if subs == 0 && !leased {
+            tracing::info!(
+                idle_secs = idle.as_secs(),
+                "idle timeout: no calls, subscriptions or live leases; stopping"
+            );
+            let _ = stop.send(true);
+            return;
+        }
+        tracing::info!(subscriptions = subs, live_lease = leased, "idle timeout reached, but kept running");
+        crate::activity::touch();
     }
 }

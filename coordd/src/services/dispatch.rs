@@ -2,6 +2,11 @@
 //! (off the writer), then record every attempt and thread in one write. If the write fails,
 //! the worktrees it would have used are removed again. Each new code worktree then gets the
 //! session hooks, bound to its worker, task and thread.
+//!
+//! Code worktrees branch from the run's integration branch (`orch/<run>/integration`),
+//! which the run's first code dispatch makes at its base (HEAD unless `base` names one) and
+//! records with the attempts; done tasks are merged there (`services::merge`), so a task
+//! that depends on them starts from their work.
 
 use std::path::PathBuf;
 
@@ -11,6 +16,7 @@ use super::blocking;
 use crate::core::Core;
 use crate::domain::check;
 use crate::domain::orch::attempts::{self, Mode, Plan};
+use crate::domain::orch::merge;
 use crate::error::{Error, Result};
 use crate::ops;
 use crate::workspace::{git, sessions};
@@ -42,13 +48,28 @@ async fn make_worktrees(run_id: &str, plans: &mut [Plan], bases: &[Option<String
     Ok(())
 }
 
-async fn commit(core: &Core, run_id: &str, plans: Vec<Plan>, mode: Mode) -> Result<DispatchResult> {
+/// A run's integration branch made by this dispatch, to record with its attempts.
+type NewIntegration = Option<(String, (Option<String>, String, String))>;
+
+async fn commit(
+    core: &Core,
+    run_id: &str,
+    plans: Vec<Plan>,
+    mode: Mode,
+    integration: NewIntegration,
+) -> Result<DispatchResult> {
     let run = run_id.to_string();
     let keep = plans.clone();
-    match core.write(move |tx, now| ops::orch::record_attempts(tx, now, &run, &plans, mode)).await {
-        Ok(dispatches) => {
-            install_hooks(core, run_id, &dispatches).await;
-            Ok(DispatchResult { dispatches })
+    let write = move |tx: &mut dyn crate::store::Tx, now| {
+        if let Some((repo, made)) = &integration {
+            merge::set_integration(tx, &run, repo, made.clone())?;
+        }
+        ops::orch::record_attempts(tx, now, &run, &plans, mode)
+    };
+    match core.write(write).await {
+        Ok(result) => {
+            install_hooks(core, run_id, &result.dispatches).await;
+            Ok(result)
         }
         Err(e) => {
             discard(run_id, &keep).await;
@@ -69,6 +90,7 @@ async fn install_hooks(core: &Core, run_id: &str, dispatches: &[Dispatch]) {
             thread_id: Some(d.thread_id.clone()),
             inbox_bin: None,
             run_id: Some(run_id.to_string()),
+            approve_mcp: true,
         };
         let db = core.db_path.clone();
         if let Err(e) = blocking(move || sessions::install(&p, &db)).await {
@@ -88,15 +110,44 @@ pub async fn dispatch(core: &Core, p: DispatchParams) -> Result<DispatchResult> 
     let q = p.clone();
     let tasks = core.read(move |tx, _| attempts::dispatchable(tx, &q)).await?;
     let wants_worktree = |t: &Task| t.kind == TaskKind::Code && !p.no_worktree;
-    let repo = if tasks.iter().any(|(t, _)| wants_worktree(t)) {
+    let (repo, integration, made) = if tasks.iter().any(|(t, _)| wants_worktree(t)) {
         let repo = p.repo.clone().ok_or_else(|| {
             Error::invalid("code tasks get a git worktree: give the repository (repo), or no_worktree")
         })?;
-        let (r, base, strict) = (PathBuf::from(&repo), p.base.clone(), p.strict);
-        blocking(move || git::check_base(&r, base.as_deref(), strict)).await?;
-        Some(repo)
+        let r = p.run_id.clone();
+        let run = core.read(move |tx, _| crate::domain::orch::model::load_run(tx, &r)).await?;
+        let (integration, made) = match (&run.integration_branch, &run.repo) {
+            (Some(branch), Some(run_repo)) => {
+                if *run_repo != repo {
+                    return Err(Error::invalid(format!(
+                        "run '{}' works in the repository {run_repo}: dispatch its code tasks there",
+                        p.run_id
+                    )));
+                }
+                if p.base.is_some() {
+                    return Err(Error::invalid(format!(
+                        "run '{}' has its integration branch {branch} already: base only applies to a run's first \
+                         code dispatch, later tasks branch from the integration branch",
+                        p.run_id
+                    )));
+                }
+                let (r, strict) = (PathBuf::from(&repo), p.strict);
+                blocking(move || git::check_base(&r, None, strict)).await?;
+                (branch.clone(), None)
+            }
+            _ => {
+                let (r, base, strict, run_id) = (PathBuf::from(&repo), p.base.clone(), p.strict, p.run_id.clone());
+                let made = blocking(move || {
+                    git::check_base(&r, base.as_deref(), strict)?;
+                    crate::workspace::merge::ensure_integration(&r, &run_id, base.as_deref())
+                })
+                .await?;
+                (made.2.clone(), Some((repo.clone(), made)))
+            }
+        };
+        (Some(repo), Some(integration), made)
     } else {
-        None
+        (None, None, None)
     };
     let mut plans: Vec<Plan> = tasks
         .iter()
@@ -110,9 +161,9 @@ pub async fn dispatch(core: &Core, p: DispatchParams) -> Result<DispatchResult> 
             host: Some(crate::host::name().to_string()),
         })
         .collect();
-    let bases = vec![p.base.clone(); plans.len()];
+    let bases = vec![integration; plans.len()];
     make_worktrees(&p.run_id, &mut plans, &bases).await?;
-    commit(core, &p.run_id, plans, Mode::Dispatch).await
+    commit(core, &p.run_id, plans, Mode::Dispatch, made).await
 }
 
 /// `orch.retry` and `orch.reassign`: a new attempt with a new thread and, for code tasks
@@ -151,5 +202,5 @@ pub async fn retry(core: &Core, p: RetryParams, mode: Mode) -> Result<DispatchRe
     {
         wt.base_branch = base_branch;
     }
-    commit(core, &p.run_id, plans, mode).await
+    commit(core, &p.run_id, plans, mode, None).await
 }

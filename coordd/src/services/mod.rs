@@ -1,11 +1,15 @@
 //! The async work around the store: steps that combine git and the database (dispatch,
-//! retry, reassign, worktree listing and pruning) and the daemon's background duties
-//! (automatic retries, lease-expiry events), and the permission policy's snapshot file. Blocking work (git, files) runs in
+//! retry, reassign, merges into a run's integration branch, worktree listing and pruning),
+//! search with its off-the-send-path index, and the daemon's background duties (automatic
+//! retries and merges, lease-expiry events, the idle timeout), and the permission policy's
+//! snapshot file. Blocking work (git, files) runs in
 //! `spawn_blocking`, never inside a write transaction.
 
 pub mod background;
 pub mod dispatch;
+pub mod merge;
 pub mod policy;
+pub mod search;
 pub mod worktrees;
 
 use crate::error::{Error, Result};

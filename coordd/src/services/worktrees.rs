@@ -74,9 +74,13 @@ pub async fn prune(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
             // Already removed (by an earlier prune, or by hand): nothing to keep or delete.
             continue;
         }
-        let base_branch = a.base_branch.clone();
+        // Merged into the attempt's base branch (the run's integration branch), or into the
+        // branch the run started from: either way its commits are kept.
+        let run_id = a.run_id.clone();
+        let run_base = core.read(move |tx, _| Ok(tx.run(&run_id)?.and_then(|r| r.base_branch))).await?;
+        let merged_into: Vec<String> = a.base_branch.iter().chain(run_base.iter()).cloned().collect();
         let (r, pa, b) = (repo.clone(), path.clone(), branch.clone());
-        let state = blocking(move || Ok(git::inspect(&r, &pa, &b, &base, base_branch.as_deref()))).await?;
+        let state = blocking(move || Ok(git::inspect(&r, &pa, &b, &base, &merged_into))).await?;
         let state = match state {
             Ok(s) => s,
             Err(e) => {

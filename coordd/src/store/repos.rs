@@ -93,6 +93,8 @@ pub struct QueuedQuery {
 #[derive(Debug, Clone)]
 pub struct MailQuery {
     pub recipient: String,
+    /// Only copies in this read state; withdrawn copies are in none (they are listed only
+    /// without a state filter, as withdrawn).
     pub state: Option<MailState>,
     pub task_id: Option<String>,
     pub limit: u32,
@@ -274,10 +276,11 @@ pub trait Mail {
     fn mail_queued_count(&self, recipients: &[String], now: Ts) -> Result<(u64, u64)>;
     /// A message's copies still queued at `now`, by recipient.
     fn mail_queued_copies(&self, message_id: &str, now: Ts) -> Result<Vec<MailRow>>;
-    /// Copies requiring an ack that have none, oldest first: of a task's threads and/or
-    /// to or from an agent.
+    /// Copies requiring an ack that have none (and were not withdrawn), oldest first: of a
+    /// task's threads and/or to or from an agent.
     fn mail_unacked(&self, task_id: Option<&str>, agent: Option<&str>, limit: u32) -> Result<Vec<MailRow>>;
-    /// Copy counts by `(state, requires_ack)`, of a task's threads and/or to an agent.
+    /// Copy counts by `(state, requires_ack)`, of a task's threads and/or to an agent
+    /// (withdrawn copies not counted).
     fn mail_counts(&self, task_id: Option<&str>, agent: Option<&str>) -> Result<Vec<(MailState, bool, u64)>>;
     /// Copies for a timeline, newest first.
     fn mail_timeline(&self, q: &TimelineQuery) -> Result<Vec<MailRow>>;
@@ -363,6 +366,11 @@ pub trait Tasks {
     fn run_has_task(&self, run_id: &str, statuses: &[TaskStatus], retry_pending: Option<bool>) -> Result<bool>;
     /// `(total, done, failed)` task counts of a run.
     fn run_task_counts(&self, run_id: &str) -> Result<(i64, i64, i64)>;
+    /// Write the editable fields back: title, body, acceptance, priority, worker, role,
+    /// kind and attempt limit.
+    fn task_update(&mut self, t: &Task) -> Result<()>;
+    /// Delete a task and its dependency edges, both ways.
+    fn task_delete(&mut self, run_id: &str, task_id: &str) -> Result<()>;
 }
 
 /// orch attempts.
@@ -393,6 +401,57 @@ pub trait Councils {
     fn members(&self, run_id: &str, council_id: &str) -> Result<Vec<MemberRow>>;
     /// The member whose brainstorm or vote thread this is.
     fn member_by_thread(&self, thread_id: &str) -> Result<Option<MemberRow>>;
+    /// A run's councils, oldest first.
+    fn councils_of(&self, run_id: &str) -> Result<Vec<CouncilRow>>;
+}
+
+/// orch's stacked tasks: a run's integration branch, and its done tasks' merge state.
+pub trait Merges {
+    /// Write the run's repository, base branch and revision, and integration branch.
+    fn run_set_integration(&mut self, r: &Run) -> Result<()>;
+    /// Write a task's merge state and merge commit.
+    fn task_set_merge(&mut self, t: &Task) -> Result<()>;
+    /// Done tasks whose merge is pending in runs that merge automatically, as `(run, task)`.
+    fn tasks_auto_merge_pending(&self) -> Result<Vec<(String, String)>>;
+}
+
+/// Full-text search over messages. The index is fed off the send path: a message is
+/// searchable once [`Search::search_index_pending`] has run after it was written.
+pub trait Search {
+    /// Index up to `limit` messages not indexed yet, oldest first; how many were indexed.
+    /// The position is saved in the same transaction, so a crash loses nothing.
+    fn search_index_pending(&mut self, limit: u32) -> Result<u32>;
+    /// Are messages waiting to be indexed?
+    fn search_pending(&self) -> Result<bool>;
+    /// Indexed messages matching the query and filters, best first.
+    fn messages_search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>>;
+}
+
+/// A search, as the rules hand it to storage.
+#[derive(Debug, Clone)]
+pub struct SearchQuery {
+    /// What to look for.
+    pub text: SearchText,
+    pub agent: Option<String>,
+    pub thread_id: Option<String>,
+    pub run_id: Option<String>,
+    pub task_id: Option<String>,
+    pub kinds: Vec<MessageKind>,
+    /// Created at or after (fixed-width RFC 3339 text compares as time).
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub limit: u32,
+    pub mark_open: String,
+    pub mark_close: String,
+}
+
+/// The words of a search, or a query in the backend's own language.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchText {
+    /// Every word must match (each a run of non-space characters holding a letter or digit).
+    Words(Vec<String>),
+    /// An SQLite FTS5 query, as the user wrote it (`syntax: "fts5"`).
+    Fts5(String),
 }
 
 /// Typed requests (the threads that permission, shutdown and plan-approval requests open).
@@ -420,6 +479,8 @@ pub trait Tx:
     + Attempts
     + Councils
     + Requests
+    + Merges
+    + Search
 {
     /// Publish `event` once this transaction commits (dropped if it rolls back).
     fn publish(&mut self, event: Event);

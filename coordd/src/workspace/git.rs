@@ -24,7 +24,7 @@ pub struct State {
     pub dirty: Vec<String>,
     /// Commits on the branch that are not in its base revision.
     pub ahead: usize,
-    /// The branch tip is contained in the base branch.
+    /// Every tip is contained in one of the branches it was checked against.
     pub merged: bool,
 }
 
@@ -51,7 +51,7 @@ fn open(repo: &Path) -> Result<Repository> {
 
 /// Files with uncommitted changes in a repository or worktree. The untracked session
 /// files that dispatch itself writes (hooks, instructions) are not work.
-fn dirty_files(repo: &Repository, include_untracked: bool) -> Result<Vec<String>> {
+pub(crate) fn dirty_files(repo: &Repository, include_untracked: bool) -> Result<Vec<String>> {
     let mut opts = StatusOptions::new();
     opts.include_untracked(include_untracked).include_ignored(false).recurse_untracked_dirs(false);
     let statuses = repo.statuses(Some(&mut opts)).map_err(git_err("cannot read git status"))?;
@@ -91,13 +91,10 @@ pub fn check_base(repo_path: &Path, base: Option<&str>, strict: bool) -> Result<
     Ok(commit.id().to_string())
 }
 
-/// Create the worktree of an attempt on a new branch from `base` (default HEAD).
-pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Option<&str>) -> Result<Created> {
-    let repo = open(repo_path)?;
-    let workdir = repo
-        .workdir()
-        .ok_or_else(|| Error::invalid(format!("{} has no working tree", repo_path.display())))?
-        .to_path_buf();
+/// The commit `base` (default HEAD) names, and the local branch it was taken from: HEAD's
+/// branch, or `base` itself when it names a local branch (none for a detached HEAD, a
+/// commit id, a tag...).
+pub fn resolve_base<'r>(repo: &'r Repository, base: Option<&str>) -> Result<(git2::Commit<'r>, Option<String>)> {
     let spec = base.unwrap_or("HEAD");
     let commit = repo
         .revparse_single(spec)
@@ -107,6 +104,17 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
         None => repo.head().ok().filter(|h| h.is_branch()).and_then(|h| h.shorthand().ok().map(str::to_string)),
         Some(b) => repo.find_branch(b, BranchType::Local).ok().map(|_| b.to_string()),
     };
+    Ok((commit, base_branch))
+}
+
+/// Create the worktree of an attempt on a new branch from `base` (default HEAD).
+pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Option<&str>) -> Result<Created> {
+    let repo = open(repo_path)?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| Error::invalid(format!("{} has no working tree", repo_path.display())))?
+        .to_path_buf();
+    let (commit, base_branch) = resolve_base(&repo, base)?;
     let branch_name = branch_name(run, task, attempt);
     let path = worktree_path(&workdir, run, task, attempt);
     if path.exists() {
@@ -147,15 +155,11 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
 }
 
 /// Inspect an attempt's worktree and branch. Work counts wherever it is: on the branch, or
-/// on the worktree's own HEAD (a detached HEAD or another branch checked out there). What
-/// cannot be inspected is reported as such, never as clean.
-pub fn inspect(
-    repo_path: &Path,
-    path: &Path,
-    branch: &str,
-    base_rev: &str,
-    base_branch: Option<&str>,
-) -> Result<State> {
+/// on the worktree's own HEAD (a detached HEAD or another branch checked out there); it is
+/// merged when one of `merged_into` (the attempt's base branch, and for a run with an
+/// integration branch also the run's base branch) contains it. What cannot be inspected is
+/// reported as such, never as clean.
+pub fn inspect(repo_path: &Path, path: &Path, branch: &str, base_rev: &str, merged_into: &[String]) -> Result<State> {
     let repo = open(repo_path)?;
     let exists = path.is_dir();
     let base = git2::Oid::from_str(base_rev).map_err(git_err("bad base revision"))?;
@@ -172,16 +176,16 @@ pub fn inspect(
     if let Ok(b) = repo.find_branch(branch, BranchType::Local) {
         tips.push(b.get().peel_to_commit().map_err(git_err("cannot read branch"))?.id());
     }
-    let base_tip = match base_branch.and_then(|b| repo.find_branch(b, BranchType::Local).ok()) {
-        Some(b) => Some(b.get().peel_to_commit().map_err(git_err("cannot read base branch"))?.id()),
-        None => None,
-    };
+    let mut base_tips = Vec::new();
+    for b in merged_into.iter().filter_map(|b| repo.find_branch(b, BranchType::Local).ok()) {
+        base_tips.push(b.get().peel_to_commit().map_err(git_err("cannot read base branch"))?.id());
+    }
     let mut ahead = 0;
     let mut merged = true;
     for tip in tips {
         let (n, _) = repo.graph_ahead_behind(tip, base).map_err(git_err("cannot compare with base"))?;
         ahead = ahead.max(n);
-        let in_base = base_tip.is_some_and(|bt| bt == tip || repo.graph_descendant_of(bt, tip).unwrap_or(false));
+        let in_base = base_tips.iter().any(|&bt| bt == tip || repo.graph_descendant_of(bt, tip).unwrap_or(false));
         merged &= n == 0 || in_base;
     }
     Ok(State { exists, dirty, ahead, merged })

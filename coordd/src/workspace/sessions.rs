@@ -1,8 +1,20 @@
-//! Agent-session integration files: writes Claude Code hooks (`.claude/settings.json`,
-//! merged into what is there), the `inbox mcp` server registration (`.mcp.json`, merged
-//! likewise) and an instruction block in `CLAUDE.md` and `AGENTS.md` (replaced between
-//! markers), so installing twice changes nothing. Used by `session.installHooks` and by orch dispatch
-//! for every code worktree it creates. Plain file I/O: callers run it off the executor.
+//! Agent-session integration files, written so that they never reach a commit:
+//!
+//! - Claude Code hooks in `.claude/settings.local.json` (Claude Code's own uncommitted
+//!   settings), merged into what is there, and, when asked (orch's worktrees), the approval
+//!   of the `coordd` MCP server (`enabledMcpjsonServers`);
+//! - the `inbox mcp` server registration in `.mcp.json`, merged likewise (left alone when
+//!   the repository tracks it);
+//! - an instruction block in `CLAUDE.md` and `AGENTS.md` (replaced between markers). A file
+//!   the repository tracks, or one a person wrote without our block, is never modified: the
+//!   block goes to `CLAUDE.local.md` (Claude Code reads it beside `CLAUDE.md`) and to
+//!   `AGENTS.override.md` (which Codex reads instead of `AGENTS.md`, so it starts with a
+//!   copy of it).
+//!
+//! Then git is told to ignore what was written (see `ignore`): orch worktrees through their
+//! shared conditional excludes, a person's checkout through `.git/info/exclude`. Installing
+//! twice changes nothing. Used by `session.installHooks` and by orch dispatch for every code
+//! worktree. Plain file and git I/O: callers run it off the executor.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +22,7 @@ use coord_proto::ErrorCode;
 use coord_proto::types::{InstallHooksParams, InstallHooksResult, MAX_PERMISSION_TIMEOUT};
 use serde_json::{Map, Value, json};
 
+use super::ignore::{self, Checkout};
 use crate::error::{Error, Result};
 
 /// Hook events installed, with the `inbox hook claude` event each runs and the seconds
@@ -30,10 +43,18 @@ const END: &str = "<!-- coordd:mailbox:end -->";
 /// Seconds Claude Code gives each hook before abandoning it.
 const HOOK_TIMEOUT: u64 = 10;
 
-/// Paths (relative to a worktree) that [`install`] creates; `.claude/` as git reports an
+/// Paths (relative to a worktree) that [`install`] may create; `.claude/` as git reports an
 /// untracked directory.
-const SESSION_FILES: [&str; 6] =
-    [".claude/", ".claude", ".claude/settings.json", ".mcp.json", "CLAUDE.md", "AGENTS.md"];
+const SESSION_FILES: [&str; 8] = [
+    ".claude/",
+    ".claude",
+    ".claude/settings.local.json",
+    ".mcp.json",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "AGENTS.md",
+    "AGENTS.override.md",
+];
 /// The name of our server in `.mcp.json`.
 const MCP_SERVER: &str = "coordd";
 
@@ -112,73 +133,161 @@ fn instructions(p: &InstallHooksParams, mcp: bool, check: &str) -> String {
     )
 }
 
-/// Replace the marked block in `path`, or append it.
-fn upsert_block(path: &Path, block: &str) -> Result<()> {
-    let existing = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(Error::app(ErrorCode::IoReadFailed, format!("{}: {e}", path.display()))),
-    };
-    let text = match (existing.find(BEGIN), existing.find(END)) {
-        (Some(b), Some(e)) if e > b => {
-            format!("{}{block}{}", &existing[..b], existing[e + END.len()..].trim_start_matches('\n'))
-        }
-        _ if existing.is_empty() => block.to_string(),
-        _ => format!("{}{}\n{block}", existing, if existing.ends_with('\n') { "" } else { "\n" }),
-    };
-    write(path, &text)
+fn read_text(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::app(ErrorCode::IoReadFailed, format!("{}: {e}", path.display()))),
+    }
 }
 
-/// Write the hooks and instructions into `p.dir` for the database `db`.
+/// `text` with the marked block replaced, or appended.
+fn with_block(text: &str, block: &str) -> String {
+    match (text.find(BEGIN), text.find(END)) {
+        (Some(b), Some(e)) if e > b => {
+            format!("{}{block}{}", &text[..b], text[e + END.len()..].trim_start_matches('\n'))
+        }
+        _ if text.is_empty() => block.to_string(),
+        _ => format!("{}{}\n{block}", text, if text.ends_with('\n') { "" } else { "\n" }),
+    }
+}
+
+/// Where an instruction file's block goes: the file itself when it is ours to edit (it does
+/// not exist, or it already holds our block, and git does not track it), else `alternate`.
+fn instruction_target<'a>(dir: &Path, git: Option<&Checkout>, name: &'a str, alternate: &'a str) -> Result<&'a str> {
+    if git.is_some_and(|g| g.tracks(name)) {
+        return Ok(alternate);
+    }
+    Ok(match read_text(&dir.join(name))? {
+        Some(t) if !t.contains(BEGIN) => alternate,
+        _ => name,
+    })
+}
+
+/// Write the hooks and instructions into `p.dir` for the database `db`, and keep them out
+/// of git.
 pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> {
     let dir = PathBuf::from(&p.dir);
     if !dir.is_absolute() || !dir.is_dir() {
         return Err(Error::invalid(format!("dir '{}' must be an existing absolute directory", p.dir)));
     }
-    if let Some(a) = &p.agent {
-        crate::domain::check::agent("agent", a)?;
-    }
-    let bin = inbox_bin(p.inbox_bin.as_deref());
-    let mut base = format!("{} --db {}", sh(&bin), sh(&db.display().to_string()));
-    if let Some(a) = &p.agent {
-        base.push_str(&format!(" --agent {}", sh(a)));
-    }
-    let mut task = p.task_id.as_deref().map_or(String::new(), |t| format!(" --task {}", sh(t)));
-    if let Some(r) = &p.run_id {
-        task.push_str(&format!(" --run {}", sh(r)));
-    }
-
-    // Read and merge both JSON files before writing either: a bad file changes nothing.
-    let settings_path = dir.join(".claude").join("settings.json");
-    let mut settings = read_object(&settings_path)?;
-    merge_hooks(&mut settings, &settings_path, &base, &task)?;
-    if let Some(agent) = &p.agent {
-        merge_env(&mut settings, &settings_path, agent, p, db)?;
-    }
-    // `inbox mcp` serves one agent: without one, register no server that cannot start.
-    let mcp_path = dir.join(".mcp.json");
-    let mcp = match &p.agent {
-        Some(agent) => {
-            let mut mcp = read_object(&mcp_path)?;
-            merge_mcp(&mut mcp, &mcp_path, &bin, db, agent, p.task_id.as_deref())?;
-            Some(mcp)
-        }
-        None => None,
+    let Some(agent) = p.agent.as_deref() else {
+        return Err(Error::invalid("hooks act for an agent: name it (agent); without one they would do nothing"));
     };
+    crate::domain::check::agent("agent", agent)?;
+    let git = Checkout::find(&dir);
+    let mut notes = Vec::new();
+    let bin = inbox_bin(p.inbox_bin.as_deref());
+    let base = format!("{} --db {} --agent {}", sh(&bin), sh(&db.display().to_string()), sh(agent));
+    let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" --task {}", sh(t)));
+    // The hooks also know the run (`inbox check` does not take it).
+    let run = p.run_id.as_deref().map_or(String::new(), |r| format!(" --run {}", sh(r)));
+
+    // `inbox mcp` serves one agent; a tracked `.mcp.json` is left alone.
+    let mcp_path = dir.join(".mcp.json");
+    let mcp = if git.as_ref().is_some_and(|g| g.tracks(".mcp.json")) {
+        notes.push("the repository tracks .mcp.json, so the coordd MCP server was not added to it".to_string());
+        None
+    } else {
+        let mut mcp = read_object(&mcp_path)?;
+        merge_mcp(&mut mcp, &mcp_path, &bin, db, agent, p.task_id.as_deref())?;
+        Some(mcp)
+    };
+    // Read and merge the JSON files before writing any: a bad file changes nothing.
+    let settings_path = dir.join(".claude").join("settings.local.json");
+    let mut settings = read_object(&settings_path)?;
+    let hook_flags = format!("{task}{run}{}", if mcp.is_some() { " --mcp" } else { "" });
+    merge_hooks(&mut settings, &settings_path, &base, &hook_flags)?;
+    merge_env(&mut settings, &settings_path, agent, p, db)?;
+    if p.approve_mcp && mcp.is_some() {
+        approve_mcp(&mut settings, &settings_path)?;
+    }
+    let claude_md = instruction_target(&dir, git.as_ref(), "CLAUDE.md", "CLAUDE.local.md")?;
+    let agents_md = instruction_target(&dir, git.as_ref(), "AGENTS.md", "AGENTS.override.md")?;
+
     write_json(&settings_path, &settings)?;
-    let mut files = vec![settings_path.display().to_string()];
+    if remove_old_hooks(&dir, git.as_ref())? {
+        notes.push("moved the hooks of an earlier install from .claude/settings.json to settings.local.json".into());
+    }
+    let mut written = vec![".claude/settings.local.json"];
     if let Some(mcp) = &mcp {
         write_json(&mcp_path, mcp)?;
-        files.push(mcp_path.display().to_string());
+        written.push(".mcp.json");
     }
-
     let block = instructions(p, mcp.is_some(), &format!("{base} check{task}"));
-    for name in ["CLAUDE.md", "AGENTS.md"] {
-        let path = dir.join(name);
-        upsert_block(&path, &block)?;
-        files.push(path.display().to_string());
+    let claude_text = read_text(&dir.join(claude_md))?.unwrap_or_default();
+    write(&dir.join(claude_md), &with_block(&claude_text, &block))?;
+    // Codex reads AGENTS.override.md instead of AGENTS.md: the override carries both.
+    let agents_text = match (agents_md, read_text(&dir.join("AGENTS.md"))?) {
+        ("AGENTS.override.md", Some(original)) => {
+            let original = with_block(&original, "").trim_end().to_string();
+            format!("{original}\n\n{block}")
+        }
+        _ => read_text(&dir.join(agents_md))?.unwrap_or_default(),
+    };
+    write(&dir.join(agents_md), &with_block(&agents_text, &block))?;
+    written.extend([claude_md, agents_md]);
+
+    match &git {
+        Some(g) if g.is_orch_worktree() => {
+            ignore::exclude_in_orch_worktrees(&g.workdir)?;
+        }
+        Some(g) => ignore::exclude_paths(g, &written)?,
+        None => {}
     }
-    Ok(InstallHooksResult { files })
+    Ok(InstallHooksResult { files: written.iter().map(|f| dir.join(f).display().to_string()).collect(), notes })
+}
+
+/// Approve our `.mcp.json` server in Claude Code's local settings.
+fn approve_mcp(settings: &mut Map<String, Value>, path: &Path) -> Result<()> {
+    let list = settings.entry("enabledMcpjsonServers").or_insert_with(|| json!([]));
+    let Value::Array(list) = list else {
+        return Err(Error::invalid(format!("{}: \"enabledMcpjsonServers\" is not an array", path.display())));
+    };
+    if !list.iter().any(|v| v == MCP_SERVER) {
+        list.push(json!(MCP_SERVER));
+    }
+    Ok(())
+}
+
+/// Is this hook group one of ours?
+fn is_ours(group: &Value) -> bool {
+    group["hooks"]
+        .as_array()
+        .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.contains(HOOK_MARK))))
+}
+
+/// Earlier versions wrote the hooks into `.claude/settings.json`. Take ours out of it (when
+/// git does not track it), so the hooks do not run twice; a file left with nothing else is
+/// removed. Returns whether it was changed.
+fn remove_old_hooks(dir: &Path, git: Option<&Checkout>) -> Result<bool> {
+    let path = dir.join(".claude").join("settings.json");
+    if !path.exists() || git.is_some_and(|g| g.tracks(".claude/settings.json")) {
+        return Ok(false);
+    }
+    let Ok(mut settings) = read_object(&path) else { return Ok(false) };
+    let Some(Value::Object(hooks)) = settings.get_mut("hooks") else { return Ok(false) };
+    let mut changed = false;
+    for groups in hooks.values_mut() {
+        if let Value::Array(groups) = groups {
+            let before = groups.len();
+            groups.retain(|g| !is_ours(g));
+            changed |= groups.len() != before;
+        }
+    }
+    hooks.retain(|_, g| g.as_array().is_none_or(|a| !a.is_empty()));
+    if !changed {
+        return Ok(false);
+    }
+    if hooks.is_empty() {
+        settings.remove("hooks");
+    }
+    if settings.is_empty() {
+        std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+    } else {
+        write_json(&path, &settings)?;
+    }
+    Ok(true)
 }
 
 /// Add our hook commands to a settings object, replacing an earlier install of ours and
@@ -193,11 +302,7 @@ fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task:
         let Value::Array(groups) = groups else {
             return Err(Error::invalid(format!("{}: hooks.{event} is not an array", path.display())));
         };
-        groups.retain(|g| {
-            !g["hooks"]
-                .as_array()
-                .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.contains(HOOK_MARK))))
-        });
+        groups.retain(|g| !is_ours(g));
         let command = format!("{base} hook claude {arg}{task}");
         groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": timeout}]}));
     }

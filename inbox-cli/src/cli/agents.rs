@@ -1,20 +1,23 @@
 //! The flags of the agents layer: identities (`agent ...`), mail with read/ack,
-//! file-scope reservations, the status summary, and the git guard (`hooks ...`).
-
-use std::path::PathBuf;
+//! file-scope reservations and the status summary.
 
 use clap::{Args, Subcommand};
+use coord_cli::usage::one_of;
 use coord_proto::types::{AgentStatus, MailState};
 
 #[derive(Subcommand)]
 pub enum AgentCmd {
     /// Register an agent id (fails if it exists, unless --force-update).
+    #[command(after_help = "Example:\n  inbox agent register --name agent-ui-1 --role ui")]
     Register(RegisterArgs),
     /// List agents, sorted by id.
+    #[command(after_help = "Example:\n  inbox agent list --status busy")]
     List(AgentListArgs),
     /// Show one agent (--agent ID).
+    #[command(after_help = "Example:\n  inbox agent show --agent agent-ui-1")]
     Show,
     /// Say the agent (--agent ID) is alive, optionally with a new status.
+    #[command(after_help = "Example:\n  inbox agent heartbeat --agent agent-ui-1 --status busy")]
     Heartbeat(HeartbeatArgs),
 }
 
@@ -39,9 +42,11 @@ pub struct RegisterArgs {
 
 #[derive(Args)]
 pub struct AgentListArgs {
+    /// Only agents with this role.
     #[arg(long)]
     pub role: Option<String>,
-    #[arg(long)]
+    /// Only agents in this status.
+    #[arg(long, value_parser = one_of(AgentStatus::ALL))]
     pub status: Option<AgentStatus>,
     /// Include agents that were seen but never registered.
     #[arg(long)]
@@ -50,15 +55,15 @@ pub struct AgentListArgs {
 
 #[derive(Args)]
 pub struct HeartbeatArgs {
-    /// idle, busy, waiting or offline.
-    #[arg(long)]
+    /// The agent's new status.
+    #[arg(long, value_parser = one_of(AgentStatus::ALL))]
     pub status: Option<AgentStatus>,
 }
 
 #[derive(Args)]
 pub struct MailArgs {
-    /// Only mail in this state: unread, read or acked.
-    #[arg(long)]
+    /// Only mail in this read state (withdrawn mail is in none).
+    #[arg(long, value_parser = one_of(MailState::ALL))]
     pub state: Option<MailState>,
     /// Only mail about this task.
     #[arg(long, value_name = "TASK_ID")]
@@ -70,6 +75,7 @@ pub struct MailArgs {
 
 #[derive(Args)]
 pub struct MailMsgArgs {
+    /// The message.
     #[arg(long, value_name = "MESSAGE_ID")]
     pub message: String,
 }
@@ -80,8 +86,8 @@ pub struct ReserveArgs {
     /// name covers everything below it.
     #[arg(long, value_name = "GLOB")]
     pub scope: String,
-    /// The task the reservation serves (required).
-    #[arg(long, value_name = "TASK_ID")]
+    /// The task the reservation serves (required; also $COORD_TASK).
+    #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
     pub task: Option<String>,
     /// Minutes until it expires: 5 to 1440 (default 120).
     #[arg(long, value_name = "MINUTES")]
@@ -96,12 +102,14 @@ pub struct ReserveArgs {
 
 #[derive(Args)]
 pub struct ReleaseArgs {
+    /// The scope, exactly as reserved.
     #[arg(long, value_name = "GLOB")]
     pub scope: String,
 }
 
 #[derive(Args)]
 pub struct ReservationsArgs {
+    /// Only reservations for this task.
     #[arg(long, value_name = "TASK_ID")]
     pub task: Option<String>,
     /// Only reservations covering this file.
@@ -110,29 +118,14 @@ pub struct ReservationsArgs {
     /// Include released and expired reservations (the history).
     #[arg(long)]
     pub all: bool,
+    /// At most this many (default 50).
     #[arg(long)]
     pub limit: Option<u32>,
 }
 
 #[derive(Args)]
 pub struct StatusArgs {
+    /// Only this task's reservations and mail.
     #[arg(long, value_name = "TASK_ID")]
     pub task: Option<String>,
-}
-
-#[derive(Subcommand)]
-pub enum HooksCmd {
-    /// Install a pre-commit hook refusing commits that touch files under another agent's
-    /// active exclusive reservation. The committing agent is $COORD_AGENT. An existing
-    /// hook is kept as pre-commit.local and still runs first.
-    InstallGit(InstallGitArgs),
-    /// What the installed hook runs: check the staged files against reservations.
-    PreCommit,
-}
-
-#[derive(Args)]
-pub struct InstallGitArgs {
-    /// The repository (default: the current directory).
-    #[arg(long, value_name = "PATH")]
-    pub repo: Option<PathBuf>,
 }

@@ -30,10 +30,13 @@ pub struct ControlArgs {
     /// Add a notice to this open thread instead of opening one.
     #[arg(long, value_name = "THREAD_ID")]
     pub thread: Option<String>,
+    /// The run the message is about (a request's lead is its creator).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// The task the message is about.
     #[arg(long, value_name = "TASK_ID")]
     pub task: Option<String>,
+    /// urgent, high, normal (default) or low.
     #[arg(long)]
     pub priority: Option<Priority>,
     /// Your own message id (msg_ + 26 base32hex characters): sending it again is harmless.
@@ -49,6 +52,7 @@ pub struct RequestsArgs {
     /// Requests made by this agent.
     #[arg(long)]
     pub from: Option<String>,
+    /// Requests of this run.
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
     /// Only these request types, comma-separated.
@@ -60,6 +64,7 @@ pub struct RequestsArgs {
     /// Also answered and cancelled requests, newest first.
     #[arg(long)]
     pub all: bool,
+    /// At most this many (default 50).
     #[arg(long)]
     pub limit: Option<u32>,
 }
@@ -104,6 +109,7 @@ pub struct IdleArgs {
     /// available (default), interrupted or failed.
     #[arg(long, default_value = "available")]
     pub reason: IdleReason,
+    /// What you did, in one line.
     #[arg(long)]
     pub summary: Option<String>,
     /// The task you finished (also $COORD_TASK).
@@ -112,11 +118,13 @@ pub struct IdleArgs {
     /// How it ended: resolved, blocked or failed.
     #[arg(long, value_name = "STATUS")]
     pub completed_status: Option<String>,
+    /// Why it failed (with --reason failed).
     #[arg(long)]
     pub failure_reason: Option<String>,
     /// The lead to tell (default: the --run's creator, else the policy's lead).
     #[arg(long)]
     pub to: Option<String>,
+    /// Your run (also $COORD_RUN): its creator is the lead told.
     #[arg(long, value_name = "RUN_ID", env = "COORD_RUN")]
     pub run: Option<String>,
 }
@@ -126,11 +134,13 @@ pub struct ShutdownArgs {
     /// The agent to shut down.
     #[arg(long)]
     pub to: String,
+    /// Why (the session sees it when it stops).
     #[arg(long)]
     pub reason: Option<String>,
     /// Wait for the answer (exit 0 approved, 20 rejected, 10 no answer in time).
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: give up after this many seconds (exit 10).
     #[arg(long, requires = "wait", value_parser = clap::value_parser!(u64).range(0..=MAX_TIMEOUT))]
     pub timeout_seconds: Option<u64>,
 }
@@ -146,13 +156,16 @@ pub struct PlanArgs {
     /// The lead (default: the --run's creator, else the policy's lead).
     #[arg(long)]
     pub to: Option<String>,
+    /// Your run (also $COORD_RUN).
     #[arg(long, value_name = "RUN_ID", env = "COORD_RUN")]
     pub run: Option<String>,
+    /// Your task (also $COORD_TASK).
     #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
     pub task: Option<String>,
     /// Wait for the answer (exit 0 approved, 20 rejected, 10 no answer in time).
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: give up after this many seconds (exit 10).
     #[arg(long, requires = "wait", value_parser = clap::value_parser!(u64).range(0..=MAX_TIMEOUT))]
     pub timeout_seconds: Option<u64>,
 }
@@ -178,18 +191,27 @@ pub struct ProgressArgs {
 #[derive(Subcommand)]
 pub enum PolicyCmd {
     /// Print the policy: its lead, timeout and gated rules.
+    #[command(after_help = "Example:\n  inbox --agent lead policy show --json")]
     Show,
     /// Gate a tool pattern (Claude Code rule syntax): Bash(git push*), Write(src/**), mcp__*.
+    #[command(after_help = "Example:\n  inbox --agent lead policy gate 'Bash(git push*)' --for 'w*' --approver lead")]
     Gate(GateArgs),
     /// Remove every rule with this pattern.
+    #[command(after_help = "Example:\n  inbox --agent lead policy ungate 'Bash(git push*)'")]
     Ungate(UngateArgs),
     /// Set the lead: the default approver, and who idle notifications go to.
+    #[command(after_help = "Example:\n  inbox --agent lead policy lead lead")]
     Lead(LeadArgs),
     /// Seconds a gated hook waits for the answer before the session's own permission flow decides.
+    #[command(after_help = "Example:\n  inbox --agent lead policy timeout 300")]
     Timeout(TimeoutArgs),
     /// Would this tool call be gated? Exit 0 gated, 10 not gated.
+    #[command(
+        after_help = "Example:\n  inbox --agent w1 policy check --tool Bash --input '{\"command\":\"git push\"}'"
+    )]
     Check(PolicyCheckArgs),
     /// Remove every rule (the lead and timeout stay).
+    #[command(after_help = "Example:\n  inbox --agent lead policy clear")]
     Clear,
 }
 
@@ -207,16 +229,19 @@ pub struct GateArgs {
 
 #[derive(Args)]
 pub struct UngateArgs {
+    /// The pattern, as it was gated.
     pub rule: String,
 }
 
 #[derive(Args)]
 pub struct LeadArgs {
+    /// The lead's agent id.
     pub name: String,
 }
 
 #[derive(Args)]
 pub struct TimeoutArgs {
+    /// Seconds, 1 to 3600.
     #[arg(value_parser = clap::value_parser!(u64).range(1..=coord_proto::types::MAX_PERMISSION_TIMEOUT))]
     pub seconds: u64,
 }

@@ -1,5 +1,6 @@
-//! The flags of the session mailbox (check, pending, withdraw, peer link), the Claude Code
-//! hooks (`hook claude`, `hook install`) and the MCP server (`mcp`).
+//! The flags of the session mailbox (check, pending, withdraw, peer link), the hooks
+//! (`hook claude`, `hook install`, and the git guard's `hook install-git`, `hook
+//! pre-commit`), the MCP server (`mcp`) and `completions`.
 
 use std::path::PathBuf;
 
@@ -22,11 +23,13 @@ pub struct MailboxArgs {
 #[derive(Subcommand)]
 pub enum PeerCmd {
     /// Link two tasks as peers: --task A --task B.
+    #[command(after_help = "Example:\n  inbox peer link --task T-back --task T-front")]
     Link(PeerLinkArgs),
 }
 
 #[derive(Args)]
 pub struct PeerLinkArgs {
+    /// A task to link; give exactly two.
     #[arg(long = "task", value_name = "TASK_ID", num_args = 1, required = true)]
     pub tasks: Vec<String>,
 }
@@ -35,16 +38,45 @@ pub struct PeerLinkArgs {
 pub enum HookCmd {
     /// Claude Code hook handler: reads the hook's JSON on stdin, prints the hook's JSON
     /// answer. Fails open: with no daemon it prints nothing and exits 0.
+    #[command(
+        after_help = "Example (what the installed hooks run):\n  inbox --agent backend hook claude post-tool-use --task T1 < hook.json"
+    )]
     Claude(HookClaudeArgs),
-    /// Write Claude Code hooks (.claude/settings.json, merged) and an inbox addendum in
-    /// CLAUDE.md and AGENTS.md.
+    /// Write Claude Code hooks (.claude/settings.local.json), the coordd MCP server
+    /// (.mcp.json) and an inbox note for CLAUDE.md and AGENTS.md, all kept out of git.
+    ///
+    /// A file the repository tracks is never modified: the note then goes to CLAUDE.local.md
+    /// and AGENTS.override.md. What is written is listed in .git/info/exclude.
+    #[command(after_help = "Example:\n  inbox --agent backend hook install --task T1 --approve-mcp")]
     Install(HookInstallArgs),
+    /// Install a git pre-commit hook refusing commits that touch files under another
+    /// agent's active exclusive reservation. The committing agent is $COORD_AGENT. An
+    /// existing hook is kept as pre-commit.local and still runs first.
+    #[command(after_help = "Example:\n  inbox hook install-git --repo .")]
+    InstallGit(InstallGitArgs),
+    /// What the installed git hook runs: check the staged files against reservations.
+    #[command(after_help = "Example (what .git/hooks/pre-commit runs):\n  COORD_AGENT=backend inbox hook pre-commit")]
+    PreCommit,
+}
+
+#[derive(Args)]
+pub struct InstallGitArgs {
+    /// The repository (default: the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args)]
 pub struct HookClaudeArgs {
-    /// post-tool-use, stop, user-prompt-submit, session-start, pre-tool-use or
-    /// permission-request.
+    /// The Claude Code hook event being answered.
+    #[arg(value_enum)]
     pub event: HookEvent,
     /// The session's task (also $COORD_TASK).
     #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
@@ -57,6 +89,9 @@ pub struct HookClaudeArgs {
     /// policy's timeout, 120 s unless set).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=coord_proto::types::MAX_PERMISSION_TIMEOUT))]
     pub timeout_seconds: Option<u64>,
+    /// The session has the coordd MCP server: reminders name its check_inbox tool first.
+    #[arg(long)]
+    pub mcp: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -82,6 +117,10 @@ pub struct HookInstallArgs {
     /// The run the task belongs to (its creator leads the session).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// Also approve the coordd MCP server in .claude/settings.local.json, so Claude Code
+    /// starts it without asking (orch's worktrees get this; here it is your choice).
+    #[arg(long)]
+    pub approve_mcp: bool,
 }
 
 #[derive(Args)]

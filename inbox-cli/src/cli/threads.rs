@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use coord_cli::usage::one_of;
 use coord_proto::types::{MessageKind, Priority, ThreadStatus};
 
 /// Message content shared by send, update, reply, done and fail.
@@ -12,7 +13,7 @@ pub struct Content {
     /// One-line summary (required).
     #[arg(long)]
     pub summary: String,
-    /// Message body.
+    /// Message body (text; see --body-file for a file).
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,
     /// Read the body from a file (`-` for stdin).
@@ -88,10 +89,11 @@ pub struct SendArgs {
     #[arg(long, value_name = "TASK_ID")]
     pub task: Option<String>,
     /// Message kind (default: task for a new thread, progress otherwise).
-    #[arg(long)]
+    #[arg(long, value_parser = one_of(MessageKind::ALL))]
     pub kind: Option<MessageKind>,
-    /// Priority: low, normal, high or urgent (default: the thread's).
-    #[arg(long)]
+    /// Priority (default: the thread's; a new thread's is normal). Urgent mail reaches a
+    /// session first and holds its Stop.
+    #[arg(long, value_parser = one_of(Priority::ALL))]
     pub priority: Option<Priority>,
     /// Mail category: HANDOFF, BLOCKED, DECISION or INFO (needs --task). HANDOFF and
     /// BLOCKED ask every recipient to ack. `--to broadcast` reaches every registered agent.
@@ -110,7 +112,7 @@ pub struct SendArgs {
 #[derive(Args)]
 pub struct FetchArgs {
     /// Statuses to include, comma-separated (default: pending).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = one_of(ThreadStatus::ALL))]
     pub status: Vec<ThreadStatus>,
     /// At most this many threads (default 50).
     #[arg(long)]
@@ -135,10 +137,11 @@ pub struct LeaseArgs {
 
 #[derive(Args)]
 pub struct UpdateArgs {
+    /// The thread.
     #[arg(long, value_name = "THREAD_ID")]
     pub thread: String,
     /// in_progress (default) or blocked.
-    #[arg(long)]
+    #[arg(long, value_parser = one_of(ThreadStatus::ALL))]
     pub status: Option<ThreadStatus>,
     /// Refuse unless this is the current lease's token (fences off stale processes).
     #[arg(long)]
@@ -155,10 +158,11 @@ pub struct ReplyArgs {
     /// Recipient (default: the thread's assignee, or its creator when the assignee replies).
     #[arg(long)]
     pub to: Option<String>,
+    /// The thread.
     #[arg(long, value_name = "THREAD_ID")]
     pub thread: String,
-    /// answer (default), question, progress or control.
-    #[arg(long)]
+    /// The reply's kind (default: answer).
+    #[arg(long, value_parser = one_of(MessageKind::ALL))]
     pub kind: Option<MessageKind>,
     #[command(flatten)]
     pub content: Content,
@@ -166,6 +170,7 @@ pub struct ReplyArgs {
 
 #[derive(Args)]
 pub struct FinishArgs {
+    /// The thread.
     #[arg(long, value_name = "THREAD_ID")]
     pub thread: String,
     /// Refuse unless this is the current lease's token.
@@ -177,6 +182,7 @@ pub struct FinishArgs {
 
 #[derive(Args)]
 pub struct CancelArgs {
+    /// The thread.
     #[arg(long, value_name = "THREAD_ID")]
     pub thread: String,
     /// Why the thread is cancelled.
@@ -189,14 +195,18 @@ pub struct CancelArgs {
 #[derive(Args)]
 pub struct ListArgs {
     /// Statuses to include, comma-separated (default: all).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = one_of(ThreadStatus::ALL))]
     pub status: Vec<ThreadStatus>,
-    #[arg(long)]
+    /// Only threads this agent created.
+    #[arg(long, value_name = "AGENT")]
     pub created_by: Option<String>,
-    #[arg(long)]
+    /// Only threads assigned to this agent.
+    #[arg(long, value_name = "AGENT")]
     pub assigned_to: Option<String>,
+    /// Only threads of this run.
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// Only threads of this task.
     #[arg(long, value_name = "TASK_ID")]
     pub task: Option<String>,
     /// At most this many threads (default 50).
@@ -206,6 +216,7 @@ pub struct ListArgs {
 
 #[derive(Args)]
 pub struct ShowArgs {
+    /// The thread.
     #[arg(long, value_name = "THREAD_ID")]
     pub thread: String,
 }

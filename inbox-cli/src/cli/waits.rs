@@ -1,6 +1,7 @@
 //! The flags of the waits, `watch` and `wait-reply`, and the longest wait accepted.
 
 use clap::Args;
+use coord_cli::usage::one_of;
 use coord_proto::types::{MessageKind, ThreadStatus};
 
 /// Longest wait accepted (ten years); no timeout means wait forever.
@@ -9,12 +10,12 @@ pub const MAX_TIMEOUT: u64 = 315_360_000;
 #[derive(Args)]
 pub struct WatchArgs {
     /// Only threads whose status after the event is one of these, comma-separated.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = one_of(ThreadStatus::ALL))]
     pub status: Vec<ThreadStatus>,
     /// Only this thread.
     #[arg(long, value_name = "THREAD_ID")]
     pub thread: Option<String>,
-    /// Only this run.
+    /// Only this run: its threads' events, and its task, merge and run events.
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
     /// Start after this event id (default: now). Events already stored after it are
@@ -53,6 +54,7 @@ pub struct WatchArgs {
 
 #[derive(Args)]
 pub struct WaitReplyArgs {
+    /// The thread you are blocked on.
     #[arg(long, value_name = "THREAD_ID")]
     pub thread: String,
     /// Wait for a message after this one.

@@ -6,10 +6,11 @@
 //!
 //! stdout is the protocol channel: nothing here prints to it; problems go to stderr.
 //! Daemon errors come back as MCP tool errors (`isError: true`) whose structured content
-//! is `{"code": <coordd error code>, "message": ...}`. The tools are in `tools` (mail and
-//! the worker protocol) and `control` (answering requests).
+//! is `{"code": <coordd error code>, "message": ...}`. The tools are declared in `tools`
+//! (the mailbox and the worker flow), `search`, and `control` (answering requests).
 
 mod control;
+mod search;
 mod tools;
 
 use std::collections::HashMap;
@@ -57,7 +58,7 @@ pub async fn serve(ctx: &Ctx, a: McpArgs) -> Res {
         opts: ctx.connect_options().clone(),
         client: Arc::default(),
         cursors: Arc::default(),
-        tool_router: InboxMcp::tool_router() + InboxMcp::control_router(),
+        tool_router: InboxMcp::tool_router() + InboxMcp::search_router() + InboxMcp::control_router(),
     };
     let running = server
         .serve(rmcp::transport::stdio())

@@ -337,30 +337,26 @@ impl InboxMcp {
         let wait = a.timeout_seconds.map_or(self.max_wait, |s| Duration::from_secs(s).min(self.max_wait));
         let remembered = self.cursor(&a.thread_id);
         self.run(|c| async move {
-            let after = match a.after_event.or(remembered) {
-                Some(e) => e,
-                None => c.hello().await?.last_event_id,
-            };
             let filter = EventFilter {
-                after_event: Some(after),
+                after_event: a.after_event.or(remembered),
                 thread_id: Some(a.thread_id.clone()),
                 kinds: MessageKind::REPLIES.to_vec(),
                 ..Default::default()
             };
+            // Resumes by itself if the daemon restarts while it waits.
             let mut sub = c.subscribe(filter).await?;
             let deadline = tokio::time::Instant::now() + wait;
-            let mut cursor = after;
             let woke = loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 let Some(ev) = (if left.is_zero() { None } else { sub.next_within(Some(left)).await? }) else {
                     break None;
                 };
-                cursor = ev.event_id;
                 // Your own answer or result is not the reply you are waiting for.
                 if ev.message.as_ref().is_none_or(|m| m.from_agent != self.agent) {
                     break Some(ev);
                 }
             };
+            let cursor = sub.cursor().unwrap_or_default();
             self.set_cursor(&a.thread_id, cursor);
             Ok(match woke {
                 Some(ev) => json!({"woke": true, "cursor": cursor, "message": ev.message.as_ref().map(message_view)}),

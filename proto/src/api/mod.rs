@@ -17,6 +17,7 @@ mod events;
 mod inbox;
 mod mail;
 mod orch;
+mod search;
 mod system;
 mod view;
 
@@ -27,6 +28,7 @@ pub use events::{EventsApiClient, EventsApiServer};
 pub use inbox::{InboxApiClient, InboxApiServer};
 pub use mail::{MailApiClient, MailApiServer};
 pub use orch::{OrchApiClient, OrchApiServer};
+pub use search::{SearchApiClient, SearchApiServer};
 pub use system::{SystemApiClient, SystemApiServer};
 pub use view::{ViewApiClient, ViewApiServer};
 

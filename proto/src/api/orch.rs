@@ -72,4 +72,25 @@ pub trait OrchApi {
     /// The council with its members, groups and tallies (status and report).
     #[method(name = "orch.councilShow")]
     async fn council_show(&self, params: CouncilRef) -> RpcResult<Council>;
+
+    /// A run's councils, oldest first.
+    #[method(name = "orch.councilList")]
+    async fn council_list(&self, params: RunRef) -> RpcResult<CouncilsResult>;
+
+    /// Change a task's fields (`orch task edit`, `orch task assign`).
+    #[method(name = "orch.taskEdit")]
+    async fn task_edit(&self, params: TaskEditParams) -> RpcResult<TaskView>;
+
+    /// Remove a task that was never dispatched (its dependents lose the dependency).
+    #[method(name = "orch.taskRemove")]
+    async fn task_remove(&self, params: TaskRef) -> RpcResult<TaskRemoveResult>;
+
+    /// Merge done code tasks into the run's integration branch.
+    #[method(name = "orch.merge")]
+    async fn merge(&self, params: MergeParams) -> RpcResult<MergeResult>;
+
+    /// Merge what is pending into the integration branch, then the integration branch into
+    /// the run's base branch.
+    #[method(name = "orch.runFinish")]
+    async fn run_finish(&self, params: RunFinishParams) -> RpcResult<RunFinishResult>;
 }

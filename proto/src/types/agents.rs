@@ -258,7 +258,7 @@ pub struct Reservation {
 pub struct ReserveParams {
     pub agent: String,
     pub scope: String,
-    /// Required (`missing_bead_id` without it).
+    /// Required (`missing_task_id` without it).
     #[serde(default)]
     pub task_id: Option<String>,
     /// Minutes, 5 to 1440; default 120.

@@ -148,6 +148,12 @@ pub struct HelloResult {
     pub last_event_id: i64,
     pub schema_version: i64,
     pub methods: Vec<String>,
+    /// Open client connections (this one included).
+    #[serde(default)]
+    pub connections: u64,
+    /// Open event subscriptions (waits and watchers).
+    #[serde(default)]
+    pub subscriptions: u64,
 }
 
 /// Params of `system.shutdown`.
@@ -223,7 +229,7 @@ pub struct SendParams {
     #[serde(default)]
     pub priority: Option<Priority>,
     /// Mail category: HANDOFF, BLOCKED, DECISION or INFO (`invalid_category` otherwise).
-    /// A categorised message needs a task (`missing_bead_id`).
+    /// A categorised message needs a task (`missing_task_id`).
     #[serde(default)]
     pub category: Option<String>,
     /// Ask every recipient to ack; defaults to true for HANDOFF and BLOCKED.

@@ -103,6 +103,17 @@ string_enum!(
 );
 
 string_enum!(
+    /// Whether a done code task's work is in its run's integration branch.
+    MergeState {
+        /// Done, waiting for `orch merge` (or the run's automatic merge).
+        Pending = "pending",
+        Merged = "merged",
+        /// The merge conflicted; a resolution task was opened.
+        Conflict = "conflict",
+    }
+);
+
+string_enum!(
     /// What a task's attempt gets: `code` a git worktree, `thread` only an inbox thread.
     TaskKind {
         Code = "code",
@@ -253,6 +264,17 @@ string_enum!(
         PeersLinked = "peers.linked",
         /// The permission policy changed (`policy.set`).
         PolicyChanged = "policy.changed",
+        /// orch: a done task's branch was merged into the run's integration branch.
+        TaskMerged = "task.merged",
+        /// orch: merging a done task's branch into the integration branch conflicted; the
+        /// payload names the files and the task opened to resolve it.
+        TaskMergeConflict = "task.merge_conflict",
+        /// orch: a task's title, body, acceptance, priority, worker or limits changed.
+        TaskEdited = "task.edited",
+        /// orch: a task that was never dispatched was removed from its run.
+        TaskRemoved = "task.removed",
+        /// orch: the run's integration branch was merged into its base branch.
+        RunMerged = "run.merged",
     }
 );
 
@@ -290,6 +312,7 @@ impl EventType {
         EventType::TaskBlocked,
         EventType::TaskDone,
         EventType::TaskFailed,
+        EventType::TaskMergeConflict,
         EventType::LeaseExpired,
         EventType::RunDone,
         EventType::RunFailed,
@@ -303,6 +326,7 @@ mod control;
 mod inbox;
 mod orch;
 mod payloads;
+mod search;
 mod sessions;
 
 pub use agents::*;
@@ -310,6 +334,7 @@ pub use control::*;
 pub use inbox::*;
 pub use orch::*;
 pub use payloads::*;
+pub use search::*;
 pub use sessions::*;
 
 mod view;

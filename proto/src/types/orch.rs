@@ -15,6 +15,21 @@ pub struct Run {
     pub auto_retry: u32,
     pub created_at: String,
     pub updated_at: String,
+    /// Merge each done code task into the integration branch as soon as it is done.
+    #[serde(default)]
+    pub auto_merge: bool,
+    /// The git repository of the run's code tasks (set by its first code dispatch).
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// The branch the run started from, where `orch.runFinish` merges it (e.g. `main`).
+    #[serde(default)]
+    pub base_branch: Option<String>,
+    /// The commit the integration branch started from.
+    #[serde(default)]
+    pub base_rev: Option<String>,
+    /// `orch/<run>/integration`: done code tasks are merged here, and tasks branch from it.
+    #[serde(default)]
+    pub integration_branch: Option<String>,
 }
 
 /// A task of a run.
@@ -39,6 +54,16 @@ pub struct Task {
     pub depends_on: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// For a done code task with a branch: whether its work is in the integration branch
+    /// (`pending` until merged; dependents wait for `merged`).
+    #[serde(default)]
+    pub merge_state: Option<MergeState>,
+    /// The integration branch's commit that holds the task's work, once merged.
+    #[serde(default)]
+    pub merge_commit: Option<String>,
+    /// A task opened to resolve the merge conflict of this other task.
+    #[serde(default)]
+    pub resolves: Option<String>,
 }
 
 /// One attempt at a task: an inbox thread, and a git worktree for code tasks.
@@ -90,6 +115,9 @@ pub struct RunCreateParams {
     pub created_by: Option<String>,
     #[serde(default)]
     pub auto_retry: Option<u32>,
+    /// Merge each done code task into the run's integration branch automatically.
+    #[serde(default)]
+    pub auto_merge: bool,
 }
 
 /// Params naming a run.
@@ -217,6 +245,10 @@ pub struct DispatchParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DispatchResult {
     pub dispatches: Vec<Dispatch>,
+    /// The newest event the call recorded (0 when it recorded none): pass it to
+    /// `orch wait --after-event` so nothing the workers do next is missed.
+    #[serde(default)]
+    pub event_id: i64,
 }
 
 /// Params of `orch.retry` and `orch.reassign` (`to` is required for reassign).
@@ -361,4 +393,113 @@ pub struct Council {
     pub groups: Vec<CouncilGroup>,
     pub created_at: String,
     pub event_id: i64,
+}
+
+/// Params of `orch.taskEdit`: the fields to change (omitted ones stay). Title, body and
+/// acceptance only before the task is dispatched; the worker, priority, role and limits
+/// any time before it is done (a live attempt keeps its worker: reassign moves it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskEditParams {
+    pub run_id: String,
+    pub task_id: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub acceptance: Option<String>,
+    #[serde(default)]
+    pub priority: Option<Priority>,
+    /// The worker dispatch gives it (`orch task assign`).
+    #[serde(default)]
+    pub assign_to: Option<String>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub kind: Option<TaskKind>,
+    #[serde(default)]
+    pub max_attempts: Option<u32>,
+}
+
+/// Result of `orch.taskRemove`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRemoveResult {
+    pub run_id: String,
+    pub task_id: String,
+    /// Tasks that depended on it and lost that dependency.
+    pub dependents: Vec<String>,
+    pub event_id: i64,
+}
+
+/// Params of `orch.merge`: merge done code tasks into the run's integration branch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MergeParams {
+    pub run_id: String,
+    /// This task; without it, every done task whose merge is pending.
+    #[serde(default)]
+    pub task_id: Option<String>,
+}
+
+/// What merging one task did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergeOutcome {
+    pub task_id: String,
+    /// `merged` or `conflict`.
+    pub state: MergeState,
+    /// The task's branch.
+    pub branch: String,
+    pub integration_branch: String,
+    /// The integration branch's new tip (merged), or its unchanged tip (conflict).
+    pub commit: String,
+    /// Commits the task brought (0: nothing to merge).
+    pub commits: usize,
+    /// Merged by moving the integration branch forward (no merge commit).
+    pub fast_forward: bool,
+    /// Conflicting files.
+    #[serde(default)]
+    pub conflicts: Vec<String>,
+    /// The task opened to resolve the conflict.
+    #[serde(default)]
+    pub resolution_task: Option<String>,
+    /// Files with uncommitted changes in the task's worktree: not merged (the worktree is
+    /// kept).
+    #[serde(default)]
+    pub uncommitted: Vec<String>,
+}
+
+/// Result of `orch.merge`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergeResult {
+    pub merged: Vec<MergeOutcome>,
+    pub event_id: i64,
+}
+
+/// Params of `orch.runFinish`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunFinishParams {
+    pub run_id: String,
+    /// The branch to merge into (default: the run's base branch).
+    #[serde(default)]
+    pub into: Option<String>,
+}
+
+/// Result of `orch.runFinish`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFinishResult {
+    pub run: Run,
+    /// Tasks merged into the integration branch first.
+    pub merged: Vec<MergeOutcome>,
+    pub into: String,
+    /// The branch's new tip.
+    pub commit: String,
+    pub fast_forward: bool,
+    /// The branch already held everything.
+    pub up_to_date: bool,
+    pub event_id: i64,
+}
+
+/// Result of `orch.councilList`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CouncilsResult {
+    pub councils: Vec<Council>,
 }

@@ -117,10 +117,18 @@ pub struct InstallHooksParams {
     /// The run the task belongs to: the hooks pass it on (its creator is the session's lead).
     #[serde(default)]
     pub run_id: Option<String>,
+    /// Approve the `coordd` server of `.mcp.json` in `.claude/settings.local.json`
+    /// (`enabledMcpjsonServers`), so Claude Code starts it without asking. orch's worktrees
+    /// get it; in a person's own checkout it is their choice.
+    #[serde(default)]
+    pub approve_mcp: bool,
 }
 
 /// Result of `session.installHooks`: the files written or merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstallHooksResult {
     pub files: Vec<String>,
+    /// What was left alone, and why (e.g. a tracked `.mcp.json`).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }

@@ -21,7 +21,7 @@ pub fn check_send(p: &SendParams) -> Result<()> {
 }
 
 fn missing_task() -> Error {
-    Error::app(ErrorCode::MissingBeadId, "a categorised message needs a task (task_id)")
+    Error::app(ErrorCode::MissingTaskId, "a categorised message needs a task (task_id)")
 }
 
 /// `inbox.send` to the resolved addressee `to` (the task addressed, if any, becomes a new

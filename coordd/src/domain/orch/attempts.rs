@@ -118,10 +118,14 @@ pub fn retryable(tx: &dyn Tx, p: &RetryParams, mode: Mode) -> Result<(Task, Opti
     check_mode(&task, mode)?;
     for dep in &task.depends_on {
         let d = load_task(tx, &p.run_id, dep)?;
-        if d.status != TaskStatus::Done {
+        if !satisfies(&d) {
+            let state = match d.merge_state {
+                Some(m) if d.status == TaskStatus::Done => format!("done, merge {m}"),
+                _ => d.status.to_string(),
+            };
             return Err(Error::app(
                 ErrorCode::InvalidTransition,
-                format!("task '{}' depends on '{dep}', which is {}", task.task_id, d.status),
+                format!("task '{}' depends on '{dep}', which is {state}", task.task_id),
             ));
         }
     }

@@ -166,6 +166,45 @@ fn final_payload(tx: &dyn Tx, thread: &Thread) -> Result<Value> {
     Ok(tx.message(mid)?.map(|m| m.payload_json).unwrap_or(Value::Null))
 }
 
+/// The choices of a vote.
+pub const CHOICES: [&str; 3] = ["approve", "reject", "abstain"];
+
+/// A finished vote must be `{"votes": {GROUP: approve|reject|abstain}}` over the council's
+/// groups (a group left out abstains). Anything else refuses the reviewer's `done`, so a
+/// typo is not silently counted as an abstention.
+fn check_votes(tx: &dyn Tx, member: &MemberRow, payload: &Value) -> Result<()> {
+    let Some(council) = tx.council(&member.run_id, &member.council_id)? else { return Ok(()) };
+    let groups: Vec<StoredGroup> = serde_json::from_str(&council.groups_json).unwrap_or_default();
+    let usage = "finish the vote with a payload like {\"votes\":{\"G1\":\"approve\"}}";
+    let votes = payload
+        .get("votes")
+        .and_then(Value::as_object)
+        .ok_or_else(|| Error::invalid(format!("a council vote needs a \"votes\" object: {usage}")))?;
+    for (group, choice) in votes {
+        if !groups.iter().any(|g| &g.group_id == group) {
+            let known: Vec<&str> = groups.iter().map(|g| g.group_id.as_str()).collect();
+            return Err(Error::invalid(format!(
+                "council {} has no group '{group}' (its groups: {})",
+                member.council_id,
+                known.join(", ")
+            )));
+        }
+        if !choice.as_str().is_some_and(|c| CHOICES.contains(&c)) {
+            return Err(Error::invalid(format!(
+                "vote {choice} for {group} is not one of: {} (lowercase)",
+                CHOICES.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `orch.councilList`: a run's councils, oldest first.
+pub fn list(tx: &dyn Tx, run_id: &str) -> Result<Vec<Council>> {
+    load_run(tx, run_id)?;
+    tx.councils_of(run_id)?.iter().map(|c| show(tx, run_id, &c.council_id)).collect()
+}
+
 /// The vote to open once every reviewer brainstormed: one thread per reviewer.
 pub struct VoteOpening {
     run: Run,
@@ -184,7 +223,11 @@ pub fn on_thread(tx: &mut dyn Tx, now: Ts, thread: &Thread, actor: &str) -> Resu
     }
     let Some(mut member) = tx.member_by_thread(&thread.thread_id)? else { return Ok(None) };
     let brainstorm = member.brainstorm_thread_id == thread.thread_id;
-    let payload = Some(final_payload(tx, thread)?.to_string());
+    let answer = final_payload(tx, thread)?;
+    if !brainstorm && thread.status == ThreadStatus::Done {
+        check_votes(tx, &member, &answer)?;
+    }
+    let payload = Some(answer.to_string());
     if brainstorm {
         member.brainstorm_json = payload;
     } else {

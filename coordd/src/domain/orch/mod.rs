@@ -6,10 +6,14 @@
 //! - [`plan`]: runs, tasks, dependencies (cycles refused), the ready queue, cancel.
 //! - [`attempts`]: what dispatch, retry and reassign record, `answer`'s target, `blocked`.
 //! - [`reconcile`]: a thread's change → its attempt, task and run.
+//! - [`merge`]: stacked tasks: the integration branch, merges and their conflicts.
+//! - [`edit`]: editing, assigning and removing tasks.
 //! - [`council`]: the two-phase, three-reviewer council review.
 
 pub mod attempts;
 pub mod council;
+pub mod edit;
+pub mod merge;
 pub mod model;
 pub mod plan;
 pub mod reconcile;

@@ -60,10 +60,16 @@ pub fn set_run_status(tx: &mut dyn Tx, run: &mut Run, status: RunStatus, now: Ts
     tx.run_save(run)
 }
 
-/// Are all of these tasks done?
+/// Does a task let its dependents start? Done, and merged when it had something to merge
+/// (see `merge`).
+pub fn satisfies(t: &Task) -> bool {
+    t.status == TaskStatus::Done && !matches!(t.merge_state, Some(MergeState::Pending | MergeState::Conflict))
+}
+
+/// Are all of these tasks done (and merged, when they had work to merge)?
 pub fn all_done(tx: &dyn Tx, run_id: &str, deps: &[String]) -> Result<bool> {
     for d in deps {
-        if tx.task(run_id, d)?.is_none_or(|t| t.status != TaskStatus::Done) {
+        if tx.task(run_id, d)?.is_none_or(|t| !satisfies(&t)) {
             return Ok(false);
         }
     }
@@ -144,5 +150,20 @@ pub fn refresh_run(tx: &mut dyn Tx, run_id: &str, actor: &str, now: Ts) -> Resul
     };
     let payload = json!({"total": total, "done": done, "failed": failed});
     run_event(tx, event, &run, (actor, &summary, &payload), now)?;
+    Ok(())
+}
+
+/// Dependents of a finished (or merged) task whose dependencies are now all done become
+/// ready.
+pub fn release_dependents(tx: &mut dyn Tx, task: &Task, actor: &str, now: Ts) -> Result<()> {
+    for d in tx.task_dependents(&task.run_id, &task.task_id)? {
+        let mut dep = load_task(tx, &task.run_id, &d)?;
+        if dep.status != TaskStatus::Pending || !all_done(tx, &task.run_id, &dep.depends_on)? {
+            continue;
+        }
+        set_task_status(tx, &mut dep, TaskStatus::Ready, now)?;
+        let summary = format!("{} is ready", dep.task_id);
+        task_event(tx, EventType::TaskReady, &dep, None, (actor, &summary, &json!({"after": task.task_id})), now)?;
+    }
     Ok(())
 }

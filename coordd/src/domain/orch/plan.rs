@@ -60,9 +60,14 @@ pub fn create_run(tx: &mut dyn Tx, now: Ts, p: RunCreateParams) -> Result<RunVie
         auto_retry: p.auto_retry.unwrap_or(0),
         created_at: now.to_string(),
         updated_at: now.to_string(),
+        auto_merge: p.auto_merge,
+        repo: None,
+        base_branch: None,
+        base_rev: None,
+        integration_branch: None,
     };
     tx.run_insert(&run)?;
-    let payload = json!({"goal": run.goal, "auto_retry": run.auto_retry});
+    let payload = json!({"goal": run.goal, "auto_retry": run.auto_retry, "auto_merge": run.auto_merge});
     let id = run_event(tx, EventType::RunCreated, &run, (&run.created_by, &run.goal, &payload), now)?;
     Ok(RunView { run, tasks: vec![], event_id: id })
 }
@@ -110,6 +115,9 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
         depends_on: deps,
         created_at: now.to_string(),
         updated_at: now.to_string(),
+        merge_state: None,
+        merge_commit: None,
+        resolves: None,
     };
     tx.task_insert(&task)?;
     let actor = run.created_by.as_str();
@@ -175,7 +183,7 @@ fn editable(task: &Task) -> Result<()> {
 
 /// Re-derive pending/ready for a task that has not been dispatched; records `task.ready`
 /// when it becomes ready.
-fn refresh_readiness(tx: &mut dyn Tx, task: &mut Task, actor: &str, now: Ts) -> Result<()> {
+pub(super) fn refresh_readiness(tx: &mut dyn Tx, task: &mut Task, actor: &str, now: Ts) -> Result<()> {
     let want = if all_done(tx, &task.run_id, &task.depends_on)? { TaskStatus::Ready } else { TaskStatus::Pending };
     if task.status != want {
         set_task_status(tx, task, want, now)?;

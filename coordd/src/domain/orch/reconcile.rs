@@ -4,8 +4,9 @@
 //! whole run as an idempotent repair.
 //!
 //! Rules, for the thread of a task's *current* attempt: claimed or in_progress → task
-//! in_progress; blocked → blocked; done → done (dependents whose dependencies are now all
-//! done become ready); failed → failed (then the run's auto-retry policy applies);
+//! in_progress; blocked → blocked; done → done (a code task with a branch then waits to be
+//! merged into the run's integration branch, see `merge`; otherwise dependents whose
+//! dependencies are now all done become ready); failed → failed (then the run's auto-retry policy applies);
 //! cancelled → cancelled. The run's status is then derived from all its tasks. Threads of
 //! older attempts only update their attempt.
 
@@ -82,6 +83,10 @@ pub fn on_attempt_thread(
     if want == TaskStatus::Failed {
         payload["auto_retry"] = json!(schedule_auto_retry(tx, &task)?);
     }
+    if want == TaskStatus::Done && super::merge::on_done(tx, &mut task, &attempt)? {
+        payload["merge"] = json!("pending");
+        payload["branch"] = json!(attempt.branch);
+    }
     task_event(tx, event, &task, Some(&attempt), (actor, &summary, &payload), now)?;
     if want == TaskStatus::Done {
         release_dependents(tx, &task, actor, now)?;
@@ -111,20 +116,6 @@ pub fn abandon_auto_retry(tx: &mut dyn Tx, now: Ts, run_id: &str, task_id: &str)
     tx.task_set_retry(run_id, task_id, RetryState { pending: false, ..r })?;
     let actor = load_run(tx, run_id)?.created_by;
     refresh_run(tx, run_id, &actor, now)
-}
-
-/// Dependents of a finished task whose dependencies are now all done become ready.
-fn release_dependents(tx: &mut dyn Tx, task: &Task, actor: &str, now: Ts) -> Result<()> {
-    for d in tx.task_dependents(&task.run_id, &task.task_id)? {
-        let mut dep = load_task(tx, &task.run_id, &d)?;
-        if dep.status != TaskStatus::Pending || !all_done(tx, &task.run_id, &dep.depends_on)? {
-            continue;
-        }
-        set_task_status(tx, &mut dep, TaskStatus::Ready, now)?;
-        let summary = format!("{} is ready", dep.task_id);
-        task_event(tx, EventType::TaskReady, &dep, None, (actor, &summary, &json!({"after": task.task_id})), now)?;
-    }
-    Ok(())
 }
 
 /// `orch.reconcile`: re-derive every task of the run from its current thread, release

@@ -52,7 +52,7 @@ fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
 
 fn dispatch(m: &Memory, task: &str, attempt: u32, mode: Mode) -> String {
     let d = m.write(|tx, now| ops::orch::record_attempts(tx, now, "R1", &plan_for(task, attempt), mode)).unwrap();
-    d[0].thread_id.clone()
+    d.dispatches[0].thread_id.clone()
 }
 
 fn finish(m: &Memory, thread: &str, status: ThreadStatus) {

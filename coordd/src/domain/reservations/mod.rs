@@ -63,7 +63,7 @@ pub fn reserve(tx: &mut dyn Tx, now: Ts, p: ReserveParams) -> Result<ReserveResu
     let scope = scope_arg(&p.scope)?;
     let task = match p.task_id.as_deref().map(str::trim) {
         Some(t) if !t.is_empty() => t.to_string(),
-        _ => return Err(Error::app(ErrorCode::MissingBeadId, "a reservation needs a task (task_id)")),
+        _ => return Err(Error::app(ErrorCode::MissingTaskId, "a reservation is made for a task: name it (task_id)")),
     };
     check::id("task_id", &task)?;
     let ttl = p.ttl_minutes.unwrap_or(RESERVATION_TTL_DEFAULT);

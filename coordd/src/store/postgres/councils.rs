@@ -119,4 +119,9 @@ impl Councils for PgTx<'_> {
         );
         self.map_one(&sql, &[&thread_id], member_from_row)
     }
+
+    fn councils_of(&self, run_id: &str) -> Result<Vec<CouncilRow>> {
+        let sql = format!("SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = $1 ORDER BY created_at, council_id");
+        self.map(&sql, &[&run_id], council_from_row)
+    }
 }

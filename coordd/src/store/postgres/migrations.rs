@@ -265,6 +265,24 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_requests_run ON requests(run_id, created_at);
     CREATE INDEX idx_requests_thread ON requests(thread_id);
     "#,
+    // 4 (issue 13): stacked tasks (SQLite's migration 9), and full-text search. SQLite's
+    // FTS5 index becomes a `tsvector` column on each message (the thread's subject weighs
+    // A, the summary B, the body C), filled off the send path like SQLite's: NULL means not
+    // indexed yet, and a partial index finds those in creation order.
+    r#"
+    ALTER TABLE runs ADD COLUMN auto_merge BOOLEAN NOT NULL DEFAULT false;
+    ALTER TABLE runs ADD COLUMN repo ctext;
+    ALTER TABLE runs ADD COLUMN base_branch ctext;
+    ALTER TABLE runs ADD COLUMN base_rev ctext;
+    ALTER TABLE runs ADD COLUMN integration_branch ctext;
+    ALTER TABLE tasks ADD COLUMN merge_state ctext;
+    ALTER TABLE tasks ADD COLUMN merge_commit ctext;
+    ALTER TABLE tasks ADD COLUMN resolves ctext;
+    CREATE INDEX idx_tasks_merge ON tasks(run_id, merge_state) WHERE merge_state IS NOT NULL;
+    ALTER TABLE messages ADD COLUMN search_tsv tsvector;
+    CREATE INDEX idx_messages_search ON messages USING gin (search_tsv);
+    CREATE INDEX idx_messages_unindexed ON messages(seq) WHERE search_tsv IS NULL;
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -14,7 +14,7 @@
 //! - [`migrations`]: the schema, mirroring SQLite's.
 //! - [`tx`]: [`tx::PgTx`], the repositories over one connection, with the SQL in the
 //!   per-domain files beside it (`threads`, `events`, `mail`, `agents`, `orch`,
-//!   `councils`, `requests`), as in `store/sqlite/`.
+//!   `councils`, `requests`, `search`), as in `store/sqlite/`.
 //! - [`conn`]: one connection with its statement cache; names derived from the schema.
 
 mod agents;
@@ -28,6 +28,7 @@ pub mod migrations;
 mod open;
 mod orch;
 mod requests;
+mod search;
 mod threads;
 pub mod tx;
 pub mod writer;

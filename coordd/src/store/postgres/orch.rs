@@ -8,9 +8,10 @@ use postgres::Row;
 
 use super::tx::{Col, PgTx};
 use crate::error::Result;
-use crate::store::repos::{Attempts, RetryState, Runs, Tasks};
+use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks};
 
-const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at";
+const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at, auto_merge, \
+     repo, base_branch, base_rev, integration_branch";
 
 fn run_from_row(r: &Row) -> Result<Run> {
     Ok(Run {
@@ -21,6 +22,11 @@ fn run_from_row(r: &Row) -> Result<Run> {
         auto_retry: r.u(4)?,
         created_at: r.s(5)?,
         updated_at: r.s(6)?,
+        auto_merge: r.b(7)?,
+        repo: r.os(8)?,
+        base_branch: r.os(9)?,
+        base_rev: r.os(10)?,
+        integration_branch: r.os(11)?,
     })
 }
 
@@ -31,7 +37,7 @@ impl Runs for PgTx<'_> {
 
     fn run_insert(&mut self, r: &Run) -> Result<()> {
         self.exec(
-            &format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"),
+            &format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"),
             &[
                 &r.run_id,
                 &r.goal,
@@ -40,6 +46,11 @@ impl Runs for PgTx<'_> {
                 &i64::from(r.auto_retry),
                 &r.created_at,
                 &r.updated_at,
+                &r.auto_merge,
+                &r.repo,
+                &r.base_branch,
+                &r.base_rev,
+                &r.integration_branch,
             ],
         )?;
         Ok(())
@@ -63,7 +74,8 @@ impl Runs for PgTx<'_> {
 }
 
 const TASK_COLUMNS: &str = "t.run_id, t.task_id, t.title, t.body, t.acceptance, t.priority, t.assign_to, \
-     t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at";
+     t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at, t.merge_state, \
+     t.merge_commit, t.resolves";
 
 /// Map a task row; `depends_on` is filled in separately.
 fn task_from_row(r: &Row) -> Result<Task> {
@@ -83,6 +95,9 @@ fn task_from_row(r: &Row) -> Result<Task> {
         depends_on: Vec::new(),
         created_at: r.s(12)?,
         updated_at: r.s(13)?,
+        merge_state: r.op(14)?,
+        merge_commit: r.os(15)?,
+        resolves: r.os(16)?,
     })
 }
 
@@ -105,8 +120,8 @@ impl Tasks for PgTx<'_> {
     fn task_insert(&mut self, t: &Task) -> Result<()> {
         self.exec(
             "INSERT INTO tasks (run_id, task_id, title, body, acceptance, priority, prio_rank, assign_to, role, \
-             kind, max_attempts, status, attempt, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+             kind, max_attempts, status, attempt, created_at, updated_at, merge_state, merge_commit, resolves) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
             &[
                 &t.run_id,
                 &t.task_id,
@@ -123,6 +138,9 @@ impl Tasks for PgTx<'_> {
                 &i64::from(t.attempt),
                 &t.created_at,
                 &t.updated_at,
+                &t.merge_state.map(|m| m.as_str()),
+                &t.merge_commit,
+                &t.resolves,
             ],
         )?;
         for d in &t.depends_on {
@@ -239,6 +257,65 @@ impl Tasks for PgTx<'_> {
             |r| Ok((r.i(0)?, r.i(1)?, r.i(2)?)),
         )?;
         Ok(c.unwrap_or((0, 0, 0)))
+    }
+
+    fn task_update(&mut self, t: &Task) -> Result<()> {
+        self.exec(
+            "UPDATE tasks SET title = $3, body = $4, acceptance = $5, priority = $6, prio_rank = $7, \
+             assign_to = $8, role = $9, kind = $10, max_attempts = $11, updated_at = $12 \
+             WHERE run_id = $1 AND task_id = $2",
+            &[
+                &t.run_id,
+                &t.task_id,
+                &t.title,
+                &t.body,
+                &t.acceptance,
+                &t.priority.as_str(),
+                &t.priority.rank(),
+                &t.assign_to,
+                &t.role,
+                &t.kind.as_str(),
+                &i64::from(t.max_attempts),
+                &t.updated_at,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn task_delete(&mut self, run_id: &str, task_id: &str) -> Result<()> {
+        self.exec(
+            "DELETE FROM task_deps WHERE run_id = $1 AND (task_id = $2 OR depends_on = $2)",
+            &[&run_id, &task_id],
+        )?;
+        self.exec("DELETE FROM tasks WHERE run_id = $1 AND task_id = $2", &[&run_id, &task_id])?;
+        Ok(())
+    }
+}
+
+impl Merges for PgTx<'_> {
+    fn run_set_integration(&mut self, r: &Run) -> Result<()> {
+        self.exec(
+            "UPDATE runs SET repo = $2, base_branch = $3, base_rev = $4, integration_branch = $5 WHERE run_id = $1",
+            &[&r.run_id, &r.repo, &r.base_branch, &r.base_rev, &r.integration_branch],
+        )?;
+        Ok(())
+    }
+
+    fn task_set_merge(&mut self, t: &Task) -> Result<()> {
+        self.exec(
+            "UPDATE tasks SET merge_state = $3, merge_commit = $4 WHERE run_id = $1 AND task_id = $2",
+            &[&t.run_id, &t.task_id, &t.merge_state.map(|m| m.as_str()), &t.merge_commit],
+        )?;
+        Ok(())
+    }
+
+    fn tasks_auto_merge_pending(&self) -> Result<Vec<(String, String)>> {
+        self.map(
+            "SELECT t.run_id, t.task_id FROM tasks t JOIN runs r ON r.run_id = t.run_id \
+             WHERE t.merge_state = 'pending' AND r.auto_merge ORDER BY t.seq",
+            &[],
+            |r| Ok((r.s(0)?, r.s(1)?)),
+        )
     }
 }
 

@@ -123,4 +123,10 @@ impl Councils for SqliteTx<'_> {
         );
         Ok(self.conn.prepare_cached(&sql)?.query_row([thread_id], member_from_row).optional()?)
     }
+
+    fn councils_of(&self, run_id: &str) -> Result<Vec<CouncilRow>> {
+        let sql = format!("SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = ?1 ORDER BY created_at, council_id");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        Ok(stmt.query_map([run_id], council_from_row)?.collect::<Result<_, _>>()?)
+    }
 }

@@ -118,6 +118,7 @@ impl Mail for SqliteTx<'_> {
     fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>> {
         let sql = format!(
             "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.recipient = ?1 AND (?2 IS NULL OR x.state = ?2) \
+             AND (?2 IS NULL OR x.withdrawn_at IS NULL) \
              AND (?3 IS NULL OR t.task_id = ?3) ORDER BY x.event_id DESC LIMIT {}",
             q.limit
         );
@@ -169,6 +170,7 @@ impl Mail for SqliteTx<'_> {
     fn mail_unacked(&self, task_id: Option<&str>, agent: Option<&str>, limit: u32) -> Result<Vec<MailRow>> {
         let sql = format!(
             "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE m.requires_ack = 1 AND x.state <> 'acked' \
+             AND x.withdrawn_at IS NULL \
              AND (?1 IS NULL OR t.task_id = ?1) AND (?2 IS NULL OR x.recipient = ?2 OR m.from_agent = ?2) \
              ORDER BY x.event_id LIMIT {limit}"
         );
@@ -180,7 +182,8 @@ impl Mail for SqliteTx<'_> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT x.state, m.requires_ack, COUNT(*) FROM mail x JOIN messages m ON m.message_id = x.message_id \
              JOIN threads t ON t.thread_id = m.thread_id \
-             WHERE (?1 IS NULL OR t.task_id = ?1) AND (?2 IS NULL OR x.recipient = ?2) GROUP BY x.state, m.requires_ack",
+             WHERE (?1 IS NULL OR t.task_id = ?1) AND (?2 IS NULL OR x.recipient = ?2) AND x.withdrawn_at IS NULL \
+             GROUP BY x.state, m.requires_ack",
         )?;
         let rows = stmt.query_map(params![task_id, agent], |r| {
             Ok((parse_col(r, 0)?, r.get::<_, bool>(1)?, r.get::<_, i64>(2)? as u64))

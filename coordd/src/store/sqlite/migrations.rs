@@ -308,6 +308,38 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_requests_run ON requests(run_id, created_at);
     CREATE INDEX idx_requests_thread ON requests(thread_id);
     "#,
+    // 9 (issue 13): full-text search over messages, and stacked tasks. Search: an FTS5 index (bm25)
+    // over each message's thread subject, summary and body, with external content (a view,
+    // so nothing is stored twice), fed off the send path: `search_state.indexed_rowid` is
+    // the last message indexed, advanced in the transaction that indexes, so a crash loses
+    // no result (what is not indexed yet is indexed after the restart). Stacked tasks: a
+    // run's repository, base branch and revision, and its integration branch, where done
+    // code tasks are merged (`auto_merge` merges them as they finish); a task's merge state
+    // (pending, merged, conflict) and the task whose merge conflict a task resolves.
+    r#"
+    CREATE TABLE search_state (
+        key TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO search_state (key, value) VALUES ('indexed_rowid', 0);
+    CREATE VIEW search_docs AS
+        SELECT m.rowid AS doc_id, t.subject AS subject, m.summary AS summary, m.body AS body
+        FROM messages m JOIN threads t ON t.thread_id = m.thread_id;
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        subject, summary, body,
+        content = 'search_docs', content_rowid = 'doc_id',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    ALTER TABLE runs ADD COLUMN auto_merge INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN repo TEXT;
+    ALTER TABLE runs ADD COLUMN base_branch TEXT;
+    ALTER TABLE runs ADD COLUMN base_rev TEXT;
+    ALTER TABLE runs ADD COLUMN integration_branch TEXT;
+    ALTER TABLE tasks ADD COLUMN merge_state TEXT;
+    ALTER TABLE tasks ADD COLUMN merge_commit TEXT;
+    ALTER TABLE tasks ADD COLUMN resolves TEXT;
+    CREATE INDEX idx_tasks_merge ON tasks(run_id, merge_state) WHERE merge_state IS NOT NULL;
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -20,6 +20,7 @@ pub mod migrations;
 mod open;
 mod orch;
 mod requests;
+mod search;
 mod threads;
 pub mod tx;
 pub mod writer;

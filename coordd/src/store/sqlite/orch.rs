@@ -5,11 +5,12 @@ use std::collections::HashMap;
 use coord_proto::types::*;
 use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, marks, parse_col};
+use super::tx::{SqliteTx, marks, parse_col, parse_opt_col};
 use crate::error::Result;
-use crate::store::repos::{Attempts, RetryState, Runs, Tasks};
+use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks};
 
-const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at";
+const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at, auto_merge, \
+     repo, base_branch, base_rev, integration_branch";
 
 fn run_from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
     Ok(Run {
@@ -20,6 +21,11 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
         auto_retry: r.get(4)?,
         created_at: r.get(5)?,
         updated_at: r.get(6)?,
+        auto_merge: r.get(7)?,
+        repo: r.get(8)?,
+        base_branch: r.get(9)?,
+        base_rev: r.get(10)?,
+        integration_branch: r.get(11)?,
     })
 }
 
@@ -31,7 +37,9 @@ impl Runs for SqliteTx<'_> {
 
     fn run_insert(&mut self, r: &Run) -> Result<()> {
         self.conn
-            .prepare_cached(&format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"))?
+            .prepare_cached(&format!(
+                "INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+            ))?
             .execute(params![
                 r.run_id,
                 r.goal,
@@ -39,7 +47,12 @@ impl Runs for SqliteTx<'_> {
                 r.created_by,
                 r.auto_retry,
                 r.created_at,
-                r.updated_at
+                r.updated_at,
+                r.auto_merge,
+                r.repo,
+                r.base_branch,
+                r.base_rev,
+                r.integration_branch,
             ])?;
         Ok(())
     }
@@ -63,7 +76,8 @@ impl Runs for SqliteTx<'_> {
 }
 
 const TASK_COLUMNS: &str = "t.run_id, t.task_id, t.title, t.body, t.acceptance, t.priority, t.assign_to, \
-     t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at";
+     t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at, t.merge_state, \
+     t.merge_commit, t.resolves";
 
 /// Map a task row; `depends_on` is filled in separately.
 fn task_from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
@@ -83,6 +97,9 @@ fn task_from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
         depends_on: Vec::new(),
         created_at: r.get(12)?,
         updated_at: r.get(13)?,
+        merge_state: parse_opt_col(r, 14)?,
+        merge_commit: r.get(15)?,
+        resolves: r.get(16)?,
     })
 }
 
@@ -106,8 +123,8 @@ impl Tasks for SqliteTx<'_> {
         self.conn
             .prepare_cached(
                 "INSERT INTO tasks (run_id, task_id, title, body, acceptance, priority, prio_rank, assign_to, role, \
-                 kind, max_attempts, status, attempt, created_at, updated_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 kind, max_attempts, status, attempt, created_at, updated_at, merge_state, merge_commit, resolves) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             )?
             .execute(params![
                 t.run_id,
@@ -125,6 +142,9 @@ impl Tasks for SqliteTx<'_> {
                 t.attempt,
                 t.created_at,
                 t.updated_at,
+                t.merge_state.map(|m| m.as_str()),
+                t.merge_commit,
+                t.resolves,
             ])?;
         for d in &t.depends_on {
             self.task_dep_add(&t.run_id, &t.task_id, d)?;
@@ -242,6 +262,65 @@ impl Tasks for SqliteTx<'_> {
             [run_id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?)
+    }
+
+    fn task_update(&mut self, t: &Task) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE tasks SET title = ?3, body = ?4, acceptance = ?5, priority = ?6, prio_rank = ?7, \
+                 assign_to = ?8, role = ?9, kind = ?10, max_attempts = ?11, updated_at = ?12 \
+                 WHERE run_id = ?1 AND task_id = ?2",
+            )?
+            .execute(params![
+                t.run_id,
+                t.task_id,
+                t.title,
+                t.body,
+                t.acceptance,
+                t.priority.as_str(),
+                t.priority.rank(),
+                t.assign_to,
+                t.role,
+                t.kind.as_str(),
+                t.max_attempts,
+                t.updated_at,
+            ])?;
+        Ok(())
+    }
+
+    fn task_delete(&mut self, run_id: &str, task_id: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM task_deps WHERE run_id = ?1 AND (task_id = ?2 OR depends_on = ?2)")?
+            .execute([run_id, task_id])?;
+        self.conn.prepare_cached("DELETE FROM tasks WHERE run_id = ?1 AND task_id = ?2")?.execute([run_id, task_id])?;
+        Ok(())
+    }
+}
+
+impl Merges for SqliteTx<'_> {
+    fn run_set_integration(&mut self, r: &Run) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE runs SET repo = ?2, base_branch = ?3, base_rev = ?4, integration_branch = ?5 WHERE run_id = ?1",
+            )?
+            .execute(params![r.run_id, r.repo, r.base_branch, r.base_rev, r.integration_branch])?;
+        Ok(())
+    }
+
+    fn task_set_merge(&mut self, t: &Task) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE tasks SET merge_state = ?3, merge_commit = ?4 WHERE run_id = ?1 AND task_id = ?2")?
+            .execute(params![t.run_id, t.task_id, t.merge_state.map(|m| m.as_str()), t.merge_commit])?;
+        Ok(())
+    }
+
+    fn tasks_auto_merge_pending(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t.run_id, t.task_id FROM tasks t JOIN runs r ON r.run_id = t.run_id \
+             WHERE t.merge_state = 'pending' AND r.auto_merge = 1 ORDER BY t.rowid",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 }
 

@@ -153,4 +153,6 @@ const SHIPPED: &[&str] = &[
     "a3e0df438774fe78",
     // 8 (issue 11): typed control messages.
     "d19b9d99869bc246",
+    // 9 (issue 13): full-text search, stacked tasks.
+    "a9b6928e749bf5c8",
 ];

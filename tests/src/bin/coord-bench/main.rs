@@ -5,8 +5,8 @@
 //!
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
 //! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake,
-//! pg, inbox, permission, dashboard; `screenshots` writes the dashboard's images into docs/ and
-//! is never run by default). Results go to stdout as a table;
+//! pg, inbox, permission, dashboard, search; `screenshots` writes the dashboard's images into
+//! docs/ and is never run by default). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 //!
 //! Three long runs happen only when named: `--only soak` (100 simulated agents for 10
@@ -20,6 +20,7 @@ mod dashboard_scene;
 mod orch_bench;
 mod pg_bench;
 mod scale_bench;
+mod search_bench;
 mod session_bench;
 mod soak_bench;
 
@@ -48,7 +49,8 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     // `--only NAME` runs one measure: wake, wakeload, sends, claims, subs, cli, fetch,
-    // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite), inbox, permission.
+    // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite), inbox, permission,
+    // search.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let number = |flag: &str, default: u64| {
@@ -140,7 +142,10 @@ fn main() {
             scale_bench::wake_under_load(&p, scale.wakes).await;
         }
         if run("sends") {
-            send_throughput(&p, 32, scale.sends_per_client).await;
+            send_throughput(&p, pid, 32, scale.sends_per_client).await;
+        }
+        if run("search") {
+            search_bench::search(&p, scale.cli_sends * 100).await;
         }
         if run("claims") {
             claim_contention(&p, 32, scale.claim_threads).await;
@@ -250,11 +255,12 @@ pub(crate) async fn time_wakes(waiter: &Client, leader: &Client, thr: &str, n: u
     lat
 }
 
-async fn send_throughput(p: &Project, clients: usize, per_client: usize) {
+async fn send_throughput(p: &Project, pid: u32, clients: usize, per_client: usize) {
     let mut cs = Vec::new();
     for _ in 0..clients {
         cs.push(Arc::new(p.client().await));
     }
+    let cpu0 = cpu_secs(pid);
     let t0 = Instant::now();
     let tasks: Vec<_> = cs
         .into_iter()
@@ -278,10 +284,22 @@ async fn send_throughput(p: &Project, clients: usize, per_client: usize) {
     }
     let total = clients * per_client;
     let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu_secs(pid) - cpu0;
     report(
         &format!("durable sends/s, {clients} concurrent clients ({total} sends)"),
-        format!("{:.0} /s", total as f64 / secs),
+        format!("{:.0} /s  (daemon CPU {:.1} µs per send)", total as f64 / secs, cpu * 1e6 / total as f64),
     );
+}
+
+/// CPU time (user + system) the process has used, in seconds, from `/proc/PID/stat`.
+pub(crate) fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, f)| f.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    // utime and stime are fields 14 and 15 of the line (11 and 12 after the name);
+    // Linux counts them in USER_HZ, 100 per second.
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 /// Many workers race for the same threads in the same order: nearly every attempt

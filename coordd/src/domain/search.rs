@@ -1,0 +1,96 @@
+//! `messages.search`: the params checked, and the user's words split out (every word must
+//! match; each backend quotes them in its own query language, so they cannot fail to
+//! parse). `syntax: "fts5"` hands the query to SQLite's FTS5 as written.
+
+use coord_proto::types::SearchParams;
+
+use crate::domain::check;
+use crate::error::{Error, Result};
+use crate::store::repos::{SearchQuery, SearchText};
+use crate::time::Ts;
+
+/// Hits returned when no limit is given.
+pub const DEFAULT_HITS: u32 = 20;
+/// Longest snippet marker accepted.
+const MAX_MARK: usize = 32;
+
+/// The words of a plain query: each run of characters without whitespace that holds a
+/// letter or digit.
+pub fn words(text: &str) -> Option<Vec<String>> {
+    let words: Vec<String> =
+        text.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).map(str::to_string).collect();
+    (!words.is_empty()).then_some(words)
+}
+
+fn instant(field: &str, v: Option<String>) -> Result<Option<String>> {
+    v.map(|s| {
+        Ts::parse(&s)
+            .map(|t| t.to_string())
+            .map_err(|e| Error::invalid(format!("{field} '{s}' is not an RFC 3339 instant: {e}")))
+    })
+    .transpose()
+}
+
+fn mark(field: &str, v: Option<String>) -> Result<String> {
+    let m = v.unwrap_or_else(|| "**".to_string());
+    if m.chars().count() > MAX_MARK {
+        return Err(Error::invalid(format!("{field} is longer than {MAX_MARK} characters")));
+    }
+    Ok(m)
+}
+
+/// Check the params and build the query storage runs.
+pub fn query(p: SearchParams) -> Result<SearchQuery> {
+    let text = match p.syntax.as_deref() {
+        None | Some("words") => SearchText::Words(words(&p.query).ok_or_else(|| {
+            Error::invalid(format!("nothing to search for in '{}': give at least one word", p.query.trim()))
+        })?),
+        Some("fts5") if !p.query.trim().is_empty() => SearchText::Fts5(p.query.clone()),
+        Some("fts5") => return Err(Error::invalid("the query is empty")),
+        Some(other) => return Err(Error::invalid(format!("syntax '{other}' is not one of: words, fts5"))),
+    };
+    if let Some(a) = &p.agent {
+        check::agent("agent", a)?;
+    }
+    Ok(SearchQuery {
+        text,
+        agent: p.agent,
+        thread_id: p.thread_id,
+        run_id: p.run_id,
+        task_id: p.task_id,
+        kinds: p.kinds,
+        since: instant("since", p.since)?,
+        until: instant("until", p.until)?,
+        limit: check::limit(p.limit, DEFAULT_HITS)?,
+        mark_open: mark("mark_open", p.mark_open)?,
+        mark_close: mark("mark_close", p.mark_close)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_split_on_whitespace_and_punctuation_alone_is_dropped() {
+        assert_eq!(words("auth  decision"), Some(vec!["auth".to_string(), "decision".to_string()]));
+        assert_eq!(words(r#"say "hi" - a:b"#), Some(vec!["say".into(), r#""hi""#.into(), "a:b".into()]));
+        assert_eq!(words(" - ; "), None);
+    }
+
+    #[test]
+    fn a_bad_syntax_or_instant_is_invalid_input() {
+        let p = |syntax: Option<&str>, since: Option<&str>| SearchParams {
+            query: "x".into(),
+            syntax: syntax.map(str::to_string),
+            since: since.map(str::to_string),
+            ..Default::default()
+        };
+        assert!(query(p(Some("regex"), None)).is_err());
+        assert!(query(p(None, Some("yesterday"))).is_err());
+        assert_eq!(
+            query(p(None, Some("2026-11-23T10:00:00Z"))).unwrap().since.as_deref(),
+            Some("2026-11-23T10:00:00.000Z")
+        );
+    }
+}

@@ -1,0 +1,267 @@
+//! `orch demo`: a leader and two workers take a run from plan to merged code, in a scratch
+//! git repository, through the real `orch`, `inbox` and `git` commands, each printed before
+//! it runs. The scenario is built in: worker-a writes the greetings (and asks the leader a
+//! question on the way), worker-b builds on them once they are merged into the run's
+//! integration branch, and the run is merged into `main`. The daemon it starts is left
+//! running (the demo says how to stop it) unless `--stop` is given.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use coord_cli::CliError;
+use serde_json::Value;
+
+use crate::cli::DemoArgs;
+use crate::ctx::{Ctx, Outcome, Res};
+
+/// The run the demo drives.
+const RUN: &str = "demo";
+
+struct Demo {
+    dir: PathBuf,
+    inbox: PathBuf,
+    orch: PathBuf,
+}
+
+fn fail(what: &str, e: impl std::fmt::Display) -> CliError {
+    CliError::Internal(format!("demo: {what}: {e}"))
+}
+
+/// A binary beside this one (where `cargo install` and `cargo build` put them), else PATH.
+fn sibling(name: &str) -> PathBuf {
+    let exe = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    std::env::current_exe()
+        .ok()
+        .and_then(|me| me.parent().map(|d| d.join(&exe)))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(exe))
+}
+
+impl Demo {
+    fn say(&self, text: &str) {
+        println!("\n== {text}");
+    }
+
+    fn command(&self, who: &str, program: &Path, args: &[&str], dir: &Path) -> Command {
+        let name = program.file_name().map_or("?".into(), |n| n.to_string_lossy().into_owned());
+        println!("{who:>9} $ {name} {}", args.join(" "));
+        let mut c = Command::new(program);
+        c.args(args).current_dir(dir).env_remove("COORD_DB").env_remove("COORD_AGENT").env_remove("COORD_TASK");
+        c
+    }
+
+    /// Run a command, print its output (indented), and return its stdout.
+    fn run(&self, who: &str, program: &Path, args: &[&str], dir: &Path) -> Result<String, CliError> {
+        let out = self
+            .command(who, program, args, dir)
+            .output()
+            .map_err(|e| fail(&format!("cannot run {}", program.display()), e))?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        for line in String::from_utf8_lossy(&out.stderr).lines().chain(stdout.lines()) {
+            println!("            {line}");
+        }
+        if !out.status.success() {
+            return Err(fail(&format!("`{}` failed", args.join(" ")), out.status));
+        }
+        Ok(stdout)
+    }
+
+    /// Run a `--json` command quietly and return its envelope.
+    fn json(&self, who: &str, program: &Path, args: &[&str]) -> Result<Value, CliError> {
+        let out = self.command(who, program, args, &self.dir).output().map_err(|e| fail("cannot run", e))?;
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| fail(&format!("`{}` printed no JSON", args.join(" ")), e))?;
+        if !out.status.success() {
+            return Err(fail(
+                &format!("`{}` failed", args.join(" ")),
+                v["error"]["message"].as_str().unwrap_or_default(),
+            ));
+        }
+        Ok(v)
+    }
+
+    fn orch(&self, args: &[&str]) -> Result<String, CliError> {
+        self.run("leader", &self.orch, args, &self.dir)
+    }
+
+    fn inbox(&self, who: &str, args: &[&str]) -> Result<String, CliError> {
+        self.run(who, &self.inbox, args, &self.dir)
+    }
+
+    fn git(&self, who: &str, dir: &Path, args: &[&str]) -> Result<String, CliError> {
+        self.run(who, Path::new("git"), args, dir)
+    }
+
+    fn spawn(&self, who: &str, program: &Path, args: &[&str]) -> Result<Child, CliError> {
+        self.command(who, program, args, &self.dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| fail("cannot start", e))
+    }
+
+    /// A worker takes its thread: fetch, claim; returns the thread and its worktree.
+    fn take(&self, who: &str) -> Result<(String, PathBuf), CliError> {
+        let work = self.json(who, &self.inbox, &["fetch", "--agent", who, "--json"])?;
+        let t = &work["threads"][0];
+        let thread = t["thread_id"].as_str().ok_or_else(|| fail("no work", who))?.to_string();
+        self.inbox(who, &["claim", "--agent", who, "--thread", &thread])?;
+        let shown = self.json(who, &self.inbox, &["show", "--thread", &thread, "--json"])?;
+        let wt =
+            shown["messages"][0]["payload_json"]["worktree_path"].as_str().ok_or_else(|| fail("no worktree", who))?;
+        println!("            (works in {wt})");
+        Ok((thread, PathBuf::from(wt)))
+    }
+
+    fn commit(&self, who: &str, wt: &Path, file: &str, text: &str, message: &str) -> Result<(), CliError> {
+        println!("{who:>9} $ (edits {file})");
+        std::fs::write(wt.join(file), text).map_err(|e| fail("cannot write", e))?;
+        self.git(who, wt, &["add", "-A"])?;
+        self.git(who, wt, &["commit", "-q", "-m", message])?;
+        self.git(who, wt, &["show", "--stat", "--format=%s", "HEAD"])?;
+        Ok(())
+    }
+}
+
+pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
+    let dir = match a.dir {
+        Some(d) => {
+            std::fs::create_dir_all(&d).map_err(|e| fail("cannot create the directory", e))?;
+            if std::fs::read_dir(&d).map_err(|e| fail("cannot read the directory", e))?.next().is_some() {
+                return Err(CliError::Invalid(format!(
+                    "demo: {} is not empty; give an empty or new directory",
+                    d.display()
+                )));
+            }
+            d
+        }
+        None => tempfile::Builder::new()
+            .prefix("coordd-demo-")
+            .tempdir()
+            .map_err(|e| fail("no temporary directory", e))?
+            .keep(),
+    };
+    let dir = std::fs::canonicalize(&dir).map_err(|e| fail("bad directory", e))?;
+    let d = Demo { dir: dir.clone(), inbox: sibling("inbox"), orch: sibling("orch") };
+    println!("orch demo: a leader and two workers, in {}", dir.display());
+
+    d.say("A project: a git repository with one commit on main");
+    d.git("you", &dir, &["init", "-q", "-b", "main"])?;
+    d.git("you", &dir, &["config", "user.name", "Demo"])?;
+    d.git("you", &dir, &["config", "user.email", "demo@example.com"])?;
+    std::fs::write(dir.join("README.md"), "# Greetings\n").map_err(|e| fail("cannot write", e))?;
+    d.git("you", &dir, &["add", "README.md"])?;
+    d.git("you", &dir, &["commit", "-q", "-m", "Start"])?;
+    d.inbox("you", &["init"])?;
+
+    d.say("The leader plans a run: `api` depends on `data`; done work is merged as it lands");
+    d.orch(&["run", "create", "--id", RUN, "--goal", "Greet people in two languages", "--auto-merge"])?;
+    d.orch(&[
+        "task",
+        "add",
+        "--run",
+        RUN,
+        "--id",
+        "data",
+        "--title",
+        "Write the greetings",
+        "--assign-to",
+        "worker-a",
+    ])?;
+    d.orch(&[
+        "task",
+        "add",
+        "--run",
+        RUN,
+        "--id",
+        "api",
+        "--title",
+        "Print them",
+        "--depends-on",
+        "data",
+        "--assign-to",
+        "worker-b",
+    ])?;
+    let disp = d.json("leader", &d.orch, &["dispatch", "--run", RUN, "--all-ready", "--json"])?;
+    let cursor = disp["event_id"].to_string();
+    println!("            dispatched `data` to worker-a in its own worktree; waits start after event {cursor}");
+
+    d.say("worker-a takes `data`, and asks a question");
+    let (thread, wt) = d.take("worker-a")?;
+    let asked = d.json(
+        "worker-a",
+        &d.inbox,
+        &[
+            "update",
+            "--agent",
+            "worker-a",
+            "--thread",
+            &thread,
+            "--status",
+            "blocked",
+            "--summary",
+            "Which languages?",
+            "--json",
+        ],
+    )?;
+    let asked_at = asked["event_id"].to_string();
+    let waiter = d.spawn("worker-a", &d.inbox, &["wait-reply", "--thread", &thread, "--after-event", &asked_at])?;
+
+    d.say("The leader's wait wakes on the question; the answer wakes worker-a's wait");
+    d.orch(&["wait", "--run", RUN, "--after-event", &cursor])?;
+    d.orch(&["answer", "--run", RUN, "--task", "data", "--summary", "English and French"])?;
+    let woke = waiter.wait_with_output().map_err(|e| fail("wait-reply", e))?;
+    for line in String::from_utf8_lossy(&woke.stdout).lines() {
+        println!("            {line}");
+    }
+
+    d.say("worker-a commits (hooks and session files stay out of the commit) and finishes");
+    d.commit("worker-a", &wt, "greetings.txt", "hello\nbonjour\n", "Add greetings")?;
+    let finished = d.json(
+        "worker-a",
+        &d.inbox,
+        &["done", "--agent", "worker-a", "--thread", &thread, "--summary", "Greetings written", "--json"],
+    )?;
+    let done_at = finished["event_id"].to_string();
+
+    d.say("Merged into the integration branch at once (--auto-merge), so `api` is ready");
+    let v = d.json("leader", &d.orch, &["wait", "--run", RUN, "--after-event", &done_at, "--json"])?;
+    let after_done = v["next_event_id"].to_string();
+    println!(
+        "            {} {}",
+        v["event"]["event_type"].as_str().unwrap_or("?"),
+        v["event"]["summary"].as_str().unwrap_or("")
+    );
+    d.orch(&["wait", "--run", RUN, "--after-event", &after_done])?;
+    d.orch(&["status", "--run", RUN])?;
+
+    d.say("worker-b gets `api` in a worktree branched from the integration branch: data is there");
+    d.orch(&["dispatch", "--run", RUN, "--all-ready"])?;
+    let (thread_b, wt_b) = d.take("worker-b")?;
+    d.run("worker-b", Path::new("cat"), &["greetings.txt"], &wt_b)?;
+    d.commit(
+        "worker-b",
+        &wt_b,
+        "greet.sh",
+        "#!/bin/sh\nwhile read g; do echo \"$g, world\"; done < greetings.txt\n",
+        "Print the greetings",
+    )?;
+    d.inbox("worker-b", &["done", "--agent", "worker-b", "--thread", &thread_b, "--summary", "greet.sh prints them"])?;
+
+    d.say("The leader merges the run into main");
+    d.orch(&["run", "finish", "--run", RUN])?;
+    d.git("you", &dir, &["log", "--oneline", "--graph", "main"])?;
+    d.git("you", &dir, &["status", "--short"])?;
+
+    println!();
+    if a.stop {
+        d.run("you", &sibling("coordd"), &["stop"], &dir)?;
+        println!("Done. The demo's daemon is stopped; remove the directory when you like: rm -rf {}", dir.display());
+    } else {
+        println!("Done. The demo's daemon still runs, so you can look around:");
+        println!("  cd {} && orch status --run {RUN} && inbox list && inbox search greetings", dir.display());
+        println!("Stop it with:  coordd --db {}/.agents/coord.db stop", dir.display());
+        println!("Then remove:   rm -rf {}", dir.display());
+    }
+    Ok(Outcome::Done)
+}

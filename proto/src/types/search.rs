@@ -1,0 +1,71 @@
+//! Params and results of `messages.search`: ranked full-text search over messages.
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// Params of `messages.search`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchParams {
+    /// The words to find. By default every word must appear (in the subject, summary or
+    /// body; `index` also finds `indexing`), and quotes, `-` or `:` are plain characters.
+    /// With `syntax: "fts5"` it is an SQLite FTS5 query (`AND`, `OR`, `NOT`, `"phrases"`,
+    /// `prefix*`, `NEAR(...)`, `subject:word`).
+    pub query: String,
+    /// `words` (default) or `fts5`.
+    #[serde(default)]
+    pub syntax: Option<String>,
+    /// Only messages from or to this agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// Only these message kinds.
+    #[serde(default)]
+    pub kinds: Vec<MessageKind>,
+    /// Only messages written at or after this instant (RFC 3339).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only messages written before this instant (RFC 3339).
+    #[serde(default)]
+    pub until: Option<String>,
+    /// At most this many hits (default 20, at most 500).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// What marks the start and end of a match in snippets (default `**` and `**`).
+    #[serde(default)]
+    pub mark_open: Option<String>,
+    #[serde(default)]
+    pub mark_close: Option<String>,
+}
+
+/// One message found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub message_id: String,
+    pub thread_id: String,
+    pub run_id: String,
+    pub task_id: String,
+    /// The thread's subject.
+    pub subject: String,
+    pub from_agent: String,
+    pub to_agent: String,
+    pub kind: MessageKind,
+    pub summary: String,
+    pub created_at: String,
+    pub event_id: i64,
+    /// bm25 relevance: lower is better (hits come best first).
+    pub score: f64,
+    /// The best matching passage, with the matches marked.
+    pub snippet: String,
+}
+
+/// Result of `messages.search`, best hits first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    pub hits: Vec<SearchHit>,
+}
