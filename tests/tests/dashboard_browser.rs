@@ -1,6 +1,7 @@
 //! The dashboard in a real headless Chromium (Debian's `chromium`), driven over the DevTools
 //! protocol: the page loads with its token and not without, updates live as mail is queued
-//! and delivered, sends into a session, answers a blocked question, and resumes after a
+//! and delivered, sends into a session, answers a blocked question and a permission request,
+//! and resumes after a
 //! daemon restart. Skips (saying so) without Chromium, but fails under `COORD_CI`.
 
 use coord_tests::browser::Browser;
@@ -112,4 +113,47 @@ fn the_page_resumes_after_a_daemon_restart() {
     assert_eq!(dashboard_url(&p), url, "the same URL is served again");
     let state = b.eval("({connects: window.__coord.connects, gaps: window.__coord.gaps, marker: window.__marker})");
     assert_eq!(state, json!({"connects": 2, "gaps": 0, "marker": "same page"}), "resumed in place, nothing missed");
+}
+
+#[test]
+fn a_permission_request_is_denied_from_the_page_and_the_waiting_hook_says_so() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    let _d = p.serve();
+    ok(&p, &["--agent", "lead", "policy", "lead", "lead"]);
+    ok(&p, &["--agent", "lead", "policy", "gate", "Bash(git push*)"]);
+    let url = dashboard_url(&p);
+    b.open_dashboard(&format!("{url}#control"));
+    b.wait_for("document.getElementById('conn').dataset.state === 'live'", "the live indicator");
+
+    // A worker's session is about to push: its PreToolUse hook asks the lead and waits.
+    let input = json!({
+        "session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": p.path(), "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01",
+        "tool_input": {"command": "git push origin main"}
+    });
+    let hook = p
+        .inbox()
+        .args(["--agent", "w1", "hook", "claude", "pre-tool-use", "--timeout-seconds", "120"])
+        .stdin(input.to_string().as_bytes());
+    let hook = std::thread::spawn(move || hook.run());
+
+    let card = ".card.control.open[data-type=\"permission_request\"]";
+    b.wait_for(
+        &format!("document.querySelector('{card}')?.textContent.includes('git push origin main')"),
+        "the request",
+    );
+    b.wait_for("document.getElementById('tab-control').textContent === '1'", "the open-request badge");
+    b.eval(&format!("document.querySelector('{card} input.reason').value = 'not before review'"));
+    b.eval(&format!("document.querySelector('{card} button.deny').click()"));
+
+    let out = hook.join().unwrap().ok();
+    let decision: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("the hook's decision");
+    assert_eq!(decision["hookSpecificOutput"]["permissionDecision"], "deny", "{decision}");
+    assert_eq!(decision["hookSpecificOutput"]["permissionDecisionReason"], "Denied by lead: not before review");
+    b.wait_for(
+        "document.querySelector('.card.control[data-type=\"permission_request\"]')?.classList.contains('answered')",
+        "the request shown as answered",
+    );
+    b.wait_for("document.getElementById('tab-control').hidden", "the badge cleared");
 }

@@ -1,69 +1,94 @@
-// Control requests: messages of kind `control` in the stream, newest first. A request type
-// listed in HANDLERS gets approve and deny buttons; the others are shown as they are.
-//
-// Typed control requests (permission, plan approval, shutdown) are being added to the
-// protocol separately. Wiring one is one entry in HANDLERS: how to recognise it in a
-// message's payload, and which call answers it.
+// Control requests (protocol §10): permission requests, plan approvals and shutdown
+// requests, from `control.requests`, newest first. An open one gets Approve and Deny (with
+// an optional reason); the page answers with `control.send` as the request's addressee
+// (the person stands in for the lead, as with answering a question). A typed message in
+// the stream, or an event on a request's thread, refreshes the list.
 
 import { h, fill, clock, coalesce, errorText } from './dom.js';
 
-/// payload type -> { label, approve(ctx, msg, ev), deny(ctx, msg, ev) }.
-export const HANDLERS = {};
+/// request type -> { label, answer(request, approve, reason) -> [type, payload] }.
+export const HANDLERS = {
+  permission_request: {
+    label: 'Permission',
+    answer: (r, approved, reason) => ['permission_response', withReason({ request_id: r.request_id, approved }, 'reason', reason)],
+  },
+  plan_approval_request: {
+    label: 'Plan approval',
+    answer: (r, approved, reason) => ['plan_approval_response', withReason({ request_id: r.request_id, approved }, 'feedback', reason)],
+  },
+  shutdown_request: {
+    label: 'Shutdown',
+    answer: (r, approved, reason) => approved
+      ? ['shutdown_approved', { request_id: r.request_id }]
+      : ['shutdown_rejected', { request_id: r.request_id, reason: reason || '' }],
+  },
+};
 
-/// The type of a control message, from its payload.
-function typeOf(msg) {
-  const p = msg && msg.payload_json;
-  return (p && (p.type || p.control)) || 'control';
+function withReason(payload, field, text) {
+  if (text) payload[field] = text;
+  return payload;
+}
+
+/// What the request asks, in one line (the tool call of a permission request).
+function detail(r) {
+  const p = r.payload || {};
+  if (r.type === 'permission_request' && p.tool_name) {
+    return `${p.tool_name} ${JSON.stringify(p.input || {})}`;
+  }
+  if (r.type === 'plan_approval_request' && p.plan) return p.plan;
+  return p.reason || '';
 }
 
 export function create(ctx, root) {
-  const items = new Map();   // message_id -> {ev, msg, answered}
+  let requests = [];
+  const threads = new Set();
   const list = h('div', { class: 'control-list' });
   fill(root, h('h2', {}, 'Control requests'), list);
 
   function draw() {
-    const all = [...items.values()].sort((a, b) => b.ev.event_id - a.ev.event_id);
-    const open = all.filter((x) => HANDLERS[typeOf(x.msg)] && !x.answered).length;
+    const open = requests.filter((r) => r.status === 'open').length;
     ctx.setBadge('tab-control', open);
-    fill(list, all.length ? all.map(card) : h('p', { class: 'muted' }, 'No control messages.'));
+    fill(list, requests.length ? requests.map(card) : h('p', { class: 'muted' }, 'No control requests.'));
   }
 
-  function card(x) {
-    const type = typeOf(x.msg);
-    const handler = HANDLERS[type];
-    const status = h('small', { class: 'muted' });
-    const act = (verb) => async () => {
+  function card(r) {
+    const handler = HANDLERS[r.type];
+    const status = h('small', { class: 'muted status' });
+    const reason = h('input', { class: 'reason', placeholder: 'reason or feedback (optional)' });
+    const act = (approve) => async () => {
+      const [type, payload] = handler.answer(r, approve, reason.value.trim());
       try {
-        await handler[verb](ctx, x.msg, x.ev);
-        x.answered = verb;
-        draw();
+        await ctx.rpc.call('control.send', { from: r.to, type, payload });
+        status.textContent = approve ? 'approved' : 'denied';
+        load();
       } catch (e) {
         status.textContent = errorText(e);
       }
     };
-    return h('div', { class: 'card control', dataset: { message: x.msg.message_id, type } },
-      h('b', {}, handler ? handler.label : type), ' ', h('small', { class: 'muted' }, `${clock(x.ev.created_at)} · ${x.msg.from_agent} → ${x.msg.to_agent || ''}`),
-      h('p', {}, x.msg.summary), x.msg.body ? h('p', { class: 'body' }, x.msg.body) : null,
-      handler && !x.answered ? [h('button', { onclick: act('approve') }, 'Approve'), ' ', h('button', { class: 'deny', onclick: act('deny') }, 'Deny')] : null,
-      x.answered ? h('span', { class: 'pill' }, x.answered) : null, status);
-  }
-
-  function add(ev) {
-    if (!ev.message || ev.message.kind !== 'control') return false;
-    items.set(ev.message.message_id, items.get(ev.message.message_id) || { ev, msg: ev.message, answered: null });
-    return true;
+    const response = r.response ? `${r.response.type || r.response.kind}: ${r.response.summary}` : '';
+    return h('div', { class: `card control ${r.status}`, dataset: { request: r.request_id, type: r.type } },
+      h('b', {}, handler ? handler.label : r.type), ' ',
+      h('small', { class: 'muted' }, `${clock(r.created_at)} · ${r.from} → ${r.to}${r.task_id ? ` · ${r.run_id}/${r.task_id}` : ''}`), ' ',
+      h('span', { class: 'pill' }, r.status),
+      h('p', {}, r.summary), detail(r) ? h('p', { class: 'body' }, detail(r)) : null,
+      handler && r.status === 'open'
+        ? [reason, ' ', h('button', { class: 'approve', onclick: act(true) }, 'Approve'), ' ', h('button', { class: 'deny', onclick: act(false) }, 'Deny')]
+        : null,
+      response ? h('p', { class: 'muted response' }, response) : null, status);
   }
 
   const load = coalesce(async () => {
-    const r = await ctx.rpc.call('events.list', { kinds: ['control'], limit: 500 });
-    for (const ev of r.events) add(ev);
+    const r = await ctx.rpc.call('control.requests', { include_closed: true, limit: 200 });
+    requests = r.requests;
+    threads.clear();
+    for (const q of requests) threads.add(q.thread_id);
     draw();
   });
 
   return {
     load,
     onEvent(ev) {
-      if (add(ev)) draw();
+      if ((ev.message && ev.message.type) || threads.has(ev.thread_id)) load();
     },
   };
 }

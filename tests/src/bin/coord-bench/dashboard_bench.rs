@@ -200,7 +200,7 @@ pub fn screenshots(rt: &tokio::runtime::Runtime, dir: &Path) {
     let c = rt.block_on(p.client());
     rt.block_on(crate::dashboard_scene::build(&c, &p));
     let url = dashboard_url(&p);
-    for view in ["runs", "agents", "timeline", "reservations"] {
+    for view in ["runs", "agents", "timeline", "reservations", "control"] {
         b.open_dashboard(&format!("{url}#{view}"));
         b.wait_for("document.getElementById('conn').dataset.state === 'live'", "live");
         if view == "runs" {

@@ -1,9 +1,9 @@
 //! A small, realistic team for the dashboard's screenshots: a run with finished, running,
-//! blocked, failed and pending tasks, mail in every delivery state, reservations and a
-//! council review.
+//! blocked, failed and pending tasks, mail in every delivery state, reservations, a
+//! council review and control requests (open and answered).
 
 use coord_client::Client;
-use coord_proto::api::{AgentsApiClient, InboxApiClient, MailApiClient, OrchApiClient};
+use coord_proto::api::{AgentsApiClient, ControlApiClient, InboxApiClient, MailApiClient, OrchApiClient};
 use coord_proto::types::*;
 use coord_tests::Project;
 
@@ -129,4 +129,28 @@ pub async fn build(c: &Client, _p: &Project) {
         ..Default::default()
     };
     c.council_start(council).await.unwrap();
+
+    let ask = |from: &str, msg_type: &str, payload: serde_json::Value| ControlSendParams {
+        from: from.into(),
+        msg_type: msg_type.into(),
+        to: Some("leader".into()),
+        payload,
+        ..Default::default()
+    };
+    let push = serde_json::json!({"request_id": "perm-1", "tool_name": "Bash", "input": {"command": "git push origin feat/posts"}});
+    c.control_send(ask("backend", "permission_request", push)).await.unwrap();
+    let rm = serde_json::json!({"request_id": "perm-2", "tool_name": "Bash", "input": {"command": "rm -rf web/dist"}});
+    c.control_send(ask("frontend", "permission_request", rm)).await.unwrap();
+    let deny = serde_json::json!({"request_id": "perm-2", "approved": false, "reason": "the build needs it"});
+    c.control_send(ControlSendParams {
+        from: "leader".into(),
+        msg_type: "permission_response".into(),
+        payload: deny,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let plan =
+        serde_json::json!({"request_id": "plan-1", "plan": "1. add a sessions table 2. JWT middleware 3. tests"});
+    c.control_send(ask("auth-dev", "plan_approval_request", plan)).await.unwrap();
 }
