@@ -131,10 +131,11 @@ impl Connection {
         Ok(self.client.get_or_try_init(|| Client::connect(self.opts.clone())).await?)
     }
 
-    /// A read-only command needs an existing project: a database, or a daemon serving it.
+    /// A read-only command needs an existing project: a database (or a recorded or named
+    /// PostgreSQL store, which an auto-started daemon opens), or a daemon serving it.
     fn check_project(&self) -> Result<(), CliError> {
         let p = &self.opts.paths;
-        if p.db.exists() || coord_client::autostart::daemon_listening(&p.socket) {
+        if coord_client::paths::project_exists(&p.db) || coord_client::autostart::daemon_listening(&p.socket) {
             return Ok(());
         }
         let root = p.db.parent().and_then(Path::parent).unwrap_or(&p.db);

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::bus::Bus;
 use crate::caller;
-use crate::domain::{agents, credentials};
+use crate::domain::agents;
+use crate::domain::credentials::{self, Acting};
 use crate::error::Result;
 use crate::store::{self, Store, Tx};
 use crate::time::{Clock, Ts};
@@ -59,6 +60,20 @@ impl Core {
             f(tx, clock.now())
         })
         .await
+    }
+
+    /// A write whose acting agent is known only inside the transaction (the run's creator,
+    /// say): `f` gets an [`Acting`] and calls [`Acting::check`] with that agent before it
+    /// writes as it. With credentials required, a call on a connection must be
+    /// authenticated as that agent.
+    pub async fn write_acting<T, F>(&self, mut f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnMut(&mut dyn Tx, Ts, &Acting) -> Result<T> + Send + 'static,
+    {
+        let acting = Acting::new(caller::current());
+        let clock = self.clock.clone();
+        store::backend::write(&*self.store, move |tx| f(tx, clock.now(), &acting)).await
     }
 
     /// Run `f` on a consistent read snapshot at the clock's `now`.

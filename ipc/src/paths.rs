@@ -61,6 +61,22 @@ pub fn resolve(db: Option<&Path>, cwd: &Path) -> ProjectPaths {
     ProjectPaths { socket, socket_fallback, lock: sibling("lock"), log: sibling("log"), db }
 }
 
+/// The environment variable naming the store (a PostgreSQL URL) a daemon opens.
+pub const STORE_URL_ENV: &str = "COORD_STORE_URL";
+/// The project's daemon configuration file, beside the database: the store it uses.
+pub const STORE_CONFIG_FILE: &str = "coordd.json";
+
+/// `.agents/coordd.json` of the project whose database is `db`.
+pub fn store_config(db: &Path) -> PathBuf {
+    db.parent().unwrap_or(Path::new(".")).join(STORE_CONFIG_FILE)
+}
+
+/// Is there a project for `db`, even before its daemon runs: its SQLite file, a store
+/// recorded in its configuration, or a store named in the environment?
+pub fn project_exists(db: &Path) -> bool {
+    db.exists() || store_config(db).exists() || std::env::var_os(STORE_URL_ENV).is_some_and(|v| !v.is_empty())
+}
+
 /// The permission policy's snapshot beside a database (`<dir>/coordd.policy.json`, or
 /// `<db>.coordd.policy.json` for a database not named `coord.db`). The daemon rewrites it
 /// whenever the policy changes; the permission hooks read it to decide, with no round trip,

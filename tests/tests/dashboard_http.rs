@@ -212,3 +212,38 @@ fn a_restart_serves_the_same_url_again() {
     assert_eq!(get(u.port, &format!("/{}/", u.token), &[]).0, 200, "served at once after the restart");
     assert_eq!(dashboard_url(&p), url);
 }
+
+#[test]
+fn with_credentials_required_the_websocket_writes_only_once_authenticated() {
+    let p = Project::new();
+    let lead =
+        ok(&p, &["agent", "register", "--name", "lead", "--role", "lead"])["secret"].as_str().unwrap().to_string();
+    ok(&p, &["init", "--require-credentials"]);
+    let u = parse(&dashboard_url(&p));
+    let mut s = ws(&u, &u.token, None).unwrap();
+    let mut notes = Vec::new();
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "inbox.send",
+        "params": {"from": "lead", "to": "w1", "summary": "from the page"}});
+    let refused = rpc(&mut s, &mut notes, send.clone());
+    assert_eq!(refused["error"]["data"]["code"], "unauthenticated", "{refused}");
+    let off = json!({"jsonrpc": "2.0", "id": 2, "method": "inbox.init", "params": {"require_credentials": false}});
+    let refused = rpc(&mut s, &mut notes, off);
+    assert_eq!(
+        refused["error"]["data"]["code"], "unauthenticated",
+        "the token does not lift the protection: {refused}"
+    );
+    // Reads need no identity.
+    let agents = rpc(&mut s, &mut notes, json!({"jsonrpc": "2.0", "id": 3, "method": "view.agents"}));
+    assert!(agents["result"]["agents"].is_array(), "{agents}");
+    // The connection authenticates as an agent, as on the socket, and then writes as it.
+    let auth = json!({"jsonrpc": "2.0", "id": 4, "method": "agents.authenticate",
+        "params": {"agent_id": "lead", "secret": lead}});
+    assert!(rpc(&mut s, &mut notes, auth)["result"].is_object());
+    let sent = rpc(
+        &mut s,
+        &mut notes,
+        json!({"jsonrpc": "2.0", "id": 5, "method": "inbox.send",
+        "params": {"from": "lead", "to": "w1", "summary": "from the page"}}),
+    );
+    assert!(sent["result"]["event_id"].is_i64(), "{sent}");
+}

@@ -138,3 +138,21 @@ async fn the_mcp_server_takes_the_secret_from_the_environment() {
     let sent = call(Some(secret)).await;
     assert_ne!(sent.is_error, Some(true), "{sent:?}");
 }
+
+#[test]
+fn orch_answer_and_cancel_act_as_the_runs_creator_so_a_worker_cannot_answer_itself() {
+    let p = Project::new();
+    let _d = p.serve();
+    let leader = register(&p, "leader");
+    let worker = register(&p, "wkr");
+    let (_thread, _) = coord_tests::blocked_task(&p, "wkr", "which database?");
+    ok(&p, &["init", "--require-credentials"]);
+    let orch = |args: &[&str], secret: &str| p.orch().args(args).json_flag().env(ENV, secret).run();
+    let answer = ["answer", "--run", "R1", "--task", "T1", "--summary", "whatever I like"];
+    let refused = orch(&answer, &worker).code(20).json();
+    assert_eq!(refused["error"]["code"], "unauthenticated", "{refused}");
+    let cancel = ["cancel", "--run", "R1", "--task", "T1", "--reason", "done with it"];
+    assert_eq!(orch(&cancel, &worker).code(20).json()["error"]["code"], "unauthenticated");
+    let answered = orch(&answer, &leader).ok().json();
+    assert_eq!(answered["message"]["from_agent"], "leader", "{answered}");
+}

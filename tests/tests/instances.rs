@@ -306,3 +306,50 @@ async fn a_lease_expiry_is_recorded_once_not_once_per_instance() {
     let again = cb.claim(ClaimParams { agent: "w2".into(), thread_id: thr, lease_seconds: None }).await.unwrap();
     assert_eq!(again.thread.lease.unwrap().generation, 2);
 }
+
+/// Wait (bounded) until `path` holds `needle`: a file another process writes when it
+/// learns of a change.
+fn wait_for_file(path: &std::path::Path, needle: &str) {
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(path).is_ok_and(|s| s.contains(needle)) {
+        assert!(t0.elapsed() < Duration::from_secs(60), "{} never held {needle}", path.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_policy_set_through_one_instance_gates_the_hooks_on_the_other() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    coord_tests::ok_as(&a, "lead", &["policy", "lead", "lead"]);
+    coord_tests::ok_as(&a, "lead", &["policy", "gate", "Bash(git push*)"]);
+    // B learns of the change from its bus and rewrites the snapshot its hooks read.
+    wait_for_file(&b.path().join(".agents/coordd.policy.json"), "git push");
+    let input = serde_json::json!({
+        "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": b.path(), "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_b",
+        "tool_input": {"command": "git push origin main"}
+    });
+    b.inbox()
+        .args(["--agent", "w1", "hook", "claude", "pre-tool-use", "--timeout-seconds", "1"])
+        .stdin(input.to_string().as_bytes())
+        .run()
+        .ok();
+    let asked = coord_tests::ok_as(&a, "lead", &["requests", "--all"]);
+    assert_eq!(asked["requests"][0]["type"], "permission_request", "B's hook asked the lead: {asked}");
+    assert_eq!(asked["requests"][0]["from"], "w1");
+}
+
+#[test]
+fn a_read_only_command_starts_the_daemon_of_a_recorded_store() {
+    let Some(server) = pg::shared() else { return };
+    let url = server.database();
+    let p = Project::new().without_store();
+    // `--store` records the store in .agents/coordd.json; no SQLite file is made.
+    p.try_serve_args(&["--store", &url]).expect("serves on PostgreSQL").signal("TERM");
+    assert!(!p.path().join(".agents/coord.db").exists());
+    let listed = p.inbox().args(["list", "--json"]).run().ok().json();
+    assert_eq!(listed["threads"], serde_json::json!([]), "{listed}");
+    let init = p.inbox().args(["init", "--json"]).run().ok().json();
+    assert_eq!(init["journal_mode"], "postgresql", "the recorded store: {init}");
+}

@@ -36,7 +36,9 @@ impl ControlApiServer for Api {
     }
 
     async fn policy_set(&self, p: PolicySetParams) -> RpcResult<PolicyResult> {
-        let (policy, event_id) = self.core.write(move |tx, now| policy::set(tx, now, p.clone())).await?;
+        let actor = p.actor.clone();
+        let (policy, event_id) =
+            self.core.write_checked(Some(&actor), move |tx, now| policy::set(tx, now, p.clone())).await?;
         let file = snapshot::write(&self.core, &self.snapshots).await?;
         Ok(PolicyResult { policy, file: file.display().to_string(), event_id: Some(event_id) })
     }

@@ -56,8 +56,9 @@ pub struct Api {
 /// Every method of every namespace, in one table.
 pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, dashboard: Arc<Dashboard>) -> Methods {
     let snapshots = Arc::new(Snapshots::default());
-    // The snapshot is refreshed at start, so a deleted or stale file is healed.
-    tokio::spawn(crate::services::policy::at_start(core.clone(), snapshots.clone()));
+    // The snapshot is refreshed at start (a deleted or stale file is healed) and on every
+    // policy change, including those made through another daemon of the same store.
+    tokio::spawn(crate::services::policy::keep_current(core.clone(), snapshots.clone()));
     let api = Api {
         core,
         info: Arc::new(info),

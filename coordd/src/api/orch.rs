@@ -62,7 +62,7 @@ impl OrchApiServer for Api {
     }
 
     async fn answer(&self, p: AnswerParams) -> RpcResult<MessageResult> {
-        Ok(self.core.write(move |tx, now| ops::orch::answer(tx, now, p.clone())).await?)
+        Ok(self.core.write_acting(move |tx, now, acting| ops::orch::answer(tx, now, p.clone(), acting)).await?)
     }
 
     async fn retry(&self, p: RetryParams) -> RpcResult<DispatchResult> {
@@ -74,7 +74,7 @@ impl OrchApiServer for Api {
     }
 
     async fn orch_cancel(&self, p: CancelTaskParams) -> RpcResult<RunView> {
-        Ok(self.core.write(move |tx, now| ops::orch::cancel(tx, now, p.clone())).await?)
+        Ok(self.core.write_acting(move |tx, now, acting| ops::orch::cancel(tx, now, p.clone(), acting)).await?)
     }
 
     async fn worktree_list(&self, p: WorktreeParams) -> RpcResult<WorktreesResult> {

@@ -2,9 +2,14 @@
 //! WebSocket: one params object, bare (by name) or in a one-element array, or left out
 //! when every field is optional; unsubscribe takes the bare id, `[id]` or
 //! `{"subscription": id}`. jsonrpsee's own server would only accept the array form.
+//!
+//! Each connection's calls also run as that connection's caller (`crate::caller`), as on
+//! the socket: unauthenticated until it calls `agents.authenticate`, so with credentials
+//! required the page's writes are refused like any other unauthenticated client's.
 
 use std::borrow::Cow;
 use std::future::Future;
+use std::sync::Arc;
 
 use jsonrpsee::Methods;
 use jsonrpsee::core::middleware::{Batch, BatchEntry, Notification, RpcServiceT};
@@ -12,6 +17,7 @@ use jsonrpsee::types::Request;
 use serde_json::value::RawValue;
 use tower::Layer;
 
+use crate::caller::{self, Caller};
 use crate::transport::normalize_params;
 
 #[derive(Clone)]
@@ -27,8 +33,9 @@ impl NormalizeLayer {
 
 impl<S> Layer<S> for NormalizeLayer {
     type Service = Normalize<S>;
+    /// Made once per connection: the connection's caller starts unauthenticated.
     fn layer(&self, inner: S) -> Normalize<S> {
-        Normalize { inner, methods: self.methods.clone() }
+        Normalize { inner, methods: self.methods.clone(), caller: Arc::default() }
     }
 }
 
@@ -36,6 +43,7 @@ impl<S> Layer<S> for NormalizeLayer {
 pub struct Normalize<S> {
     inner: S,
     methods: Methods,
+    caller: Arc<Caller>,
 }
 
 impl<S> Normalize<S> {
@@ -62,7 +70,7 @@ where
     fn call<'a>(&self, mut req: Request<'a>) -> impl Future<Output = Self::MethodResponse> + Send + 'a {
         let method = req.method.clone();
         self.fix(&method, &mut req.params);
-        self.inner.call(req)
+        caller::scope(self.caller.clone(), self.inner.call(req))
     }
 
     fn batch<'a>(&self, mut batch: Batch<'a>) -> impl Future<Output = Self::BatchResponse> + Send + 'a {
@@ -79,7 +87,7 @@ where
                 Err(_) => {}
             }
         }
-        self.inner.batch(batch)
+        caller::scope(self.caller.clone(), self.inner.batch(batch))
     }
 
     fn notification<'a>(
@@ -88,6 +96,6 @@ where
     ) -> impl Future<Output = Self::NotificationResponse> + Send + 'a {
         let method = n.method.clone();
         self.fix(&method, &mut n.params);
-        self.inner.notification(n)
+        caller::scope(self.caller.clone(), self.inner.notification(n))
     }
 }

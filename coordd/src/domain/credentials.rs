@@ -91,6 +91,31 @@ pub fn verify(tx: &dyn Tx, agent_id: &str, secret: &str) -> Result<()> {
     }
 }
 
+/// Who the current call's connection is authenticated as (`None`: the daemon's own work),
+/// for a write whose acting agent is decided inside its transaction
+/// (`Core::write_acting`).
+pub struct Acting(Option<Vec<String>>);
+
+impl Acting {
+    pub fn new(authenticated: Option<Vec<String>>) -> Acting {
+        Acting(authenticated)
+    }
+
+    /// The daemon's own work: nothing to check.
+    pub fn daemon() -> Acting {
+        Acting(None)
+    }
+
+    /// May this call write as `agent`? Always for the daemon's own work, and unless
+    /// credentials are required.
+    pub fn check(&self, tx: &dyn Tx, agent: &str) -> Result<()> {
+        match &self.0 {
+            None => Ok(()),
+            Some(authenticated) => authorize(tx, Some(agent), authenticated),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

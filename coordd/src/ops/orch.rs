@@ -3,6 +3,7 @@
 use coord_proto::types::*;
 
 use super::messages;
+use crate::domain::credentials::Acting;
 use crate::domain::orch::attempts::{self, Mode, Plan};
 use crate::domain::orch::{council, model, plan};
 use crate::error::Result;
@@ -37,15 +38,17 @@ pub fn record_attempts(tx: &mut dyn Tx, now: Ts, run_id: &str, plans: &[Plan], m
 
 /// `orch.answer`: an `answer` in the current attempt's thread, which wakes the worker's
 /// wait and resumes a blocked task.
-pub fn answer(tx: &mut dyn Tx, now: Ts, p: AnswerParams) -> Result<MessageResult> {
+pub fn answer(tx: &mut dyn Tx, now: Ts, p: AnswerParams, acting: &Acting) -> Result<MessageResult> {
     let reply = attempts::answer_target(tx, p)?;
+    acting.check(tx, &reply.from)?;
     messages::reply_unchecked(tx, now, reply)
 }
 
 /// `orch.cancel`: one task, or the run with its unfinished tasks and councils. A task with
 /// a live attempt is cancelled by cancelling its thread (reconcile does the rest).
-pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelTaskParams) -> Result<RunView> {
+pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelTaskParams, acting: &Acting) -> Result<RunView> {
     let c = plan::cancel_begin(tx, now, p)?;
+    acting.check(tx, &c.run.created_by)?;
     let cancel_thread = |tx: &mut dyn Tx, thread_id: String| {
         let p =
             CancelParams { agent: c.run.created_by.clone(), thread_id, reason: c.reason.clone(), artifacts: vec![] };

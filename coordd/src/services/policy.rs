@@ -1,15 +1,19 @@
 //! The permission policy's snapshot file (`coord_ipc::paths::policy_file`): the daemon
-//! writes it after every `policy.set` and when it starts, so the permission hooks can tell
-//! that a tool call is not gated without a round trip. It is written beside and renamed,
-//! under a lock that makes the last writer write the newest policy.
+//! writes it when it starts, after every `policy.set` it serves (before answering), and on
+//! every `policy.changed` event its bus publishes (a change made through another daemon on
+//! the same PostgreSQL store), so the permission hooks can tell that a tool call is not
+//! gated without a round trip. It is written beside and renamed, under a lock that makes
+//! the last writer write the newest policy.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use coord_proto::ErrorCode;
+use coord_proto::types::EventType;
 use tokio::sync::Mutex;
 
 use super::blocking;
+use crate::bus::Missed;
 use crate::core::Core;
 use crate::domain::policy;
 use crate::error::{Error, Result};
@@ -40,9 +44,22 @@ pub async fn write(core: &Arc<Core>, lock: &Snapshots) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// At start: refresh the snapshot (a stale or deleted file is healed); failures are logged.
-pub async fn at_start(core: Arc<Core>, lock: Arc<Snapshots>) {
-    if let Err(e) = write(&core, &lock).await {
-        tracing::warn!(error = %e, "could not write the permission policy snapshot");
+/// Keep the snapshot current for the daemon's life: refresh it at start (a stale or
+/// deleted file is healed), then whenever a `policy.changed` event is published, whoever
+/// committed it; after a lag, refresh anyway. Failures are logged.
+pub async fn keep_current(core: Arc<Core>, lock: Arc<Snapshots>) {
+    let mut bus = core.bus.subscribe();
+    loop {
+        if let Err(e) = write(&core, &lock).await {
+            tracing::warn!(error = %e, "could not write the permission policy snapshot");
+        }
+        loop {
+            match bus.recv().await {
+                Ok(p) if p.event.event_type == EventType::PolicyChanged => break,
+                Ok(_) => {}
+                Err(Missed::Lagged(_)) => break,
+                Err(Missed::Closed) => return,
+            }
+        }
     }
 }

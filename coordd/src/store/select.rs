@@ -7,7 +7,7 @@
 //! that file (mode 0600: a URL may carry a password), so a daemon auto-started later by
 //! `inbox` or `orch` opens the same store.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::Store;
@@ -16,10 +16,7 @@ use super::sqlite::SqliteStore;
 use crate::bus::Bus;
 use crate::error::{Error, Result};
 
-/// The environment variable naming the store.
-pub const ENV: &str = "COORD_STORE_URL";
-/// The project's daemon configuration, beside the database.
-pub const CONFIG_FILE: &str = "coordd.json";
+pub use coord_ipc::paths::{STORE_CONFIG_FILE as CONFIG_FILE, STORE_URL_ENV as ENV};
 
 /// A backend and where its data is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,10 +69,7 @@ pub enum Source {
     Default,
 }
 
-/// `.agents/coordd.json` of the project whose database is `db`.
-pub fn config_path(db: &Path) -> PathBuf {
-    db.parent().unwrap_or(Path::new(".")).join(CONFIG_FILE)
-}
+pub use coord_ipc::paths::store_config as config_path;
 
 /// The store recorded in the project's configuration, if any.
 pub fn recorded(db: &Path) -> Result<Option<Choice>> {

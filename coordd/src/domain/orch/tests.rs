@@ -138,7 +138,7 @@ fn the_run_stays_failed_while_any_task_is_failed_and_cancel_never_passes_through
     dispatch(&m, "B", 2, Mode::Retry);
     assert_eq!(run_status(&m), RunStatus::Active);
     let p = CancelTaskParams { run_id: "R1".into(), task_id: None, reason: "stop".into() };
-    m.write(|tx, now| ops::orch::cancel(tx, now, p)).unwrap();
+    m.write(|tx, now| ops::orch::cancel(tx, now, p, &crate::domain::credentials::Acting::daemon())).unwrap();
     let orch: Vec<EventType> =
         m.events().into_iter().filter(|e| e.run_id == "R1" && e.source == "orch").map(|e| e.event_type).collect();
     assert!(!orch.contains(&EventType::RunDone), "{orch:?}");
