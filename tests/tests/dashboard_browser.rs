@@ -157,3 +157,24 @@ fn a_permission_request_is_denied_from_the_page_and_the_waiting_hook_says_so() {
     );
     b.wait_for("document.getElementById('tab-control').hidden", "the badge cleared");
 }
+
+#[test]
+fn the_page_resubscribes_from_its_cursor_when_the_daemon_ends_its_subscription() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    ok(&p, &["agent", "register", "--name", "bob-4", "--role", "worker"]);
+    let url = dashboard_url(&p);
+    b.open_dashboard(&format!("{url}#agents"));
+    b.wait_for(&badge("bob-4", 0), "bob-4's row");
+    b.wait_for("document.getElementById('conn').dataset.state === 'live'", "live");
+    // What the daemon sends a subscriber it cuts loose (protocol.md §5): a subscription error.
+    b.eval(
+        "(() => { const rpc = window.__coord.rpc; const sub = [...rpc.subs.keys()][0];
+           rpc.receive(JSON.stringify({jsonrpc: '2.0', method: 'events.event',
+             params: {subscription: sub, error: {code: -32000, message: 'cut loose'}}})); })()",
+    );
+    b.wait_for("window.__coord.connects === 2", "a new connection");
+    ok(&p, &["send", "--from", "lead", "--to", "bob-4", "--summary", "after the cut"]);
+    b.wait_for(&badge("bob-4", 1), "the badge on the new subscription");
+    assert_eq!(b.eval("window.__coord.gaps"), json!(0), "nothing missed");
+}

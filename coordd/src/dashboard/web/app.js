@@ -41,6 +41,8 @@ const views = {
 let cursor = null;
 const state = { connects: 0, events: 0, gaps: 0, ready: null, lastEventAt: null };
 window.__coord = state;
+// The browser tests reach the client through it (to hand it what a daemon may send).
+state.rpc = rpc;
 
 function setConn(s, text) {
   const el = document.getElementById('conn');

@@ -38,6 +38,14 @@ export class Rpc {
     for (const m of Array.isArray(msg) ? msg : [msg]) {
       if (m.method && m.params && m.params.subscription !== undefined) {
         const key = String(m.params.subscription);
+        // The daemon ended the subscription (a subscription error, or a final notice that
+        // is not an event): start over on a new connection, which resumes from the cursor.
+        const r = m.params.result;
+        if (m.params.error !== undefined || !r || r.event_id === undefined) {
+          this.subs.delete(key);
+          if (this.ws) this.ws.close();
+          continue;
+        }
         const h = this.subs.get(key);
         if (h) h(m.params.result);
         else {
