@@ -45,6 +45,11 @@ impl Ctx {
         self.conn.client().await
     }
 
+    /// How this command reaches the daemon (for a command that makes connections of its own).
+    pub fn connect_options(&self) -> &coord_client::ConnectOptions {
+        self.conn.options()
+    }
+
     /// Print `v` as the command's envelope with --json, else run the text output.
     pub fn print<T: serde::Serialize>(&self, v: &T, text: impl FnOnce()) {
         if self.json {

@@ -17,8 +17,12 @@
 //! let push = compiled.check("backend", "Bash", &json!({"command": "git push origin main"}), None);
 //! assert_eq!(push.unwrap().approver, "lead");
 //! assert!(compiled.check("backend", "Bash", &json!({"command": "git status"}), None).is_none());
+//! // Each part of a compound command counts.
+//! let hidden = compiled.check("backend", "Bash", &json!({"command": "cd app && git push -f"}), None);
+//! assert_eq!(hidden.unwrap().approver, "lead");
 //! ```
 
+pub mod command;
 mod rule;
 mod wildcard;
 

@@ -115,7 +115,9 @@ impl Pattern {
         let field = |names: &[&str]| names.iter().find_map(|n| input.get(*n).and_then(Value::as_str));
         match &self.spec {
             None => true,
-            Some(Spec::Command(w)) => field(&["command"]).is_some_and(|c| w.matches(c.trim())),
+            // The whole line, or any simple command in it (see `command`).
+            Some(Spec::Command(w)) => field(&["command"])
+                .is_some_and(|c| w.matches(c.trim()) || crate::command::parts(c).iter().any(|p| w.matches(p))),
             Some(Spec::Domain(w)) => field(&["url"]).and_then(host).is_some_and(|h| w.matches(&h)),
             Some(Spec::Path { glob, absolute }) => {
                 let Some(file) = field(&["file_path", "notebook_path", "path"]) else { return false };

@@ -249,3 +249,16 @@ async fn hook_install_registers_the_permission_hook_and_the_progress_environment
     assert_eq!(env["COORD_PROGRESS"], json!(p.paths().socket.display().to_string()));
     assert_eq!((env["COORD_AGENT"].as_str(), env["COORD_TASK"].as_str()), (Some("w1"), Some("T1")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_inside_a_compound_command_is_gated_too() {
+    let (p, _d) = gated();
+    let c = p.client().await;
+    let after = c.server_info().last_event_id;
+    let line = "cd app && GIT_TRACE=1 git push -f origin main";
+    let hook = spawn_hook(&p, "pre-tool-use", &pre_tool_use(line, p.path()), &[]);
+    let request = approve(&c, after, json!({"approved": false, "reason": "no force pushes"})).await;
+    assert_eq!(request.payload_json["input"]["command"], line);
+    let decision = hook.join().unwrap().ok().json();
+    assert_eq!(decision["hookSpecificOutput"]["permissionDecision"], "deny");
+}

@@ -21,7 +21,10 @@ impl Tmux {
             eprintln!("SKIPPED: tmux is not installed; set COORD_CI=1 to make this fail");
             return None;
         }
-        let socket = format!("coord-top-{}", std::process::id());
+        // One tmux server per view: the tests of this file run at once.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let socket = format!("coord-top-{}-{n}", std::process::id());
         let script = format!(
             "cd '{}' && exec env COORDD_BIN='{}' TERM=xterm-256color {}",
             p.path().display(),
@@ -124,4 +127,21 @@ fn status_draws_each_task_under_its_dependency_with_the_attempts_agent() {
     let a = v["tasks"].as_array().unwrap().iter().find(|t| t["task"]["task_id"] == "A").unwrap().clone();
     assert_eq!(a["worker"], "actual", "{a}");
     assert_eq!(a["task"]["assign_to"], "planned");
+}
+
+#[test]
+fn top_follows_a_daemon_restart() {
+    let p = Project::new();
+    ok(&p, &["agent", "register", "--name", "wkr-2", "--role", "worker"]);
+    let top = format!("'{}' top", bin("orch").display());
+    let Some(t) = Tmux::start(&p, &top) else { return };
+    t.wait_for(&["orch top", "live", "wkr-2"]);
+    p.coordd().args(["stop"]).run().ok();
+    // The send starts a new daemon; the view's stream and reads reconnect to it.
+    ok(&p, &["send", "--from", "lead", "--to", "wkr-2", "--summary", "after the restart"]);
+    let s = t.wait_for(&["after the restart", "live"]);
+    assert!(!s.contains("disconnected") && !s.contains("coordd: started"), "{s}");
+    let row = s.lines().find(|l| l.contains("wkr-2") && !l.contains("after")).expect("the agent's row");
+    assert!(row.trim_end().trim_end_matches('│').trim_end().ends_with('1'), "one unread, read again: {row}");
+    t.keys("q");
 }

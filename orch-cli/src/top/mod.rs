@@ -8,7 +8,7 @@ mod model;
 use std::time::Duration;
 
 use coord_cli::CliError;
-use coord_client::Client;
+use coord_client::{Client, ConnectOptions};
 use coord_proto::api::{EventsApiClient, OrchApiClient, ViewApiClient};
 use coord_proto::types::*;
 use ratatui::crossterm::event::{self as term, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
@@ -30,7 +30,13 @@ pub async fn run(ctx: &Ctx, args: TopArgs) -> Res {
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         return Err(CliError::Invalid("orch top needs a terminal (stdout is not one)".into()));
     }
-    let client = ctx.client().await?;
+    // The first connection checks the project and may start the daemon (saying so, before
+    // the screen is taken); the view's own connections start one silently, so that a
+    // restart's notice does not land in the middle of the screen.
+    ctx.client().await?;
+    let mut quiet = ctx.connect_options().clone();
+    quiet.announce_start = false;
+    let client = Client::connect(quiet.clone()).await?;
     let mut model = Model::new(args.run.clone());
     let start = client.server_info().last_event_id;
     model.cursor = start;
@@ -47,12 +53,12 @@ pub async fn run(ctx: &Ctx, args: TopArgs) -> Res {
     for e in backlog.events.into_iter().filter(|e| e.event_id <= start) {
         model.apply(e);
     }
-    refresh(client, &mut model, Stale { agents: true, blocked: true }).await?;
+    refresh(&client, &mut model, Stale { agents: true, blocked: true }).await?;
     let mut stream = client.subscribe(EventFilter { after_event: Some(start), ..Default::default() }).await?;
 
     let mut terminal = ratatui::try_init().map_err(|e| CliError::Internal(format!("cannot open the terminal: {e}")))?;
     let keys = keys();
-    let res = drive(client, &mut model, &mut stream, keys, &mut terminal).await;
+    let res = drive(client, quiet, &mut model, &mut stream, keys, &mut terminal).await;
     ratatui::restore();
     res
 }
@@ -86,7 +92,8 @@ fn keys() -> mpsc::Receiver<Input> {
 }
 
 async fn drive(
-    client: &Client,
+    mut client: Client,
+    quiet: ConnectOptions,
     model: &mut Model,
     stream: &mut coord_client::EventStream,
     mut keys: mpsc::Receiver<Input>,
@@ -111,9 +118,19 @@ async fn drive(
                             stale.merge(model.apply(e));
                         }
                         if stale.any()
-                            && let Err(err) = refresh(client, model, stale).await
+                            && let Err(err) = refresh(&client, model, stale).await
                         {
-                            model.lost = Some(err.to_string());
+                            // The daemon restarted (the stream has reconnected already):
+                            // read through a new connection.
+                            match Client::connect(quiet.clone()).await {
+                                Ok(c) => {
+                                    client = c;
+                                    if let Err(err) = refresh(&client, model, stale).await {
+                                        model.lost = Some(err.to_string());
+                                    }
+                                }
+                                Err(_) => model.lost = Some(err.to_string()),
+                            }
                         }
                     }
                     Ok(None) => {}
