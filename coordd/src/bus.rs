@@ -33,6 +33,9 @@ pub struct Published {
     /// The event lost its heavy fields: load it from the store before sending it.
     pub slim: bool,
     json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
+    /// A slim event loaded from the store, shared by the subscriptions sending it at the
+    /// same time and freed when the last of them is done (the bus never holds it).
+    loaded: tokio::sync::Mutex<std::sync::Weak<Box<serde_json::value::RawValue>>>,
     /// Bytes charged to the bus while this event is alive.
     weight: usize,
     held: Arc<AtomicUsize>,
@@ -46,6 +49,24 @@ impl Published {
         }
         let j = serde_json::value::to_raw_value(&self.event)?;
         Ok(self.json.get_or_init(|| j).clone())
+    }
+
+    /// A slim event's JSON, loaded by `load` once for all the subscriptions that send it
+    /// at the same time: N subscribers of a 5 MB message read and serialize it once, not N
+    /// times at once.
+    pub async fn loaded<E, F, Fut>(&self, load: F) -> Result<Option<Arc<Box<serde_json::value::RawValue>>>, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Option<Box<serde_json::value::RawValue>>, E>>,
+    {
+        let mut shared = self.loaded.lock().await;
+        if let Some(j) = shared.upgrade() {
+            return Ok(Some(j));
+        }
+        let Some(j) = load().await? else { return Ok(None) };
+        let j = Arc::new(j);
+        *shared = Arc::downgrade(&j);
+        Ok(Some(j))
     }
 }
 
@@ -120,7 +141,14 @@ impl Bus {
                 weight = self::weight(&event);
             }
             self.held.fetch_add(weight, Ordering::AcqRel);
-            let published = Published { event, slim, json: Default::default(), weight, held: self.held.clone() };
+            let published = Published {
+                event,
+                slim,
+                json: Default::default(),
+                loaded: Default::default(),
+                weight,
+                held: self.held.clone(),
+            };
             // A receiver may have gone meanwhile: nobody is waiting, which is fine.
             let _ = self.tx.send(Arc::new(published));
         }

@@ -9,7 +9,9 @@
 //! background duties; [`workspace`] writes worktrees and session files. [`core`] ties the
 //! store, the [`time`] clock and the [`bus`] together for the handlers; [`progress`] is the
 //! lossy in-memory feed of progress lines from tool subprocesses.
-//! store, the [`time`] clock and the [`bus`] together for the handlers. [`dashboard`] serves
+//! store, the [`time`] clock and the [`bus`] together for the handlers. [`outbox`] queues a
+//! connection's output within its budget, [`shed`] keeps all of them within the daemon's.
+//! [`dashboard`] serves
 //! the same method table over a WebSocket to the web dashboard, with its embedded page.
 
 pub mod activity;
@@ -30,6 +32,7 @@ pub mod outbox;
 pub mod progress;
 pub mod registry;
 pub mod services;
+pub mod shed;
 pub mod store;
 pub mod time;
 pub mod transport;

@@ -67,6 +67,11 @@ enum Cmd {
         /// discarded (e.g. `30s`, `500ms`).
         #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
         partial_line_timeout: std::time::Duration,
+        /// MiB of output all connections together may have queued for writing; past it, the
+        /// connections that are not reading (holding the most) are closed.
+        #[arg(long, value_name = "MIB", default_value_t = (coordd::shed::OUTPUT_BUDGET / (1024 * 1024)) as u64,
+              value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+        output_budget_mib: u64,
         /// The store: `sqlite` (the default: <project>/.agents/coord.db) or a PostgreSQL URL
         /// shared by one daemon per host, e.g. postgres://coord@db.internal/team or
         /// postgres:///team?host=/run/postgresql. Recorded in .agents/coordd.json, so later
@@ -167,8 +172,9 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.command {
-        Cmd::Serve { log_file, notify_ready, partial_line_timeout, store, idle_timeout } => {
-            let limits = Limits::with_timeout(partial_line_timeout);
+        Cmd::Serve { log_file, notify_ready, partial_line_timeout, output_budget_mib, store, idle_timeout } => {
+            let limits =
+                Limits::with_timeout(partial_line_timeout).with_output_budget(output_budget_mib as usize * 1024 * 1024);
             let idle_timeout = idle_timeout.map(Duration::from_secs);
             serve(ServeOptions { paths, notify_ready, store, limits, idle_timeout }, log_file)
         }
@@ -198,6 +204,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 fn serve(opts: ServeOptions, log_file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     init_tracing(log_file.as_deref())?;
+    return_large_buffers_to_the_system();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("coordd")
@@ -214,6 +221,20 @@ fn serve(opts: ServeOptions, log_file: Option<PathBuf>) -> anyhow::Result<ExitCo
             tracing::error!("{e}");
             Err(e.into())
         }
+    }
+}
+
+/// glibc's malloc raises its mmap threshold each time a large block is freed, after which
+/// multi-MB buffers (a 5 MB message, and its copies for every subscriber) come from the
+/// heap and stay in the daemon's resident size long after they are freed. A fixed 1 MiB
+/// threshold keeps such buffers in their own mappings, given back the moment they are
+/// freed, so the resident size follows what the daemon really holds (docs/performance.md).
+fn return_large_buffers_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a malloc parameter; it is called before any other thread
+    // of the daemon exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
     }
 }
 

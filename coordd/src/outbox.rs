@@ -12,6 +12,9 @@
 //! its subscription loose (see `api::events`), a replayed event waits (the store is the
 //! buffer).
 //!
+//! Every message is also counted by the daemon-wide [`Pool`](crate::shed::Pool), which
+//! closes the connections that read slowest when all of them together hold too much.
+//!
 //! jsonrpsee answers a subscription call (its id, or its refusal) through a `MethodSink` of
 //! its own, a small separate channel. The writer drains that channel before every message
 //! of the outbox, so a subscription's id always goes out before its first notification.
@@ -22,6 +25,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Notify, mpsc, oneshot};
+
+use crate::shed::{Handle, Pool};
 
 /// Bytes a connection may have queued for writing (replies and notifications together)
 /// before replies wait and live events cut their subscriptions loose.
@@ -70,12 +75,14 @@ pub struct Out {
     conn: Arc<Meter>,
     sub: Option<Arc<Meter>>,
     room: Arc<Room>,
+    pool: Arc<Pool>,
 }
 
 impl Drop for Out {
     fn drop(&mut self) {
         let n = self.json.get().len() + 1;
         self.conn.release(n);
+        self.pool.release(n);
         if let Some(s) = &self.sub {
             s.release(n);
         }
@@ -106,13 +113,22 @@ pub struct Outbox {
     tx: mpsc::UnboundedSender<Out>,
     conn: Arc<Meter>,
     room: Arc<Room>,
+    pool: Arc<Pool>,
+    handle: Arc<Handle>,
 }
 
 impl Outbox {
-    /// A new outbox and the receiver its writer drains.
-    pub fn new() -> (Outbox, mpsc::UnboundedReceiver<Out>) {
+    /// A new outbox, counted by `pool`, and the receiver its writer drains.
+    pub fn new(pool: Arc<Pool>) -> (Outbox, mpsc::UnboundedReceiver<Out>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Outbox { tx, conn: Arc::default(), room: Arc::default() }, rx)
+        let conn: Arc<Meter> = Arc::default();
+        let handle = pool.join(conn.clone());
+        (Outbox { tx, conn, room: Arc::default(), pool, handle }, rx)
+    }
+
+    /// How the pool closes this connection when the daemon's output budget is used up.
+    pub fn handle(&self) -> Arc<Handle> {
+        self.handle.clone()
     }
 
     /// The connection's meter.
@@ -121,7 +137,11 @@ impl Outbox {
     }
 
     fn out(&self, json: Box<RawValue>, sub: Option<&Arc<Meter>>) -> Out {
-        Out { json, conn: self.conn.clone(), sub: sub.cloned(), room: self.room.clone() }
+        let n = json.get().len() + 1;
+        let out =
+            Out { json, conn: self.conn.clone(), sub: sub.cloned(), room: self.room.clone(), pool: self.pool.clone() };
+        self.pool.charge(n);
+        out
     }
 
     fn send(&self, out: Out) -> Result<(), Closed> {
@@ -196,8 +216,24 @@ impl Outbox {
 }
 
 /// Write the connection's messages until both channels close or `stop` fires; then write
-/// what is already queued, flush and shut the write half down.
+/// what is already queued, flush and shut the write half down. When the pool closes the
+/// connection (`shed`), stop at once: the queue is dropped unwritten.
 pub async fn write_loop<W: AsyncWrite + Unpin>(
+    write: W,
+    rpc: mpsc::Receiver<Box<RawValue>>,
+    outbox: mpsc::UnboundedReceiver<Out>,
+    stop: oneshot::Receiver<()>,
+    shed: Arc<Handle>,
+) {
+    // Closed for the daemon's output budget: drop what is queued now, even in the middle
+    // of a write the peer does not read.
+    tokio::select! {
+        _ = shed.closed() => {}
+        _ = write_until_stopped(write, rpc, outbox, stop) => {}
+    }
+}
+
+async fn write_until_stopped<W: AsyncWrite + Unpin>(
     write: W,
     mut rpc: mpsc::Receiver<Box<RawValue>>,
     mut outbox: mpsc::UnboundedReceiver<Out>,
@@ -276,7 +312,7 @@ mod tests {
 
     #[test]
     fn a_meter_takes_one_message_past_its_budget_and_no_more() {
-        let (outbox, mut rx) = Outbox::new();
+        let (outbox, mut rx) = Outbox::new(Arc::default());
         let sub = Arc::new(Meter::default());
         let big = SUBSCRIPTION_BUDGET + 10;
         assert_eq!(outbox.try_push(raw(big), &sub), Ok(()), "an empty queue takes any message");
@@ -290,7 +326,7 @@ mod tests {
     #[tokio::test]
     async fn a_push_waits_for_room_on_the_connection() {
         use std::future::Future;
-        let (outbox, mut rx) = Outbox::new();
+        let (outbox, mut rx) = Outbox::new(Arc::default());
         outbox.push(raw(CONNECTION_BUDGET), None).await.unwrap();
         let mut waiting = Box::pin(outbox.push(raw(10), None));
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());

@@ -71,9 +71,10 @@ pub async fn serve<R, W>(
     let conn_id = ConnectionId(NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed));
     let _open = crate::activity::connection();
     let (rpc_tx, rpc_rx) = mpsc::channel::<Box<RawValue>>(RPC_QUEUE);
-    let (out, out_rx) = Outbox::new();
+    let (out, out_rx) = Outbox::new(limits.output.clone());
+    let shed = out.handle();
     let (stop_tx, stop_rx) = oneshot::channel();
-    let writer = tokio::spawn(outbox::write_loop(write, rpc_rx, out_rx, stop_rx));
+    let writer = tokio::spawn(outbox::write_loop(write, rpc_rx, out_rx, stop_rx, shed.clone()));
     let subs = BoundedSubscriptions::new(MAX_SUBSCRIPTIONS_PER_CONNECTION);
     let mut reader = LineReader::new(read, limits.clone());
     let mut in_flight: FuturesUnordered<Reply> = FuturesUnordered::new();
@@ -126,6 +127,8 @@ pub async fn serve<R, W>(
             }
             _ = conn.limits.in_flight.freed(), if !reading => {}
             _ = shutdown.changed() => break,
+            // The daemon's output budget is used up and this connection reads slowest.
+            _ = shed.closed() => break,
         }
     }
     // Finish what the peer already asked for, then flush and close.

@@ -162,3 +162,39 @@ fn a_client_that_does_not_read_its_replies_is_read_no_further_and_loses_nothing(
     ids.sort_unstable();
     assert_eq!(ids, (0..sent).collect::<Vec<_>>(), "every request got its reply");
 }
+
+#[test]
+fn many_connections_that_do_not_read_are_closed_when_the_daemon_budget_runs_out() {
+    let p = Project::new();
+    let mut d = p.try_serve_args(&["--output-budget-mib", "20"]).expect("the daemon starts");
+    let mut writer = RawConn::connect(&d.socket);
+    // Eight subscribers that never read: each may hold its subscription's 4 MiB and one
+    // event more (about 5 MiB), 40 MiB together, past the daemon's 20.
+    let mut stuck: Vec<RawConn> = (0..8)
+        .map(|i| {
+            let mut c = RawConn::connect(&d.socket);
+            let sub = c.call(json!({"jsonrpc":"2.0","id":i,"method":"events.subscribe","params":{}}));
+            assert!(sub["result"].is_number(), "{sub}");
+            c
+        })
+        .collect();
+    let body = "x".repeat(1_000_000);
+    for i in 0..40 {
+        let r = writer.call(json!({"jsonrpc":"2.0","id":1000 + i,"method":"inbox.send",
+            "params":{"from":"lead","to":"w","summary":"big","body":body}}));
+        assert!(r["result"]["event_id"].is_i64(), "the writer keeps being served: {r:.300}");
+    }
+    d.wait_for_log("closing a connection that is not reading");
+    // The closed connections are gone from the daemon (the writer and at most a few
+    // subscribers remain; the status call is one more).
+    let connections = || p.coordd().args(["status", "--json"]).run().ok().json()["connections"].as_u64().unwrap();
+    let t0 = std::time::Instant::now();
+    while connections() > 1 + 8 {
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60), "no stuck connection was closed");
+    }
+    // A closed subscriber reads what reached its socket before, then the end.
+    drop(stuck.drain(..));
+    // Everyone else is served as before.
+    let hello = RawConn::connect(&d.socket).call(json!({"jsonrpc":"2.0","id":1,"method":"system.hello"}));
+    assert_eq!(hello["result"]["server"], "coordd");
+}

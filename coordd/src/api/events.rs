@@ -194,21 +194,25 @@ fn json_str(s: &str) -> serde_json::Result<String> {
     serde_json::to_string(s)
 }
 
-/// The JSON of a live event, loaded from the store when the bus carried it slim.
-async fn event_json(core: &Core, p: &Published) -> Result<Option<Box<RawValue>>, SubscriptionError> {
+/// The JSON of a live event, loaded from the store when the bus carried it slim (once
+/// for all the subscriptions sending it at the same time).
+async fn event_json(core: &Core, p: &Published) -> Result<Option<Arc<Box<RawValue>>>, SubscriptionError> {
     if !p.slim {
-        return Ok(Some(p.json()?));
+        return Ok(Some(Arc::new(p.json()?)));
     }
     let id = p.event.event_id;
-    let page = EventQuery { after: id - 1, filter: EventFilter::default() };
-    let found = core.read(move |tx, _| tx.events_page(&page, 1, 1)).await?;
-    match found.into_iter().next() {
-        Some(e) if e.event_id == id => Ok(Some(serde_json::value::to_raw_value(&e)?)),
-        _ => {
-            tracing::warn!(event_id = id, "a published event is missing from the store");
-            Ok(None)
+    p.loaded(|| async move {
+        let page = EventQuery { after: id - 1, filter: EventFilter::default() };
+        let found = core.read(move |tx, _| tx.events_page(&page, 1, 1)).await?;
+        match found.into_iter().next() {
+            Some(e) if e.event_id == id => Ok(Some(serde_json::value::to_raw_value(&e)?)),
+            _ => {
+                tracing::warn!(event_id = id, "a published event is missing from the store");
+                Ok::<_, SubscriptionError>(None)
+            }
         }
-    }
+    })
+    .await
 }
 
 /// Send every stored event after `cursor` that matches, waiting for room as needed;

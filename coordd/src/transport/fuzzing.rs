@@ -25,7 +25,7 @@ pub(super) fn conn() -> Conn {
     })
     .expect("a new name");
     let (sink, _) = mpsc::channel(16);
-    let (outbox, _) = Outbox::new();
+    let (outbox, _) = Outbox::new(Arc::default());
     Conn {
         methods: m.into(),
         conn_id: ConnectionId(0),

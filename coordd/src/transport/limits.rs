@@ -76,6 +76,8 @@ pub struct Limits {
     pub partial_line_timeout: Duration,
     /// Requests read and not yet answered, across connections.
     pub in_flight: Arc<Budget>,
+    /// Output queued for writing, across connections (`crate::shed`).
+    pub output: Arc<crate::shed::Pool>,
 }
 
 impl Default for Limits {
@@ -91,7 +93,13 @@ impl Limits {
             partial_lines: Arc::new(Budget::new(PARTIAL_LINES_BUDGET)),
             partial_line_timeout,
             in_flight: Arc::new(Budget::new(IN_FLIGHT_BUDGET)),
+            output: Arc::default(),
         }
+    }
+
+    /// These budgets, with another daemon-wide output budget (bytes).
+    pub fn with_output_budget(self, bytes: usize) -> Limits {
+        Limits { output: Arc::new(crate::shed::Pool::new(bytes)), ..self }
     }
 }
 

@@ -163,5 +163,26 @@ pub fn abuse(p: &Project, socket: &std::path::Path, pid: u32) {
         format!("RSS {before} -> {} MiB (peak {} MiB)", proc_mib(pid, "VmRSS"), proc_mib(pid, "VmHWM")),
     );
     drop(held);
+    // Many subscribers that never read, on connections of their own: each may hold its
+    // subscription's budget and one event more, and all of them the daemon's output budget.
+    for n in [1usize, 40, 100] {
+        let mut stuck: Vec<_> = (0..n).map(|_| conn()).collect();
+        for s in &mut stuck {
+            call(s, r#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{}}"#);
+        }
+        let mut w = conn();
+        let before = proc_mib(pid, "VmRSS");
+        let body = "x".repeat(5_000_000);
+        for i in 0..30 {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"method":"inbox.send","params":{{"from":"a","to":"b","summary":"s","body":"{body}"}}}}"#
+            );
+            call(&mut w, &line);
+        }
+        report(
+            &format!("{n} connection(s) subscribed and never reading, 30 sends of 5 MB"),
+            format!("RSS {before} -> {} MiB (peak {} MiB)", proc_mib(pid, "VmRSS"), proc_mib(pid, "VmHWM")),
+        );
+    }
     let _ = p;
 }
