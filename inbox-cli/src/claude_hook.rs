@@ -188,8 +188,10 @@ async fn tell_idle(c: &Client, agent: &str, a: &HookClaudeArgs) {
             };
         }
     }
+    // A session whose task failed is idle because it failed; otherwise it is available.
+    let idle_reason = if completed_status == Some("failed") { IdleReason::Failed } else { IdleReason::Available };
     let payload = IdleNotificationPayload {
-        idle_reason: IdleReason::Available,
+        idle_reason,
         summary: None,
         completed_task_id: a.task.clone(),
         completed_status: completed_status.map(str::to_string),

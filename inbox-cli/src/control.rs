@@ -214,8 +214,27 @@ pub async fn progress(ctx: &Ctx, a: ProgressArgs) -> Res {
     };
     // A tool started by a session reports to the daemon its environment names.
     let socket = std::env::var_os(coord_inbox::PROGRESS_ENV).filter(|s| !s.is_empty());
-    let r = match socket {
-        Some(s) => Client::connect_socket(std::path::Path::new(&s)).await?.progress_report(p).await?,
+    let client = match socket {
+        Some(s) => Client::connect_socket(std::path::Path::new(&s)).await.map(Some),
+        None => ctx.client().await.map(|_| None).map_err(|e| match e {
+            CliError::Client(c) => c,
+            other => coord_client::ClientError::Transport(other.to_string()),
+        }),
+    };
+    // Progress is lossy: with no daemon to take it, the line is dropped and the tool that
+    // reported it goes on (a script under `set -e` must not fail for it).
+    let client = match client {
+        Err(e @ (coord_client::ClientError::Connect { .. } | coord_client::ClientError::DaemonUnavailable { .. })) => {
+            let reason = e.to_string();
+            ctx.print(&json!({"dropped": true, "reason": reason}), || {
+                eprintln!("inbox: progress line dropped: {reason}")
+            });
+            return Ok(Outcome::Done);
+        }
+        other => other?,
+    };
+    let r = match &client {
+        Some(c) => c.progress_report(p).await?,
         None => ctx.client().await?.progress_report(p).await?,
     };
     ctx.print(&r, || println!("progress line {}", r.seq));

@@ -235,6 +235,27 @@ async fn the_stop_hook_tells_the_lead_the_session_went_idle() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_task_failed_goes_idle_as_failed() {
+    let p = Project::new();
+    let _d = p.serve();
+    p.orch().args(["run", "create", "--id", "R1", "--goal", "g", "--created-by", "lead", "--json"]).run().ok();
+    let v = ok_as(&p, "lead", &["send", "--to", "w1", "--run", "R1", "--task", "T1", "--summary", "do it"]);
+    let thread = v["thread"]["thread_id"].as_str().unwrap().to_string();
+    ok_as(&p, "w1", &["claim", "--thread", &thread]);
+    let cursor =
+        ok_as(&p, "w1", &["fail", "--thread", &thread, "--summary", "tests red"])["event_id"].as_i64().unwrap();
+    ok_as(&p, "w1", &["check"]);
+    let stop = json!({"hook_event_name": "Stop", "stop_hook_active": false});
+    spawn_hook(&p, "stop", &stop, &["--task", "T1", "--run", "R1"]).join().unwrap().ok();
+    let v = orch_wait(&p, "R1", cursor);
+    let payload = &v["event"]["message"]["payload_json"];
+    assert_eq!(
+        (payload["idle_reason"].as_str(), payload["completed_status"].as_str()),
+        (Some("failed"), Some("failed"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_install_registers_the_permission_hook_and_the_progress_environment() {
     let p = Project::new();
     let _d = p.serve();

@@ -81,3 +81,17 @@ async fn the_rust_reporter_delivers_and_never_blocks() {
     guarded(lost.flush()).await;
     assert_eq!(lost.dropped(), 1000, "{accepted} queued, all dropped in the end");
 }
+
+#[test]
+fn with_no_daemon_to_take_it_a_progress_line_is_dropped_and_the_tool_goes_on() {
+    let p = Project::new();
+    let gone = p.path().join("no-daemon.sock");
+    let v = p
+        .inbox()
+        .args(["--agent", "w1", "progress", "12/40", "--json"])
+        .env("COORD_PROGRESS", gone.to_str().unwrap())
+        .run()
+        .ok()
+        .json();
+    assert_eq!(v["dropped"], true, "{v}");
+}
