@@ -24,6 +24,9 @@ pub enum ControlError {
     Protocol(String),
 }
 
+/// The longest reply line read (`system.hello` and `system.shutdown` answer in a few KB).
+const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
+
 /// Call `method` with `params` on the daemon listening on `socket`.
 pub async fn call<T: DeserializeOwned>(socket: &Path, method: &str, params: Value) -> Result<T, ControlError> {
     let stream = coord_ipc::socket::connect(socket).await.map_err(|e| match e.kind() {
@@ -34,7 +37,8 @@ pub async fn call<T: DeserializeOwned>(socket: &Path, method: &str, params: Valu
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     write.write_all(format!("{request}\n").as_bytes()).await?;
     write.flush().await?;
-    let mut lines = FramedRead::new(read, LineCodec::new(usize::MAX));
+    // A reply to these control calls is small; a line past the client's own limit is refused.
+    let mut lines = FramedRead::new(read, LineCodec::new(MAX_REPLY_BYTES));
     while let Some(frame) = lines.next().await {
         let Frame::Line(line) = frame? else { continue };
         let reply: Value = serde_json::from_slice(&line).map_err(|e| ControlError::Protocol(e.to_string()))?;

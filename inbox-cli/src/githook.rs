@@ -34,8 +34,11 @@ fn git(repo: &Path, args: &[&str]) -> Result<Vec<u8>, CliError> {
     Ok(out.stdout)
 }
 
+/// `p` as one shell word.
 fn quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+    let s = p.display().to_string();
+    // Only a string with a NUL byte cannot be quoted, and no path holds one.
+    shlex::try_quote(&s).map(|q| q.into_owned()).unwrap_or(s)
 }
 
 fn write_err(path: &Path, e: std::io::Error) -> CliError {
