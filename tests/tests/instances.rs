@@ -117,6 +117,50 @@ async fn kill_9_of_one_instance_loses_no_acknowledged_write_and_the_other_keeps_
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn kill_9_of_one_instance_with_writes_in_flight_loses_no_acknowledged_one() {
+    let Some((a, b)) = pair() else { return };
+    let (da, _db) = (a.serve(), b.serve());
+    let cb = b.client().await;
+    // Four writers keep sending through A; A dies under them, after the first 40 acks.
+    let (acked_tx, mut acked_rx) = tokio::sync::mpsc::unbounded_channel::<MessageResult>();
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let ca = Arc::new(a.client().await);
+        let acked_tx = acked_tx.clone();
+        writers.push(tokio::spawn(async move {
+            for i in 0..10_000 {
+                match ca.send(send("w", &format!("a{w}-{i}"))).await {
+                    Ok(m) => {
+                        let _ = acked_tx.send(m);
+                    }
+                    Err(_) => return, // the daemon is gone: this write may or may not be stored
+                }
+            }
+        }));
+    }
+    drop(acked_tx);
+    let mut acked = Vec::new();
+    while acked.len() < 40 {
+        acked.push(acked_rx.recv().await.expect("acks before the kill"));
+    }
+    da.kill9();
+    for w in writers {
+        w.await.unwrap();
+    }
+    while let Some(m) = acked_rx.recv().await {
+        acked.push(m);
+    }
+    let after = cb.send(send("w", "after the kill")).await.expect("the other instance keeps serving");
+    let all = cb.list(ListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
+    for m in &acked {
+        assert!(all.threads.iter().any(|t| t.thread_id == m.thread.thread_id), "{} is stored", m.thread.thread_id);
+    }
+    let events = cb.events_list(EventsListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
+    let ids: Vec<i64> = events.events.iter().map(|e| e.event_id).collect();
+    assert_eq!(ids, (1..=after.event_id).collect::<Vec<_>>(), "the event stream has no gap");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn after_a_postgres_restart_both_reconnect_and_waits_resume_from_their_cursors() {
     let server = match Server::start() {
         Ok(s) => s,
@@ -352,4 +396,37 @@ fn a_read_only_command_starts_the_daemon_of_a_recorded_store() {
     assert_eq!(listed["threads"], serde_json::json!([]), "{listed}");
     let init = p.inbox().args(["init", "--json"]).run().ok().json();
     assert_eq!(init["journal_mode"], "postgresql", "the recorded store: {init}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn racing_reservations_across_instances_grant_each_scope_once() {
+    use coord_proto::api::AgentsApiClient;
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (Arc::new(a.client().await), Arc::new(b.client().await));
+    // Twenty scopes, each wanted at the same moment by one agent on A and one on B; the
+    // scopes overlap as globs (`src/m7/**` and `src/m7/lib.rs`), so only one may hold each.
+    let mut races = Vec::new();
+    for i in 0..20 {
+        let (ca, cb) = (ca.clone(), cb.clone());
+        races.push(tokio::spawn(async move {
+            let reserve = |c: Arc<Client>, agent: &str, scope: String| {
+                let p = ReserveParams { agent: agent.into(), scope, task_id: Some(format!("T{i}")), ..Default::default() };
+                async move { c.reserve(p).await }
+            };
+            let (x, y) = tokio::join!(
+                reserve(ca, "on-a", format!("src/m{i}/**")),
+                reserve(cb, "on-b", format!("src/m{i}/lib.rs"))
+            );
+            (x.is_ok(), y.map_err(|e| e.to_string()))
+        }));
+    }
+    for r in races {
+        let (a_won, b) = r.await.unwrap();
+        match (a_won, b) {
+            (true, Err(e)) => assert!(e.contains("reservation_conflict") || e.contains("held"), "{e}"),
+            (false, Ok(_)) => {}
+            (a_won, b) => panic!("both or neither got the scope: a {a_won}, b {b:?}"),
+        }
+    }
 }

@@ -103,7 +103,7 @@ fn main() {
             worktree_tasks: 50,
             orch_wakes: 1000,
             wakes: 20_000,
-            sends_per_client: 2000,
+            sends_per_client: number("--sends-per-client", 2000) as usize,
             cli_sends: 200,
             claim_threads: 5000,
             subscriptions: 1000,
