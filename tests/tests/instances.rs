@@ -411,7 +411,8 @@ async fn racing_reservations_across_instances_grant_each_scope_once() {
         let (ca, cb) = (ca.clone(), cb.clone());
         races.push(tokio::spawn(async move {
             let reserve = |c: Arc<Client>, agent: &str, scope: String| {
-                let p = ReserveParams { agent: agent.into(), scope, task_id: Some(format!("T{i}")), ..Default::default() };
+                let p =
+                    ReserveParams { agent: agent.into(), scope, task_id: Some(format!("T{i}")), ..Default::default() };
                 async move { c.reserve(p).await }
             };
             let (x, y) = tokio::join!(

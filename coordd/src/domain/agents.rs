@@ -155,7 +155,7 @@ pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams) -> Result<AgentResu
     if role.chars().count() > MAX_ROLE {
         return Err(invalid_args(format!("role is longer than {MAX_ROLE} characters")));
     }
-    let display = p.display_name.as_deref().map(str::trim);
+    let display = p.display_name.as_deref().map(str::trim).filter(|d| !d.is_empty());
     if display.is_some_and(|d| d.chars().count() > MAX_DISPLAY) {
         return Err(invalid_args(format!("display name is longer than {MAX_DISPLAY} characters")));
     }
@@ -227,4 +227,177 @@ pub fn heartbeat(tx: &mut dyn Tx, now: Ts, p: HeartbeatParams) -> Result<AgentRe
 /// `agents.list`: sorted by id.
 pub fn list(tx: &dyn Tx, p: &AgentListParams) -> Result<Vec<Agent>> {
     tx.agents_list(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::store::sqlite::testing::Memory;
+    use crate::time::Clock;
+
+    fn reg(id: &str, role: &str) -> RegisterParams {
+        RegisterParams { agent_id: id.into(), role: role.into(), ..Default::default() }
+    }
+
+    fn strict_on(m: &Memory) {
+        let p = InitParams { strict_agents: Some(true), ..Default::default() };
+        assert!(m.write(|tx, now| init(tx, now, p)).unwrap());
+    }
+
+    #[test]
+    fn a_new_agent_is_registered_idle_under_its_own_name_with_one_event() {
+        let m = Memory::new();
+        let r = m.write(|tx, now| register(tx, now, reg("w-1", " backend "))).unwrap();
+        let now = m.clock.now().to_string();
+        assert_eq!(r.agent.agent_id, "w-1");
+        assert_eq!(r.agent.display_name, "w-1", "the display name defaults to the id");
+        assert_eq!(r.agent.role, "backend", "the role is trimmed");
+        assert_eq!(r.agent.status, AgentStatus::Idle);
+        assert!(r.agent.registered);
+        assert_eq!(r.agent.version, 1);
+        assert_eq!(r.agent.last_seen_at.as_deref(), Some(now.as_str()));
+        let events = m.events();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].event_type, EventType::AgentRegistered);
+        assert_eq!(Some(events[0].event_id), r.event_id);
+        assert_eq!(m.read(|tx, _| show(tx, "w-1")).unwrap(), r.agent);
+    }
+
+    #[test]
+    fn a_blank_display_name_falls_back_to_the_id() {
+        let m = Memory::new();
+        let p = RegisterParams { display_name: Some("   ".into()), ..reg("w-1", "backend") };
+        let r = m.write(|tx, now| register(tx, now, p.clone())).unwrap();
+        assert_eq!(r.agent.display_name, "w-1");
+    }
+
+    #[test]
+    fn a_duplicate_agent_id_is_refused_and_changes_nothing() {
+        let m = Memory::new();
+        m.write(|tx, now| register(tx, now, reg("w-1", "backend"))).unwrap();
+        let e = m.write(|tx, now| register(tx, now, reg("w-1", "frontend"))).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::DuplicateAgentId));
+        let a = m.read(|tx, _| show(tx, "w-1")).unwrap();
+        assert_eq!((a.role.as_str(), a.version), ("backend", 1));
+        assert_eq!(m.events().len(), 1, "the refused registration records no event");
+    }
+
+    #[test]
+    fn force_update_changes_only_the_role_and_name_and_bumps_the_version() {
+        let m = Memory::new();
+        let first = m.write(|tx, now| register(tx, now, reg("w-1", "backend"))).unwrap().agent;
+        m.write(|tx, now| {
+            heartbeat(tx, now, HeartbeatParams { agent_id: "w-1".into(), status: Some(AgentStatus::Busy) })
+        })
+        .unwrap();
+        m.advance(Duration::from_secs(5));
+        let p =
+            RegisterParams { force_update: true, display_name: Some("Worker One".into()), ..reg("w-1", "frontend") };
+        let updated = m.write(|tx, now| register(tx, now, p)).unwrap().agent;
+        assert_eq!(updated.role, "frontend");
+        assert_eq!(updated.display_name, "Worker One");
+        assert_eq!(updated.version, 2);
+        assert_eq!(updated.status, AgentStatus::Busy, "the status is not a registration field");
+        assert_eq!(updated.created_at, first.created_at);
+        assert!(m.events().last().unwrap().summary.starts_with("updated w-1"), "{:?}", m.events().last());
+        let p = RegisterParams { force_update: true, ..reg("w-1", "ops") };
+        let again = m.write(|tx, now| register(tx, now, p)).unwrap().agent;
+        assert_eq!(again.display_name, "Worker One", "no display name keeps the current one");
+        assert_eq!(again.version, 3);
+    }
+
+    #[test]
+    fn malformed_ids_the_reserved_broadcast_and_blank_roles_are_refused_as_invalid_args() {
+        let m = Memory::new();
+        for id in ["ab", "Upper", "under_score", "a--b", "-ab", "ab-", BROADCAST, &"a".repeat(AGENT_ID_MAX + 1)] {
+            let e = m.write(|tx, now| register(tx, now, reg(id, "r"))).unwrap_err();
+            assert_eq!(e.code(), Some(ErrorCode::InvalidArgs), "{id}: {e}");
+        }
+        assert!(check_agent_id(&"a".repeat(AGENT_ID_MAX)).is_ok());
+        assert!(check_agent_id("w-1-x9").is_ok());
+        let e = m.write(|tx, now| register(tx, now, reg("w-1", "   "))).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidArgs));
+        let e = m.write(|tx, now| register(tx, now, reg("w-1", &"r".repeat(MAX_ROLE + 1)))).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidArgs));
+        assert!(m.read(|tx, _| tx.agent("w-1")).unwrap().is_none());
+    }
+
+    #[test]
+    fn an_agent_seen_before_registering_is_recorded_unregistered_and_registration_adopts_it() {
+        let m = Memory::new();
+        m.write(|tx, now| touch(tx, "w-1", now)).unwrap();
+        let seen = m.read(|tx, _| show(tx, "w-1")).unwrap();
+        assert!(!seen.registered);
+        assert_eq!(seen.last_seen_at.as_deref(), Some(m.clock.now().to_string().as_str()));
+        assert!(m.events().is_empty(), "bookkeeping records no event");
+        let p = AgentListParams::default();
+        assert!(m.read(|tx, _| list(tx, &p)).unwrap().is_empty(), "unregistered agents are listed only on request");
+        let r = m.write(|tx, now| register(tx, now, reg("w-1", "backend"))).unwrap();
+        assert!(r.agent.registered, "registering a recorded agent is not a duplicate");
+        assert_eq!(r.agent.version, 2);
+        assert_eq!(r.agent.display_name, "w-1");
+        assert!(m.events()[0].summary.starts_with("registered w-1"), "{}", m.events()[0].summary);
+    }
+
+    #[test]
+    fn strict_mode_refuses_unknown_agents_and_stops_recording_them() {
+        let m = Memory::new();
+        m.write(|tx, now| register(tx, now, reg("lead", "lead"))).unwrap();
+        m.write(|tx, now| touch(tx, "seen", now)).unwrap();
+        strict_on(&m);
+        assert_eq!(m.events().last().unwrap().event_type, EventType::SettingsChanged);
+        m.read(|tx, _| {
+            assert_eq!(check_known(tx, "ghost").unwrap_err().code(), Some(ErrorCode::AgentNotFound));
+            assert_eq!(
+                check_known(tx, "seen").unwrap_err().code(),
+                Some(ErrorCode::AgentNotFound),
+                "seen is not registered"
+            );
+            check_known(tx, "lead").unwrap();
+            assert_eq!(check_parties(tx, "ghost", Some("lead")).unwrap_err().code(), Some(ErrorCode::UnknownSender));
+            assert_eq!(check_parties(tx, "lead", Some("ghost")).unwrap_err().code(), Some(ErrorCode::UnknownRecipient));
+            check_parties(tx, "lead", Some(BROADCAST)).unwrap();
+            Ok(())
+        })
+        .unwrap();
+        m.write(|tx, now| touch(tx, "ghost", now)).unwrap();
+        m.write(|tx, now| record_named(tx, "ghost", now)).unwrap();
+        assert!(m.read(|tx, _| tx.agent("ghost")).unwrap().is_none(), "strict mode records no unknown agent");
+        let p = HeartbeatParams { agent_id: "ghost".into(), status: None };
+        let e = m.write(|tx, now| heartbeat(tx, now, p)).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::AgentNotFound));
+    }
+
+    #[test]
+    fn the_same_strict_setting_again_records_no_event_and_lax_mode_checks_nothing() {
+        let m = Memory::new();
+        m.read(|tx, _| check_parties(tx, "ghost", Some("nobody"))).unwrap();
+        strict_on(&m);
+        strict_on(&m);
+        let changes = m.events().iter().filter(|e| e.event_type == EventType::SettingsChanged).count();
+        assert_eq!(changes, 1);
+        let keep = InitParams::default();
+        assert!(m.write(|tx, now| init(tx, now, keep)).unwrap(), "unset leaves strict mode on");
+    }
+
+    #[test]
+    fn a_heartbeat_moves_last_seen_and_records_only_a_status_change() {
+        let m = Memory::new();
+        m.write(|tx, now| register(tx, now, reg("w-1", "backend"))).unwrap();
+        m.advance(Duration::from_secs(30));
+        let beat = |status| HeartbeatParams { agent_id: "w-1".into(), status };
+        let r = m.write(|tx, now| heartbeat(tx, now, beat(None))).unwrap();
+        assert_eq!(r.event_id, None);
+        assert_eq!(r.agent.last_seen_at.as_deref(), Some(m.clock.now().to_string().as_str()));
+        let r = m.write(|tx, now| heartbeat(tx, now, beat(Some(AgentStatus::Busy)))).unwrap();
+        assert_eq!(r.agent.status, AgentStatus::Busy);
+        let last = m.events().pop().unwrap();
+        assert_eq!((last.event_type, Some(last.event_id)), (EventType::AgentStatus, r.event_id));
+        assert_eq!(last.payload_json["previous"], "idle");
+        let r = m.write(|tx, now| heartbeat(tx, now, beat(Some(AgentStatus::Busy)))).unwrap();
+        assert_eq!(r.event_id, None, "the same status again is no change");
+        assert_eq!(m.read(|tx, _| show(tx, "w-1")).unwrap().status, AgentStatus::Busy);
+    }
 }

@@ -100,3 +100,144 @@ pub fn check_call(policy: &Policy, p: &PolicyCheckParams, root: &Path) -> Result
         timeout_seconds: policy.timeout_seconds,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sqlite::testing::Memory;
+
+    fn rule(tool: &str, agents: &[&str], approver: Option<&str>) -> PolicyRule {
+        PolicyRule {
+            tool: tool.into(),
+            agents: agents.iter().map(|a| a.to_string()).collect(),
+            approver: approver.map(Into::into),
+        }
+    }
+
+    fn policy(lead: Option<&str>, rules: Vec<PolicyRule>) -> Policy {
+        Policy { lead: lead.map(Into::into), rules, ..Policy::default() }
+    }
+
+    fn set_params(p: Policy, expected_version: Option<i64>) -> PolicySetParams {
+        PolicySetParams { actor: "lead".into(), policy: p, expected_version }
+    }
+
+    fn call(agent: &str, command: &str) -> PolicyCheckParams {
+        PolicyCheckParams {
+            agent: agent.into(),
+            tool_name: "Bash".into(),
+            tool_input: json!({ "command": command }),
+            cwd: None,
+        }
+    }
+
+    #[test]
+    fn a_rule_needs_its_own_approver_or_the_policy_lead() {
+        let orphan = policy(None, vec![rule("Bash(git push*)", &[], None)]);
+        let e = validate(&orphan).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
+        assert!(e.to_string().contains("no approver"), "{e}");
+        validate(&policy(None, vec![rule("Bash(git push*)", &[], Some("boss"))])).unwrap();
+        validate(&policy(Some("lead"), vec![rule("Bash(git push*)", &[], None)])).unwrap();
+    }
+
+    #[test]
+    fn out_of_range_timeouts_too_many_rules_bad_names_and_bad_rule_syntax_are_refused() {
+        let ok = policy(Some("lead"), vec![rule("Write(src/**)", &["w-*"], Some("boss"))]);
+        validate(&ok).unwrap();
+        let refused = [
+            Policy { timeout_seconds: 0, ..ok.clone() },
+            Policy { timeout_seconds: MAX_PERMISSION_TIMEOUT + 1, ..ok.clone() },
+            Policy { rules: vec![rule("Bash", &[], None); MAX_RULES + 1], ..ok.clone() },
+            Policy { lead: Some("the lead".into()), ..ok.clone() },
+            policy(Some("lead"), vec![rule("Bash(git push*", &[], None)]),
+            policy(Some("lead"), vec![rule("   ", &[], None)]),
+            policy(Some("lead"), vec![rule("Bash", &[], Some(""))]),
+            policy(Some("lead"), vec![rule("Bash", &["w 1"], None)]),
+        ];
+        for p in refused {
+            let e = validate(&p).unwrap_err();
+            assert_eq!(e.code(), Some(ErrorCode::InvalidInput), "{p:?}: {e}");
+        }
+        validate(&Policy { timeout_seconds: MAX_PERMISSION_TIMEOUT, ..ok }).unwrap();
+    }
+
+    #[test]
+    fn a_matching_call_is_gated_by_the_first_rule_and_approved_by_its_approver_or_the_lead() {
+        let p = Policy {
+            timeout_seconds: 30,
+            ..policy(
+                Some("lead"),
+                vec![rule("Bash(git push*)", &["w-*"], Some("release")), rule("Bash(git push*)", &[], None)],
+            )
+        };
+        let root = Path::new("/project");
+        let worker = check_call(&p, &call("w-1", "git push origin main"), root).unwrap();
+        assert!(worker.gated);
+        assert_eq!(worker.rule.as_ref(), Some(&p.rules[0]));
+        assert_eq!(worker.approver.as_deref(), Some("release"));
+        assert_eq!(worker.timeout_seconds, 30);
+        let other = check_call(&p, &call("reviewer", "git push"), root).unwrap();
+        assert_eq!(other.rule.as_ref(), Some(&p.rules[1]), "the agent glob limits the first rule");
+        assert_eq!(other.approver.as_deref(), Some("lead"));
+        let free = check_call(&p, &call("w-1", "git status"), root).unwrap();
+        assert_eq!(free, PolicyCheckResult { gated: false, rule: None, approver: None, timeout_seconds: 30 });
+    }
+
+    #[test]
+    fn check_call_refuses_a_call_without_agent_or_tool() {
+        let p = policy(Some("lead"), vec![rule("Bash", &[], None)]);
+        let root = Path::new("/project");
+        let e = check_call(&p, &call("", "ls"), root).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
+        let no_tool = PolicyCheckParams { tool_name: " ".into(), ..call("w-1", "ls") };
+        assert_eq!(check_call(&p, &no_tool, root).unwrap_err().code(), Some(ErrorCode::InvalidInput));
+    }
+
+    #[test]
+    fn set_stores_the_policy_at_the_next_version_and_records_the_change() {
+        let m = Memory::new();
+        assert_eq!(m.read(|tx, _| load(tx)).unwrap(), Policy::default());
+        assert_eq!(m.read(|tx, _| lead(tx)).unwrap(), None);
+        let given = Policy { version: 41, ..policy(Some("lead"), vec![rule("Bash(git push*)", &[], None)]) };
+        let (stored, event_id) = m.write(|tx, now| set(tx, now, set_params(given.clone(), Some(0)))).unwrap();
+        assert_eq!(stored.version, 1, "the given version is ignored");
+        assert_eq!(stored, Policy { version: 1, ..given.clone() });
+        assert_eq!(m.read(|tx, _| load(tx)).unwrap(), stored);
+        assert_eq!(m.read(|tx, _| lead(tx)).unwrap().as_deref(), Some("lead"));
+        let events = m.events();
+        assert_eq!(events.len(), 1);
+        assert_eq!((events[0].event_type, events[0].event_id), (EventType::PolicyChanged, event_id));
+        assert_eq!(events[0].payload_json["version"], 1);
+        let (again, _) = m.write(|tx, now| set(tx, now, set_params(given, None))).unwrap();
+        assert_eq!(again.version, 2, "no expected version: always applied");
+    }
+
+    #[test]
+    fn set_with_a_stale_expected_version_is_refused_and_keeps_the_stored_policy() {
+        let m = Memory::new();
+        let first = policy(Some("lead"), vec![]);
+        m.write(|tx, now| set(tx, now, set_params(first, None))).unwrap();
+        let second = policy(Some("other"), vec![rule("WebFetch", &[], None)]);
+        let e = m.write(|tx, now| set(tx, now, set_params(second.clone(), Some(0)))).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidTransition));
+        assert!(e.to_string().contains("version 1, not 0"), "{e}");
+        let stored = m.read(|tx, _| load(tx)).unwrap();
+        assert_eq!((stored.version, stored.lead.as_deref()), (1, Some("lead")));
+        assert_eq!(m.events().len(), 1);
+        let (now_stored, _) = m.write(|tx, now| set(tx, now, set_params(second, Some(1)))).unwrap();
+        assert_eq!((now_stored.version, now_stored.lead.as_deref()), (2, Some("other")));
+    }
+
+    #[test]
+    fn set_refuses_an_invalid_policy_or_a_missing_actor_before_writing() {
+        let m = Memory::new();
+        let orphan = policy(None, vec![rule("Bash", &[], None)]);
+        let e = m.write(|tx, now| set(tx, now, set_params(orphan, None))).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
+        let nobody = PolicySetParams { actor: String::new(), ..set_params(Policy::default(), None) };
+        assert_eq!(m.write(|tx, now| set(tx, now, nobody)).unwrap_err().code(), Some(ErrorCode::InvalidInput));
+        assert_eq!(m.read(|tx, _| load(tx)).unwrap().version, 0);
+        assert!(m.events().is_empty());
+    }
+}

@@ -413,6 +413,8 @@ pub trait Merges {
     fn task_set_merge(&mut self, t: &Task) -> Result<()>;
     /// Done tasks whose merge is pending in runs that merge automatically, as `(run, task)`.
     fn tasks_auto_merge_pending(&self) -> Result<Vec<(String, String)>>;
+    /// Has the run a task whose merge is pending or in conflict?
+    fn run_has_unmerged(&self, run_id: &str) -> Result<bool>;
 }
 
 /// Full-text search over messages. The index is fed off the send path: a message is

@@ -121,3 +121,118 @@ pub fn withdraw(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<WithdrawResult> 
     let event_id = copies::record(tx, EventType::MailWithdrawn, &first, now)?;
     Ok(WithdrawResult { message_id: p.message_id, recipients, event_id })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::check as delivery_check;
+    use super::*;
+    use crate::ops::messages;
+    use crate::store::sqlite::testing::Memory;
+
+    fn send(m: &Memory, to: &str, priority: Priority, expires: Option<u64>) -> String {
+        let p = SendParams {
+            from: "lead".into(),
+            to: to.into(),
+            task_id: Some("t1".into()),
+            priority: Some(priority),
+            expires_in_seconds: expires,
+            message: MessageInput { summary: "s".into(), ..Default::default() },
+            ..Default::default()
+        };
+        m.write(|tx, now| messages::send(tx, now, p)).unwrap().message.message_id
+    }
+
+    fn mailbox_of(agent: &str) -> PendingParams {
+        PendingParams { agent: Some(agent.into()), task_id: None, remind: true }
+    }
+
+    fn remind_ids(m: &Memory, agent: &str) -> Vec<String> {
+        let r = m.write(|tx, now| remind(tx, now, mailbox_of(agent))).unwrap();
+        r.new.into_iter().map(|i| i.message_id).collect()
+    }
+
+    #[test]
+    fn each_queued_message_is_reminded_of_at_most_once() {
+        let m = Memory::new();
+        let first = send(&m, "w", Priority::Normal, None);
+        let second = send(&m, "w", Priority::Normal, None);
+        assert_eq!(remind_ids(&m, "w"), [first, second]);
+        assert!(remind_ids(&m, "w").is_empty(), "nothing new the second time");
+        let third = send(&m, "w", Priority::Normal, None);
+        assert_eq!(remind_ids(&m, "w"), [third], "only the message that came since");
+        assert!(m.events().iter().all(|e| e.event_type != EventType::MailDelivered), "a reminder delivers nothing");
+    }
+
+    #[test]
+    fn a_reminder_keeps_the_mail_queued_and_counted() {
+        let m = Memory::new();
+        send(&m, "w", Priority::Normal, None);
+        send(&m, "w", Priority::Urgent, None);
+        let r = m.write(|tx, now| remind(tx, now, mailbox_of("w"))).unwrap();
+        assert_eq!((r.pending, r.urgent), (2, 1));
+        assert_eq!(r.new[0].priority, Priority::Urgent, "urgent first");
+        assert!(r.new.iter().all(|i| i.delivery == Delivery::Queued));
+        let again = m.write(|tx, now| remind(tx, now, mailbox_of("w"))).unwrap();
+        assert_eq!((again.pending, again.urgent, again.new.len()), (2, 1, 0));
+        let check = CheckParams { agent: Some("w".into()), ..Default::default() };
+        assert_eq!(
+            m.write(|tx, now| delivery_check(tx, now, check)).unwrap().messages.len(),
+            2,
+            "reminded mail is still delivered"
+        );
+    }
+
+    #[test]
+    fn counting_without_remind_marks_nothing() {
+        let m = Memory::new();
+        let id = send(&m, "w", Priority::Normal, None);
+        let count = PendingParams { remind: false, ..mailbox_of("w") };
+        let r = m.read(|tx, now| pending(tx, now, &count)).unwrap();
+        assert_eq!((r.pending, r.urgent, r.new.len()), (1, 0, 0));
+        assert_eq!(remind_ids(&m, "w"), [id], "a count is not a reminder");
+    }
+
+    #[test]
+    fn delivered_expired_and_withdrawn_mail_is_never_reminded_of() {
+        let m = Memory::new();
+        send(&m, "w", Priority::Normal, None);
+        let check = CheckParams { agent: Some("w".into()), ..Default::default() };
+        m.write(|tx, now| delivery_check(tx, now, check)).unwrap();
+        send(&m, "w", Priority::Normal, Some(60));
+        let withdrawn = send(&m, "w", Priority::Normal, None);
+        let by_sender = MailRef { agent: "lead".into(), message_id: withdrawn };
+        m.write(|tx, now| withdraw(tx, now, by_sender)).unwrap();
+        m.advance(Duration::from_secs(61));
+        let r = m.write(|tx, now| remind(tx, now, mailbox_of("w"))).unwrap();
+        assert_eq!((r.pending, r.new.len()), (0, 0));
+    }
+
+    #[test]
+    fn a_task_mailbox_is_reminded_of_its_own_mail_only() {
+        let m = Memory::new();
+        let p = SendParams {
+            from: "lead".into(),
+            to_task: Some("backend".into()),
+            message: MessageInput { summary: "s".into(), ..Default::default() },
+            ..Default::default()
+        };
+        let for_task = m.write(|tx, now| messages::send(tx, now, p)).unwrap().message.message_id;
+        send(&m, "w", Priority::Normal, None);
+        let task_box = PendingParams { agent: None, task_id: Some("backend".into()), remind: true };
+        let r = m.write(|tx, now| remind(tx, now, task_box)).unwrap();
+        assert_eq!(r.new.iter().map(|i| i.message_id.as_str()).collect::<Vec<_>>(), [for_task.as_str()]);
+        assert_eq!(r.pending, 1);
+    }
+
+    #[test]
+    fn a_reminder_needs_a_mailbox() {
+        let m = Memory::new();
+        let nobody = PendingParams { agent: None, task_id: None, remind: true };
+        let e = m.write(|tx, now| remind(tx, now, nobody)).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
+        let blank = PendingParams { agent: Some(String::new()), ..mailbox_of("w") };
+        assert_eq!(m.write(|tx, now| remind(tx, now, blank)).unwrap_err().code(), Some(ErrorCode::InvalidInput));
+    }
+}

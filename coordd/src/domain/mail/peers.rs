@@ -38,3 +38,67 @@ pub fn list(tx: &dyn Tx, p: PeerListParams) -> Result<PeersResult> {
     let peers = of(tx, &p.task_id)?;
     Ok(PeersResult { task_id: p.task_id, peers, event_id: None })
 }
+
+#[cfg(test)]
+mod tests {
+    use coord_proto::ErrorCode;
+
+    use super::*;
+    use crate::store::sqlite::testing::Memory;
+
+    fn pair(a: &str, b: &str) -> PeerLinkParams {
+        PeerLinkParams { task_id: a.into(), peer_task_id: b.into() }
+    }
+
+    fn peers_of(m: &Memory, task: &str) -> Vec<String> {
+        m.read(|tx, _| list(tx, PeerListParams { task_id: task.into() })).unwrap().peers
+    }
+
+    #[test]
+    fn a_link_makes_each_task_the_others_peer_with_one_event() {
+        let m = Memory::new();
+        let r = m.write(|tx, now| link(tx, now, pair("front", "back"))).unwrap();
+        assert_eq!((r.task_id.as_str(), r.peers.as_slice()), ("front", ["back".to_string()].as_slice()));
+        let events = m.events();
+        assert_eq!(events.len(), 1);
+        assert_eq!((events[0].event_type, Some(events[0].event_id)), (EventType::PeersLinked, r.event_id));
+        assert_eq!(events[0].task_id, "front");
+        assert_eq!(peers_of(&m, "back"), ["front"], "links are symmetric");
+    }
+
+    #[test]
+    fn linking_again_either_way_changes_nothing_and_records_no_event() {
+        let m = Memory::new();
+        m.write(|tx, now| link(tx, now, pair("front", "back"))).unwrap();
+        let again = m.write(|tx, now| link(tx, now, pair("front", "back"))).unwrap();
+        let reversed = m.write(|tx, now| link(tx, now, pair("back", "front"))).unwrap();
+        assert_eq!((again.event_id, reversed.event_id), (None, None));
+        assert_eq!(reversed.peers, ["front"]);
+        assert_eq!(m.events().len(), 1);
+        assert_eq!(peers_of(&m, "front"), ["back"]);
+    }
+
+    #[test]
+    fn a_task_has_many_peers_listed_sorted_but_peers_of_peers_are_not_linked() {
+        let m = Memory::new();
+        for peer in ["zeta", "alpha", "mid"] {
+            m.write(|tx, now| link(tx, now, pair("hub", peer))).unwrap();
+        }
+        assert_eq!(peers_of(&m, "hub"), ["alpha", "mid", "zeta"]);
+        assert_eq!(peers_of(&m, "alpha"), ["hub"], "links are not transitive");
+        assert!(peers_of(&m, "lonely").is_empty());
+    }
+
+    #[test]
+    fn a_task_cannot_be_its_own_peer_and_both_ids_are_required() {
+        let m = Memory::new();
+        for p in [pair("front", "front"), pair("", "back"), pair("front", "  ")] {
+            let e = m.write(|tx, now| link(tx, now, p.clone())).unwrap_err();
+            assert_eq!(e.code(), Some(ErrorCode::InvalidInput), "{p:?}: {e}");
+        }
+        assert!(m.events().is_empty());
+        assert!(peers_of(&m, "front").is_empty());
+        let e = m.read(|tx, _| list(tx, PeerListParams { task_id: String::new() })).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
+    }
+}

@@ -121,3 +121,203 @@ pub fn remove_task(tx: &mut dyn Tx, now: Ts, p: TaskRef) -> Result<TaskRemoveRes
     refresh_run(tx, &p.run_id, actor, now)?;
     Ok(TaskRemoveResult { run_id: p.run_id, task_id: p.task_id, dependents, event_id })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::orch::attempts::{Mode, Plan};
+    use crate::domain::orch::plan;
+    use crate::ops::{self, messages};
+    use crate::store::sqlite::testing::Memory;
+
+    fn setup(m: &Memory) {
+        let p = RunCreateParams { run_id: Some("R1".into()), goal: "g".into(), ..Default::default() };
+        m.write(|tx, now| plan::create_run(tx, now, p)).unwrap();
+        for (id, deps) in [("T1", vec![]), ("T2", vec!["T1"]), ("T3", vec!["T1", "T2"])] {
+            let p = TaskAddParams {
+                run_id: "R1".into(),
+                task_id: id.into(),
+                title: format!("task {id}"),
+                depends_on: deps.iter().map(|d| d.to_string()).collect(),
+                assign_to: Some("w".into()),
+                kind: Some(TaskKind::Thread),
+                ..Default::default()
+            };
+            m.write(|tx, now| plan::add_task(tx, now, p)).unwrap();
+        }
+    }
+
+    fn dispatch(m: &Memory, task: &str) -> String {
+        open_attempt(m, task, 1, Mode::Dispatch)
+    }
+
+    fn open_attempt(m: &Memory, task: &str, attempt: u32, mode: Mode) -> String {
+        let plan = Plan {
+            task_id: task.into(),
+            attempt,
+            worker: "w".into(),
+            repo: None,
+            worktree: None,
+            previous: None,
+            host: None,
+        };
+        let d = m.write(|tx, now| ops::orch::record_attempts(tx, now, "R1", &[plan], mode)).unwrap();
+        d.dispatches[0].thread_id.clone()
+    }
+
+    fn finish(m: &Memory, thread: &str, status: ThreadStatus) {
+        let p = ClaimParams { agent: "w".into(), thread_id: thread.into(), lease_seconds: None };
+        m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
+        let p = FinishParams {
+            agent: "w".into(),
+            thread_id: thread.into(),
+            message: MessageInput { summary: "r".into(), ..Default::default() },
+            lease_token: None,
+        };
+        m.write(|tx, now| messages::finish(tx, now, p, status)).unwrap();
+    }
+
+    fn edit(task: &str) -> TaskEditParams {
+        TaskEditParams { run_id: "R1".into(), task_id: task.into(), ..Default::default() }
+    }
+
+    fn task(m: &Memory, id: &str) -> Task {
+        m.read(|tx, _| load_task(tx, "R1", id)).unwrap()
+    }
+
+    fn remove(m: &Memory, id: &str) -> Result<TaskRemoveResult> {
+        m.write(|tx, now| remove_task(tx, now, TaskRef { run_id: "R1".into(), task_id: id.into() }))
+    }
+
+    #[test]
+    fn what_the_worker_is_handed_changes_before_the_first_dispatch() {
+        let m = Memory::new();
+        setup(&m);
+        let p = TaskEditParams {
+            title: Some("new title".into()),
+            body: Some("four".into()),
+            acceptance: Some("tests pass".into()),
+            kind: Some(TaskKind::Code),
+            ..edit("T1")
+        };
+        let v = m.write(|tx, now| edit_task(tx, now, p)).unwrap();
+        assert_eq!(
+            (v.task.title.as_str(), v.task.body.as_str(), v.task.acceptance.as_str(), v.task.kind),
+            ("new title", "four", "tests pass", TaskKind::Code)
+        );
+        assert_eq!(task(&m, "T1"), v.task, "stored as returned");
+        assert_eq!(v.dependents, ["T2", "T3"]);
+        let e = m.events().pop().unwrap();
+        assert_eq!(e.event_type, EventType::TaskEdited);
+        assert_eq!(e.summary, "T1 edited: title, body, acceptance, kind");
+        assert_eq!(e.payload_json["body"], 4, "the body's length, not its text");
+    }
+
+    #[test]
+    fn a_dispatched_task_refuses_content_changes_but_takes_worker_priority_role_and_limit() {
+        let m = Memory::new();
+        setup(&m);
+        dispatch(&m, "T1");
+        for p in [
+            TaskEditParams { title: Some("t".into()), ..edit("T1") },
+            TaskEditParams { body: Some("b".into()), ..edit("T1") },
+            TaskEditParams { acceptance: Some("a".into()), ..edit("T1") },
+            TaskEditParams { kind: Some(TaskKind::Code), priority: Some(Priority::High), ..edit("T1") },
+        ] {
+            let e = m.write(|tx, now| edit_task(tx, now, p)).unwrap_err();
+            assert_eq!(e.code(), Some(ErrorCode::InvalidTransition), "{e}");
+        }
+        assert_eq!(task(&m, "T1").priority, Priority::Normal, "a refused edit changes nothing");
+        let p = TaskEditParams {
+            priority: Some(Priority::Urgent),
+            assign_to: Some("w2".into()),
+            role: Some("reviewer".into()),
+            max_attempts: Some(1),
+            ..edit("T1")
+        };
+        let t = m.write(|tx, now| edit_task(tx, now, p)).unwrap().task;
+        assert_eq!(t.priority, Priority::Urgent);
+        assert_eq!(t.assign_to.as_deref(), Some("w2"));
+        assert_eq!(t.role.as_deref(), Some("reviewer"));
+        assert_eq!((t.max_attempts, t.attempt, t.status), (1, 1, TaskStatus::Dispatched));
+    }
+
+    #[test]
+    fn a_finished_task_has_nothing_left_to_edit() {
+        let m = Memory::new();
+        setup(&m);
+        let thread = dispatch(&m, "T1");
+        finish(&m, &thread, ThreadStatus::Done);
+        let p = TaskEditParams { priority: Some(Priority::High), ..edit("T1") };
+        let e = m.write(|tx, now| edit_task(tx, now, p)).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidTransition));
+        assert!(e.to_string().contains("nothing left to edit"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_edit_a_blank_title_and_a_zero_attempt_limit_are_refused() {
+        let m = Memory::new();
+        setup(&m);
+        let e = m.write(|tx, now| edit_task(tx, now, edit("T1"))).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
+        assert!(e.to_string().contains("nothing to change"), "{e}");
+        let zero = TaskEditParams { max_attempts: Some(0), ..edit("T1") };
+        assert_eq!(m.write(|tx, now| edit_task(tx, now, zero)).unwrap_err().code(), Some(ErrorCode::InvalidInput));
+        let blank = TaskEditParams { title: Some("  ".into()), ..edit("T1") };
+        assert_eq!(m.write(|tx, now| edit_task(tx, now, blank)).unwrap_err().code(), Some(ErrorCode::InvalidInput));
+        assert!(m.events().iter().all(|e| e.event_type != EventType::TaskEdited), "refused edits record nothing");
+    }
+
+    #[test]
+    fn the_attempt_limit_cannot_drop_below_the_attempts_used() {
+        let m = Memory::new();
+        setup(&m);
+        let first = dispatch(&m, "T1");
+        finish(&m, &first, ThreadStatus::Failed);
+        open_attempt(&m, "T1", 2, Mode::Retry);
+        let below = TaskEditParams { max_attempts: Some(1), ..edit("T1") };
+        let e = m.write(|tx, now| edit_task(tx, now, below)).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
+        assert!(e.to_string().contains("attempts used (2)"), "{e}");
+        let at = TaskEditParams { max_attempts: Some(2), ..edit("T1") };
+        assert_eq!(m.write(|tx, now| edit_task(tx, now, at)).unwrap().task.max_attempts, 2);
+    }
+
+    #[test]
+    fn removing_an_undispatched_task_releases_the_dependents_it_alone_held_back() {
+        let m = Memory::new();
+        setup(&m);
+        let r = remove(&m, "T1").unwrap();
+        assert_eq!(r.dependents, ["T2", "T3"]);
+        assert_eq!(m.events().iter().find(|e| e.event_id == r.event_id).unwrap().event_type, EventType::TaskRemoved);
+        assert!(m.read(|tx, _| tx.task("R1", "T1")).unwrap().is_none());
+        let t2 = task(&m, "T2");
+        assert_eq!((t2.status, t2.depends_on.len()), (TaskStatus::Ready, 0));
+        let t3 = task(&m, "T3");
+        assert_eq!(t3.status, TaskStatus::Pending, "T3 still waits for T2");
+        assert_eq!(t3.depends_on, ["T2"]);
+    }
+
+    #[test]
+    fn a_task_that_was_ever_dispatched_is_never_removed() {
+        let m = Memory::new();
+        setup(&m);
+        dispatch(&m, "T1");
+        let e = remove(&m, "T1").unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidTransition));
+        assert!(e.to_string().contains("cancel it instead"), "{e}");
+        assert_eq!(task(&m, "T1").status, TaskStatus::Dispatched);
+        assert_eq!(task(&m, "T2").depends_on, ["T1"]);
+    }
+
+    #[test]
+    fn a_cancelled_run_refuses_edits_and_removals() {
+        let m = Memory::new();
+        setup(&m);
+        let p = CancelTaskParams { run_id: "R1".into(), task_id: None, reason: "stop".into() };
+        m.write(|tx, now| ops::orch::cancel(tx, now, p, &crate::domain::credentials::Acting::daemon())).unwrap();
+        let p = TaskEditParams { priority: Some(Priority::High), ..edit("T1") };
+        assert_eq!(m.write(|tx, now| edit_task(tx, now, p)).unwrap_err().code(), Some(ErrorCode::InvalidTransition));
+        assert_eq!(remove(&m, "T1").unwrap_err().code(), Some(ErrorCode::InvalidTransition));
+    }
+}

@@ -272,3 +272,7 @@ pub fn record_finished(tx: &mut dyn Tx, now: Ts, run_id: &str, into: &str, commi
                          "integration_branch": run.integration_branch});
     run_event(tx, EventType::RunMerged, &run, (&run.created_by, &summary, &payload), now)
 }
+
+#[cfg(test)]
+#[path = "merge_tests.rs"]
+mod tests;

@@ -128,7 +128,9 @@ pub fn refresh_run(tx: &mut dyn Tx, run_id: &str, actor: &str, now: Ts) -> Resul
         return Ok(());
     }
     use TaskStatus::*;
-    let open = tx.run_has_task(run_id, &[Pending, Ready, Dispatched, InProgress, Blocked, Failed], None)?;
+    // A done task whose merge is pending or in conflict still has work ahead of the run.
+    let open = tx.run_has_task(run_id, &[Pending, Ready, Dispatched, InProgress, Blocked, Failed], None)?
+        || tx.run_has_unmerged(run_id)?;
     let any_done = tx.run_has_task(run_id, &[Done], None)?;
     let failed_for_good = tx.run_has_task(run_id, &[Failed], Some(false))?;
     let want = if !open && any_done {

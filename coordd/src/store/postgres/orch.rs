@@ -317,6 +317,11 @@ impl Merges for PgTx<'_> {
             |r| Ok((r.s(0)?, r.s(1)?)),
         )
     }
+
+    fn run_has_unmerged(&self, run_id: &str) -> Result<bool> {
+        let sql = "SELECT 1 FROM tasks WHERE run_id = $1 AND merge_state IN ('pending', 'conflict') LIMIT 1";
+        Ok(self.row(sql, &[&run_id])?.is_some())
+    }
 }
 
 const ATTEMPT_COLUMNS: &str = "run_id, task_id, attempt, thread_id, worker, status, repo, worktree_path, \

@@ -322,6 +322,13 @@ impl Merges for SqliteTx<'_> {
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+
+    fn run_has_unmerged(&self, run_id: &str) -> Result<bool> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT 1 FROM tasks WHERE run_id = ?1 AND merge_state IN ('pending', 'conflict') LIMIT 1")?
+            .exists([run_id])?)
+    }
 }
 
 const ATTEMPT_COLUMNS: &str = "run_id, task_id, attempt, thread_id, worker, status, repo, worktree_path, \
