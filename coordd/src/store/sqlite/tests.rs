@@ -63,8 +63,13 @@ async fn reads_run_on_connections_that_cannot_write() {
 }
 
 fn plan(conn: &Connection, sql: &str) -> Vec<String> {
+    plan_with(conn, sql, &[])
+}
+
+/// The plan of `sql` with its parameters bound to `params`.
+fn plan_with(conn: &Connection, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Vec<String> {
     let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-    stmt.query_map([], |r| r.get::<_, String>(3)).unwrap().collect::<Result<_, _>>().unwrap()
+    stmt.query_map(params, |r| r.get::<_, String>(3)).unwrap().collect::<Result<_, _>>().unwrap()
 }
 
 /// `inbox.fetch` is served in its order by an index: no sort of the agent's pending
@@ -74,11 +79,8 @@ fn fetch_is_served_in_order_by_its_index() {
     let m = Memory::new();
     let q = FetchQuery { agent: "w".into(), statuses: vec![ThreadStatus::Pending], unread: false, limit: 50 };
     m.read(|tx, _| tx.threads_fetch(&q)).unwrap();
-    let p = plan(
-        m.conn(),
-        "SELECT t.thread_id FROM threads t LEFT JOIN leases l ON l.thread_id = t.thread_id \
-         WHERE t.assigned_to = 'w' AND t.status IN ('pending') ORDER BY t.prio_rank DESC, t.created_at, t.thread_id LIMIT 50",
-    );
+    // The very statement `threads_fetch` runs.
+    let p = plan_with(m.conn(), &super::threads::fetch_sql(&q), &[&"w", &"pending"]);
     assert!(p.iter().any(|l| l.contains("idx_threads_fetch")), "{p:?}");
     assert!(!p.iter().any(|l| l.contains("TEMP B-TREE")), "no sort: {p:?}");
 }

@@ -98,24 +98,7 @@ impl Threads for SqliteTx<'_> {
     fn threads_fetch(&self, q: &FetchQuery) -> Result<Vec<StoredThread>> {
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(q.agent.clone())];
         args.extend(q.statuses.iter().map(|s| SqlValue::Text(s.as_str().into())));
-        let unread = if q.unread {
-            "AND EXISTS (SELECT 1 FROM messages m WHERE m.thread_id = t.thread_id \
-               AND m.to_agent = ?1 AND m.from_agent <> ?1 \
-               AND m.event_id > COALESCE((SELECT r.read_event_id FROM reads r \
-                   WHERE r.agent_id = ?1 AND r.thread_id = t.thread_id), 0))"
-        } else {
-            ""
-        };
-        // Served in order by idx_threads_fetch (assigned_to, status, prio_rank DESC,
-        // created_at, thread_id) when one status is asked for: no sort.
-        let sql = format!(
-            "SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} \
-             WHERE t.assigned_to = ?1 AND t.status IN ({}) {unread} \
-             ORDER BY t.prio_rank DESC, t.created_at, t.thread_id LIMIT {}",
-            marks(2, q.statuses.len()),
-            q.limit
-        );
-        self.query_threads(&sql, args)
+        self.query_threads(&fetch_sql(q), args)
     }
 
     fn threads_list(&self, p: &ListParams, limit: u32) -> Result<Vec<StoredThread>> {
@@ -234,4 +217,25 @@ impl Leases for SqliteTx<'_> {
         )?;
         next.map(|t| Ts::parse(&t)).transpose()
     }
+}
+
+/// The SQL of `threads_fetch` (`?1` the agent, then the statuses).
+pub(super) fn fetch_sql(q: &FetchQuery) -> String {
+    let unread = if q.unread {
+        "AND EXISTS (SELECT 1 FROM messages m WHERE m.thread_id = t.thread_id \
+           AND m.to_agent = ?1 AND m.from_agent <> ?1 \
+           AND m.event_id > COALESCE((SELECT r.read_event_id FROM reads r \
+               WHERE r.agent_id = ?1 AND r.thread_id = t.thread_id), 0))"
+    } else {
+        ""
+    };
+    // Served in order by idx_threads_fetch (assigned_to, status, prio_rank DESC,
+    // created_at, thread_id) when one status is asked for: no sort.
+    format!(
+        "SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} \
+         WHERE t.assigned_to = ?1 AND t.status IN ({}) {unread} \
+         ORDER BY t.prio_rank DESC, t.created_at, t.thread_id LIMIT {}",
+        marks(2, q.statuses.len()),
+        q.limit
+    )
 }
