@@ -113,7 +113,7 @@ impl Connection {
 
     /// Say on stderr when this command starts the daemon (not under `--json`).
     pub fn announce_start(mut self, yes: bool) -> Connection {
-        self.opts.announce_start = yes;
+        self.opts.on_start = yes.then_some(say_started as fn(u32, &Path));
         self
     }
 
@@ -248,4 +248,9 @@ impl WaitReport {
             }
         }
     }
+}
+
+/// One line on stderr when a command starts the project's daemon.
+fn say_started(pid: u32, project: &Path) {
+    eprintln!("coordd: started the daemon for {} (pid {pid})", project.display());
 }

@@ -48,9 +48,9 @@ pub struct ConnectOptions {
     /// An agent's secret (default: `$COORD_AGENT_SECRET`): the connection authenticates as
     /// that agent right after the handshake (`agents.authenticate`).
     pub secret: Option<String>,
-    /// Say on stderr, in one line, when this client starts a daemon (its pid and project).
-    /// Off by default: the CLIs turn it on unless their output is JSON.
-    pub announce_start: bool,
+    /// Called with the pid and project directory when this client starts a daemon (the
+    /// CLIs say so on stderr unless their output is JSON). `None`: nothing is said.
+    pub on_start: Option<fn(u32, &Path)>,
 }
 
 impl ConnectOptions {
@@ -65,7 +65,7 @@ impl ConnectOptions {
             paths: paths::resolve(db, cwd),
             autostart: !autostart_disabled_by_env(),
             secret: secret_from_env(),
-            announce_start: false,
+            on_start: None,
         }
     }
 }
@@ -140,8 +140,8 @@ impl Client {
                 return Err(ClientError::DaemonUnavailable {
                     db: paths.db.clone(),
                     reason: format!(
-                        "nothing listens on {} and auto-start is off (--no-autostart or COORD_NO_AUTOSTART); \
-                         start it with `coordd serve`",
+                        "nothing listens on {} and auto-start is off (COORD_NO_AUTOSTART, or the caller's \
+                         choice); start it with `coordd serve`",
                         paths.socket.display()
                     ),
                 });
@@ -157,9 +157,8 @@ impl Client {
         .map_err(|e| ClientError::Transport(format!("auto-start task failed: {e}")))??;
         match started {
             autostart::Started::Ready(pid) => {
-                if let Some(pid) = pid.filter(|_| opts.announce_start) {
-                    let project = paths.db.parent().and_then(Path::parent).unwrap_or(&paths.db);
-                    eprintln!("coordd: started the daemon for {} (pid {pid})", project.display());
+                if let (Some(pid), Some(said)) = (pid, opts.on_start) {
+                    said(pid, paths.db.parent().and_then(Path::parent).unwrap_or(&paths.db));
                 }
             }
             autostart::Started::AlreadyRunning => {

@@ -35,7 +35,7 @@ pub async fn run(ctx: &Ctx, args: TopArgs) -> Res {
     // restart's notice does not land in the middle of the screen.
     ctx.client().await?;
     let mut quiet = ctx.connect_options().clone();
-    quiet.announce_start = false;
+    quiet.on_start = None;
     let client = Client::connect(quiet.clone()).await?;
     let mut model = Model::new(args.run.clone());
     let start = client.server_info().last_event_id;
