@@ -26,6 +26,7 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Notify, mpsc, oneshot};
 
+pub use crate::shed::Meter;
 use crate::shed::{Handle, Pool};
 
 /// Bytes a connection may have queued for writing (replies and notifications together)
@@ -33,34 +34,6 @@ use crate::shed::{Handle, Pool};
 pub const CONNECTION_BUDGET: usize = 16 * 1024 * 1024;
 /// Bytes one subscription may have queued for writing before it is cut loose.
 pub const SUBSCRIPTION_BUDGET: usize = 4 * 1024 * 1024;
-
-/// Bytes queued and not yet handed to the socket. Its operations are sequentially
-/// consistent, with `Room::waiting`: a sender that finds no room and then registers as
-/// waiting either sees the room a writer made, or that writer sees it waiting.
-#[derive(Debug, Default)]
-pub struct Meter {
-    bytes: AtomicUsize,
-}
-
-impl Meter {
-    /// Bytes currently charged.
-    pub fn bytes(&self) -> usize {
-        self.bytes.load(Ordering::SeqCst)
-    }
-
-    /// Charge `n` bytes if the meter is under `budget`; false (and nothing charged) if not.
-    fn try_charge(&self, n: usize, budget: usize) -> bool {
-        self.bytes.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| (b < budget).then_some(b + n)).is_ok()
-    }
-
-    fn charge(&self, n: usize) {
-        self.bytes.fetch_add(n, Ordering::SeqCst);
-    }
-
-    fn release(&self, n: usize) {
-        self.bytes.fetch_sub(n, Ordering::SeqCst);
-    }
-}
 
 /// Wakes the senders waiting for room on one connection; costs nothing when none waits.
 #[derive(Default)]
@@ -334,5 +307,27 @@ mod tests {
         drop(rx.recv().await.unwrap());
         waiting.await.unwrap();
         assert_eq!(outbox.meter().bytes(), 11);
+    }
+
+    const MIB: usize = 1024 * 1024;
+
+    #[test]
+    fn over_the_budget_the_connections_holding_the_most_are_closed_and_readers_never() {
+        let pool = Arc::new(crate::shed::Pool::new(4 * MIB));
+        let (a, _a_unread) = Outbox::new(pool.clone());
+        let (b, _b_unread) = Outbox::new(pool.clone());
+        let (c, mut c_reads) = Outbox::new(pool.clone());
+        let sub = || Arc::new(Meter::default());
+        let (sa, sb, sc) = (sub(), sub(), sub());
+        a.try_push(raw(3 * MIB), &sa).unwrap();
+        c.try_push(raw(100), &sc).unwrap();
+        drop(c_reads.try_recv().unwrap());
+        assert!(!a.handle().is_shed(), "under the budget nothing is closed");
+        // 5 MiB queued: the largest holder goes, which brings the total under 3 MiB.
+        b.try_push(raw(2 * MIB), &sb).unwrap();
+        assert!(a.handle().is_shed());
+        assert!(!b.handle().is_shed() && !c.handle().is_shed());
+        drop(_a_unread);
+        assert_eq!(pool.total(), 2 * MIB + 1, "a closed connection's queue is given back when dropped");
     }
 }

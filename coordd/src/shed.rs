@@ -8,6 +8,9 @@
 //! Closing drops the connection's queue at once (its writer stops), so the memory comes
 //! back whatever its client does; the client sees the connection end, as after a daemon
 //! restart, and reconnects and resumes from its cursor.
+//!
+//! [`Meter`], the byte count of one queue, lives here so that `outbox` (which charges
+//! meters and joins the pool) depends on this module and not the other way round.
 
 use std::cmp::Reverse;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -15,7 +18,33 @@ use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Notify;
 
-use crate::outbox::Meter;
+/// Bytes queued and not yet handed to the socket (a connection's or a subscription's). Its
+/// operations are sequentially consistent, with the outbox's `Room::waiting`: a sender that finds no room and then registers as
+/// waiting either sees the room a writer made, or that writer sees it waiting.
+#[derive(Debug, Default)]
+pub struct Meter {
+    bytes: AtomicUsize,
+}
+
+impl Meter {
+    /// Bytes currently charged.
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::SeqCst)
+    }
+
+    /// Charge `n` bytes if the meter is under `budget`; false (and nothing charged) if not.
+    pub(crate) fn try_charge(&self, n: usize, budget: usize) -> bool {
+        self.bytes.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| (b < budget).then_some(b + n)).is_ok()
+    }
+
+    pub(crate) fn charge(&self, n: usize) {
+        self.bytes.fetch_add(n, Ordering::SeqCst);
+    }
+
+    pub(crate) fn release(&self, n: usize) {
+        self.bytes.fetch_sub(n, Ordering::SeqCst);
+    }
+}
 
 /// Bytes all connections together may have queued for writing.
 pub const OUTPUT_BUDGET: usize = 256 * 1024 * 1024;
@@ -124,39 +153,5 @@ impl Handle {
             }
             n.await;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::value::RawValue;
-
-    use super::*;
-    use crate::outbox::Outbox;
-
-    const MIB: usize = 1024 * 1024;
-
-    fn raw(n: usize) -> Box<RawValue> {
-        RawValue::from_string(format!("\"{}\"", "x".repeat(n.saturating_sub(3)))).unwrap()
-    }
-
-    #[test]
-    fn over_the_budget_the_connections_holding_the_most_are_closed_and_readers_never() {
-        let pool = Arc::new(Pool::new(4 * MIB));
-        let (a, _a_unread) = Outbox::new(pool.clone());
-        let (b, _b_unread) = Outbox::new(pool.clone());
-        let (c, mut c_reads) = Outbox::new(pool.clone());
-        let sub = || Arc::new(Meter::default());
-        let (sa, sb, sc) = (sub(), sub(), sub());
-        a.try_push(raw(3 * MIB), &sa).unwrap();
-        c.try_push(raw(100), &sc).unwrap();
-        drop(c_reads.try_recv().unwrap());
-        assert!(!a.handle().is_shed(), "under the budget nothing is closed");
-        // 5 MiB queued: the largest holder goes, which brings the total under 3 MiB.
-        b.try_push(raw(2 * MIB), &sb).unwrap();
-        assert!(a.handle().is_shed());
-        assert!(!b.handle().is_shed() && !c.handle().is_shed());
-        drop(_a_unread);
-        assert_eq!(pool.total(), 2 * MIB, "a closed connection's queue is given back when dropped");
     }
 }
