@@ -204,24 +204,27 @@ async fn a_shutdown_request_stops_the_session_after_the_hook_approves_it() {
     assert!(!out.stdout.contains("\"continue\""), "{}", out.stdout);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_stop_hook_tells_the_lead_the_session_went_idle() {
+/// Run R1 (led by `lead`) with w1's thread for T1, which w1 claims and ends with `verb`
+/// (`done` or `fail`); then w1's session stops. The stop hook's output, and the event
+/// `orch wait` wakes on after that.
+fn session_stops_after(verb: &str) -> (String, serde_json::Value) {
     let p = Project::new();
     let _d = p.serve();
     p.orch().args(["run", "create", "--id", "R1", "--goal", "g", "--created-by", "lead", "--json"]).run().ok();
     let v = ok_as(&p, "lead", &["send", "--to", "w1", "--run", "R1", "--task", "T1", "--summary", "do it"]);
     let thread = v["thread"]["thread_id"].as_str().unwrap().to_string();
     ok_as(&p, "w1", &["claim", "--thread", &thread]);
-    let cursor = ok_as(&p, "w1", &["done", "--thread", &thread, "--summary", "done"])["event_id"].as_i64().unwrap();
+    let cursor = ok_as(&p, "w1", &[verb, "--thread", &thread, "--summary", "over"])["event_id"].as_i64().unwrap();
     ok_as(&p, "w1", &["check"]); // the task's own mail, read
-    let out = spawn_hook(
-        &p,
-        "stop",
-        &json!({"hook_event_name": "Stop", "stop_hook_active": false}),
-        &["--task", "T1", "--run", "R1"],
-    );
-    assert_eq!(out.join().unwrap().ok().stdout.trim(), "", "nothing to block the stop");
-    let v = orch_wait(&p, "R1", cursor);
+    let stop = json!({"hook_event_name": "Stop", "stop_hook_active": false});
+    let out = spawn_hook(&p, "stop", &stop, &["--task", "T1", "--run", "R1"]).join().unwrap().ok();
+    (out.stdout, orch_wait(&p, "R1", cursor))
+}
+
+#[test]
+fn the_stop_hook_tells_the_lead_the_session_went_idle() {
+    let (stdout, v) = session_stops_after("done");
+    assert_eq!(stdout.trim(), "", "nothing to block the stop");
     let m = &v["event"]["message"];
     assert_eq!(
         (m["type"].as_str(), m["from_agent"].as_str(), m["to_agent"].as_str()),
@@ -234,20 +237,9 @@ async fn the_stop_hook_tells_the_lead_the_session_went_idle() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_whose_task_failed_goes_idle_as_failed() {
-    let p = Project::new();
-    let _d = p.serve();
-    p.orch().args(["run", "create", "--id", "R1", "--goal", "g", "--created-by", "lead", "--json"]).run().ok();
-    let v = ok_as(&p, "lead", &["send", "--to", "w1", "--run", "R1", "--task", "T1", "--summary", "do it"]);
-    let thread = v["thread"]["thread_id"].as_str().unwrap().to_string();
-    ok_as(&p, "w1", &["claim", "--thread", &thread]);
-    let cursor =
-        ok_as(&p, "w1", &["fail", "--thread", &thread, "--summary", "tests red"])["event_id"].as_i64().unwrap();
-    ok_as(&p, "w1", &["check"]);
-    let stop = json!({"hook_event_name": "Stop", "stop_hook_active": false});
-    spawn_hook(&p, "stop", &stop, &["--task", "T1", "--run", "R1"]).join().unwrap().ok();
-    let v = orch_wait(&p, "R1", cursor);
+#[test]
+fn a_session_whose_task_failed_goes_idle_as_failed() {
+    let (_, v) = session_stops_after("fail");
     let payload = &v["event"]["message"]["payload_json"];
     assert_eq!(
         (payload["idle_reason"].as_str(), payload["completed_status"].as_str()),
