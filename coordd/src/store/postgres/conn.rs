@@ -43,10 +43,24 @@ impl PgConn {
         let mut client = cfg
             .connect(NoTls)
             .map_err(|e| Error::Storage(format!("cannot connect to PostgreSQL: {}", describe(&e))))?;
+        // Every statement is prepared once and run many times. A generic plan made while a
+        // table was small (a sequential scan) would stay cached while the table grows, and
+        // each call would then scan it; a custom plan per call follows the table's size.
+        // (The writer opts back in: see `writer_plans`.)
         client
-            .batch_execute(&format!("SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'"))
+            .batch_execute(&format!(
+                "SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'; \
+                 SET plan_cache_mode = force_custom_plan"
+            ))
             .map_err(Error::from)?;
         Ok(PgConn { client, stmts: HashMap::new(), schema: None })
+    }
+
+    /// The writer's plans: generic ones after a few runs (PostgreSQL's default), which
+    /// save it the planning of every statement of every batch.
+    pub fn writer_plans(mut self) -> Result<PgConn> {
+        self.batch("SET plan_cache_mode = auto")?;
+        Ok(self)
     }
 
     /// Whether the connection is known to be gone (it then has to be replaced).

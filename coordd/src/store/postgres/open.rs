@@ -86,7 +86,7 @@ impl PgStore {
     /// and the bus they publish on. Blocking: call it off the executor.
     pub fn open(url: &str) -> Result<(PgStore, Bus)> {
         let cfg = conn::config(url)?;
-        let mut writer_conn = PgConn::connect(&cfg)?;
+        let mut writer_conn = PgConn::connect(&cfg)?.writer_plans()?;
         let schema_version = migrations::migrate(&mut writer_conn)?;
         let schema = writer_conn.schema()?;
         let last = PgTx::read(&mut writer_conn).last_event_id()?;

@@ -121,7 +121,7 @@ fn connected(conn: &mut Option<PgConn>, shared: &Shared) -> bool {
     if conn.as_ref().is_some_and(|c| !c.is_closed()) {
         return true;
     }
-    match PgConn::connect(&shared.cfg) {
+    match PgConn::connect(&shared.cfg).and_then(PgConn::writer_plans) {
         Ok(c) => {
             tracing::info!("writer connected to PostgreSQL");
             *conn = Some(c);
