@@ -6,8 +6,9 @@
 //!   implementation [`PgStore`].
 //! - [`writer`]: the group-committing writer of this instance; its transactions take one
 //!   database-wide write lock (writers of all instances run one at a time, as SQLite's one
-//!   writer does), take event ids from a locked counter row (ids commit in order) and send
-//!   one small `NOTIFY` per batch that recorded events.
+//!   writer does) and take event ids from a locked counter row (ids commit in order).
+//! - [`notify`]: after those commits, one small `NOTIFY` with the newest id, outside every
+//!   write transaction and shared by batches that commit faster than it is sent.
 //! - [`follow`]: publishing on this instance's bus in id order, each event once, whoever
 //!   committed it; the dedicated listening connection, the poll when it is down, and the
 //!   duties lock (background duties run on one instance).
@@ -25,6 +26,7 @@ pub mod follow;
 pub mod import;
 mod mail;
 pub mod migrations;
+pub mod notify;
 mod open;
 mod orch;
 mod requests;

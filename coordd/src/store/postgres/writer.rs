@@ -16,9 +16,10 @@
 //!    [`super::tx::EventIds`]) and stored back before `COMMIT`: ids commit in order, so a
 //!    cursor never skips one. (The advisory lock alone would order them too; the row lock
 //!    keeps the guarantee for any other writer, such as `coordd migrate`.)
-//! 3. One `NOTIFY` per batch that recorded events, carrying only the last id; none for a
-//!    batch without events (touches). The notification queue's lock is taken at commit by
-//!    transactions that already hold the write lock, so it serialises nothing more.
+//! 3. No `NOTIFY` in any write transaction: after a batch that recorded events commits,
+//!    its last id goes to the [`Notifier`](super::notify::Notifier), whose own thread and
+//!    connection tell the other daemons, sharing one notification among batches that
+//!    commit faster than it sends.
 //!
 //! A lost connection fails the batch (`storage`, nothing acknowledged); the next batch
 //! connects again.
@@ -30,6 +31,7 @@ use coord_proto::types::Event;
 
 use super::conn::PgConn;
 use super::follow::Shared;
+use super::notify::Notifier;
 use super::tx::{EventIds, PgTx};
 use crate::error::{Error, Result};
 use crate::store::backend::WriteJob;
@@ -37,16 +39,17 @@ use crate::store::queue::{MAX_BATCH, Queue, Writer};
 
 /// Start the writer thread on `conn` (reconnecting through `shared` when it is lost).
 pub fn spawn(conn: PgConn, shared: Arc<Shared>) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
-    Writer::spawn("coordd-pg-writer", move |queue| run(Some(conn), queue, shared))
+    let notifier = Notifier::spawn(shared.clone())?;
+    Writer::spawn("coordd-pg-writer", move |queue| run(Some(conn), queue, shared, notifier))
 }
 
-fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>) {
+fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier: Notifier) {
     let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
     while queue.next_batch(&mut batch) {
-        run_batch(&mut conn, &mut batch, &shared);
+        run_batch(&mut conn, &mut batch, &shared, &notifier);
     }
     queue.close(&mut batch);
-    run_batch(&mut conn, &mut batch, &shared);
+    run_batch(&mut conn, &mut batch, &shared, &notifier);
     queue.finished();
 }
 
@@ -66,7 +69,7 @@ enum Attempt {
 }
 
 /// Run a batch in one transaction, publish its events, answer its jobs.
-fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shared) {
+fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shared, notifier: &Notifier) {
     if batch.is_empty() {
         return;
     }
@@ -102,6 +105,9 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
     };
     let commit_err = match outcome {
         Attempt::Committed(events) => {
+            if let Some(last) = events.last() {
+                notifier.committed(last.event_id);
+            }
             shared.publisher.committed(c, events);
             None
         }
@@ -207,7 +213,7 @@ fn attempt(c: &mut PgConn, batch: &mut [WriteJob], isolation: Isolation, shared:
             return Attempt::Failed(Error::Storage("the connection to PostgreSQL was lost".into()));
         }
     }
-    if let Err(e) = finish(c, ids, &events, shared) {
+    if let Err(e) = finish(c, ids) {
         tracing::error!(error = %e, "commit failed; rolling back the batch");
         rollback(c);
         return Attempt::Failed(Error::Storage(format!("commit failed: {e}")));
@@ -215,16 +221,12 @@ fn attempt(c: &mut PgConn, batch: &mut [WriteJob], isolation: Isolation, shared:
     Attempt::Committed(events)
 }
 
-/// Store the counter, notify (once, only when the batch recorded events) and commit, in
-/// one round trip (a failing statement skips the rest, and the caller rolls back).
-fn finish(c: &mut PgConn, ids: EventIds, events: &[Event], shared: &Shared) -> Result<()> {
+/// Store the counter and commit, in one round trip (a failing statement skips the rest,
+/// and the caller rolls back).
+fn finish(c: &mut PgConn, ids: EventIds) -> Result<()> {
     let mut sql = String::new();
     if let Some(last) = ids.to_store() {
         sql.push_str(&format!("UPDATE coordd_event_counter SET last = {last}; "));
-    }
-    if let Some(last) = events.last() {
-        let channel = shared.channel.replace('\'', "''");
-        sql.push_str(&format!("SELECT pg_notify('{channel}', '{}'); ", last.event_id));
     }
     sql.push_str("COMMIT");
     c.batch(&sql)
