@@ -39,7 +39,7 @@ impl Notifier {
 
 fn run(rx: Receiver<i64>, shared: &Shared) {
     let mut conn: Option<PgConn> = None;
-    let mut sent = Instant::now() - MIN_GAP;
+    let mut sent = Instant::now().checked_sub(MIN_GAP).unwrap_or_else(Instant::now);
     while let Ok(first) = rx.recv() {
         // Soon after the previous notification, wait out the gap: what commits meanwhile
         // goes out with this one.
