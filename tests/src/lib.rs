@@ -7,6 +7,9 @@
 //! (each binary crate has an integration test of its own, which makes cargo build it).
 
 pub mod browser;
+mod outside;
+
+pub use outside::*;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -523,71 +526,6 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A connection that speaks the wire protocol by hand, line by line (what a script with
-/// `socat` or Python's `socket` does): no client library.
-#[cfg(unix)]
-pub struct RawConn {
-    pub w: std::os::unix::net::UnixStream,
-    pub r: BufReader<std::os::unix::net::UnixStream>,
-}
-
-#[cfg(unix)]
-impl RawConn {
-    pub fn connect(socket: &Path) -> RawConn {
-        let s = std::os::unix::net::UnixStream::connect(socket).expect("connect to the socket");
-        RawConn { w: s.try_clone().unwrap(), r: BufReader::new(s) }
-    }
-
-    /// Write one line (a newline is added).
-    pub fn send_line(&mut self, line: &[u8]) {
-        self.w.write_all(line).unwrap();
-        self.w.write_all(b"\n").unwrap();
-    }
-
-    /// Read one line as JSON.
-    #[track_caller]
-    pub fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        assert!(self.r.read_line(&mut line).unwrap() > 0, "connection closed");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:.200}"))
-    }
-
-    /// Send a request and read the next line (its reply, when nothing else is pending).
-    pub fn call(&mut self, v: Value) -> Value {
-        self.send_line(v.to_string().as_bytes());
-        self.recv()
-    }
-}
-
-/// A `/proc/<pid>/status` field in MiB (`VmRSS`, `VmHWM`: the peak resident size).
-#[cfg(target_os = "linux")]
-pub fn proc_mib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
-    let line = status.lines().find(|l| l.starts_with(&format!("{field}:"))).expect("field in /proc status");
-    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).expect("a number of kB") / 1024
-}
-
-/// How many file descriptors a process has open.
-#[cfg(target_os = "linux")]
-pub fn open_fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
-}
-
-/// Whether this run is CI (`.ci/run` sets `COORD_CI=1`): a test that needs something from
-/// outside must then fail, not skip.
-pub fn in_ci() -> bool {
-    std::env::var("COORD_CI").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-/// Skip a test for want of `what` (a clear line on stderr), or fail it under CI.
-#[track_caller]
-pub fn skip_or_fail(what: &str) {
-    if in_ci() {
-        panic!("COORD_CI is set and this test needs {what}");
-    }
-    eprintln!("SKIPPED: this test needs {what}");
-}
-
 /// Ask the project's daemon (auto-started if needed) to serve the dashboard; its URL.
 #[track_caller]
 pub fn dashboard_url(p: &Project) -> String {
@@ -607,27 +545,4 @@ pub fn blocked_task(p: &Project, worker: &str, question: &str) -> (String, i64) 
     ok(p, &["claim", "--agent", worker, "--thread", &thr]);
     let blocked = ok(p, &["update", "--agent", worker, "--thread", &thr, "--status", "blocked", "--summary", question]);
     (thr, blocked["event_id"].as_i64().expect("event_id"))
-}
-
-/// Is an outside program available? When it is missing, a test that needs it fails under
-/// `COORD_CI` (CI installs it) and is skipped, saying so, elsewhere.
-pub fn have(program: &str, needed_for: &str) -> bool {
-    let found =
-        Command::new("sh").arg("-c").arg(format!("command -v {program}")).output().is_ok_and(|o| o.status.success());
-    if !found {
-        skip_or_fail(&format!("{program} (for {needed_for}; .ci/run installs it)"));
-    }
-    found
-}
-
-/// Run a shell command line on a pseudo-terminal `cols` columns wide (util-linux
-/// `script`), in `dir`, with extra environment; what the terminal showed.
-pub fn on_terminal(dir: &Path, cols: u16, line: &str, env: &[(&str, &str)]) -> String {
-    let mut cmd = Command::new("script");
-    cmd.args(["-qec", &format!("stty cols {cols} rows 50; {line}"), "/dev/null"]).current_dir(dir).stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("script");
-    String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
 }

@@ -1,0 +1,97 @@
+//! Speaking to the daemon and looking at it from the outside: a connection that writes
+//! the wire protocol by hand, a process's memory and open files from `/proc`, and
+//! whether a test that needs an outside program may run (CI must not skip it).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// A connection that speaks the wire protocol by hand, line by line (what a script with
+/// `socat` or Python's `socket` does): no client library.
+#[cfg(unix)]
+pub struct RawConn {
+    pub w: std::os::unix::net::UnixStream,
+    pub r: BufReader<std::os::unix::net::UnixStream>,
+}
+
+#[cfg(unix)]
+impl RawConn {
+    pub fn connect(socket: &Path) -> RawConn {
+        let s = std::os::unix::net::UnixStream::connect(socket).expect("connect to the socket");
+        RawConn { w: s.try_clone().unwrap(), r: BufReader::new(s) }
+    }
+
+    /// Write one line (a newline is added).
+    pub fn send_line(&mut self, line: &[u8]) {
+        self.w.write_all(line).unwrap();
+        self.w.write_all(b"\n").unwrap();
+    }
+
+    /// Read one line as JSON.
+    #[track_caller]
+    pub fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(self.r.read_line(&mut line).unwrap() > 0, "connection closed");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:.200}"))
+    }
+
+    /// Send a request and read the next line (its reply, when nothing else is pending).
+    pub fn call(&mut self, v: Value) -> Value {
+        self.send_line(v.to_string().as_bytes());
+        self.recv()
+    }
+}
+
+/// A `/proc/<pid>/status` field in MiB (`VmRSS`, `VmHWM`: the peak resident size).
+#[cfg(target_os = "linux")]
+pub fn proc_mib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    let line = status.lines().find(|l| l.starts_with(&format!("{field}:"))).expect("field in /proc status");
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).expect("a number of kB") / 1024
+}
+
+/// How many file descriptors a process has open.
+#[cfg(target_os = "linux")]
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Whether this run is CI (`.ci/run` sets `COORD_CI=1`): a test that needs something from
+/// outside must then fail, not skip.
+pub fn in_ci() -> bool {
+    std::env::var("COORD_CI").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Skip a test for want of `what` (a clear line on stderr), or fail it under CI.
+#[track_caller]
+pub fn skip_or_fail(what: &str) {
+    if in_ci() {
+        panic!("COORD_CI is set and this test needs {what}");
+    }
+    eprintln!("SKIPPED: this test needs {what}");
+}
+
+/// Is an outside program available? When it is missing, a test that needs it fails under
+/// `COORD_CI` (CI installs it) and is skipped, saying so, elsewhere.
+pub fn have(program: &str, needed_for: &str) -> bool {
+    let found =
+        Command::new("sh").arg("-c").arg(format!("command -v {program}")).output().is_ok_and(|o| o.status.success());
+    if !found {
+        skip_or_fail(&format!("{program} (for {needed_for}; .ci/run installs it)"));
+    }
+    found
+}
+
+/// Run a shell command line on a pseudo-terminal `cols` columns wide (util-linux
+/// `script`), in `dir`, with extra environment; what the terminal showed.
+pub fn on_terminal(dir: &Path, cols: u16, line: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &format!("stty cols {cols} rows 50; {line}"), "/dev/null"]).current_dir(dir).stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("script");
+    String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+}
