@@ -125,9 +125,10 @@ pub fn remove_task(tx: &mut dyn Tx, now: Ts, p: TaskRef) -> Result<TaskRemoveRes
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::orch::attempts::{Mode, Plan};
+    use crate::domain::orch::attempts::Mode;
     use crate::domain::orch::plan;
-    use crate::ops::{self, messages};
+    use crate::domain::orch::tests::{dispatch as open_attempt, finish};
+    use crate::ops;
     use crate::store::sqlite::testing::Memory;
 
     fn setup(m: &Memory) {
@@ -149,32 +150,6 @@ mod tests {
 
     fn dispatch(m: &Memory, task: &str) -> String {
         open_attempt(m, task, 1, Mode::Dispatch)
-    }
-
-    fn open_attempt(m: &Memory, task: &str, attempt: u32, mode: Mode) -> String {
-        let plan = Plan {
-            task_id: task.into(),
-            attempt,
-            worker: "w".into(),
-            repo: None,
-            worktree: None,
-            previous: None,
-            host: None,
-        };
-        let d = m.write(|tx, now| ops::orch::record_attempts(tx, now, "R1", &[plan], mode)).unwrap();
-        d.dispatches[0].thread_id.clone()
-    }
-
-    fn finish(m: &Memory, thread: &str, status: ThreadStatus) {
-        let p = ClaimParams { agent: "w".into(), thread_id: thread.into(), lease_seconds: None };
-        m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
-        let p = FinishParams {
-            agent: "w".into(),
-            thread_id: thread.into(),
-            message: MessageInput { summary: "r".into(), ..Default::default() },
-            lease_token: None,
-        };
-        m.write(|tx, now| messages::finish(tx, now, p, status)).unwrap();
     }
 
     fn edit(task: &str) -> TaskEditParams {

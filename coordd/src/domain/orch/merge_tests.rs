@@ -9,7 +9,7 @@ use coord_proto::types::*;
 use super::*;
 use crate::domain::orch::attempts::{Mode, Plan, Worktree};
 use crate::domain::orch::plan;
-use crate::ops::{self, messages};
+use crate::ops;
 use crate::store::sqlite::testing::Memory;
 
 const INTEGRATION: &str = "orch/R1/integration";
@@ -63,15 +63,7 @@ fn dispatch(m: &Memory, task: &str, branch: bool) -> String {
 }
 
 fn finish(m: &Memory, thread: &str) {
-    let p = ClaimParams { agent: "w".into(), thread_id: thread.into(), lease_seconds: None };
-    m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
-    let p = FinishParams {
-        agent: "w".into(),
-        thread_id: thread.into(),
-        message: MessageInput { summary: "r".into(), ..Default::default() },
-        lease_token: None,
-    };
-    m.write(|tx, now| messages::finish(tx, now, p, ThreadStatus::Done)).unwrap();
+    crate::domain::orch::tests::finish(m, thread, ThreadStatus::Done);
 }
 
 /// A and its branch done, its merge pending.

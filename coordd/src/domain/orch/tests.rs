@@ -38,7 +38,7 @@ fn setup(m: &Memory) {
     }
 }
 
-fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
+pub(super) fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
     vec![Plan {
         task_id: task.into(),
         attempt,
@@ -50,12 +50,14 @@ fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
     }]
 }
 
-fn dispatch(m: &Memory, task: &str, attempt: u32, mode: Mode) -> String {
+/// Open attempt `attempt` of `task` in run R1 for worker `w` (no worktree); its thread.
+pub(super) fn dispatch(m: &Memory, task: &str, attempt: u32, mode: Mode) -> String {
     let d = m.write(|tx, now| ops::orch::record_attempts(tx, now, "R1", &plan_for(task, attempt), mode)).unwrap();
     d.dispatches[0].thread_id.clone()
 }
 
-fn finish(m: &Memory, thread: &str, status: ThreadStatus) {
+/// `w` claims `thread` and ends it with `status`.
+pub(super) fn finish(m: &Memory, thread: &str, status: ThreadStatus) {
     let p = ClaimParams { agent: "w".into(), thread_id: thread.into(), lease_seconds: None };
     m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
     let p = FinishParams {
