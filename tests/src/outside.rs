@@ -95,3 +95,33 @@ pub fn on_terminal(dir: &Path, cols: u16, line: &str, env: &[(&str, &str)]) -> S
     let out = cmd.output().expect("script");
     String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
 }
+
+/// Where `.ci/run` installs the agent CLIs from npm, once per machine and outside any
+/// clone: `$COORD_TOOLS`, else `~/.cache/coordd-tools`. Each CLI is in
+/// `<cache>/<name>/node_modules/.bin/<name>`.
+pub fn tools_cache() -> std::path::PathBuf {
+    match std::env::var_os("COORD_TOOLS") {
+        Some(dir) if !dir.is_empty() => dir.into(),
+        _ => std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
+            .join(".cache/coordd-tools"),
+    }
+}
+
+/// The real agent CLI `name` (`claude` or `codex`): `$COORD_CLAUDE` / `$COORD_CODEX` when
+/// set, else the copy in [`tools_cache`], else the one on `PATH`. `None` (after
+/// [`skip_or_fail`]: a failure under CI) when there is none.
+#[track_caller]
+pub fn agent_cli(name: &str) -> Option<std::path::PathBuf> {
+    let var = format!("COORD_{}", name.to_uppercase());
+    let from_env = std::env::var_os(&var).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    let cached = tools_cache().join(name).join("node_modules/.bin").join(name);
+    let on_path = || {
+        let out = Command::new("sh").arg("-c").arg(format!("command -v {name}")).output().ok()?;
+        out.status.success().then(|| std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    };
+    let found = from_env.or_else(|| cached.is_file().then_some(cached)).or_else(on_path);
+    if found.is_none() {
+        skip_or_fail(&format!("the {name} CLI (${var}, or npm's copy under {}; .ci/run installs it)", tools_cache().display()));
+    }
+    found
+}
