@@ -1,10 +1,13 @@
 //! Starting the project's daemon on demand. Concurrent clients serialize on a start lock,
 //! so exactly one spawns it; the spawned daemon reports readiness on a pipe (`ready
-//! <socket>`), so nobody sleeps and guesses.
+//! <socket>`; on Windows it is started detached and sets a named event, see `detached`),
+//! so nobody sleeps and guesses.
 
 use std::fs::OpenOptions;
+#[cfg(not(windows))]
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+#[cfg(not(windows))]
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -69,62 +72,93 @@ pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Star
         return Ok(Started::Ready(None));
     }
 
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&paths.log)
-        .map_err(|e| unavailable(format!("cannot open log {}: {e}", paths.log.display())))?;
     let bin = daemon_binary();
-    let mut cmd = Command::new(&bin);
-    cmd.arg("serve")
-        .arg("--db")
-        .arg(&paths.db)
-        .arg("--log-file")
-        .arg(&paths.log)
-        .arg("--notify-ready")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(log));
-    #[cfg(unix)]
+    #[cfg(windows)]
     {
-        use std::os::unix::process::CommandExt;
-        // Own process group: a Ctrl-C in the caller's terminal does not kill the daemon.
-        cmd.process_group(0);
-    }
-    let mut child = cmd.spawn().map_err(|e| unavailable(format!("cannot start {}: {e}", bin.display())))?;
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let r = BufReader::new(stdout).read_line(&mut line).map(|_| line);
-        let _ = tx.send(r);
-    });
-    let outcome = rx.recv_timeout(READY_TIMEOUT);
-    drop(start_lock);
-    match outcome {
-        Ok(Ok(line)) if line.starts_with("ready") => {
-            let pid = child.id();
-            // Reap the daemon when it eventually exits, without blocking anyone.
-            std::thread::spawn(move || child.wait());
-            Ok(Started::Ready(Some(pid)))
-        }
-        Ok(_) => {
-            let status = child.wait().ok();
-            // Another daemon holds the database lock.
-            if status.and_then(|s| s.code()).and_then(Exit::from_code) == Some(Exit::DaemonState) {
-                return Ok(Started::AlreadyRunning);
+        // Detached, inheriting no handle of ours (src/detached.rs); it logs to its file.
+        use std::ffi::OsStr;
+        let args = [OsStr::new("serve"), OsStr::new("--db"), paths.db.as_os_str()];
+        let args = [&args[..], &[OsStr::new("--log-file"), paths.log.as_os_str()]].concat();
+        let outcome = crate::detached::start(&bin, &args, READY_TIMEOUT)
+            .map_err(|e| unavailable(format!("cannot start {}: {e}", bin.display())));
+        drop(start_lock);
+        return match outcome? {
+            crate::detached::Outcome::Ready(pid) => Ok(Started::Ready(Some(pid))),
+            crate::detached::Outcome::Exited(code) => {
+                exited(paths, code, code.map_or("unknown status".into(), |c| format!("exit code {c}")))
             }
-            let tail = log_tail(&paths.log);
-            Err(unavailable(format!(
-                "the daemon exited during start-up ({}); last log lines from {}:\n{tail}",
-                status.map_or("unknown status".into(), |s| s.to_string()),
-                paths.log.display()
-            )))
+            crate::detached::Outcome::TimedOut => Err(timed_out(paths)),
+        };
+    }
+    #[cfg(not(windows))]
+    {
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&paths.log)
+            .map_err(|e| unavailable(format!("cannot open log {}: {e}", paths.log.display())))?;
+        let mut cmd = Command::new(&bin);
+        cmd.arg("serve")
+            .arg("--db")
+            .arg(&paths.db)
+            .arg("--log-file")
+            .arg(&paths.log)
+            .arg("--notify-ready")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log));
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            // Own process group: a Ctrl-C in the caller's terminal does not kill the daemon.
+            cmd.process_group(0);
         }
-        Err(_) => Err(unavailable(format!(
-            "the daemon did not become ready within {READY_TIMEOUT:?}; see {}",
+        let mut child = cmd.spawn().map_err(|e| unavailable(format!("cannot start {}: {e}", bin.display())))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let r = BufReader::new(stdout).read_line(&mut line).map(|_| line);
+            let _ = tx.send(r);
+        });
+        let outcome = rx.recv_timeout(READY_TIMEOUT);
+        drop(start_lock);
+        match outcome {
+            Ok(Ok(line)) if line.starts_with("ready") => {
+                let pid = child.id();
+                // Reap the daemon when it eventually exits, without blocking anyone.
+                std::thread::spawn(move || child.wait());
+                Ok(Started::Ready(Some(pid)))
+            }
+            Ok(_) => {
+                let status = child.wait().ok();
+                exited(paths, status.and_then(|s| s.code()), status.map_or("unknown status".into(), |s| s.to_string()))
+            }
+            Err(_) => Err(timed_out(paths)),
+        }
+    }
+}
+
+/// The daemon exited during start-up with `code` (`status` in words): another daemon holds
+/// the database lock, or it failed (its last log lines say why).
+fn exited(paths: &ProjectPaths, code: Option<i32>, status: String) -> Result<Started, ClientError> {
+    if code.and_then(Exit::from_code) == Some(Exit::DaemonState) {
+        return Ok(Started::AlreadyRunning);
+    }
+    let tail = log_tail(&paths.log);
+    Err(ClientError::DaemonUnavailable {
+        db: paths.db.clone(),
+        reason: format!(
+            "the daemon exited during start-up ({status}); last log lines from {}:\n{tail}",
             paths.log.display()
-        ))),
+        ),
+    })
+}
+
+fn timed_out(paths: &ProjectPaths) -> ClientError {
+    ClientError::DaemonUnavailable {
+        db: paths.db.clone(),
+        reason: format!("the daemon did not become ready within {READY_TIMEOUT:?}; see {}", paths.log.display()),
     }
 }
 

@@ -21,6 +21,8 @@
 //! connection or a daemon restart (see [`stream`]).
 
 pub mod autostart;
+#[cfg(windows)]
+mod detached;
 mod error;
 pub mod stream;
 pub mod transport;

@@ -49,6 +49,9 @@ pub struct ServeOptions {
     pub paths: ProjectPaths,
     /// Print `ready <socket>` on stdout once serving (used by auto-start).
     pub notify_ready: bool,
+    /// Windows: set this named event once serving (auto-start there starts the daemon
+    /// detached, with no pipe to print on; `coordd serve --ready-event`).
+    pub ready_event: Option<String>,
     /// `--store`: `sqlite` or a PostgreSQL URL (see `store::select`); recorded in the
     /// project's configuration.
     pub store: Option<String>,
@@ -91,7 +94,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         protocol_version: PROTOCOL_VERSION,
         started_at: started_at.clone(),
     };
-    lock.write_info(&lock_info).map_err(io(format!("cannot write lock file {}", lock.path().display())))?;
+    lock.write_info(&lock_info).map_err(io(format!("cannot write {}", lock.info_path().display())))?;
 
     let db_path = paths.db.clone();
     if let Some(root) = project_root(&paths) {
@@ -155,6 +158,12 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "ready {}", paths.socket.display());
         let _ = out.flush();
+    }
+    #[cfg(windows)]
+    if let Some(event) = &opts.ready_event
+        && let Err(e) = crate::windows::signal_ready(event)
+    {
+        tracing::warn!(error = %e, event, "cannot signal the ready event");
     }
 
     let mut conns = JoinSet::new();
@@ -254,6 +263,16 @@ async fn bind(paths: &ProjectPaths) -> Result<interprocess::local_socket::tokio:
         use interprocess::os::unix::local_socket::ListenerOptionsExt;
         opts.mode(0o600)
     };
+    #[cfg(windows)]
+    let opts = {
+        // The named pipe's twin of mode 0600: only the current user may open it.
+        use interprocess::os::windows::local_socket::ListenerOptionsExt;
+        use interprocess::os::windows::security_descriptor::SecurityDescriptor;
+        let sddl = crate::windows::pipe_sddl().map_err(io("cannot read the current user's SID"))?;
+        let wide = widestring::U16CString::from_str(&sddl).map_err(|e| io("bad SDDL")(std::io::Error::other(e)))?;
+        let sd = SecurityDescriptor::deserialize(&wide).map_err(io("cannot build the pipe's security descriptor"))?;
+        opts.security_descriptor(sd)
+    };
     opts.create_tokio().map_err(io(format!("cannot listen on {}", paths.socket.display())))
 }
 
@@ -304,12 +323,22 @@ impl SocketFile {
     }
 }
 
-/// SIGTERM and SIGINT (Ctrl-C on Windows), registered eagerly.
+/// SIGTERM and SIGINT; on Windows the console's Ctrl-C, Ctrl-Break (what
+/// `GenerateConsoleCtrlEvent` sends to a process group), close and shutdown events.
+/// Registered eagerly.
 struct Signals {
     #[cfg(unix)]
     term: tokio::signal::unix::Signal,
     #[cfg(unix)]
     int: tokio::signal::unix::Signal,
+    #[cfg(windows)]
+    c: tokio::signal::windows::CtrlC,
+    #[cfg(windows)]
+    brk: tokio::signal::windows::CtrlBreak,
+    #[cfg(windows)]
+    close: tokio::signal::windows::CtrlClose,
+    #[cfg(windows)]
+    shutdown: tokio::signal::windows::CtrlShutdown,
 }
 
 impl Signals {
@@ -319,9 +348,10 @@ impl Signals {
             use tokio::signal::unix::{SignalKind, signal};
             Ok(Signals { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
         }
-        #[cfg(not(unix))]
+        #[cfg(windows)]
         {
-            Ok(Signals {})
+            use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_shutdown};
+            Ok(Signals { c: ctrl_c()?, brk: ctrl_break()?, close: ctrl_close()?, shutdown: ctrl_shutdown()? })
         }
     }
 
@@ -334,10 +364,14 @@ impl Signals {
                 _ = self.int.recv() => "SIGINT",
             }
         }
-        #[cfg(not(unix))]
+        #[cfg(windows)]
         {
-            let _ = tokio::signal::ctrl_c().await;
-            "ctrl-c"
+            tokio::select! {
+                _ = self.c.recv() => "CTRL_C",
+                _ = self.brk.recv() => "CTRL_BREAK",
+                _ = self.close.recv() => "CTRL_CLOSE",
+                _ = self.shutdown.recv() => "CTRL_SHUTDOWN",
+            }
         }
     }
 }

@@ -36,4 +36,6 @@ pub mod shed;
 pub mod store;
 pub mod time;
 pub mod transport;
+#[cfg(windows)]
+pub mod windows;
 pub mod workspace;

@@ -1,14 +1,16 @@
 //! The per-database lock file: an OS file lock held for the daemon's whole life (so a
-//! crashed daemon never leaves a stale lock), with the daemon's details written inside
-//! for `coordd status` and for humans.
+//! crashed daemon never leaves a stale lock), and beside it the daemon's details (pid,
+//! socket, …) for `coordd status`, for a second daemon's refusal and for humans. The
+//! details live in a file of their own (`coordd.info`), never under the lock: Windows
+//! locks are mandatory, so nobody could read a locked file there.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// What a running daemon records in its lock file.
+/// What a running daemon records beside its lock file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LockInfo {
     pub pid: u32,
@@ -22,8 +24,14 @@ pub struct LockInfo {
 
 /// A held lock; released when dropped or when the process dies.
 pub struct DaemonLock {
-    file: File,
+    /// Held open (and locked) for the daemon's life.
+    _file: File,
     path: PathBuf,
+}
+
+/// The details file of the lock at `lock` (`coordd.lock` → `coordd.info`).
+pub fn info_path(lock: &Path) -> PathBuf {
+    lock.with_extension("info")
 }
 
 pub enum Acquire {
@@ -37,44 +45,68 @@ impl DaemonLock {
     pub fn try_acquire(path: &Path) -> std::io::Result<Acquire> {
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
         match file.try_lock() {
-            Ok(()) => Ok(Acquire::Acquired(DaemonLock { file, path: path.to_path_buf() })),
+            Ok(()) => {
+                // Whatever a crashed daemon left there is not ours to show.
+                let _ = std::fs::remove_file(info_path(path));
+                Ok(Acquire::Acquired(DaemonLock { _file: file, path: path.to_path_buf() }))
+            }
             Err(TryLockError::WouldBlock) => Ok(Acquire::Held(read_info(path))),
             Err(TryLockError::Error(e)) => Err(e),
         }
     }
 
-    /// Record the daemon's details.
+    /// Record the daemon's details (written whole, then renamed into place).
     pub fn write_info(&mut self, info: &LockInfo) -> std::io::Result<()> {
-        self.file.set_len(0)?;
-        self.file.seek(SeekFrom::Start(0))?;
+        let path = info_path(&self.path);
+        let tmp = path.with_extension("info.tmp");
         let mut text = serde_json::to_string_pretty(info).map_err(std::io::Error::other)?;
         text.push('\n');
-        self.file.write_all(text.as_bytes())?;
-        self.file.sync_data()
+        let mut f = File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_data()?;
+        drop(f);
+        std::fs::rename(&tmp, &path)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The details file this lock writes.
+    pub fn info_path(&self) -> PathBuf {
+        info_path(&self.path)
     }
 }
 
 impl Drop for DaemonLock {
     fn drop(&mut self) {
-        // Clear the details so nobody mistakes them for a live daemon; the OS lock goes
-        // with the file handle.
-        let _ = self.file.set_len(0);
+        // Remove the details so nobody mistakes them for a live daemon (while the lock is
+        // still ours); the OS lock goes with the file handle.
+        let _ = std::fs::remove_file(info_path(&self.path));
     }
 }
 
-/// Read the details a daemon recorded, if any.
-pub fn read_info(path: &Path) -> Option<LockInfo> {
-    let mut s = String::new();
-    File::open(path).ok()?.read_to_string(&mut s).ok()?;
-    serde_json::from_str(&s).ok()
+/// Read the details the daemon holding the lock at `lock` recorded, if any.
+pub fn read_info(lock: &Path) -> Option<LockInfo> {
+    serde_json::from_slice(&std::fs::read(info_path(lock)).ok()?).ok()
+}
+
+/// Block until the daemon `pid` holding the lock at `path` has exited, up to `timeout`.
+/// Unix: until its lock is released. Windows: until the process ends (waiting for a
+/// mandatory lock there fails with a lock violation under Wine; the process handle is what
+/// Windows offers to wait on).
+pub fn wait_exited(pid: u32, path: &Path, timeout: std::time::Duration) -> std::io::Result<bool> {
+    #[cfg(windows)]
+    {
+        let _ = path;
+        crate::windows::wait_for_process(pid, timeout)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = pid;
+        wait_released(path, timeout)
+    }
 }
 
 /// Block until no daemon holds the lock at `path` (it exited), up to `timeout`.
-pub fn wait_released(path: &Path, timeout: std::time::Duration) -> std::io::Result<bool> {
+#[cfg(not(windows))]
+fn wait_released(path: &Path, timeout: std::time::Duration) -> std::io::Result<bool> {
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -58,6 +58,10 @@ enum Cmd {
         /// Print `ready <socket>` on stdout once accepting connections (for launchers).
         #[arg(long)]
         notify_ready: bool,
+        /// Windows: set this named event once accepting connections (what auto-start waits
+        /// on there: it starts the daemon detached, with no inherited pipe to print on).
+        #[arg(long, value_name = "NAME")]
+        ready_event: Option<String>,
         /// Stop after this many seconds without calls, unless a subscription (a wait) or a
         /// live lease keeps it busy (default: never; also COORDD_IDLE_TIMEOUT).
         #[arg(long, value_name = "SECONDS", env = "COORDD_IDLE_TIMEOUT",
@@ -172,11 +176,25 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.command {
-        Cmd::Serve { log_file, notify_ready, partial_line_timeout, output_budget_mib, store, idle_timeout } => {
+        Cmd::Serve {
+            log_file,
+            notify_ready,
+            ready_event,
+            partial_line_timeout,
+            output_budget_mib,
+            store,
+            idle_timeout,
+        } => {
+            if ready_event.is_some() && !cfg!(windows) {
+                return usage(clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "--ready-event names a Windows event; use --notify-ready elsewhere\n",
+                ));
+            }
             let limits =
                 Limits::with_timeout(partial_line_timeout).with_output_budget(output_budget_mib as usize * 1024 * 1024);
             let idle_timeout = idle_timeout.map(Duration::from_secs);
-            serve(ServeOptions { paths, notify_ready, store, limits, idle_timeout }, log_file)
+            serve(ServeOptions { paths, notify_ready, ready_event, store, limits, idle_timeout }, log_file)
         }
         Cmd::Migrate { to } => migrate(paths, &to, json),
         Cmd::Status => runtime().and_then(|rt| rt.block_on(status(paths, json))),
@@ -371,9 +389,10 @@ async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode
         Err(e) => return Err(e.into()),
     };
     let lock = paths.lock.clone();
-    let exited =
-        tokio::task::spawn_blocking(move || coordd::lockfile::wait_released(&lock, std::time::Duration::from_secs(30)))
-            .await??;
+    let exited = tokio::task::spawn_blocking(move || {
+        coordd::lockfile::wait_exited(pid, &lock, std::time::Duration::from_secs(30))
+    })
+    .await??;
     if !exited {
         anyhow::bail!("coordd (pid {pid}) did not exit within 30 s");
     }

@@ -56,8 +56,10 @@ pub fn resolve(db: Option<&Path>, cwd: &Path) -> ProjectPaths {
         if file == DB_FILE { dir.join(format!("coordd.{suffix}")) } else { dir.join(format!("{file}.coordd.{suffix}")) }
     };
     let natural = if file == DB_FILE { dir.join(SOCKET_FILE) } else { sibling("sock") };
-    let (socket, socket_fallback) =
-        if natural.as_os_str().len() > MAX_SOCKET_PATH { (fallback_socket(&db), true) } else { (natural, false) };
+    // A Unix socket's path has a length limit; a named pipe's name is derived from the path
+    // (`socket::name`), so on Windows any path will do.
+    let too_long = cfg!(unix) && natural.as_os_str().len() > MAX_SOCKET_PATH;
+    let (socket, socket_fallback) = if too_long { (fallback_socket(&db), true) } else { (natural, false) };
     ProjectPaths { socket, socket_fallback, lock: sibling("lock"), log: sibling("log"), db }
 }
 
@@ -87,25 +89,56 @@ pub fn policy_file(db: &Path) -> PathBuf {
     if file == DB_FILE { dir.join("coordd.policy.json") } else { dir.join(format!("{file}.coordd.policy.json")) }
 }
 
-/// Make a path absolute and drop `.` and `..` components without touching the disk
-/// (the database may not exist yet). Symlinked parents are resolved when they exist.
+/// Make a path absolute and drop `.` and `..` components, resolving symlinks in the part
+/// that exists: the deepest existing folder is canonicalized and the rest appended. So a
+/// client that computes the paths before `.agents/` exists and the daemon it starts, which
+/// computes them after, always agree (the socket's name is derived from the path). On
+/// Windows the canonical form's `\\?\` prefix is dropped, for the same reason and for
+/// readable paths.
 fn normalize(p: &Path) -> PathBuf {
-    if let (Some(parent), Some(name)) = (p.parent(), p.file_name())
-        && let Ok(real) = std::fs::canonicalize(parent)
-    {
-        return real.join(name);
-    }
-    let mut out = PathBuf::new();
+    let mut lexical = PathBuf::new();
     for c in p.components() {
         match c {
             std::path::Component::CurDir => {}
             std::path::Component::ParentDir => {
-                out.pop();
+                lexical.pop();
             }
-            other => out.push(other),
+            other => lexical.push(other),
         }
     }
-    out
+    // The file itself is never resolved (a symlinked database keeps its name), only folders.
+    let (Some(mut base), Some(name)) = (lexical.parent(), lexical.file_name()) else { return lexical };
+    let mut rest = vec![name.to_os_string()];
+    loop {
+        if let Ok(real) = std::fs::canonicalize(base) {
+            let mut out = simplify(real);
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                base = parent;
+            }
+            _ => return lexical,
+        }
+    }
+}
+
+/// `\\?\C:\x` → `C:\x` and `\\?\UNC\server\share` → `\\server\share` (Windows); other
+/// paths as they are.
+fn simplify(p: PathBuf) -> PathBuf {
+    if !cfg!(windows) {
+        return p;
+    }
+    let s = p.to_string_lossy();
+    if let Some(unc) = s.strip_prefix(r"\\?\UNC\") {
+        return PathBuf::from(format!(r"\\{unc}"));
+    }
+    match s.strip_prefix(r"\\?\") {
+        Some(local) if local.as_bytes().get(1) == Some(&b':') => PathBuf::from(local),
+        _ => p,
+    }
 }
 
 /// A short socket path in the user's runtime directory, unique per database.

@@ -19,8 +19,11 @@ pub fn name(path: &Path) -> io::Result<Name<'static>> {
     #[cfg(windows)]
     {
         use interprocess::local_socket::{GenericNamespaced, ToNsName};
-        // Named pipes live in their own namespace; derive a stable name from the path.
-        let h = crate::paths::fnv1a(path.as_os_str().as_encoded_bytes());
+        // Named pipes live in their own namespace; derive a stable name from the path,
+        // lower-cased as Windows paths compare (`C:\Proj` and `c:\proj` are one project).
+        // Only the current user may open it (`crate::pipe_security`).
+        let key = path.to_string_lossy().to_lowercase();
+        let h = crate::paths::fnv1a(key.as_bytes());
         format!("coordd-{h:016x}").to_ns_name::<GenericNamespaced>()
     }
 }

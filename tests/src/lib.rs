@@ -8,6 +8,7 @@
 
 pub mod browser;
 mod outside;
+pub mod windows;
 
 pub use outside::*;
 
@@ -201,30 +202,7 @@ impl Project {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd
-            .args(["serve", "--notify-ready"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn coordd");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        // A generous bound that only matters when something is broken.
-        let line = rx.recv_timeout(Duration::from_secs(120)).unwrap_or_default();
-        if let Some(sock) = line.trim().strip_prefix("ready ") {
-            return Ok(Daemon { child: Some(child), socket: PathBuf::from(sock), log: None });
-        }
-        let status = child.wait().expect("wait coordd");
-        let mut err = String::new();
-        let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err);
-        Err(format!("{status}: {err}"))
+        serve_with_command(cmd, args)
     }
 
     /// A client connected to the running daemon (no auto-start).
@@ -233,6 +211,35 @@ impl Project {
         opts.autostart = false;
         Client::connect(opts).await.expect("connect to daemon")
     }
+}
+
+/// Run `CMD serve --notify-ready ARGS` (`CMD`: a `coordd`, however it is started) and wait
+/// until it is ready; `Err` with its stderr if it exits instead.
+pub fn serve_with_command(mut cmd: Command, args: &[&str]) -> Result<Daemon, String> {
+    let mut child = cmd
+        .args(["serve", "--notify-ready"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn coordd");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    // A generous bound that only matters when something is broken.
+    let line = rx.recv_timeout(Duration::from_secs(120)).unwrap_or_default();
+    if let Some(sock) = line.trim().strip_prefix("ready ") {
+        return Ok(Daemon { child: Some(child), socket: PathBuf::from(sock), log: None });
+    }
+    let status = child.wait().expect("wait coordd");
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err);
+    Err(format!("{status}: {err}"))
 }
 
 impl Drop for Project {

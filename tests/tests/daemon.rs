@@ -85,8 +85,8 @@ fn sigterm_and_sigint_shut_down_cleanly() {
         let status = d.signal(sig);
         assert!(status.success(), "{sig}: {status}");
         assert!(!sock.exists(), "{sig}: socket removed");
-        let lock = std::fs::read_to_string(p.paths().lock).unwrap();
-        assert!(lock.is_empty(), "{sig}: lock details cleared");
+        let info = p.paths().lock.with_extension("info");
+        assert!(!info.exists(), "{sig}: the daemon's details removed");
         // And it starts again on the same database.
         let again = p.serve();
         again.signal("TERM");
@@ -150,6 +150,6 @@ fn a_long_project_path_falls_back_to_a_short_socket() {
     assert!(sock.len() <= 100, "{sock}");
     assert!(sock.contains("/rt/coordd-"), "in the runtime dir: {sock}");
     assert_eq!(s["socket_fallback"], true);
-    let lock = std::fs::read_to_string(p.path().join(".agents/coordd.lock")).unwrap();
-    assert!(lock.contains(sock), "the lock file records where: {lock}");
+    let info = std::fs::read_to_string(p.path().join(".agents/coordd.info")).unwrap();
+    assert!(info.contains(sock), "the details file beside the lock records where: {info}");
 }
