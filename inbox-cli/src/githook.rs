@@ -34,11 +34,17 @@ fn git(repo: &Path, args: &[&str]) -> Result<Vec<u8>, CliError> {
     Ok(out.stdout)
 }
 
-/// `p` as one shell word.
+/// `p` as one shell word (with `/` separators on Windows, where Git for Windows runs the
+/// hook with its own sh).
 fn quote(p: &Path) -> String {
-    let s = p.display().to_string();
+    let s = slashes(&p.display().to_string());
     // Only a string with a NUL byte cannot be quoted, and no path holds one.
     shlex::try_quote(&s).map(|q| q.into_owned()).unwrap_or(s)
+}
+
+/// `/` separators on Windows (a `\\` is an escape in sh), the path as it is elsewhere.
+fn slashes(s: &str) -> String {
+    if cfg!(windows) { s.replace('\\', "/") } else { s.to_string() }
 }
 
 fn write_err(path: &Path, e: std::io::Error) -> CliError {
@@ -82,7 +88,7 @@ pub fn install(ctx: &Ctx, a: InstallGitArgs) -> Res {
          [ -x \"$inbox\" ] || inbox=inbox\n\
          COORD_DB=\"${{COORD_DB:-{}}}\" exec \"$inbox\" hook pre-commit\n",
         quote(&exe),
-        db.display().to_string().replace('"', "\\\"").replace('$', "\\$").replace('`', "\\`"),
+        slashes(&db.display().to_string()).replace('"', "\\\"").replace('$', "\\$").replace('`', "\\`"),
     );
     std::fs::write(&hook, script).map_err(|e| write_err(&hook, e))?;
     #[cfg(unix)]

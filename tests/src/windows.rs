@@ -145,8 +145,13 @@ impl WinProject {
     }
 
     fn command(&self, exe: &str) -> Command {
+        self.wine_command(self.wine.bin_dir.join(format!("{exe}.exe")).as_os_str())
+    }
+
+    /// `wine PROGRAM` in the project, with the project's environment.
+    fn wine_command(&self, program: &std::ffi::OsStr) -> Command {
         let mut cmd = Command::new("wine");
-        cmd.arg(self.wine.bin_dir.join(format!("{exe}.exe"))).current_dir(&self.root);
+        cmd.arg(program).current_dir(&self.root);
         self.wine.env(&mut cmd);
         for var in ["COORD_DB", "COORD_AGENT", "COORD_TASK", "COORD_RUN", "COORD_PROGRESS", "COORD_NO_AUTOSTART"] {
             cmd.env_remove(var);
@@ -172,6 +177,15 @@ impl WinProject {
     /// `coordd.exe` in this project.
     pub fn coordd(&self) -> Run {
         Run { cmd: self.command("coordd"), stdin: None }
+    }
+
+    /// Run `line` as a batch file through Windows' `cmd /c`, in the project.
+    pub fn cmd(&self, line: &str) -> Out {
+        let bat = self.dir.path().join("line.bat");
+        std::fs::write(&bat, format!("@{line}\r\n")).unwrap();
+        let mut cmd = self.wine_command("cmd".as_ref());
+        cmd.args(["/c", &win_path(&std::fs::canonicalize(&bat).unwrap())]);
+        run(Run { cmd, stdin: None })
     }
 
     /// `coordd.exe serve` in the foreground, ready; `Err` with its stderr if it exits.

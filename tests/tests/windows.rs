@@ -157,3 +157,19 @@ fn a_long_path_with_spaces_works() {
     assert_eq!(status["db"], format!("{}\\.agents\\coord.db", win_path(p.path())));
     assert_eq!(status["socket_fallback"], false);
 }
+
+/// The Claude Code hook `inbox hook install` writes runs as typed in cmd (and Git Bash):
+/// paths with `/`, a path with a space in double quotes, no POSIX single quotes.
+#[test]
+fn the_installed_hook_command_runs_as_typed_in_cmd() {
+    let Some(p) = WinProject::at("my project") else { return };
+    p.ok(&["--agent", "w1", "hook", "install"]);
+    let settings = std::fs::read_to_string(p.path().join(".claude/settings.local.json")).unwrap();
+    let settings: serde_json::Value = serde_json::from_str(&settings).unwrap();
+    let command = settings["hooks"]["Stop"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
+    assert!(!command.contains('\\') && !command.contains('\''), "{command}");
+    // The same program and flags, asked for something that prints.
+    let (program_and_flags, _) = command.split_once(" hook claude ").expect("a hook command");
+    let out = p.cmd(&format!("{program_and_flags} status --json")).ok();
+    assert_eq!(out.json()["ok"], true, "{command}");
+}

@@ -158,7 +158,7 @@ pub fn exclude_in_orch_worktrees(repo_path: &Path) -> Result<()> {
     }
     std::fs::write(&excludes, text).map_err(io_err(&excludes))?;
     let include = dir.join("worktree.gitconfig");
-    let conf = format!("[core]\n\texcludesFile = {}\n", excludes.display());
+    let conf = format!("[core]\n\texcludesFile = {}\n", git_path(&excludes));
     if std::fs::read_to_string(&include).ok().as_deref() != Some(conf.as_str()) {
         std::fs::write(&include, conf).map_err(io_err(&include))?;
     }
@@ -166,15 +166,22 @@ pub fn exclude_in_orch_worktrees(repo_path: &Path) -> Result<()> {
     // worktree's git dir itself.
     let key = format!(
         "includeIf.gitdir:{}.path",
-        common.join("worktrees").join(format!("{ORCH_WORKTREE_PREFIX}*")).display()
+        git_path(&common.join("worktrees").join(format!("{ORCH_WORKTREE_PREFIX}*")))
     );
     let mut local = repo
         .config()
         .and_then(|c| c.open_level(ConfigLevel::Local))
         .map_err(git_err("cannot open the repository's config"))?;
-    let want = include.display().to_string();
+    let want = git_path(&include);
     if local.get_string(&key).ok().as_deref() != Some(want.as_str()) {
         local.set_str(&key, &want).map_err(git_err("cannot write the repository's config"))?;
     }
     Ok(())
+}
+
+/// A path as git's configuration takes it: with `/` on Windows too (a `\` there starts an
+/// escape sequence, and `gitdir:` patterns match `/`-separated paths).
+fn git_path(p: &Path) -> String {
+    let s = p.display().to_string();
+    if cfg!(windows) { s.replace('\\', "/") } else { s }
 }

@@ -69,8 +69,19 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
 
 /// Quote for a POSIX shell (`shlex`). A string with a NUL byte cannot be quoted; no path
 /// or agent name holds one, so it is left as is and the shell will refuse it.
+///
+/// On Windows Claude Code runs hook commands with Git Bash (cmd or PowerShell when there
+/// is none): paths get `/` separators (a `\` is an escape in bash), and a word that needs
+/// no quoting stays bare, which all three shells read alike; one that does is quoted for
+/// bash, in double quotes (also cmd's) unless it holds a character special inside them.
 fn sh(s: &str) -> String {
-    shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned())
+    let s = if cfg!(windows) { s.replace('\\', "/") } else { s.to_string() };
+    let bare = !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | ':' | '.' | '_' | '-' | '+' | ',' | '@'));
+    if cfg!(windows) && !bare && !s.contains(['$', '`', '"', '!', '\\']) {
+        return format!("\"{s}\"");
+    }
+    shlex::try_quote(&s).map_or_else(|_| s.clone(), |q| q.into_owned())
 }
 
 /// The `inbox` executable to run: as asked, else `$COORD_INBOX_BIN`, else beside this
@@ -86,7 +97,7 @@ fn inbox_bin(asked: Option<&str>) -> String {
     }
     std::env::current_exe()
         .ok()
-        .and_then(|e| e.parent().map(|d| d.join("inbox")))
+        .and_then(|e| e.parent().map(|d| d.join(format!("inbox{}", std::env::consts::EXE_SUFFIX))))
         .filter(|p| p.exists())
         .map_or_else(|| "inbox".to_string(), |p| p.display().to_string())
 }

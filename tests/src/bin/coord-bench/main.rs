@@ -22,6 +22,8 @@ mod pg_bench;
 mod scale_bench;
 mod search_bench;
 mod session_bench;
+// The long runs read /proc (resident size, open descriptors) and use Unix sockets.
+#[cfg(target_os = "linux")]
 mod soak_bench;
 
 use std::sync::Arc;
@@ -61,27 +63,35 @@ fn main() {
             .unwrap_or(default)
     };
     if let Some(long @ ("soak" | "crash-loop" | "abuse")) = only.as_deref() {
-        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-        let p = Project::new();
-        println!("coord-bench {long}: {} cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
-        println!("{:<58} result", "measure");
-        if long == "crash-loop" {
-            rt.block_on(soak_bench::crash_loop(&p, number("--rounds", 20) as usize));
+        #[cfg(not(target_os = "linux"))]
+        {
+            eprintln!("coord-bench: --only {long} reads /proc and runs on Linux only");
+            std::process::exit(1);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+            let p = Project::new();
+            println!("coord-bench {long}: {} cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+            println!("{:<58} result", "measure");
+            if long == "crash-loop" {
+                rt.block_on(soak_bench::crash_loop(&p, number("--rounds", 20) as usize));
+                return;
+            }
+            let d = p.serve();
+            if long == "abuse" {
+                soak_bench::abuse(&p, &d.socket, d.pid());
+            } else {
+                let s = soak_bench::Soak {
+                    agents: number("--agents", 100) as usize,
+                    duration: Duration::from_secs(number("--seconds", number("--minutes", 10) * 60)),
+                    think: Duration::from_millis(number("--think-ms", 20)),
+                };
+                rt.block_on(soak_bench::soak(&p, d.pid(), &d.socket, &s));
+            }
+            d.signal("TERM");
             return;
         }
-        let d = p.serve();
-        if long == "abuse" {
-            soak_bench::abuse(&p, &d.socket, d.pid());
-        } else {
-            let s = soak_bench::Soak {
-                agents: number("--agents", 100) as usize,
-                duration: Duration::from_secs(number("--seconds", number("--minutes", 10) * 60)),
-                think: Duration::from_millis(number("--think-ms", 20)),
-            };
-            rt.block_on(soak_bench::soak(&p, d.pid(), &d.socket, &s));
-        }
-        d.signal("TERM");
-        return;
     }
     let scale = if quick {
         Scale {
