@@ -5,12 +5,19 @@
 
 use std::sync::OnceLock;
 
-/// This host's name: `COORD_HOST`, else the kernel's host name, else `localhost`.
+/// This host's name: `COORD_HOST`, else the kernel's host name (`%COMPUTERNAME%` on
+/// Windows), else `localhost`.
 pub fn name() -> &'static str {
     static NAME: OnceLock<String> = OnceLock::new();
     NAME.get_or_init(|| {
         let from_env = std::env::var("COORD_HOST").ok();
-        let from_kernel = || std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
+        let from_kernel = || {
+            if cfg!(windows) {
+                std::env::var("COMPUTERNAME").ok()
+            } else {
+                std::fs::read_to_string("/proc/sys/kernel/hostname").ok()
+            }
+        };
         let from_var = || std::env::var("HOSTNAME").ok();
         [from_env, from_kernel(), from_var()]
             .into_iter()

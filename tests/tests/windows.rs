@@ -5,7 +5,7 @@
 #![cfg(target_os = "linux")]
 
 use coord_tests::windows::{WinProject, run, win_path};
-use coord_tests::{message_id, thread_id};
+use coord_tests::{Out, message_id, thread_id};
 
 /// Issue 24, defect 1: the first call of a project auto-started the daemon and then failed
 /// with "File not found" (the client and the daemon derived different pipe names from
@@ -86,9 +86,9 @@ fn the_worker_flow_runs_over_the_named_pipe() {
     assert_eq!(done["thread"]["status"], "done", "{done}");
 }
 
-#[test]
-fn a_wait_reply_wakes_when_another_process_replies() {
-    let Some(p) = WinProject::new() else { return };
+/// Worker w1 blocked on a question to the lead, and its `wait-reply` (from the block's
+/// event on) running in another process and subscribed: the thread and the waiter.
+fn blocked_waiter(p: &WinProject) -> (String, std::thread::JoinHandle<Out>) {
     let thr = thread_id(&p.ok(&["send", "--from", "lead", "--to", "w1", "--summary", "Q"]));
     p.ok(&["claim", "--agent", "w1", "--thread", &thr]);
     let blocked = p.ok(&["update", "--agent", "w1", "--thread", &thr, "--status", "blocked", "--summary", "which?"]);
@@ -99,30 +99,33 @@ fn a_wait_reply_wakes_when_another_process_replies() {
         move || run(wait)
     });
     p.wait_subscribed(1);
-    let answer = p.ok(&["reply", "--from", "lead", "--thread", &thr, "--kind", "answer", "--summary", "the LRU one"]);
+    (thr, waiter)
+}
+
+/// The waiter woke with the message of `answer`.
+#[track_caller]
+fn assert_woke_by(waiter: std::thread::JoinHandle<Out>, answer: &serde_json::Value) {
     let woke = waiter.join().unwrap().ok().json();
-    assert_eq!(woke["message"]["message_id"], message_id(&answer).as_str(), "{woke}");
+    assert_eq!(woke["message"]["message_id"], message_id(answer).as_str(), "{woke}");
+}
+
+#[test]
+fn a_wait_reply_wakes_when_another_process_replies() {
+    let Some(p) = WinProject::new() else { return };
+    let (thr, waiter) = blocked_waiter(&p);
+    let answer = p.ok(&["reply", "--from", "lead", "--thread", &thr, "--kind", "answer", "--summary", "the LRU one"]);
+    assert_woke_by(waiter, &answer);
 }
 
 #[test]
 fn a_wait_survives_a_daemon_restart() {
     let Some(p) = WinProject::new() else { return };
     let daemon = p.try_serve().expect("daemon starts");
-    let thr = thread_id(&p.ok(&["send", "--from", "lead", "--to", "w1", "--summary", "Q"]));
-    p.ok(&["claim", "--agent", "w1", "--thread", &thr]);
-    let blocked = p.ok(&["update", "--agent", "w1", "--thread", &thr, "--status", "blocked", "--summary", "which?"]);
-    let cursor = blocked["event_id"].to_string();
-    let args = ["wait-reply", "--agent", "w1", "--thread", &thr, "--after-event", &cursor, "--json"];
-    let waiter = std::thread::spawn({
-        let wait = p.inbox().args(args);
-        move || run(wait)
-    });
-    p.wait_subscribed(1);
+    let (thr, waiter) = blocked_waiter(&p);
     // The daemon dies; the reply starts a new one, and the waiter finds it there.
     daemon.kill9();
     let answer = p.ok(&["reply", "--from", "lead", "--thread", &thr, "--kind", "answer", "--summary", "this one"]);
-    let woke = waiter.join().unwrap().ok().json();
-    assert_eq!(woke["message"]["message_id"], message_id(&answer).as_str(), "{woke}");
+    assert_woke_by(waiter, &answer);
 }
 
 /// `orch` over the named pipe with thread tasks (no Git for Windows under Wine to make the
