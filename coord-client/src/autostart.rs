@@ -82,13 +82,13 @@ pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Star
         let outcome = crate::detached::start(&bin, &args, READY_TIMEOUT)
             .map_err(|e| unavailable(format!("cannot start {}: {e}", bin.display())));
         drop(start_lock);
-        return match outcome? {
+        match outcome? {
             crate::detached::Outcome::Ready(pid) => Ok(Started::Ready(Some(pid))),
             crate::detached::Outcome::Exited(code) => {
                 exited(paths, code, code.map_or("unknown status".into(), |c| format!("exit code {c}")))
             }
             crate::detached::Outcome::TimedOut => Err(timed_out(paths)),
-        };
+        }
     }
     #[cfg(not(windows))]
     {
