@@ -2,10 +2,12 @@
 //! the wire protocol by hand, a process's memory and open files from `/proc`, and
 //! whether a test that needs an outside program may run (CI must not skip it).
 
+#[cfg(unix)]
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+#[cfg(unix)]
 use serde_json::Value;
 
 /// A connection that speaks the wire protocol by hand, line by line (what a script with
