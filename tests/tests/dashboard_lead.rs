@@ -134,7 +134,7 @@ fn the_page_acts_as_its_overseer_and_answers_only_what_is_addressed_to_the_lead_
 fn no_view_is_wider_than_a_phone_or_a_laptop_window() {
     let Some(mut b) = Browser::launch() else { return };
     let p = Project::new();
-    let long = "frontend-worker-with-a-rather-long-name-0123456789";
+    let long = "frontend-worker-with-a-rather-long-name-01234567";
     ok(&p, &["agent", "register", "--name", long, "--role", "worker"]);
     blocked_task(
         &p,
@@ -142,7 +142,7 @@ fn no_view_is_wider_than_a_phone_or_a_laptop_window() {
         "Which of the two schemas (the normalised one or the flat one) should the importer target?",
     );
     ok(&p, &["send", "--from", "lead", "--to", long, "--summary", "a long thread subject that keeps going and going"]);
-    ok(&p, &["agent", "register", "--name", "w2", "--role", "worker"]);
+    ok(&p, &["agent", "register", "--name", "wkr-2", "--role", "worker"]);
     ok(&p, &["send", "--from", "lead", "--to", "broadcast", "--summary", "broadcast to everyone"]);
     let scope = "src/some/deeply/nested/module/path/that/is/long/and/longer/still/lib.rs";
     ok(&p, &["reserve", "--agent", long, "--scope", scope, "--task", "T1"]);
