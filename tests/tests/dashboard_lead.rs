@@ -159,3 +159,26 @@ fn no_view_is_wider_than_a_phone_or_a_laptop_window() {
         }
     }
 }
+
+#[test]
+fn the_timeline_shows_a_broadcast_as_one_row_with_category_ack_and_task() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    for n in ["wkr-1", "wkr-2", "wkr-3"] {
+        ok(&p, &["agent", "register", "--name", n, "--role", "worker"]);
+    }
+    ok(&p, &["send", "--from", "lead", "--to", "broadcast", "--summary", "freeze the main branch"]);
+    let handoff = ["send", "--from", "lead", "--to", "wkr-1", "--summary", "take over", "--category", "HANDOFF"];
+    ok(&p, &[&handoff[..], &["--task", "T2"]].concat());
+    b.open_dashboard(&format!("{}#timeline", dashboard_url(&p)));
+    let rows = "[...document.querySelectorAll('#view-timeline tbody tr[data-message]')]";
+    let broadcast = format!("{rows}.filter((r) => r.textContent.includes('freeze the main branch'))");
+    b.wait_for(&format!("{broadcast}.length === 1 && {broadcast}[0].dataset.copies === '3'"), "one row for 3 copies");
+    let to = b.eval(&format!("{broadcast}[0].querySelector('.recipients').textContent"));
+    assert_eq!(to, json!("3 recipients: wkr-1, wkr-2, wkr-3"));
+    let handoff = format!("{rows}.find((r) => r.textContent.includes('take over'))");
+    b.wait_for(&format!("{handoff}?.querySelector('.pill.category')?.textContent === 'HANDOFF'"), "the category");
+    assert_eq!(b.eval(&format!("{handoff}.querySelector('.pill.ack') !== null")), json!(true), "ack required");
+    let place = b.eval(&format!("{handoff}.querySelector('td[data-label=\"thread\"]').textContent"));
+    assert_eq!(place, json!("T2"), "a task without a run is not shown as '/T2'");
+}
