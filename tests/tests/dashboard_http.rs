@@ -265,3 +265,16 @@ fn the_icon_answers_at_the_root_without_the_token() {
     // A foreign Host still gets nothing.
     assert_eq!(get(u.port, "/favicon.ico", &[("Host", "evil.example:80")]).0, 421);
 }
+
+#[test]
+fn moving_to_another_port_gets_a_new_token() {
+    let p = Project::new();
+    let old = parse(&dashboard_url(&p));
+    let free = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port();
+    let v = p.orch().args(["dashboard", "--port", &free.to_string()]).json_flag().run().ok().json();
+    let new = parse(v["url"].as_str().unwrap());
+    assert_eq!(new.port, free);
+    assert_ne!(new.token, old.token, "a page that still knows the old port never learns the new token");
+    assert_eq!(get(new.port, &format!("/{}/", new.token), &[]).0, 200);
+    assert_eq!(get(new.port, &format!("/{}/", old.token), &[]).0, 401);
+}
