@@ -58,7 +58,7 @@ pub enum Started {
 pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Started, ClientError> {
     let unavailable = |reason: String| ClientError::DaemonUnavailable { db: paths.db.clone(), reason };
     let dir = paths.db.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| unavailable(format!("cannot create {}: {e}", dir.display())))?;
+    private_dir(dir).map_err(|e| unavailable(format!("cannot create {}: {e}", dir.display())))?;
     let start_lock_path = paths.lock.with_extension("start");
     let start_lock = OpenOptions::new()
         .read(true)
@@ -92,11 +92,16 @@ pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Star
     }
     #[cfg(not(windows))]
     {
-        let log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&paths.log)
-            .map_err(|e| unavailable(format!("cannot open log {}: {e}", paths.log.display())))?;
+        let mut log = OpenOptions::new();
+        log.create(true).append(true);
+        #[cfg(unix)]
+        {
+            // The log can hold messages' summaries: only its owner reads it (as the daemon's).
+            use std::os::unix::fs::OpenOptionsExt;
+            log.mode(0o600);
+        }
+        let log =
+            log.open(&paths.log).map_err(|e| unavailable(format!("cannot open log {}: {e}", paths.log.display())))?;
         let mut cmd = Command::new(&bin);
         cmd.arg("serve")
             .arg("--db")
@@ -171,4 +176,18 @@ fn log_tail(path: &Path) -> String {
 /// Does a daemon answer on this socket? (Blocking, and quick: one connect.)
 pub fn daemon_listening(socket: &Path) -> bool {
     coord_ipc::socket::probe_blocking(socket).is_ok()
+}
+
+/// Create the project's state folder (and any missing parent) only its owner may enter:
+/// the database and the log are in it.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir)
+    }
 }

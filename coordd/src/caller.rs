@@ -1,15 +1,47 @@
 //! Who is calling: the agents the connection a call came on has authenticated as
 //! (`agents.authenticate`). The transport runs every call inside [`scope`]; outside one
-//! (the daemon's own background duties) there is no caller, and nothing to check.
+//! (the daemon's own background duties) there is no caller, and nothing to check. A
+//! dashboard connection is a [`Page`]: the overseer, a person.
 
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-/// One connection's identity: the agents it proved it acts for.
+/// One connection's identity: the agents it proved it acts for, or, for the dashboard's
+/// page, the person it is.
 #[derive(Debug, Default)]
 pub struct Caller {
     agents: Mutex<BTreeSet<String>>,
+    page: Option<Page>,
+}
+
+/// The dashboard page's identity: a person (the overseer), never an agent. Its token is
+/// its credential, so it writes as the overseer without `agents.authenticate`; it writes
+/// as no one else, and does not change the policy, unless the daemon was started with
+/// `--dashboard-acts-as-anyone`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    pub overseer: String,
+    pub anyone: bool,
+}
+
+impl Caller {
+    /// A dashboard connection: it writes as the overseer (its token is its credential),
+    /// and as an agent only once it authenticated as that agent.
+    pub fn page(page: Page) -> Caller {
+        Caller { agents: Mutex::default(), page: Some(page) }
+    }
+}
+
+/// The page's identity when the current call came from the dashboard's page.
+pub fn page() -> Option<Page> {
+    CALLER.try_with(|c| c.page.clone()).ok().flatten()
+}
+
+/// The overseer the current call acts as, when it comes from a page that may act only as
+/// its overseer (not started with `--dashboard-acts-as-anyone`).
+pub fn restricted_page() -> Option<String> {
+    page().filter(|p| !p.anyone).map(|p| p.overseer)
 }
 
 tokio::task_local! {

@@ -42,7 +42,8 @@ impl Core {
     }
 
     /// [`Core::write`] made as `agent` (or as no agent in particular): with credentials
-    /// required, a call on a connection must be authenticated as that agent.
+    /// required, a call on a connection must be authenticated as that agent; a dashboard
+    /// page writes only as its overseer (`caller::Page`).
     pub async fn write_checked<T, F>(&self, agent: Option<&str>, mut f: F) -> Result<T>
     where
         T: Send + 'static,
@@ -52,6 +53,15 @@ impl Core {
         let Some(authenticated) = caller::current() else {
             return store::backend::write(&*self.store, move |tx| f(tx, clock.now())).await;
         };
+        if let Some(page) = caller::page() {
+            // The page's token is the overseer's credential.
+            if agent.is_some_and(|a| a == page.overseer) {
+                return store::backend::write(&*self.store, move |tx| f(tx, clock.now())).await;
+            }
+            if !page.anyone {
+                credentials::page_may_act_as(&page.overseer, agent, &authenticated)?;
+            }
+        }
         // A call that names no agent (an empty name: a task's mailbox, say) needs only an
         // authenticated connection.
         let agent = agent.filter(|a| !a.is_empty()).map(str::to_string);
@@ -71,7 +81,7 @@ impl Core {
         T: Send + 'static,
         F: FnMut(&mut dyn Tx, Ts, &Acting) -> Result<T> + Send + 'static,
     {
-        let acting = Acting::new(caller::current());
+        let acting = Acting::new(caller::current(), caller::page().map(|p| (p.overseer, !p.anyone)));
         let clock = self.clock.clone();
         store::backend::write(&*self.store, move |tx| f(tx, clock.now(), &acting)).await
     }

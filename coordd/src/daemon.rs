@@ -60,13 +60,16 @@ pub struct ServeOptions {
     /// Stop after this long without calls, unless a subscription or a live lease keeps
     /// the daemon busy (`None`: never).
     pub idle_timeout: Option<Duration>,
+    /// `--dashboard-acts-as-anyone`: the dashboard's page may write as any agent and set the
+    /// permission policy (by default it acts only as its overseer).
+    pub dashboard_anyone: bool,
 }
 
 /// Run the daemon until it is told to stop.
 pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     let paths = opts.paths.clone();
     let dir = paths.db.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    std::fs::create_dir_all(&dir).map_err(io(format!("cannot create {}", dir.display())))?;
+    create_private_dir(&dir)?;
 
     let mut lock = match DaemonLock::try_acquire(&paths.lock)
         .map_err(io(format!("cannot open lock file {}", paths.lock.display())))?
@@ -109,6 +112,9 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         |e: crate::error::Error| DaemonError::Store { db: paths.db.display().to_string(), reason: e.to_app().message };
     let (choice, source) = select::resolve(opts.store.as_deref(), &paths.db).map_err(store_err)?;
     let location = choice.describe(&paths.db);
+    if choice == select::Choice::Sqlite {
+        crate::private::create_file(&paths.db).map_err(io(format!("cannot create {}", paths.db.display())))?;
+    }
     let opening = choice.clone();
     let (store, bus) = tokio::task::spawn_blocking(move || select::open(&opening, &db_path))
         .await
@@ -120,6 +126,17 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         tracing::warn!(error = %e, "cannot record the store in the project's configuration");
     }
     tracing::info!(store = %location, host = crate::host::name(), "store open");
+    // The database and the log exist now (SQLite gives the WAL and SHM the database's mode).
+    let files = crate::private::data_files(&paths.db, &paths.log);
+    let state_dir = dir.clone();
+    match tokio::task::spawn_blocking(move || crate::private::tighten(&state_dir, &files)).await {
+        Ok(Ok(changed)) if !changed.is_empty() => {
+            tracing::warn!(changed = %changed.join(", "), "tightened local file modes: only their owner can read them now");
+        }
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "cannot tighten the modes of the project's local files"),
+        Err(e) => tracing::warn!(error = %e, "cannot tighten the modes of the project's local files"),
+    }
     let core = Arc::new(Core::new(store.clone(), clock, bus, paths.db.clone()));
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
     tokio::spawn(background::auto_retry(core.clone(), shutdown_rx.clone()));
@@ -136,7 +153,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         started_at,
         started,
     };
-    let dashboard = Arc::new(Dashboard::new(dir.clone(), core.clock.clone()));
+    let dashboard = Arc::new(Dashboard::new(dir.clone(), core.clock.clone(), opts.dashboard_anyone));
     let methods = api::module(core, info, shutdown_tx.clone(), dashboard.clone());
     dashboard.set_methods(methods.clone());
     // A dashboard served before a restart is served again, on the same URL.
@@ -276,6 +293,7 @@ async fn bind(paths: &ProjectPaths) -> Result<interprocess::local_socket::tokio:
     opts.create_tokio().map_err(io(format!("cannot listen on {}", paths.socket.display())))
 }
 
+/// Create a folder (and any missing parent) only its owner may enter.
 fn create_private_dir(dir: &std::path::Path) -> Result<(), DaemonError> {
     #[cfg(unix)]
     {
@@ -283,7 +301,7 @@ fn create_private_dir(dir: &std::path::Path) -> Result<(), DaemonError> {
         if !dir.is_dir() {
             std::fs::DirBuilder::new()
                 .recursive(true)
-                .mode(0o700)
+                .mode(crate::private::DIR_MODE)
                 .create(dir)
                 .map_err(io(format!("cannot create {}", dir.display())))?;
         }

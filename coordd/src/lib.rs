@@ -11,7 +11,7 @@
 //! lossy in-memory feed of progress lines from tool subprocesses.
 //! store, the [`time`] clock and the [`bus`] together for the handlers. [`outbox`] queues a
 //! connection's output within its budget, [`shed`] keeps all of them within the daemon's.
-//! [`dashboard`] serves
+//! [`private`] keeps the project's local files readable by their owner only. [`dashboard`] serves
 //! the same method table over a WebSocket to the web dashboard, with its embedded page.
 
 pub mod activity;
@@ -29,6 +29,7 @@ pub mod ids;
 pub mod lockfile;
 pub mod ops;
 pub mod outbox;
+pub mod private;
 pub mod progress;
 pub mod registry;
 pub mod services;

@@ -83,6 +83,11 @@ enum Cmd {
         /// recorded store, then SQLite.
         #[arg(long, value_name = "URL")]
         store: Option<String>,
+        /// Let the dashboard's page write as any agent and change the permission policy. By
+        /// default the page acts only as its overseer (a person: `orch dashboard --as NAME`,
+        /// default `overseer`). Also COORDD_DASHBOARD_ACTS_AS_ANYONE=1.
+        #[arg(long, env = "COORDD_DASHBOARD_ACTS_AS_ANYONE")]
+        dashboard_acts_as_anyone: bool,
     },
     /// Copy this project's SQLite history into PostgreSQL, verify it, and switch the
     /// project to it.
@@ -184,6 +189,7 @@ fn main() -> ExitCode {
             output_budget_mib,
             store,
             idle_timeout,
+            dashboard_acts_as_anyone,
         } => {
             if ready_event.is_some() && !cfg!(windows) {
                 return usage(clap::Error::raw(
@@ -194,7 +200,16 @@ fn main() -> ExitCode {
             let limits =
                 Limits::with_timeout(partial_line_timeout).with_output_budget(output_budget_mib as usize * 1024 * 1024);
             let idle_timeout = idle_timeout.map(Duration::from_secs);
-            serve(ServeOptions { paths, notify_ready, ready_event, store, limits, idle_timeout }, log_file)
+            let opts = ServeOptions {
+                paths,
+                notify_ready,
+                ready_event,
+                store,
+                limits,
+                idle_timeout,
+                dashboard_anyone: dashboard_acts_as_anyone,
+            };
+            serve(opts, log_file)
         }
         Cmd::Migrate { to } => migrate(paths, &to, json),
         Cmd::Status => runtime().and_then(|rt| rt.block_on(status(paths, json))),
@@ -262,11 +277,15 @@ fn init_tracing(log_file: Option<&std::path::Path>) -> anyhow::Result<()> {
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     match log_file {
         Some(path) => {
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .with_context(|| format!("cannot open log file {}", path.display()))?;
+            let mut opts = std::fs::OpenOptions::new();
+            opts.create(true).append(true);
+            #[cfg(unix)]
+            {
+                // Every message's summary can reach the log: only its owner reads it.
+                use std::os::unix::fs::OpenOptionsExt;
+                opts.mode(coordd::private::FILE_MODE);
+            }
+            let file = opts.open(path).with_context(|| format!("cannot open log file {}", path.display()))?;
             builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
         }
         None => {

@@ -133,6 +133,10 @@ error_codes! {
     PortUnavailable = 1160, "port_unavailable", Conflict;
     /// Merging a branch conflicts (orch: a run's integration branch into its base branch).
     MergeConflict = 1203, "merge_conflict", Conflict;
+    /// The dashboard's page acts as its overseer (a person) only: it may not write as an
+    /// agent or change the policy unless the daemon was started with
+    /// `--dashboard-acts-as-anyone`.
+    PageActsAsOverseer = 1420, "page_acts_as_overseer", Conflict;
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -218,6 +218,29 @@ impl Browser {
         }
     }
 
+    /// Resize the page's viewport (390×844: a phone; 1400×800: a laptop).
+    pub fn viewport(&mut self, width: u32, height: u32) {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+        );
+        self.wait_for(&format!("window.innerWidth === {width}"), "the new viewport width");
+    }
+
+    /// How far the page is wider than the window, in pixels (0: no horizontal overflow),
+    /// with the widest element that sticks out, for the failure message.
+    pub fn overflow(&mut self) -> (i64, String) {
+        let v = self.eval(
+            "(() => { const w = window.innerWidth; let worst = '', max = w;
+               for (const el of document.querySelectorAll('body *')) {
+                 const r = el.getBoundingClientRect();
+                 if (r.width && r.right > max) { max = r.right; worst = el.tagName + '.' + el.className + ' ' + (el.textContent || '').slice(0, 40); }
+               }
+               return [document.documentElement.scrollWidth - w, worst]; })()",
+        );
+        (v[0].as_i64().unwrap_or(i64::MAX), v[1].as_str().unwrap_or_default().to_string())
+    }
+
     /// Save a PNG of the page.
     pub fn screenshot(&mut self, path: &Path) {
         let r = self.call("Page.captureScreenshot", json!({"format": "png"}));

@@ -1,8 +1,8 @@
 //! The dashboard in a real headless Chromium (Debian's `chromium`), driven over the DevTools
 //! protocol: the page loads with its token and not without, updates live as mail is queued
-//! and delivered, sends into a session, answers a blocked question and a permission request,
-//! and resumes after a
-//! daemon restart. Skips (saying so) without Chromium, but fails under `COORD_CI`.
+//! and delivered, sends into a session, answers a blocked question and a permission request
+//! as the overseer (a person, not the lead), and resumes after a daemon restart. Skips
+//! (saying so) without Chromium, but fails under `COORD_CI`.
 
 use coord_tests::browser::Browser;
 use coord_tests::*;
@@ -86,10 +86,8 @@ fn answering_a_blocked_question_in_the_page_wakes_wait_reply() {
     assert_eq!(woke["woke"], true, "{woke}");
     assert_eq!(woke["message"]["kind"], "answer");
     assert_eq!(woke["message"]["summary"], "sqlx, async all the way");
-    b.wait_for(
-        "document.querySelector('.card.blocked[data-task=\"T1\"]').textContent.includes('answered')",
-        "the answer's receipt",
-    );
+    assert_eq!(woke["message"]["from_agent"], "overseer", "the person answers as themselves");
+    b.wait_for("document.querySelector('.card.blocked[data-task=\"T1\"]') === null", "the card to leave the panel");
 }
 
 #[test]
@@ -150,11 +148,11 @@ fn a_permission_request_is_denied_from_the_page_and_the_waiting_hook_says_so() {
     let out = hook.join().unwrap().ok();
     let decision: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("the hook's decision");
     assert_eq!(decision["hookSpecificOutput"]["permissionDecision"], "deny", "{decision}");
-    assert_eq!(decision["hookSpecificOutput"]["permissionDecisionReason"], "Denied by lead: not before review");
-    b.wait_for(
-        "document.querySelector('.card.control[data-type=\"permission_request\"]')?.classList.contains('answered')",
-        "the request shown as answered",
-    );
+    assert_eq!(decision["hookSpecificOutput"]["permissionDecisionReason"], "Denied by overseer: not before review");
+    let answered = ".card.control.answered[data-type=\"permission_request\"]";
+    b.wait_for(&format!("document.querySelector('{answered} .answerer')?.textContent === 'overseer'"), "who answered");
+    let reason = b.eval(&format!("document.querySelector('{answered} .answer-reason').textContent"));
+    assert!(reason.as_str().unwrap().contains("not before review"), "the reason is kept: {reason}");
     b.wait_for("document.getElementById('tab-control').hidden", "the badge cleared");
 }
 

@@ -145,7 +145,7 @@ fn the_websocket_speaks_the_socket_protocol() {
     let sent = rpc(
         &mut s,
         &mut notes,
-        json!({"jsonrpc": "2.0", "id": 3, "method": "inbox.send", "params": {"from": "lead", "to": "w", "summary": "hi"}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "inbox.send", "params": {"from": "overseer", "to": "w", "summary": "hi"}}),
     );
     let event_id = sent["result"]["event_id"].clone();
     assert!(event_id.is_number(), "{sent}");
@@ -214,7 +214,7 @@ fn a_restart_serves_the_same_url_again() {
 }
 
 #[test]
-fn with_credentials_required_the_websocket_writes_only_once_authenticated() {
+fn with_credentials_required_the_websocket_writes_as_an_agent_only_once_authenticated() {
     let p = Project::new();
     let lead =
         ok(&p, &["agent", "register", "--name", "lead", "--role", "lead"])["secret"].as_str().unwrap().to_string();
@@ -225,7 +225,7 @@ fn with_credentials_required_the_websocket_writes_only_once_authenticated() {
     let send = json!({"jsonrpc": "2.0", "id": 1, "method": "inbox.send",
         "params": {"from": "lead", "to": "w1", "summary": "from the page"}});
     let refused = rpc(&mut s, &mut notes, send.clone());
-    assert_eq!(refused["error"]["data"]["code"], "unauthenticated", "{refused}");
+    assert_eq!(refused["error"]["data"]["code"], "page_acts_as_overseer", "{refused}");
     let off = json!({"jsonrpc": "2.0", "id": 2, "method": "inbox.init", "params": {"require_credentials": false}});
     let refused = rpc(&mut s, &mut notes, off);
     assert_eq!(
@@ -246,4 +246,35 @@ fn with_credentials_required_the_websocket_writes_only_once_authenticated() {
         "params": {"from": "lead", "to": "w1", "summary": "from the page"}}),
     );
     assert!(sent["result"]["event_id"].is_i64(), "{sent}");
+}
+
+#[test]
+fn the_icon_answers_at_the_root_without_the_token() {
+    let p = Project::new();
+    let u = parse(&dashboard_url(&p));
+    let mut s = TcpStream::connect(("127.0.0.1", u.port)).unwrap();
+    let req = format!("GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n", u.port);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let at = out.windows(4).position(|w| w == b"\r\n\r\n").expect("a head");
+    let head = String::from_utf8_lossy(&out[..at]).to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("content-type: image/x-icon"), "{head}");
+    assert_eq!(&out[at + 4..at + 8], &[0, 0, 1, 0], "an ICO file");
+    // A foreign Host still gets nothing.
+    assert_eq!(get(u.port, "/favicon.ico", &[("Host", "evil.example:80")]).0, 421);
+}
+
+#[test]
+fn moving_to_another_port_gets_a_new_token() {
+    let p = Project::new();
+    let old = parse(&dashboard_url(&p));
+    let free = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port();
+    let v = p.orch().args(["dashboard", "--port", &free.to_string()]).json_flag().run().ok().json();
+    let new = parse(v["url"].as_str().unwrap());
+    assert_eq!(new.port, free);
+    assert_ne!(new.token, old.token, "a page that still knows the old port never learns the new token");
+    assert_eq!(get(new.port, &format!("/{}/", new.token), &[]).0, 200);
+    assert_eq!(get(new.port, &format!("/{}/", old.token), &[]).0, 401);
 }

@@ -161,3 +161,15 @@ fn fetch_orders_by_priority_then_age_and_list_filters() {
     let table = p.inbox().args(["list"]).run().ok().stdout;
     assert!(table.starts_with("THREAD"), "{table}");
 }
+
+#[test]
+fn a_second_answer_to_a_task_that_is_no_longer_blocked_is_refused() {
+    let p = Project::new();
+    coord_tests::blocked_task(&p, "wkr", "diesel or sqlx?");
+    let answer = ["answer", "--run", "R1", "--task", "T1", "--summary", "sqlx"];
+    p.orch().args(answer).json_flag().run().ok();
+    let again = p.orch().args(answer).json_flag().run().code(30).json();
+    assert_eq!(again["error"]["code"], "invalid_transition", "{again}");
+    let message = again["error"]["message"].as_str().unwrap();
+    assert!(message.contains("in_progress, not blocked"), "{message}");
+}

@@ -13,6 +13,7 @@ use jsonrpsee::{PendingSubscriptionSink, SubscriptionSink};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::Api;
+use crate::caller;
 use crate::domain::inbox::control;
 use crate::domain::policy;
 use crate::ops;
@@ -23,7 +24,11 @@ use crate::services::policy as snapshot;
 impl ControlApiServer for Api {
     async fn control_send(&self, p: ControlSendParams) -> RpcResult<ControlSendResult> {
         let from = p.from.clone();
-        Ok(self.core.write_as(&from, move |tx, now| ops::control::send(tx, now, p.clone())).await?)
+        let overseer = caller::page().map(|page| page.overseer);
+        Ok(self
+            .core
+            .write_as(&from, move |tx, now| ops::control::send(tx, now, p.clone(), overseer.as_deref()))
+            .await?)
     }
 
     async fn control_requests(&self, p: RequestsParams) -> RpcResult<RequestsResult> {
@@ -36,6 +41,9 @@ impl ControlApiServer for Api {
     }
 
     async fn policy_set(&self, p: PolicySetParams) -> RpcResult<PolicyResult> {
+        if caller::restricted_page().is_some() {
+            return Err(page_refused("change the permission policy").into());
+        }
         let actor = p.actor.clone();
         let (policy, event_id) =
             self.core.write_checked(Some(&actor), move |tx, now| policy::set(tx, now, p.clone())).await?;
@@ -113,4 +121,12 @@ impl Feed {
         }
         Ok(true)
     }
+}
+
+/// A dashboard page that acts only as its overseer may not do `what`.
+pub(super) fn page_refused(what: &str) -> crate::error::Error {
+    crate::error::Error::app(
+        coord_proto::ErrorCode::PageActsAsOverseer,
+        format!("the dashboard may not {what} (start the daemon with --dashboard-acts-as-anyone to allow it)"),
+    )
 }

@@ -29,7 +29,13 @@ pub static ASSETS: &[Asset] = assets![
     "timeline.js" => JS,
     "reservations.js" => JS,
     "control.js" => JS,
+    "favicon.ico" => "image/x-icon",
 ];
+
+/// The page's icon, which browsers also ask for at `/favicon.ico`, without the token.
+pub fn favicon() -> &'static Asset {
+    find("favicon.ico").expect("the icon is embedded")
+}
 
 /// The asset at `name` (a path under the token, without the leading slash).
 pub fn find(name: &str) -> Option<&'static Asset> {

@@ -3,7 +3,9 @@
 //!
 //! 1. `Host` must name this loopback listener (`127.0.0.1:PORT`, `localhost:PORT` or
 //!    `[::1]:PORT`): a DNS-rebound name gets 421.
-//! 2. The path must start with `/TOKEN/`, compared in constant time: 401 otherwise.
+//! 2. The path must start with `/TOKEN/`, compared in constant time: 401 otherwise. The
+//!    one exception is `/favicon.ico` (the embedded icon, no data), which browsers ask for
+//!    at the root.
 //! 3. An `Origin`, when sent (browsers always send one on a WebSocket or a POST), must be
 //!    this listener's own: 403 otherwise, so no other site can drive the daemon.
 //!
@@ -80,6 +82,10 @@ impl Rules {
             return Verdict::Refuse(StatusCode::MISDIRECTED_REQUEST, "unknown Host\n");
         }
         let path = req.uri().path();
+        // Browsers ask for the icon at the root, without the token: it holds no data.
+        if path == "/favicon.ico" && (req.method() == Method::GET || req.method() == Method::HEAD) {
+            return Verdict::Asset(assets::favicon());
+        }
         let rest = path.strip_prefix('/').unwrap_or(path);
         let (given, rest) = match rest.split_once('/') {
             Some((t, r)) => (t, Some(r)),

@@ -9,7 +9,8 @@
 //!   token (constant-time), and the Origin check (cross-site use); every response carries a
 //!   strict Content-Security-Policy. Assets come from [`assets`], embedded in the binary.
 //! - [`params`]: the params conventions of the socket transport (one params object, bare or
-//!   in a one-element array) applied to WebSocket calls too.
+//!   in a one-element array) applied to WebSocket calls too, and each connection's caller:
+//!   a [`Page`], the overseer (configurable, default `overseer`), never an agent.
 
 mod assets;
 mod guard;
@@ -28,6 +29,7 @@ use jsonrpsee::server::{Server, ServerConfig, ServerHandle};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
+use crate::caller::Page;
 use crate::error::{Error, Result};
 use crate::time::Clock;
 use crate::transport::MAX_SUBSCRIPTIONS_PER_CONNECTION;
@@ -39,11 +41,21 @@ pub const MAX_CONNECTIONS: u32 = 64;
 /// Messages queued per WebSocket connection before its subscriptions wait.
 const MESSAGE_BUFFER: u32 = 1024;
 
+/// The page's identity when none was asked for.
+pub const DEFAULT_OVERSEER: &str = "overseer";
+
 /// What survives a restart.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Saved {
     port: u16,
     token: String,
+    /// The person the page acts as.
+    #[serde(default = "default_overseer")]
+    overseer: String,
+}
+
+fn default_overseer() -> String {
+    DEFAULT_OVERSEER.to_string()
 }
 
 struct Serving {
@@ -60,11 +72,13 @@ pub struct Dashboard {
     /// The method table, set once built (it contains the `dashboard.*` handlers themselves).
     methods: OnceLock<Methods>,
     serving: Mutex<Option<Serving>>,
+    /// `--dashboard-acts-as-anyone`: the page may write as any agent and set the policy.
+    anyone: bool,
 }
 
 impl Dashboard {
-    pub fn new(dir: PathBuf, clock: Arc<dyn Clock>) -> Dashboard {
-        Dashboard { dir, clock, methods: OnceLock::new(), serving: Mutex::new(None) }
+    pub fn new(dir: PathBuf, clock: Arc<dyn Clock>, anyone: bool) -> Dashboard {
+        Dashboard { dir, clock, methods: OnceLock::new(), serving: Mutex::new(None), anyone }
     }
 
     /// Hand over the method table the WebSocket serves.
@@ -76,25 +90,34 @@ impl Dashboard {
         self.dir.join(STATE_FILE)
     }
 
-    /// `dashboard.start`: keep serving (on another port if one is asked for) or start.
+    /// `dashboard.start`: keep serving (on another port, or as another overseer, if asked
+    /// for) or start. A new port gets a new token: an old page that still knows the old
+    /// port never sends the new token to whatever listens there next.
     pub async fn start(&self, p: DashboardStartParams) -> Result<DashboardInfo> {
         if p.port == Some(0) {
             return Err(Error::invalid("port must be 1 to 65535 (leave it out for a free port)"));
         }
+        if let Some(o) = &p.overseer {
+            crate::domain::check::agent("overseer", o)?;
+        }
         let mut serving = self.serving.lock().await;
         if let Some(s) = serving.as_ref()
             && p.port.is_none_or(|port| port == s.saved.port)
+            && p.overseer.as_ref().is_none_or(|o| *o == s.saved.overseer)
         {
             return Ok(info(Some(s)));
         }
-        let token = match serving.take() {
+        let (port, token, overseer) = match serving.take() {
             Some(old) => {
                 let _ = old.handle.stop();
-                old.saved.token
+                let same_port = p.port.is_none_or(|port| port == old.saved.port);
+                let token = if same_port { old.saved.token } else { new_token() };
+                (if same_port { old.saved.port } else { p.port.unwrap_or(0) }, token, old.saved.overseer)
             }
-            None => new_token(),
+            None => (p.port.unwrap_or(0), new_token(), default_overseer()),
         };
-        let s = self.listen(Saved { port: p.port.unwrap_or(0), token })?;
+        let overseer = p.overseer.unwrap_or(overseer);
+        let s = self.listen(Saved { port, token, overseer })?;
         self.save(&s.saved)?;
         tracing::info!(port = s.saved.port, "dashboard serving");
         *serving = Some(s);
@@ -111,8 +134,10 @@ impl Dashboard {
         };
         let mut serving = self.serving.lock().await;
         let listened = self.listen(saved.clone()).or_else(|e| {
-            tracing::warn!(port = saved.port, error = %e, "dashboard port unavailable; using a free one");
-            self.listen(Saved { port: 0, token: saved.token.clone() })
+            // A new port, a new token: pages still open on the old port stop after a few
+            // failures and never send the new token to whatever listens there now.
+            tracing::warn!(port = saved.port, error = %e, "dashboard port unavailable; using a free one and a new token");
+            self.listen(Saved { port: 0, token: new_token(), overseer: saved.overseer.clone() })
         });
         match listened {
             Ok(s) => {
@@ -178,11 +203,14 @@ impl Dashboard {
         let server = Server::builder()
             .set_config(config)
             .set_http_middleware(tower::ServiceBuilder::new().layer(guard::GuardLayer::new(port, &saved.token)))
-            .set_rpc_middleware(RpcServiceBuilder::new().layer(params::NormalizeLayer::new(methods.clone())))
+            .set_rpc_middleware(RpcServiceBuilder::new().layer(params::NormalizeLayer::new(
+                methods.clone(),
+                Page { overseer: saved.overseer.clone(), anyone: self.anyone },
+            )))
             .build_from_tcp(listener)
             .map_err(unavailable)?;
         let handle = server.start(methods);
-        Ok(Serving { saved: Saved { port, token: saved.token }, handle, started_at: self.clock.now().to_string() })
+        Ok(Serving { saved: Saved { port, ..saved }, handle, started_at: self.clock.now().to_string() })
     }
 
     fn save(&self, saved: &Saved) -> Result<()> {
@@ -200,6 +228,7 @@ fn info(s: Option<&Serving>) -> DashboardInfo {
         url: s.map(|s| format!("http://127.0.0.1:{}/{}/", s.saved.port, s.saved.token)),
         port: s.map(|s| s.saved.port),
         started_at: s.map(|s| s.started_at.clone()),
+        overseer: s.map(|s| s.saved.overseer.clone()),
     }
 }
 

@@ -3,9 +3,9 @@
 //! when every field is optional; unsubscribe takes the bare id, `[id]` or
 //! `{"subscription": id}`. jsonrpsee's own server would only accept the array form.
 //!
-//! Each connection's calls also run as that connection's caller (`crate::caller`), as on
-//! the socket: unauthenticated until it calls `agents.authenticate`, so with credentials
-//! required the page's writes are refused like any other unauthenticated client's.
+//! Each connection's calls also run as that connection's caller (`crate::caller`): a
+//! [`Page`], the overseer, authenticated by the URL's token. It writes only as the
+//! overseer (with credentials required too), unless the daemon allows it more.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -17,25 +17,26 @@ use jsonrpsee::types::Request;
 use serde_json::value::RawValue;
 use tower::Layer;
 
-use crate::caller::{self, Caller};
+use crate::caller::{self, Caller, Page};
 use crate::transport::normalize_params;
 
 #[derive(Clone)]
 pub struct NormalizeLayer {
     methods: Methods,
+    page: Page,
 }
 
 impl NormalizeLayer {
-    pub fn new(methods: Methods) -> NormalizeLayer {
-        NormalizeLayer { methods }
+    pub fn new(methods: Methods, page: Page) -> NormalizeLayer {
+        NormalizeLayer { methods, page }
     }
 }
 
 impl<S> Layer<S> for NormalizeLayer {
     type Service = Normalize<S>;
-    /// Made once per connection: the connection's caller starts unauthenticated.
+    /// Made once per connection: the connection's caller is the page's overseer.
     fn layer(&self, inner: S) -> Normalize<S> {
-        Normalize { inner, methods: self.methods.clone(), caller: Arc::default() }
+        Normalize { inner, methods: self.methods.clone(), caller: Arc::new(Caller::page(self.page.clone())) }
     }
 }
 

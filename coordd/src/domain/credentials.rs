@@ -94,25 +94,56 @@ pub fn verify(tx: &dyn Tx, agent_id: &str, secret: &str) -> Result<()> {
 /// Who the current call's connection is authenticated as (`None`: the daemon's own work),
 /// for a write whose acting agent is decided inside its transaction
 /// (`Core::write_acting`).
-pub struct Acting(Option<Vec<String>>);
+pub struct Acting {
+    authenticated: Option<Vec<String>>,
+    /// The dashboard page's overseer and whether it may act only as them.
+    page: Option<(String, bool)>,
+}
 
 impl Acting {
-    pub fn new(authenticated: Option<Vec<String>>) -> Acting {
-        Acting(authenticated)
+    pub fn new(authenticated: Option<Vec<String>>, page: Option<(String, bool)>) -> Acting {
+        Acting { authenticated, page }
     }
 
     /// The daemon's own work: nothing to check.
     pub fn daemon() -> Acting {
-        Acting(None)
+        Acting { authenticated: None, page: None }
     }
 
-    /// May this call write as `agent`? Always for the daemon's own work, and unless
-    /// credentials are required.
+    /// May this call write as `agent`? Always for the daemon's own work; a dashboard page
+    /// as its overseer, and as an agent it authenticated as (any, when not restricted);
+    /// anyone else unless credentials are required.
     pub fn check(&self, tx: &dyn Tx, agent: &str) -> Result<()> {
-        match &self.0 {
+        let authenticated = self.authenticated.as_deref().unwrap_or_default();
+        if let Some((overseer, restricted)) = &self.page {
+            if agent == overseer {
+                return Ok(());
+            }
+            if *restricted {
+                page_may_act_as(overseer, Some(agent), authenticated)?;
+            }
+        }
+        match &self.authenticated {
             None => Ok(()),
             Some(authenticated) => authorize(tx, Some(agent), authenticated),
         }
+    }
+}
+
+/// May a dashboard page that acts only as `overseer`, and authenticated as
+/// `authenticated`, write as `agent` (`None`: a write that names no one)? As its overseer,
+/// and as an agent whose secret it presented; a write that names no one is left to the
+/// credentials rule.
+pub fn page_may_act_as(overseer: &str, agent: Option<&str>, authenticated: &[String]) -> Result<()> {
+    match agent.filter(|a| !a.is_empty()) {
+        Some(a) if a != overseer && !authenticated.iter().any(|x| x == a) => Err(Error::app(
+            ErrorCode::PageActsAsOverseer,
+            format!(
+                "the dashboard acts as the overseer '{overseer}', not as '{a}' \
+                 (start the daemon with --dashboard-acts-as-anyone to allow it)"
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

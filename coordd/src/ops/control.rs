@@ -17,7 +17,9 @@ use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::time::Ts;
 
-pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams) -> Result<ControlSendResult> {
+/// `overseer`: the person the call comes from (the dashboard's page), who may answer, as
+/// themselves, a request sent to the lead.
+pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams, overseer: Option<&str>) -> Result<ControlSendResult> {
     if let Some(m) = control::existing(tx, &p)? {
         let (thread, _) = thread::load(tx, &m.thread_id, now)?;
         let request_id = tx
@@ -32,7 +34,11 @@ pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams) -> Result<ControlSen
         (Some(to), _) => Some(to.clone()),
         (None, _) => lead(tx, p.run_id.as_deref())?,
     };
-    let typed = control::send(tx, now, p, to)?;
+    let stand_in = match overseer {
+        Some(o) if o == p.from => lead_of_request(tx, &p)?,
+        _ => None,
+    };
+    let typed = control::send(tx, now, p, to, stand_in.as_deref())?;
     // An answer goes to whoever waits on the request's thread; it is not mail to deliver.
     let how = match typed.request {
         RequestEffect::Answers(_) => Delivering { recipients: Some(Vec::new()), ..Delivering::plain(typed.priority) },
@@ -49,6 +55,16 @@ pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams) -> Result<ControlSen
     };
     let MessageResult { thread, message, event_id } = result;
     Ok(ControlSendResult { thread, message, event_id, request_id, duplicate: false })
+}
+
+/// The lead a response's request was sent to, if it was sent to the lead (its run's
+/// creator, else the policy's lead).
+fn lead_of_request(tx: &dyn Tx, p: &ControlSendParams) -> Result<Option<String>> {
+    let Some(request) = payload_request_id(&p.payload).map(|id| tx.request(id)).transpose()?.flatten() else {
+        return Ok(None);
+    };
+    let lead = lead(tx, Some(&request.run_id))?;
+    Ok(lead.filter(|l| *l == request.to_agent))
 }
 
 /// Who leads: the run's creator, else the policy's lead.

@@ -127,6 +127,10 @@ pub struct DashboardStartParams {
     /// Loopback port to listen on; default: the port already in use, else a free one.
     #[serde(default)]
     pub port: Option<u16>,
+    /// The person the page acts as (an agent name); default: the one in use, else
+    /// `overseer`. The page writes only as them.
+    #[serde(default)]
+    pub overseer: Option<String>,
 }
 
 /// Result of `dashboard.start` and `dashboard.status`.
@@ -138,6 +142,9 @@ pub struct DashboardInfo {
     pub url: Option<String>,
     pub port: Option<u16>,
     pub started_at: Option<String>,
+    /// The person the page acts as (none when not running).
+    #[serde(default)]
+    pub overseer: Option<String>,
 }
 
 /// Result of `dashboard.stop`.

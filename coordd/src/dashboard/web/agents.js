@@ -1,45 +1,74 @@
-// Agents: each agent's activity (busy, idle, stale), its current threads and lease age,
-// last seen, its unread badge (queued mail in its session mailbox, live), and a "send to
-// session" box: Enter queues a message from the overseer, delivered at the session's next
-// hook (`inbox check`); "urgent" raises its priority.
+// Agents, by who needs attention: blocked, an open request, failed, busy, idle, offline.
+// Each row: the derived state and the agent's own reported status, its current threads,
+// the time left on its lease, last seen, its open requests, its unread badge (queued mail
+// in its session mailbox, live), and a "send to session" box: Enter queues a message from
+// the overseer, delivered at the session's next hook (`inbox check`); "urgent" raises its
+// priority. (A launched session's state and log tail get a cell of their own here.)
 
-import { h, fill, since, coalesce, errorText } from './dom.js';
+import { h, fill, since, until, perFrame, coalesce, errorText, where } from './dom.js';
 import { firstLine } from './runs.js';
 
-/// Events that can change an agent's row: mail, threads and leases, the registry.
-const RELEVANT = /^(mail|thread|message|lease|agent)\./;
+/// Events that can change an agent's row: mail, threads and leases, the registry, tasks.
+const RELEVANT = /^(mail|thread|message|lease|agent|task)\./;
+
+/// Attention order: a lower rank comes first. (`failed` is kept for when the view says
+/// which agents' last task failed; it does not yet.)
+const RANK = { blocked: 0, request: 1, failed: 2, busy: 3, idle: 4, offline: 5 };
+
+/// What an agent needs from the lead, from its view row and its open requests.
+export function attention(a, requests) {
+  if (a.threads.some((t) => t.status === 'blocked')) return 'blocked';
+  if (requests > 0) return 'request';
+  if (a.agent.status === 'offline' || a.activity === 'stale') return 'offline';
+  if (a.activity === 'busy') return 'busy';
+  return 'idle';
+}
+
+const COLUMNS = ['agent', 'needs', 'reported', 'current thread', 'lease left', 'last seen', 'requests', 'unread', 'send to session'];
 
 export function create(ctx, root) {
   let view = { agents: [] };
+  let openBy = new Map();   // agent -> open requests it sent
   const rows = new Map();   // agent_id -> row element
   const body = h('tbody');
-  fill(root, h('h2', {}, 'Agents'), h('table', { class: 'agents' },
-    h('thead', {}, h('tr', {}, ['agent', 'state', 'current thread', 'lease age', 'last seen', 'unread', 'send to session'].map((c) => h('th', {}, c)))),
+  fill(root, h('h2', {}, 'Agents'), h('table', { class: 'agents cards' },
+    h('thead', {}, h('tr', {}, COLUMNS.map((c) => h('th', {}, c)))),
     body));
 
   const load = coalesce(async () => {
-    view = await ctx.rpc.call('view.agents', {});
+    const [v, r] = await Promise.all([
+      ctx.rpc.call('view.agents', {}),
+      ctx.rpc.call('control.requests', {}),
+    ]);
+    view = v;
+    openBy = new Map();
+    for (const q of r.requests) openBy.set(q.from, (openBy.get(q.from) || 0) + 1);
     draw();
   });
+  const refresh = perFrame(load);
 
   function draw() {
     const seen = new Set();
-    let total = 0;
-    for (const a of view.agents) {
-      if (a.agent.agent_id === ctx.overseer) continue;
-      seen.add(a.agent.agent_id);
-      total += a.pending;
-      let row = rows.get(a.agent.agent_id);
+    let needing = 0;
+    const list = view.agents
+      .filter((a) => a.agent.agent_id !== ctx.overseer)
+      .map((a) => ({ a, need: attention(a, openBy.get(a.agent.agent_id) || 0) }))
+      .sort((x, y) => RANK[x.need] - RANK[y.need] || x.a.agent.agent_id.localeCompare(y.a.agent.agent_id));
+    for (const { a, need } of list) {
+      const id = a.agent.agent_id;
+      seen.add(id);
+      if (RANK[need] <= RANK.failed) needing += 1;
+      let row = rows.get(id);
       if (!row) {
-        row = makeRow(a.agent.agent_id);
-        rows.set(a.agent.agent_id, row);
+        row = makeRow(id);
+        rows.set(id, row);
       }
-      update(row, a);
-      body.append(row);   // keeps the order of the view (sorted by id)
+      update(row, a, need);
+      body.append(row);   // in attention order
     }
     for (const [id, row] of rows) if (!seen.has(id)) { row.remove(); rows.delete(id); }
-    if (!view.agents.length) fill(body, h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No agents yet.')));
-    ctx.setBadge('tab-pending', total);
+    if (!list.length) fill(body, h('tr', {}, h('td', { colspan: COLUMNS.length, class: 'muted' }, 'No agents yet.')));
+    ctx.setBadge('tab-attention', needing);
   }
 
   function makeRow(id) {
@@ -64,26 +93,33 @@ export function create(ctx, root) {
         input.focus();
       }
     });
+    const cell = (label, attrs = {}, ...children) => h('td', { ...attrs, dataset: { label } }, ...children);
     const cells = {
-      name: h('td', { class: 'name' }), state: h('td'), thread: h('td'), lease: h('td'), seen: h('td'),
-      badge: h('td', {}, h('span', { class: 'badge unread' })),
-      send: h('td', { class: 'send-cell' }, input, h('label', {}, urgent, ' urgent'), status),
+      name: cell('agent', { class: 'name' }), need: cell('needs'), reported: cell('reported'), thread: cell('current thread'),
+      lease: cell('lease left'), seen: cell('last seen'), requests: cell('requests'),
+      badge: cell('unread', {}, h('span', { class: 'badge unread' })),
+      send: cell('send', { class: 'send-cell' }, input, h('label', {}, urgent, ' urgent'), status),
     };
     const row = h('tr', { dataset: { agent: id } }, Object.values(cells));
     row.cells_ = cells;
     return row;
   }
 
-  function update(row, a) {
+  function update(row, a, need) {
     const c = row.cells_;
-    fill(c.name, h('b', {}, a.agent.agent_id), a.agent.role ? h('small', { class: 'muted' }, ` ${a.agent.role}`) : null);
-    fill(c.state, h('span', { class: `pill act-${a.activity}` }, a.activity));
+    row.dataset.need = need;
+    fill(c.name, h('b', {}, a.agent.agent_id), a.agent.role ? h('small', { class: 'muted' }, ` ${a.agent.role}`) : null,
+      a.agent.registered === false ? h('small', { class: 'muted' }, ' unregistered') : null);
+    fill(c.need, h('span', { class: `pill need-${need}` }, need === 'request' ? 'open request' : need));
+    fill(c.reported, h('span', { class: 'reported' }, a.agent.status || '—'));
     const t = a.threads[0];
     fill(c.thread, t ? [h('span', { class: `pill st-${t.status}` }, t.status), ' ', t.subject,
-      h('small', { class: 'muted' }, ` ${t.task_id ? `${t.run_id}/${t.task_id}` : t.thread_id}`),
+      h('small', { class: 'muted id' }, ` ${where(t)}`),
       a.threads.length > 1 ? h('small', { class: 'muted' }, ` +${a.threads.length - 1} more`) : null] : h('span', { class: 'muted' }, '—'));
-    fill(c.lease, t && t.lease ? since(t.lease.claimed_at) : '—');
+    fill(c.lease, t && t.lease ? until(t.lease.expires_at) : '—');
     fill(c.seen, a.agent.last_seen_at ? since(a.agent.last_seen_at) : h('span', { class: 'muted' }, 'never'));
+    const open = openBy.get(a.agent.agent_id) || 0;
+    fill(c.requests, open ? h('a', { href: '#control', class: 'requests' }, String(open)) : h('span', { class: 'muted' }, '0'));
     const badge = c.badge.firstChild;
     badge.textContent = String(a.pending);
     badge.dataset.count = String(a.pending);
@@ -95,7 +131,7 @@ export function create(ctx, root) {
   return {
     load,
     onEvent(ev) {
-      if (RELEVANT.test(ev.event_type)) load();
+      if (RELEVANT.test(ev.event_type) || (ev.message && ev.message.type)) refresh();
     },
   };
 }

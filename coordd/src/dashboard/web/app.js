@@ -1,7 +1,9 @@
 // The dashboard: one WebSocket to the daemon (the same JSON-RPC protocol as every other
-// client), one events.subscribe from a cursor, and views that redraw from the view.*
-// methods when an event concerns them. Nothing polls: after a disconnect (a daemon
-// restart) it reconnects and subscribes again from its cursor, so no event is missed.
+// client), one events.subscribe from a cursor, and views that apply each event to their
+// model in place, re-fetching only what an event cannot carry, at most once per animation
+// frame. Nothing polls: after a disconnect (a daemon restart) it reconnects and
+// subscribes again from its cursor, so no event is missed. After a few failed attempts it
+// stops (the daemon may serve a new port and token now) and says what to run.
 
 import { Rpc } from './rpc.js';
 import { tickAges } from './dom.js';
@@ -11,9 +13,13 @@ import * as timeline from './timeline.js';
 import * as reservations from './reservations.js';
 import * as control from './control.js';
 
-/// The person's identity when they send or answer from the page.
+/// The person's identity when they send or answer from the page, until the daemon names it
+/// (`dashboard.status`: `orch dashboard --as NAME`).
 const OVERSEER = 'overseer';
 const MAX_BACKOFF_MS = 2000;
+/// Failed attempts in a row after which the page stops retrying: the daemon may have come
+/// back on another port with another token, and the old port may belong to anyone now.
+const MAX_FAILURES = 6;
 
 const rpc = new Rpc(new URL('ws', location.href).href.replace(/^http/, 'ws'));
 const ctx = {
@@ -48,6 +54,8 @@ function setConn(s, text) {
   const el = document.getElementById('conn');
   el.dataset.state = s;
   el.textContent = text;
+  // What the page shows is as of the last event while it is not live: dimmed.
+  document.body.classList.toggle('stale', s !== 'live');
 }
 
 function onEvent(ev) {
@@ -64,6 +72,9 @@ async function start() {
   setConn('connecting', state.connects ? 'reconnecting…' : 'connecting…');
   await rpc.connect();
   state.connects += 1;
+  const info = await rpc.call('dashboard.status');
+  ctx.overseer = info.overseer || OVERSEER;
+  document.getElementById('who').textContent = `as ${ctx.overseer}`;
   if (cursor === null) {
     const hello = await rpc.call('system.hello');
     cursor = hello.last_event_id;
@@ -90,12 +101,20 @@ async function start() {
 
 let backoff = 100;
 async function run() {
-  for (;;) {
+  for (let failures = 0; ; ) {
     try {
       await start();
       backoff = 100;
       return;
     } catch (e) {
+      failures += 1;
+      state.failures = failures;
+      if (failures >= MAX_FAILURES) {
+        rpc.close();
+        setConn('gone', 'disconnected');
+        document.getElementById('gone').hidden = false;
+        return;
+      }
       setConn('down', 'daemon unreachable — retrying');
       await new Promise((r) => setTimeout(r, backoff));
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);

@@ -1,10 +1,13 @@
 // Control requests (protocol §10): permission requests, plan approvals and shutdown
-// requests, from `control.requests`, newest first. An open one gets Approve and Deny (with
-// an optional reason); the page answers with `control.send` as the request's addressee
-// (the person stands in for the lead, as with answering a question). A typed message in
-// the stream, or an event on a request's thread, refreshes the list.
+// requests, from `control.requests`, newest first. The overseer answers, always as
+// themselves, what is addressed to the lead or to them: such an open request gets Approve
+// and Deny (with an optional reason) and, when a gated call waits on it, its countdown to
+// the policy's timeout. A request addressed to anyone else (a shutdown request to a
+// worker) is theirs to answer and shows no buttons. An answered card keeps who answered
+// and their reason. A typed message in the stream, or an event on a request's thread,
+// refreshes the list (once per animation frame).
 
-import { h, fill, clock, coalesce, errorText } from './dom.js';
+import { h, fill, clock, coalesce, perFrame, until, errorText } from './dom.js';
 
 /// request type -> { label, answer(request, approve, reason) -> [type, payload] }.
 export const HANDLERS = {
@@ -39,8 +42,17 @@ function detail(r) {
   return p.reason || '';
 }
 
+/// The reason or feedback an answer carries.
+function answerReason(m) {
+  const p = (m && m.payload_json) || {};
+  return p.reason || p.feedback || '';
+}
+
 export function create(ctx, root) {
   let requests = [];
+  /// Who leads: the policy's lead and every run's creator. The overseer answers for them.
+  let leads = new Set();
+  let timeout = 0;
   const threads = new Set();
   const list = h('div', { class: 'control-list' });
   fill(root, h('h2', {}, 'Control requests'), list);
@@ -53,42 +65,58 @@ export function create(ctx, root) {
 
   function card(r) {
     const handler = HANDLERS[r.type];
+    const mine = r.to === ctx.overseer || leads.has(r.to);
     const status = h('small', { class: 'muted status' });
     const reason = h('input', { class: 'reason', placeholder: 'reason or feedback (optional)' });
     const act = (approve) => async () => {
       const [type, payload] = handler.answer(r, approve, reason.value.trim());
       try {
-        await ctx.rpc.call('control.send', { from: r.to, type, payload });
+        await ctx.rpc.call('control.send', { from: ctx.overseer, type, payload });
         status.textContent = approve ? 'approved' : 'denied';
-        load();
+        refresh();
       } catch (e) {
         status.textContent = errorText(e);
       }
     };
-    const response = r.response ? `${r.response.type || r.response.kind}: ${r.response.summary}` : '';
+    const response = r.response
+      ? [h('b', { class: 'answerer' }, r.response.from_agent), ` · ${r.response.type || r.response.kind}: ${r.response.summary}`,
+        answerReason(r.response) ? h('span', { class: 'answer-reason' }, ` — “${answerReason(r.response)}”`) : null]
+      : null;
+    const gated = r.status === 'open' && r.type === 'permission_request' && timeout > 0;
+    const deadline = gated ? new Date(Date.parse(r.created_at) + timeout * 1000).toISOString() : null;
     return h('div', { class: `card control ${r.status}`, dataset: { request: r.request_id, type: r.type } },
       h('b', {}, handler ? handler.label : r.type), ' ',
       h('small', { class: 'muted' }, `${clock(r.created_at)} · ${r.from} → ${r.to}${r.task_id ? ` · ${r.run_id}/${r.task_id}` : ''}`), ' ',
-      h('span', { class: 'pill' }, r.status),
+      h('span', { class: 'pill' }, r.status), deadline ? [' ', h('small', { class: 'countdown' }, 'the call times out: ', until(deadline, 'timed out'))] : null,
       h('p', {}, r.summary), detail(r) ? h('p', { class: 'body' }, detail(r)) : null,
-      handler && r.status === 'open'
+      handler && r.status === 'open' && mine
         ? [reason, ' ', h('button', { class: 'approve', onclick: act(true) }, 'Approve'), ' ', h('button', { class: 'deny', onclick: act(false) }, 'Deny')]
         : null,
+      handler && r.status === 'open' && !mine ? h('p', { class: 'muted not-mine' }, `for ${r.to} to answer`) : null,
       response ? h('p', { class: 'muted response' }, response) : null, status);
   }
 
   const load = coalesce(async () => {
-    const r = await ctx.rpc.call('control.requests', { include_closed: true, limit: 200 });
+    const [r, policy, runs] = await Promise.all([
+      ctx.rpc.call('control.requests', { include_closed: true, limit: 200 }),
+      ctx.rpc.call('policy.get'),
+      ctx.rpc.call('orch.runList'),
+    ]);
+    leads = new Set(runs.runs.map((x) => x.created_by));
+    if (policy.policy.lead) leads.add(policy.policy.lead);
+    timeout = policy.policy.timeout_seconds || 0;
     requests = r.requests;
     threads.clear();
     for (const q of requests) threads.add(q.thread_id);
     draw();
   });
 
+  const refresh = perFrame(load);
+
   return {
     load,
     onEvent(ev) {
-      if ((ev.message && ev.message.type) || threads.has(ev.thread_id)) load();
+      if ((ev.message && ev.message.type) || threads.has(ev.thread_id) || /^(policy|run)\./.test(ev.event_type)) refresh();
     },
   };
 }

@@ -64,11 +64,27 @@ export function since(ts) {
   return h('span', { class: 'age', dataset: { since: ts || '' }, title: ts || '' }, age(ts));
 }
 
-/// Update every age on the page (a local clock: it asks the daemon nothing).
+/// An element counting down to `ts` ("4m left", then `over`), kept current by `tickAges`.
+export function until(ts, over = 'expired') {
+  const el = h('span', { class: 'left', dataset: { until: ts || '', over }, title: ts || '' });
+  el.textContent = left(ts, over);
+  return el;
+}
+
+function left(ts, over, now = Date.now()) {
+  if (!ts) return '';
+  if (Date.parse(ts) <= now) return over;
+  return `${age(new Date(2 * now - Date.parse(ts)).toISOString(), now)} left`;
+}
+
+/// Update every age and countdown on the page (a local clock: it asks the daemon nothing).
 export function tickAges() {
   const now = Date.now();
   for (const el of document.querySelectorAll('[data-since]')) {
     if (el.dataset.since) el.textContent = age(el.dataset.since, now);
+  }
+  for (const el of document.querySelectorAll('[data-until]')) {
+    if (el.dataset.until) el.textContent = left(el.dataset.until, el.dataset.over, now);
   }
 }
 
@@ -90,6 +106,27 @@ export function coalesce(fn) {
     })();
     return running;
   };
+}
+
+/// `fn` (a `coalesce`d load) at most once per animation frame, however many events ask
+/// for it meanwhile: a burst of events costs one re-fetch per frame, not one per event.
+export function perFrame(fn) {
+  const run = coalesce(fn);
+  let next = null;
+  return function schedule() {
+    if (!next) {
+      next = new Promise((resolve) => {
+        requestAnimationFrame(() => { next = null; run().then(resolve); });
+      });
+    }
+    return next;
+  };
+}
+
+/// "R1/T2", "T2" (a task without a run), or the thread id when there is no task.
+export function where(m) {
+  if (!m.task_id) return m.thread_id || '';
+  return m.run_id ? `${m.run_id}/${m.task_id}` : m.task_id;
 }
 
 export function errorText(e) {

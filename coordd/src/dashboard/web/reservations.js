@@ -1,6 +1,6 @@
 // Reservations: the active ones, their history, and who holds a given path.
 
-import { h, fill, clock, since, coalesce, errorText } from './dom.js';
+import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
 
 export function create(ctx, root) {
   const active = h('tbody');
@@ -19,16 +19,23 @@ export function create(ctx, root) {
     }
   };
   path.addEventListener('keydown', (e) => { if (e.key === 'Enter') ask(); });
-  const head = () => h('thead', {}, h('tr', {}, ['scope', 'agent', 'task', 'kind', 'state', 'since', 'expires'].map((c) => h('th', {}, c))));
+  const head = (last) => h('thead', {}, h('tr', {}, ['scope', 'agent', 'task', 'kind', 'state', 'since', last].map((c) => h('th', {}, c))));
   fill(root, h('h2', {}, 'Reservations'),
     h('div', { class: 'toolbar' }, 'Who holds ', path, ' ', h('button', { onclick: ask }, 'Ask')), holders,
-    h('h3', {}, 'Active'), h('table', {}, head(), active),
-    h('h3', {}, 'History'), h('table', {}, head(), history));
+    h('h3', {}, 'Active'), h('table', { class: 'cards' }, head('expires'), active),
+    h('h3', {}, 'History'), h('table', { class: 'cards history' }, head('released'), history));
 
-  const row = (r) => h('tr', { dataset: { reservation: r.reservation_id } },
-    h('td', {}, h('code', {}, r.scope)), h('td', {}, r.agent_id), h('td', {}, r.task_id), h('td', {}, r.shared ? 'shared' : 'exclusive'),
-    h('td', {}, h('span', { class: `pill rs-${r.stale ? 'stale' : r.state}` }, r.stale ? 'stale' : r.state)),
-    h('td', {}, since(r.created_at)), h('td', { title: r.expires_at }, clock(r.released_at || r.expires_at)));
+  // The last column: when an active one expires; when a past one was released (or, for
+  // one that ran out, expired).
+  const row = (r) => {
+    const cell = (label, attrs, ...c) => h('td', { ...attrs, dataset: { label } }, ...c);
+    const ended = r.state === 'active' ? r.expires_at : (r.released_at || r.expires_at);
+    const last = r.state === 'active' ? 'expires' : (r.released_at ? 'released' : 'expired');
+    return h('tr', { dataset: { reservation: r.reservation_id } },
+      cell('scope', {}, h('code', {}, r.scope)), cell('agent', {}, r.agent_id), cell('task', {}, r.task_id), cell('kind', {}, r.shared ? 'shared' : 'exclusive'),
+      cell('state', {}, h('span', { class: `pill rs-${r.stale ? 'stale' : r.state}` }, r.stale ? 'stale' : r.state)),
+      cell('since', {}, since(r.created_at)), cell(last, { class: 'ended', title: ended }, clock(ended)));
+  };
 
   const load = coalesce(async () => {
     const [a, all] = await Promise.all([
@@ -41,10 +48,12 @@ export function create(ctx, root) {
     if (path.value.trim()) await ask();
   });
 
+  const refresh = perFrame(load);
+
   return {
     load,
     onEvent(ev) {
-      if (ev.event_type.startsWith('reservation.')) load();
+      if (ev.event_type.startsWith('reservation.')) refresh();
     },
   };
 }

@@ -12,15 +12,18 @@ export class Rpc {
     this.onclose = () => {};
   }
 
-  /// Open the socket; resolves when open, rejects if it fails to open.
-  connect() {
+  /// Open the socket; resolves when open, rejects if it fails to open within
+  /// `timeoutMs` (a port that accepts and never answers does not hold the page).
+  connect(timeoutMs = 5000) {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(this.url);
       let opened = false;
-      ws.onopen = () => { opened = true; this.ws = ws; resolve(); };
+      const timer = setTimeout(() => { if (!opened) ws.close(); }, timeoutMs);
+      ws.onopen = () => { clearTimeout(timer); opened = true; this.ws = ws; resolve(); };
       ws.onmessage = (m) => this.receive(m.data);
       ws.onerror = () => { if (!opened) reject(new Error('cannot connect')); };
       ws.onclose = () => {
+        clearTimeout(timer);
         if (!opened) { reject(new Error('cannot connect')); return; }
         this.ws = null;
         for (const p of this.pending.values()) p.reject(new Error('connection closed'));
@@ -30,6 +33,12 @@ export class Rpc {
         this.onclose();
       };
     });
+  }
+
+  /// Give up the connection for good (no reconnect).
+  close() {
+    this.onclose = () => {};
+    if (this.ws) this.ws.close();
   }
 
   receive(text) {

@@ -1,8 +1,10 @@
 // Runs: the run list, the selected run's task graph (status by colour, worker and attempt),
-// blocked tasks with their question and an answer box (the person answers as the lead),
-// failed tasks with their reason, and council progress.
+// blocked tasks with their whole question and an answer box (the overseer answers, as
+// themselves, what is addressed to the lead), failed tasks with their reason, and council
+// progress. A task's status change is applied to the model in place: the node, the
+// counters, the run's state and the side panel are redrawn from it at once.
 
-import { h, fill, clock, coalesce, errorText } from './dom.js';
+import { h, fill, clock, coalesce, perFrame, errorText } from './dom.js';
 import { draw, sub } from './graph.js';
 
 /// Task events whose only effect on the graph is a node's status.
@@ -34,12 +36,14 @@ export function create(ctx, root) {
     graph = await ctx.rpc.call('view.run', { run_id: selected });
     drawRun();
   });
+  const refreshRun = perFrame(loadRun);
+  const refreshRuns = perFrame(loadRuns);
 
   function drawList() {
     fill(list, runs.length ? runs.map((r) => h('li', {
       class: r.run_id === selected ? 'selected' : '', dataset: { run: r.run_id },
       onclick: () => { selected = r.run_id; picked = null; drawList(); loadRun(); },
-    }, h('span', { class: `pill st-${r.status}` }, r.status), ' ', h('b', {}, r.run_id), ' ', r.goal)) : h('li', { class: 'muted' }, 'No runs yet.'));
+    }, runPill(r, graph && graph.run.run_id === r.run_id ? graph.tasks : null), ' ', h('b', {}, r.run_id), ' ', r.goal)) : h('li', { class: 'muted' }, 'No runs yet.'));
   }
 
   function drawRun() {
@@ -48,13 +52,19 @@ export function create(ctx, root) {
       fill(canvas); fill(side);
       return;
     }
+    drawHead();
+    fill(canvas, graph.tasks.length ? draw(graph.tasks, (id) => { picked = id; drawSide(); }) : h('p', { class: 'muted' }, 'No tasks.'));
+    drawSide();
+  }
+
+  /// The run's title, its state and the count of tasks in each status.
+  function drawHead() {
     const counts = {};
     for (const t of graph.tasks) counts[t.task.status] = (counts[t.task.status] || 0) + 1;
     fill(head, h('h2', {}, `${graph.run.run_id}: ${graph.run.goal}`),
-      h('div', { class: 'counts' }, h('span', { class: `pill st-${graph.run.status}` }, graph.run.status),
-        Object.entries(counts).map(([k, n]) => h('span', { class: `pill st-${k}` }, `${k} ${n}`))));
-    fill(canvas, graph.tasks.length ? draw(graph.tasks, (id) => { picked = id; drawSide(); }) : h('p', { class: 'muted' }, 'No tasks.'));
-    drawSide();
+      h('div', { class: 'counts' }, runPill(graph.run, graph.tasks),
+        Object.entries(counts).map(([k, n]) => h('span', { class: `pill st-${k}`, dataset: { count: k } }, `${k} ${n}`))));
+    drawList();
   }
 
   function drawSide() {
@@ -69,7 +79,8 @@ export function create(ctx, root) {
       failed.length ? failed.map((t) => h('div', { class: 'card failed', dataset: { task: t.task.task_id } },
         h('b', {}, `${t.task.task_id} · ${t.task.title}`),
         h('p', { class: 'reason' }, t.failure ? (t.failure.summary + (t.failure.body ? `\n${t.failure.body}` : '')) : 'no reason recorded'),
-        h('small', { class: 'muted' }, `attempt ${t.task.attempt} of ${t.task.max_attempts} · ${t.worker || ''}`))) : h('p', { class: 'muted' }, 'Nothing failed.'),
+        h('small', { class: 'muted' }, `attempt ${t.task.attempt} of ${t.task.max_attempts} · ${t.worker || ''}`),
+        t.task.attempt < t.task.max_attempts ? h('small', { class: 'retries' }, ' · will be retried') : null)) : h('p', { class: 'muted' }, 'Nothing failed.'),
       h('h3', {}, `Councils (${graph.councils.length})`),
       graph.councils.map(councilCard));
   }
@@ -88,14 +99,14 @@ export function create(ctx, root) {
   }
 
   function blockedCard(t) {
-    const box = h('textarea', { rows: 2, placeholder: 'Answer as the lead…', 'aria-label': `answer ${t.task.task_id}` });
+    const box = h('textarea', { rows: 2, placeholder: `Answer as ${ctx.overseer}…`, 'aria-label': `answer ${t.task.task_id}` });
     const status = h('small', { class: 'muted' });
     const send = async () => {
       const text = box.value.trim();
       if (!text) return;
       status.textContent = 'sending…';
       try {
-        await ctx.rpc.call('orch.answer', { run_id: graph.run.run_id, task_id: t.task.task_id, summary: firstLine(text), body: text });
+        await ctx.rpc.call('orch.answer', { run_id: graph.run.run_id, task_id: t.task.task_id, from: ctx.overseer, summary: firstLine(text), body: text });
         box.value = '';
         status.textContent = 'answered';
       } catch (e) {
@@ -107,6 +118,7 @@ export function create(ctx, root) {
     return h('div', { class: 'card blocked', dataset: { task: t.task.task_id } },
       h('b', {}, `${t.task.task_id} · ${t.task.title}`), h('small', { class: 'muted' }, ` ${t.worker || ''} ${q ? clock(q.created_at) : ''}`),
       h('p', { class: 'question' }, q ? q.summary + (q.body ? `\n${q.body}` : '') : 'blocked (no question recorded)'),
+      q ? payloadOf(q) : null,
       box, h('button', { onclick: send }, 'Answer'), status);
   }
 
@@ -119,17 +131,24 @@ export function create(ctx, root) {
       c.groups.length ? h('ul', {}, c.groups.map((g) => h('li', {}, `${g.title}: ${g.verdict} (${g.approve}✓ ${g.reject}✗ ${g.abstain}–)`))) : null);
   }
 
-  /// Recolour one node at once; the full redraw that follows fills in the rest.
-  function patchNode(ev) {
+  /// Apply a task's new status to the model and redraw what shows it: its node, the
+  /// counters, the run's state and the side panel (a task that left `blocked` loses its
+  /// card and answer box at once).
+  function patchTask(ev) {
     if (!graph) return;
     const t = graph.tasks.find((x) => x.task.task_id === ev.task_id);
     if (!t) return;
+    if (t.task.status === ev.task_status) return;
     t.task.status = ev.task_status;
+    if (ev.task_status !== 'blocked') t.question = null;
     const g = canvas.querySelector(`g.node[data-task="${CSS.escape(ev.task_id)}"]`);
-    if (!g) return;
-    g.setAttribute('class', `node st-${ev.task_status}`);
-    const subText = g.querySelector('text.sub');
-    if (subText) subText.textContent = sub(t);
+    if (g) {
+      g.setAttribute('class', `node st-${ev.task_status}`);
+      const subText = g.querySelector('text.sub');
+      if (subText) subText.textContent = sub(t);
+    }
+    drawHead();
+    drawSide();
   }
 
   return {
@@ -140,14 +159,36 @@ export function create(ctx, root) {
     selected: () => selected,
     onEvent(ev) {
       if (ev.event_type.startsWith('run.')) {
-        loadRuns().then(() => { if (selected && (!graph || graph.run.run_id !== selected)) loadRun(); });
+        refreshRuns().then(() => { if (selected && (!graph || graph.run.run_id !== selected)) refreshRun(); });
       }
       if (!selected || ev.run_id !== selected) return;
-      if (ev.task_status && ev.task_id) patchNode(ev);
+      if (ev.task_status && ev.task_id) patchTask(ev);
       const orch = /^(task|run|council)\./.test(ev.event_type);
-      if (orch && !STATUS_ONLY.has(ev.event_type)) loadRun();
+      if (orch && !STATUS_ONLY.has(ev.event_type)) refreshRun();
     },
   };
+}
+
+/// A run's state for a lead: `needs-attention` while a task is blocked or failed with
+/// attempts left (it will be retried), distinct from `failed` (nothing more will happen).
+export function runState(run, tasks) {
+  if (run.status !== 'active' && run.status !== 'failed') return run.status;
+  if (tasks && tasks.some((t) => t.task.status === 'blocked' || (t.task.status === 'failed' && t.task.attempt < t.task.max_attempts))) {
+    return 'needs-attention';
+  }
+  return run.status;
+}
+
+function runPill(run, tasks) {
+  const state = runState(run, tasks);
+  return h('span', { class: `pill st-${state} run-state`, dataset: { state } }, state.replace('-', ' '));
+}
+
+/// A question's structured payload (options, context), beyond its summary and body.
+function payloadOf(q) {
+  const p = q.payload_json;
+  if (!p || typeof p !== 'object' || !Object.keys(p).length) return null;
+  return h('pre', { class: 'payload' }, JSON.stringify(p, null, 2));
 }
 
 export function firstLine(text) {

@@ -5,7 +5,7 @@
 //!   opens a thread of its own, pending and assigned to the recipient, and is recorded
 //!   under its request id (the payload's `request_id`, else its message id).
 //! - A **response** answers the open request its payload's `request_id` names: only that
-//!   request's recipient may answer, the answer goes to the requester, and it closes the
+//!   request's recipient may answer (or an overseer, as themselves, one sent to the lead), the answer goes to the requester, and it closes the
 //!   request's thread (`done`). A request withdrawn with `inbox.cancel` is `cancelled`.
 //! - A **task assignment** opens a pending work thread for the recipient.
 //! - Anything else is a **notice**: a thread of its own that is `done` at birth, or a
@@ -69,8 +69,10 @@ pub fn existing(tx: &dyn Tx, p: &ControlSendParams) -> Result<Option<Message>> {
 }
 
 /// Check a typed send and decide what it appends. `to` is the resolved recipient for
-/// everything but a response (which goes back to its requester).
-pub fn send(tx: &dyn Tx, now: Ts, p: ControlSendParams, to: Option<String>) -> Result<Typed> {
+/// everything but a response (which goes back to its requester). `stand_in` is the
+/// addressee a response's sender may answer for besides themselves (an overseer answers
+/// for the lead).
+pub fn send(tx: &dyn Tx, now: Ts, p: ControlSendParams, to: Option<String>, stand_in: Option<&str>) -> Result<Typed> {
     check::agent("from", &p.from)?;
     check::agent("type", &p.msg_type)?;
     check::object("payload", &p.payload)?;
@@ -97,7 +99,7 @@ pub fn send(tx: &dyn Tx, now: Ts, p: ControlSendParams, to: Option<String>) -> R
     };
     match t.role() {
         TypeRole::Response(request_type) => {
-            let (thread, request) = answering(tx, now, &p, &t, request_type)?;
+            let (thread, request) = answering(tx, now, &p, &t, request_type, stand_in)?;
             let priority = thread.priority;
             let to = request.from_agent.clone();
             let append = base(thread, false, EventType::ThreadDone, to, MessageKind::Control);
@@ -178,6 +180,7 @@ fn answering(
     p: &ControlSendParams,
     t: &MessageType,
     request_type: &str,
+    stand_in: Option<&str>,
 ) -> Result<(Thread, RequestRow)> {
     let id = payload_request_id(&p.payload)
         .ok_or_else(|| Error::invalid(format!("a {t} names the request it answers: payload.request_id")))?;
@@ -185,10 +188,13 @@ fn answering(
     if request.msg_type != request_type {
         return Err(Error::invalid(format!("request '{id}' is a {}, which a {t} does not answer", request.msg_type)));
     }
-    if p.from != request.to_agent {
+    if p.from != request.to_agent && stand_in != Some(request.to_agent.as_str()) {
         return Err(Error::app(
             ErrorCode::ResponseForbidden,
-            format!("request '{id}' was sent to {}; only they may answer it", request.to_agent),
+            format!(
+                "request '{id}' was sent to {}; only they (or, for the lead, an overseer) may answer it",
+                request.to_agent
+            ),
         ));
     }
     if p.thread_id.as_ref().is_some_and(|t| *t != request.thread_id) {

@@ -22,7 +22,7 @@ fn typed(from: &str, to: Option<&str>, t: &str, payload: serde_json::Value) -> C
 }
 
 fn send(m: &Memory, p: ControlSendParams) -> crate::error::Result<ControlSendResult> {
-    m.write(|tx, now| ops::control::send(tx, now, p))
+    m.write(|tx, now| ops::control::send(tx, now, p, None))
 }
 
 #[test]

@@ -239,10 +239,21 @@ pub fn record(tx: &mut dyn Tx, now: Ts, run: &Run, plan: &Plan, thread_id: &str,
     Ok(d)
 }
 
-/// Where `orch.answer` replies: the current attempt's thread, which must be live.
+/// Where `orch.answer` replies: a blocked task's current attempt's thread, which must be live.
 pub fn answer_target(tx: &dyn Tx, p: AnswerParams) -> Result<ReplyParams> {
     let run = load_run(tx, &p.run_id)?;
     let task = load_task(tx, &p.run_id, &p.task_id)?;
+    // An answer settles a question: once the task left `blocked` (answered already, say)
+    // there is none to answer, and a second answer would reach the worker mid-work.
+    if task.status != TaskStatus::Blocked {
+        return Err(Error::app(
+            ErrorCode::InvalidTransition,
+            format!(
+                "task '{}' is {}, not blocked: it has no question to answer (write to its worker with inbox send)",
+                task.task_id, task.status
+            ),
+        ));
+    }
     let attempt = current_attempt(tx, &task)?.filter(|a| a.status == AttemptStatus::Live).ok_or_else(|| {
         Error::app(
             ErrorCode::InvalidTransition,

@@ -210,6 +210,15 @@ pub fn screenshots(rt: &tokio::runtime::Runtime, dir: &Path) {
         b.screenshot(&file);
         report("screenshot", file.display().to_string());
     }
+    // The same team on a phone: one column, tables as cards.
+    b.viewport(390, 844);
+    for view in ["runs", "agents"] {
+        b.open_dashboard(&format!("{url}#{view}"));
+        b.wait_for("document.getElementById('conn').dataset.state === 'live'", "live");
+        let file = dir.join(format!("dashboard-phone-{view}.png"));
+        b.screenshot(&file);
+        report("screenshot", file.display().to_string());
+    }
     drop(b);
     d.signal("TERM");
 }
