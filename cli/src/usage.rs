@@ -16,7 +16,8 @@ pub fn json_requested() -> bool {
 }
 
 /// The subcommand words given (e.g. `task add`), for a usage error's envelope: the words
-/// that name subcommands of `cmd`, in order.
+/// that name subcommands of `cmd`, in order; the program's name (`inbox`) when none does
+/// (`inbox --json`, `inbox --json bogus`), so the envelope always names a command.
 fn command_words(cmd: &Command) -> String {
     let mut words = Vec::new();
     let mut at = cmd;
@@ -26,12 +27,16 @@ fn command_words(cmd: &Command) -> String {
             at = sub;
         }
     }
+    if words.is_empty() {
+        return cmd.get_name().to_string();
+    }
     words.join(" ")
 }
 
 /// A usage error from clap: `--help` and `--version` succeed; anything else (a bad flag, a
 /// bad value, a missing required flag) is `invalid_args`, exit 30: an envelope on stdout
-/// with `--json`, clap's message on stderr otherwise.
+/// with `--json` (naming the command, the message's line breaks kept), clap's message on
+/// stderr otherwise.
 pub fn clap_exit(e: clap::Error, cmd: &Command) -> ExitCode {
     use clap::error::ErrorKind;
     let ok = matches!(
@@ -44,7 +49,9 @@ pub fn clap_exit(e: clap::Error, cmd: &Command) -> ExitCode {
     }
     let rendered = e.render().to_string();
     let message = rendered.trim().trim_start_matches("error: ");
-    let message = message.split("\n\nUsage:").next().unwrap_or(message).replace('\n', " ");
+    // clap's message as it reads on a terminal, line breaks kept (`\n` in the JSON), less
+    // the usage block that follows it.
+    let message = message.split("\n\nUsage:").next().unwrap_or(message);
     let error = json!({"code": ErrorCode::InvalidArgs.as_str(), "message": message.trim()});
     println!("{}", json!({"ok": false, "command": command_words(cmd), "error": error}));
     Exit::Invalid.into()

@@ -60,7 +60,7 @@ pub async fn send(ctx: &Ctx, a: SendArgs) -> Res {
 }
 
 pub async fn fetch(ctx: &Ctx, a: FetchArgs) -> Res {
-    let p = FetchParams { agent: ctx.agent("fetch --agent")?, statuses: a.status, limit: a.limit, unread: a.unread };
+    let p = FetchParams { agent: ctx.agent()?, statuses: a.status, limit: a.limit, unread: a.unread };
     let r = ctx.client().await?.fetch(p).await?;
     threads(ctx, &r);
     Ok(if r.threads.is_empty() { Outcome::NoMatch } else { Outcome::Done })
@@ -70,14 +70,14 @@ pub async fn claim(ctx: &Ctx, a: LeaseArgs) -> Res {
     if a.lease_token.is_some() {
         return Err(CliError::Invalid("claim takes no --lease-token: it grants a new one".into()));
     }
-    let p = ClaimParams { agent: ctx.agent("claim --agent")?, thread_id: a.thread, lease_seconds: a.lease_seconds };
+    let p = ClaimParams { agent: ctx.agent()?, thread_id: a.thread, lease_seconds: a.lease_seconds };
     let r = ctx.client().await?.claim(p).await?;
     leased(ctx, "claimed", r)
 }
 
 pub async fn renew(ctx: &Ctx, a: LeaseArgs) -> Res {
     let p = RenewParams {
-        agent: ctx.agent("renew --agent")?,
+        agent: ctx.agent()?,
         thread_id: a.thread,
         lease_seconds: a.lease_seconds,
         lease_token: a.lease_token,
@@ -88,7 +88,7 @@ pub async fn renew(ctx: &Ctx, a: LeaseArgs) -> Res {
 
 pub async fn update(ctx: &Ctx, a: UpdateArgs) -> Res {
     let p = UpdateParams {
-        agent: ctx.agent("update --agent")?,
+        agent: ctx.agent()?,
         thread_id: a.thread,
         status: a.status,
         lease_token: a.lease_token,
@@ -123,12 +123,8 @@ pub async fn fail(ctx: &Ctx, a: FinishArgs) -> Res {
 }
 
 pub async fn cancel(ctx: &Ctx, a: CancelArgs) -> Res {
-    let p = CancelParams {
-        agent: ctx.agent("cancel --agent")?,
-        thread_id: a.thread,
-        reason: a.reason,
-        artifacts: artifacts(a.artifacts)?,
-    };
+    let p =
+        CancelParams { agent: ctx.agent()?, thread_id: a.thread, reason: a.reason, artifacts: artifacts(a.artifacts)? };
     let r = ctx.client().await?.cancel(p).await?;
     posted(ctx, "cancelled", r)
 }
@@ -179,7 +175,7 @@ fn flag_pair(yes: bool, no: bool) -> Option<bool> {
 /// The params of done and fail.
 fn finish(ctx: &Ctx, a: FinishArgs) -> Result<FinishParams, CliError> {
     Ok(FinishParams {
-        agent: ctx.agent(&format!("{} --agent", ctx.command))?,
+        agent: ctx.agent()?,
         thread_id: a.thread,
         lease_token: a.lease_token,
         message: content(a.content)?,
