@@ -95,7 +95,14 @@ pub async fn update(ctx: &Ctx, a: UpdateArgs) -> Res {
         message: content(a.content)?,
     };
     let r = ctx.client().await?.update(p).await?;
-    posted(ctx, "updated", r)
+    let wait = (r.thread.status == ThreadStatus::Blocked).then(|| {
+        format!("wait for the answer: inbox wait-reply --thread {} --after-event {}", r.thread.thread_id, r.event_id)
+    });
+    let out = posted(ctx, "updated", r);
+    if let Some(line) = wait.filter(|_| !ctx.json) {
+        println!("{line}");
+    }
+    out
 }
 
 pub async fn reply(ctx: &Ctx, a: ReplyArgs) -> Res {
@@ -188,7 +195,8 @@ fn content(c: Content) -> Result<MessageInput, CliError> {
     Ok(MessageInput { summary: c.summary, body, payload_json, artifacts: artifacts(c.artifacts)? })
 }
 
-/// Pair --artifact with --artifact-kind and --artifact-metadata-json by position.
+/// Pair --artifact with --artifact-kind and --artifact-metadata-json by position, each
+/// path located in its repository (`artifacts::locate`).
 fn artifacts(a: ArtifactArgs) -> Result<Vec<ArtifactInput>, CliError> {
     let n = a.paths.len();
     for (flag, len) in [("artifact-kind", a.kinds.len()), ("artifact-metadata-json", a.metadata.len())] {
@@ -199,7 +207,7 @@ fn artifacts(a: ArtifactArgs) -> Result<Vec<ArtifactInput>, CliError> {
         }
     }
     let pick = |v: &Vec<String>, i: usize| if v.len() == 1 { v.first().cloned() } else { v.get(i).cloned() };
-    (0..n)
+    let given = (0..n)
         .map(|i| {
             Ok(ArtifactInput {
                 path: a.paths[i].clone(),
@@ -207,7 +215,8 @@ fn artifacts(a: ArtifactArgs) -> Result<Vec<ArtifactInput>, CliError> {
                 metadata_json: pick(&a.metadata, i).map(|m| json_object("artifact-metadata-json", &m)).transpose()?,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, CliError>>()?;
+    Ok(crate::artifacts::locate_all(given))
 }
 
 /// A message written: `verb` says how (sent, updated, replied, ...).
