@@ -1,6 +1,6 @@
 //! The command line itself, shared by `inbox` and `orch`: usage errors (an envelope on
 //! stdout under `--json`), enum values listed in `--help`, commands grouped by purpose in
-//! the top-level help, shell completions and man pages.
+//! the top-level help, examples printed unwrapped, shell completions and man pages.
 
 use std::collections::HashSet;
 use std::process::ExitCode;
@@ -43,6 +43,10 @@ pub fn clap_exit(e: clap::Error, cmd: &Command) -> ExitCode {
         e.kind(),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     );
+    if e.kind() == ErrorKind::DisplayHelp {
+        print_help(cmd);
+        return Exit::Ok.into();
+    }
     if ok || !json_requested() {
         let _ = e.print();
         return if ok { Exit::Ok } else { Exit::Invalid }.into();
@@ -55,6 +59,33 @@ pub fn clap_exit(e: clap::Error, cmd: &Command) -> ExitCode {
     let error = json!({"code": ErrorCode::InvalidArgs.as_str(), "message": message.trim()});
     println!("{}", json!({"ok": false, "command": command_words(cmd), "error": error}));
     Exit::Invalid.into()
+}
+
+/// Print the help asked for (`-h` short, `--help` long) with its examples (the after-help)
+/// as written: clap wraps every section to the terminal's width, which would cut a long
+/// example command in two and break it when pasted. The rest still wraps. `inbox help
+/// send` is `inbox send --help`.
+fn print_help(cmd: &Command) {
+    let mut root = cmd.clone();
+    root.build();
+    let mut at = &root;
+    let mut long = false;
+    for a in std::env::args().skip(1).take_while(|a| a != "--") {
+        if a == "--help" || a == "help" && at.find_subcommand("help").is_some() {
+            long = true;
+        } else if let Some(sub) = at.find_subcommand(&a) {
+            at = sub;
+        }
+    }
+    let examples = if long { at.get_after_long_help().or(at.get_after_help()) } else { at.get_after_help() };
+    let examples = examples.map(|e| e.to_string());
+    let mut bare = at.clone().after_help(None::<&str>).after_long_help(None::<&str>);
+    let help = if long { bare.render_long_help() } else { bare.render_help() };
+    print!("{}", help.to_string().trim_end());
+    match examples {
+        Some(ex) => println!("\n\n{ex}"),
+        None => println!(),
+    }
 }
 
 /// A value parser for one of the protocol's string enums that lists its values in

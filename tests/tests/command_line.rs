@@ -126,6 +126,25 @@ fn every_command_has_an_example_and_the_top_level_help_groups_them() {
 }
 
 #[test]
+fn help_examples_stay_whole_on_a_narrow_terminal() {
+    let p = Project::new();
+    let example =
+        r#"  inbox update --agent backend --thread thr_... --status blocked --summary "Need auth decision" --json"#;
+    for args in [&["update", "--help"][..], &["update", "-h"], &["help", "update"]] {
+        let out = p.inbox().args(args).env("COLUMNS", "60").run().ok();
+        assert!(out.stdout.lines().any(|l| l == example), "{args:?}:\n{}", out.stdout);
+        let widest = out
+            .stdout
+            .lines()
+            .filter(|l| !l.starts_with("  inbox") && !l.starts_with("Usage:"))
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        assert!(widest <= 60, "the rest wraps to the terminal: {}", out.stdout);
+    }
+}
+
+#[test]
 fn hook_and_hooks_are_one_command() {
     let p = Project::new();
     let hook = p.inbox().args(["hook", "--help"]).run().ok().stdout;
