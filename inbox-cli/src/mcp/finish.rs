@@ -8,7 +8,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::InboxMcp;
-use super::tools::message_input;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -48,7 +47,7 @@ impl InboxMcp {
         let fallback = given.clone();
         let artifacts =
             tokio::task::spawn_blocking(move || crate::artifacts::locate_all(given)).await.unwrap_or(fallback);
-        let message = MessageInput { artifacts, ..message_input(a.summary, a.body) };
+        let message = MessageInput { summary: a.summary, body: a.body, artifacts, ..Default::default() };
         FinishParams { agent: self.agent.clone(), thread_id: a.thread_id, lease_token: None, message }
     }
 }

@@ -37,7 +37,7 @@ fn parse_opt<T: std::str::FromStr<Err = String>>(arg: &str, v: Option<&str>) -> 
     v.map(|s| parse(arg, s)).transpose()
 }
 
-pub(super) fn message_input(summary: String, body: Option<String>) -> MessageInput {
+fn message_input(summary: String, body: Option<String>) -> MessageInput {
     MessageInput { summary, body, ..Default::default() }
 }
 
