@@ -241,7 +241,8 @@ impl WaitReport {
             }
             match n {
                 coord_client::Notice::Reconnecting { after_event, reason } => eprintln!(
-                    "{program}: lost the daemon ({reason}); reconnecting to resume after event {}",
+                    "{program}: lost the daemon ({reason}); waiting for it to come back to resume after event {} \
+                     (a wait never starts one: `coordd serve` or any other command does)",
                     after_event.map_or("(the starting message)".into(), |e| e.to_string())
                 ),
                 coord_client::Notice::Resumed { .. } => eprintln!("{program}: reconnected; still waiting"),

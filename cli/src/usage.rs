@@ -1,6 +1,6 @@
 //! The command line itself, shared by `inbox` and `orch`: usage errors (an envelope on
 //! stdout under `--json`), enum values listed in `--help`, commands grouped by purpose in
-//! the top-level help, shell completions and man pages.
+//! the top-level help, examples printed unwrapped, shell completions and man pages.
 
 use std::collections::HashSet;
 use std::process::ExitCode;
@@ -16,7 +16,8 @@ pub fn json_requested() -> bool {
 }
 
 /// The subcommand words given (e.g. `task add`), for a usage error's envelope: the words
-/// that name subcommands of `cmd`, in order.
+/// that name subcommands of `cmd`, in order; the program's name (`inbox`) when none does
+/// (`inbox --json`, `inbox --json bogus`), so the envelope always names a command.
 fn command_words(cmd: &Command) -> String {
     let mut words = Vec::new();
     let mut at = cmd;
@@ -26,28 +27,65 @@ fn command_words(cmd: &Command) -> String {
             at = sub;
         }
     }
+    if words.is_empty() {
+        return cmd.get_name().to_string();
+    }
     words.join(" ")
 }
 
 /// A usage error from clap: `--help` and `--version` succeed; anything else (a bad flag, a
 /// bad value, a missing required flag) is `invalid_args`, exit 30: an envelope on stdout
-/// with `--json`, clap's message on stderr otherwise.
+/// with `--json` (naming the command, the message's line breaks kept), clap's message on
+/// stderr otherwise.
 pub fn clap_exit(e: clap::Error, cmd: &Command) -> ExitCode {
     use clap::error::ErrorKind;
     let ok = matches!(
         e.kind(),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     );
+    if e.kind() == ErrorKind::DisplayHelp {
+        print_help(cmd);
+        return Exit::Ok.into();
+    }
     if ok || !json_requested() {
         let _ = e.print();
         return if ok { Exit::Ok } else { Exit::Invalid }.into();
     }
     let rendered = e.render().to_string();
     let message = rendered.trim().trim_start_matches("error: ");
-    let message = message.split("\n\nUsage:").next().unwrap_or(message).replace('\n', " ");
+    // clap's message as it reads on a terminal, line breaks kept (`\n` in the JSON), less
+    // the usage block that follows it.
+    let message = message.split("\n\nUsage:").next().unwrap_or(message);
     let error = json!({"code": ErrorCode::InvalidArgs.as_str(), "message": message.trim()});
     println!("{}", json!({"ok": false, "command": command_words(cmd), "error": error}));
     Exit::Invalid.into()
+}
+
+/// Print the help asked for (`-h` short, `--help` long) with its examples (the after-help)
+/// as written: clap wraps every section to the terminal's width, which would cut a long
+/// example command in two and break it when pasted. The rest still wraps. `inbox help
+/// send` is `inbox send --help`.
+fn print_help(cmd: &Command) {
+    let mut root = cmd.clone();
+    root.build();
+    let mut at = &root;
+    let mut long = false;
+    for a in std::env::args().skip(1).take_while(|a| a != "--") {
+        if a == "--help" || a == "help" && at.find_subcommand("help").is_some() {
+            long = true;
+        } else if let Some(sub) = at.find_subcommand(&a) {
+            at = sub;
+        }
+    }
+    let examples = if long { at.get_after_long_help().or(at.get_after_help()) } else { at.get_after_help() };
+    let examples = examples.map(|e| e.to_string());
+    let mut bare = at.clone().after_help(None::<&str>).after_long_help(None::<&str>);
+    let help = if long { bare.render_long_help() } else { bare.render_help() };
+    print!("{}", help.to_string().trim_end());
+    match examples {
+        Some(ex) => println!("\n\n{ex}"),
+        None => println!(),
+    }
 }
 
 /// A value parser for one of the protocol's string enums that lists its values in

@@ -108,6 +108,15 @@ impl Reach {
         }
     }
 
+    /// Reach the daemon again for a wait that lost it: never auto-start one, so a daemon
+    /// stopped on purpose (`coordd stop`) stays stopped; the wait retries until it is back.
+    pub(crate) async fn reconnect(&self) -> Result<Client, ClientError> {
+        match self {
+            Reach::Options(o) => Client::connect(ConnectOptions { autostart: false, ..o.clone() }).await,
+            Reach::Socket(..) => self.connect().await,
+        }
+    }
+
     /// The agent secret a connection made this way authenticates with.
     fn secret(&self) -> Option<&str> {
         match self {

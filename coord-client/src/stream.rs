@@ -1,8 +1,9 @@
 //! [`EventStream`]: an event subscription that survives its connection. When the
 //! connection drops, the daemon restarts (or is upgraded), or the daemon ends the
 //! subscription for any reason (shutdown, a slow subscriber cut loose past its memory
-//! budget, a client-side buffer overflow), the stream reconnects (starting the daemon if
-//! the connection options allow it), with a bounded backoff, and subscribes again after the
+//! budget, a client-side buffer overflow), the stream reconnects (never starting a daemon:
+//! one stopped on purpose stays stopped until someone starts it), with a bounded backoff,
+//! and subscribes again after the
 //! last event it delivered. The daemon replays stored events after that cursor before it
 //! streams new ones, so the caller sees every matching event exactly once, in order.
 //!
@@ -147,7 +148,7 @@ impl EventStream {
                     Err(_) => self.own = None,
                 }
             }
-            match self.reach.connect().await {
+            match self.reach.reconnect().await {
                 Ok(c) => match subscribe_raw(&c, &filter).await {
                     Ok(sub) => {
                         self.own = Some(c);

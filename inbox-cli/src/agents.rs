@@ -32,42 +32,42 @@ pub async fn register(ctx: &Ctx, a: RegisterArgs) -> Res {
 }
 
 pub async fn list(ctx: &Ctx, a: AgentListArgs) -> Res {
-    let p = AgentListParams { role: a.role, status: a.status, include_unregistered: a.all };
+    let p = AgentListParams { role: a.role, status: a.status, include_unregistered: !a.registered };
     let r = ctx.client().await?.agent_list(p).await?;
     ctx.print(&r, || output::agent_table(&r.agents));
     Ok(Outcome::Done)
 }
 
 pub async fn show(ctx: &Ctx) -> Res {
-    let p = AgentRef { agent_id: ctx.agent("agent show --agent")? };
+    let p = AgentRef { agent_id: ctx.agent()? };
     let a = ctx.client().await?.agent_show(p).await?;
     ctx.print(&json!({ "agent": a }), || output::agent_block(&a));
     Ok(Outcome::Done)
 }
 
 pub async fn heartbeat(ctx: &Ctx, a: HeartbeatArgs) -> Res {
-    let p = HeartbeatParams { agent_id: ctx.agent("agent heartbeat --agent")?, status: a.status };
+    let p = HeartbeatParams { agent_id: ctx.agent()?, status: a.status };
     let r = ctx.client().await?.agent_heartbeat(p).await?;
     ctx.print(&r, || output::agent_block(&r.agent));
     Ok(Outcome::Done)
 }
 
 pub async fn mail(ctx: &Ctx, a: MailArgs) -> Res {
-    let p = MailParams { agent: ctx.agent("mail --agent")?, state: a.state, task_id: a.task, limit: a.limit };
+    let p = MailParams { agent: ctx.agent()?, state: a.state, task_id: a.task, limit: a.limit };
     let r = ctx.client().await?.mail_list(p).await?;
     ctx.print(&r, || output::mail_table(&r.mail));
     Ok(Outcome::Done)
 }
 
 pub async fn read(ctx: &Ctx, a: MailMsgArgs) -> Res {
-    let p = MailRef { agent: ctx.agent("read --agent")?, message_id: a.message };
+    let p = MailRef { agent: ctx.agent()?, message_id: a.message };
     let r = ctx.client().await?.mail_read(p).await?;
     mail_changed(ctx, &r);
     Ok(Outcome::Done)
 }
 
 pub async fn ack(ctx: &Ctx, a: MailMsgArgs) -> Res {
-    let p = MailRef { agent: ctx.agent("ack --agent")?, message_id: a.message };
+    let p = MailRef { agent: ctx.agent()?, message_id: a.message };
     let r = ctx.client().await?.mail_ack(p).await?;
     mail_changed(ctx, &r);
     Ok(Outcome::Done)
@@ -81,7 +81,7 @@ pub async fn reserve(ctx: &Ctx, a: ReserveArgs) -> Res {
         ))
     })?;
     let p = ReserveParams {
-        agent: ctx.agent("reserve --agent")?,
+        agent: ctx.agent()?,
         scope: a.scope,
         task_id: Some(task),
         ttl_minutes: a.ttl,
@@ -100,7 +100,7 @@ pub async fn reserve(ctx: &Ctx, a: ReserveArgs) -> Res {
 }
 
 pub async fn release(ctx: &Ctx, a: ReleaseArgs) -> Res {
-    let p = ReleaseParams { agent: ctx.agent("release --agent")?, scope: a.scope };
+    let p = ReleaseParams { agent: ctx.agent()?, scope: a.scope };
     let r = ctx.client().await?.release(p).await?;
     ctx.print(&r, || println!("released: {}", output::reservation_line(&r.reservation)));
     Ok(Outcome::Done)

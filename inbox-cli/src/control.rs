@@ -58,7 +58,16 @@ pub async fn requests(ctx: &Ctx, a: RequestsArgs) -> Res {
     let mine = a.to.is_none() && a.from.is_none() && a.run.is_none() && a.request.is_none();
     let p = RequestsParams {
         request_id: a.request,
-        to: if mine { Some(ctx.agent("requests (to you) --agent")?) } else { a.to },
+        to: if mine {
+            Some(ctx.agent.clone().ok_or_else(|| {
+                CliError::Invalid(
+                    "--agent is required to list the requests to you (or filter with --to, --from, --run or --request)"
+                        .into(),
+                )
+            })?)
+        } else {
+            a.to
+        },
         from: a.from,
         run_id: a.run,
         types: a.types,
@@ -205,7 +214,7 @@ pub async fn answer(
 pub async fn progress(ctx: &Ctx, a: ProgressArgs) -> Res {
     let meta = a.meta.as_deref().map(|m| json_object("meta", m)).transpose()?;
     let p = ProgressParams {
-        agent: ctx.agent("progress --agent")?,
+        agent: ctx.agent()?,
         task_id: a.task,
         line_type: a.line_type,
         tool_use_id: a.tool_use_id,

@@ -61,11 +61,12 @@ impl Ctx {
         self.conn.options()
     }
 
-    /// The agent, which `what` (e.g. `fetch --agent`) requires.
-    pub fn agent(&self, what: &str) -> Result<String, CliError> {
+    /// The agent, which the command requires. The message does not name the command: the
+    /// error's line (`inbox done: ...`) and envelope already do.
+    pub fn agent(&self) -> Result<String, CliError> {
         self.agent
             .clone()
-            .ok_or_else(|| CliError::Invalid(format!("{what} is required: pass --agent NAME (or set COORD_AGENT)")))
+            .ok_or_else(|| CliError::Invalid("--agent is required: pass --agent NAME (or set COORD_AGENT)".into()))
     }
 
     /// `explicit` (e.g. `--from`), else the agent.

@@ -5,6 +5,7 @@
 //! one `match` over the commands is [`run`]) and turns how it ended into the exit status.
 
 mod agents;
+mod artifacts;
 mod claude_hook;
 mod cli;
 mod control;

@@ -105,14 +105,14 @@ pub fn agent_table(agents: &[Agent]) {
                 a.agent_id.clone(),
                 a.role.clone(),
                 a.status.to_string(),
-                if a.registered { "yes" } else { "no" }.to_string(),
+                if a.registered { "yes" } else { "unregistered" }.to_string(),
                 a.last_seen_at.clone().unwrap_or_else(|| "-".into()),
                 a.display_name.clone(),
             ]
         })
         .collect();
-    let caps = [32, 12, 8, 3, 24, usize::MAX];
-    print!("{}", table::render(["AGENT", "ROLE", "STATUS", "REG", "LAST SEEN", "DISPLAY"], &rows, caps));
+    let caps = [32, 12, 8, 12, 24, usize::MAX];
+    print!("{}", table::render(["AGENT", "ROLE", "STATUS", "REGISTERED", "LAST SEEN", "DISPLAY"], &rows, caps));
 }
 
 pub fn agent_block(a: &Agent) {

@@ -66,7 +66,7 @@ pub async fn run(ctx: &Ctx, cmd: PolicyCmd) -> Res {
 
 /// Read, change and write the policy, refusing if someone changed it in between.
 async fn edit(ctx: &Ctx, change: impl FnOnce(&mut Policy) -> Result<(), CliError>) -> Res {
-    let actor = ctx.agent("policy changes --agent")?;
+    let actor = ctx.agent()?;
     let c = ctx.client().await?;
     let mut policy = c.policy_get().await?.policy;
     let expected_version = Some(policy.version);
@@ -101,7 +101,7 @@ async fn check(ctx: &Ctx, a: PolicyCheckArgs) -> Res {
         None => std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?,
     };
     let p = PolicyCheckParams {
-        agent: ctx.agent("policy check --agent")?,
+        agent: ctx.agent()?,
         tool_name: a.tool,
         tool_input: json_object("input", &a.input)?,
         cwd: Some(cwd.display().to_string()),

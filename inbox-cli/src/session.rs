@@ -33,7 +33,7 @@ pub async fn pending(ctx: &Ctx, a: MailboxArgs) -> Res {
 }
 
 pub async fn withdraw(ctx: &Ctx, a: MailMsgArgs) -> Res {
-    let p = MailRef { agent: ctx.agent("withdraw --agent")?, message_id: a.message };
+    let p = MailRef { agent: ctx.agent()?, message_id: a.message };
     let r = ctx.client().await?.mail_withdraw(p).await?;
     ctx.print(&r, || println!("withdrew {} from {}", r.message_id, r.recipients.join(", ")));
     Ok(Outcome::Done)

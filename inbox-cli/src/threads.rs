@@ -60,7 +60,7 @@ pub async fn send(ctx: &Ctx, a: SendArgs) -> Res {
 }
 
 pub async fn fetch(ctx: &Ctx, a: FetchArgs) -> Res {
-    let p = FetchParams { agent: ctx.agent("fetch --agent")?, statuses: a.status, limit: a.limit, unread: a.unread };
+    let p = FetchParams { agent: ctx.agent()?, statuses: a.status, limit: a.limit, unread: a.unread };
     let r = ctx.client().await?.fetch(p).await?;
     threads(ctx, &r);
     Ok(if r.threads.is_empty() { Outcome::NoMatch } else { Outcome::Done })
@@ -70,14 +70,14 @@ pub async fn claim(ctx: &Ctx, a: LeaseArgs) -> Res {
     if a.lease_token.is_some() {
         return Err(CliError::Invalid("claim takes no --lease-token: it grants a new one".into()));
     }
-    let p = ClaimParams { agent: ctx.agent("claim --agent")?, thread_id: a.thread, lease_seconds: a.lease_seconds };
+    let p = ClaimParams { agent: ctx.agent()?, thread_id: a.thread, lease_seconds: a.lease_seconds };
     let r = ctx.client().await?.claim(p).await?;
     leased(ctx, "claimed", r)
 }
 
 pub async fn renew(ctx: &Ctx, a: LeaseArgs) -> Res {
     let p = RenewParams {
-        agent: ctx.agent("renew --agent")?,
+        agent: ctx.agent()?,
         thread_id: a.thread,
         lease_seconds: a.lease_seconds,
         lease_token: a.lease_token,
@@ -88,14 +88,21 @@ pub async fn renew(ctx: &Ctx, a: LeaseArgs) -> Res {
 
 pub async fn update(ctx: &Ctx, a: UpdateArgs) -> Res {
     let p = UpdateParams {
-        agent: ctx.agent("update --agent")?,
+        agent: ctx.agent()?,
         thread_id: a.thread,
         status: a.status,
         lease_token: a.lease_token,
         message: content(a.content)?,
     };
     let r = ctx.client().await?.update(p).await?;
-    posted(ctx, "updated", r)
+    let wait = (r.thread.status == ThreadStatus::Blocked).then(|| {
+        format!("wait for the answer: inbox wait-reply --thread {} --after-event {}", r.thread.thread_id, r.event_id)
+    });
+    let out = posted(ctx, "updated", r);
+    if let Some(line) = wait.filter(|_| !ctx.json) {
+        println!("{line}");
+    }
+    out
 }
 
 pub async fn reply(ctx: &Ctx, a: ReplyArgs) -> Res {
@@ -123,12 +130,8 @@ pub async fn fail(ctx: &Ctx, a: FinishArgs) -> Res {
 }
 
 pub async fn cancel(ctx: &Ctx, a: CancelArgs) -> Res {
-    let p = CancelParams {
-        agent: ctx.agent("cancel --agent")?,
-        thread_id: a.thread,
-        reason: a.reason,
-        artifacts: artifacts(a.artifacts)?,
-    };
+    let p =
+        CancelParams { agent: ctx.agent()?, thread_id: a.thread, reason: a.reason, artifacts: artifacts(a.artifacts)? };
     let r = ctx.client().await?.cancel(p).await?;
     posted(ctx, "cancelled", r)
 }
@@ -179,7 +182,7 @@ fn flag_pair(yes: bool, no: bool) -> Option<bool> {
 /// The params of done and fail.
 fn finish(ctx: &Ctx, a: FinishArgs) -> Result<FinishParams, CliError> {
     Ok(FinishParams {
-        agent: ctx.agent(&format!("{} --agent", ctx.command))?,
+        agent: ctx.agent()?,
         thread_id: a.thread,
         lease_token: a.lease_token,
         message: content(a.content)?,
@@ -192,7 +195,8 @@ fn content(c: Content) -> Result<MessageInput, CliError> {
     Ok(MessageInput { summary: c.summary, body, payload_json, artifacts: artifacts(c.artifacts)? })
 }
 
-/// Pair --artifact with --artifact-kind and --artifact-metadata-json by position.
+/// Pair --artifact with --artifact-kind and --artifact-metadata-json by position, each
+/// path located in its repository (`artifacts::locate`).
 fn artifacts(a: ArtifactArgs) -> Result<Vec<ArtifactInput>, CliError> {
     let n = a.paths.len();
     for (flag, len) in [("artifact-kind", a.kinds.len()), ("artifact-metadata-json", a.metadata.len())] {
@@ -203,7 +207,7 @@ fn artifacts(a: ArtifactArgs) -> Result<Vec<ArtifactInput>, CliError> {
         }
     }
     let pick = |v: &Vec<String>, i: usize| if v.len() == 1 { v.first().cloned() } else { v.get(i).cloned() };
-    (0..n)
+    let given = (0..n)
         .map(|i| {
             Ok(ArtifactInput {
                 path: a.paths[i].clone(),
@@ -211,7 +215,8 @@ fn artifacts(a: ArtifactArgs) -> Result<Vec<ArtifactInput>, CliError> {
                 metadata_json: pick(&a.metadata, i).map(|m| json_object("artifact-metadata-json", &m)).transpose()?,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, CliError>>()?;
+    Ok(crate::artifacts::locate_all(given))
 }
 
 /// A message written: `verb` says how (sent, updated, replied, ...).

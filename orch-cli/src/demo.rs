@@ -2,8 +2,10 @@
 //! git repository, through the real `orch`, `inbox` and `git` commands, each printed before
 //! it runs. The scenario is built in: worker-a writes the greetings (and asks the leader a
 //! question on the way), worker-b builds on them once they are merged into the run's
-//! integration branch, and the run is merged into `main`. The daemon it starts is left
-//! running (the demo says how to stop it) unless `--stop` is given.
+//! integration branch, and the run is merged into `main`. Each command is printed
+//! shell-quoted, so a line can be pasted as it is, and a `--json` command's envelope is
+//! shown. The daemon it starts is left running (the demo says how to stop it) unless
+//! `--stop` is given; the demo ends pointing to the README's quick start and docs/orch.md.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,6 +23,14 @@ struct Demo {
     dir: PathBuf,
     inbox: PathBuf,
     orch: PathBuf,
+}
+
+/// `args` as one line a POSIX shell reads back as the same words.
+fn quoted(args: &[&str]) -> String {
+    args.iter()
+        .map(|a| shlex::try_quote(a).map_or_else(|_| (*a).to_string(), |q| q.into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> CliError {
@@ -44,7 +54,7 @@ impl Demo {
 
     fn command(&self, who: &str, program: &Path, args: &[&str], dir: &Path) -> Command {
         let name = program.file_name().map_or("?".into(), |n| n.to_string_lossy().into_owned());
-        println!("{who:>9} $ {name} {}", args.join(" "));
+        println!("{who:>9} $ {name} {}", quoted(args));
         let mut c = Command::new(program);
         c.args(args).current_dir(dir).env_remove("COORD_DB").env_remove("COORD_AGENT").env_remove("COORD_TASK");
         c
@@ -66,11 +76,12 @@ impl Demo {
         Ok(stdout)
     }
 
-    /// Run a `--json` command quietly and return its envelope.
+    /// Run a `--json` command, print its envelope (indented), and return it.
     fn json(&self, who: &str, program: &Path, args: &[&str]) -> Result<Value, CliError> {
         let out = self.command(who, program, args, &self.dir).output().map_err(|e| fail("cannot run", e))?;
         let v: Value = serde_json::from_slice(&out.stdout)
             .map_err(|e| fail(&format!("`{}` printed no JSON", args.join(" ")), e))?;
+        println!("            {v}");
         if !out.status.success() {
             return Err(fail(
                 &format!("`{}` failed", args.join(" ")),
@@ -254,14 +265,17 @@ pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
     d.git("you", &dir, &["status", "--short"])?;
 
     println!();
+    let at = |path: &Path| quoted(&[&path.display().to_string()]);
     if a.stop {
         d.run("you", &sibling("coordd"), &["stop"], &dir)?;
-        println!("Done. The demo's daemon is stopped; remove the directory when you like: rm -rf {}", dir.display());
+        println!("Done. The demo's daemon is stopped; remove the directory when you like: rm -rf {}", at(&dir));
     } else {
         println!("Done. The demo's daemon still runs, so you can look around:");
-        println!("  cd {} && orch status --run {RUN} && inbox list && inbox search greetings", dir.display());
-        println!("Stop it with:  coordd --db {}/.agents/coord.db stop", dir.display());
-        println!("Then remove:   rm -rf {}", dir.display());
+        println!("  cd {} && orch status --run {RUN} && inbox list && inbox search greetings", at(&dir));
+        println!("Stop it with:  coordd --db {} stop", at(&dir.join(".agents/coord.db")));
+        println!("Then remove:   rm -rf {}", at(&dir));
     }
+    println!("Next: the quick start in the README runs the same story in your own repository, one");
+    println!("command at a time; docs/orch.md explains every orch command, and `orch --help` lists them.");
     Ok(Outcome::Done)
 }

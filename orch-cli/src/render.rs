@@ -87,6 +87,7 @@ pub fn dispatches(ds: &[Dispatch]) {
         if let Some(p) = &d.worktree_path {
             println!("  worktree {} on {}", p, d.branch.as_deref().unwrap_or("-"));
         }
+        println!("  the worker takes it with: inbox claim --agent {} --thread {}", d.assigned_to, d.thread_id);
     }
 }
 
@@ -112,7 +113,14 @@ pub fn event(e: &Event) {
     let what = e.message.as_ref().and_then(|m| m.msg_type.as_deref()).unwrap_or(e.event_type.as_str());
     println!("{} #{} {what}{} [{status}]: {}", e.created_at, e.event_id, task, e.summary);
     if e.event_type == EventType::TaskDone && e.payload_json["merge"] == "pending" {
-        println!("  merge it into the integration branch: orch merge --run {} --task {}", e.run_id, e.task_id);
+        if e.payload_json["auto_merge"] == true {
+            println!("  the daemon merges it into the integration branch (--auto-merge): nothing to do");
+        } else {
+            println!("  merge it into the integration branch: orch merge --run {} --task {}", e.run_id, e.task_id);
+        }
+    }
+    if e.event_type == EventType::RunDone {
+        println!("  every task is done: merge the run into its base branch with orch run finish --run {}", e.run_id);
     }
     if e.event_type == EventType::TaskMergeConflict {
         let files: Vec<&str> =
@@ -229,7 +237,10 @@ pub fn worktrees(v: &WorktreesResult) {
         println!("kept:");
         v.kept.iter().for_each(line);
     }
-    if v.worktrees.is_empty() && v.removed.is_empty() && v.kept.is_empty() {
+    for b in &v.removed_branches {
+        println!("removed the merged integration branch {b}");
+    }
+    if v.worktrees.is_empty() && v.removed.is_empty() && v.kept.is_empty() && v.removed_branches.is_empty() {
         println!("no worktrees");
     }
     if v.other_hosts > 0 {

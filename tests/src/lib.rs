@@ -130,7 +130,23 @@ impl Project {
     }
 
     fn command(&self, name: &str) -> Command {
-        let mut cmd = Command::new(bin(name));
+        self.command_of(Command::new(bin(name)))
+    }
+
+    /// `sh -c SCRIPT` in this project, with the workspace's `coordd`, `inbox` and `orch`
+    /// first on `PATH`: commands as a user types them (the README's).
+    pub fn sh(&self, script: &str) -> Run {
+        let bins = bin("inbox").parent().expect("bin dir").to_path_buf();
+        let path = std::env::join_paths(
+            std::iter::once(bins).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+        )
+        .expect("PATH");
+        let mut cmd = self.command_of(Command::new("sh"));
+        cmd.arg("-c").arg(script).env("PATH", path);
+        Run { cmd, stdin: None }
+    }
+
+    fn command_of(&self, mut cmd: Command) -> Command {
         cmd.current_dir(self.path())
             .env("COORDD_BIN", bin("coordd"))
             .env("COORDD_LOG", "info")

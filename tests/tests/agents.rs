@@ -90,7 +90,7 @@ fn last_seen_advances_on_every_call_and_unknown_names_are_recorded() {
     let stranger = all["agents"].as_array().unwrap().iter().find(|a| a["agent_id"] == "stranger").unwrap().clone();
     assert_eq!(stranger["registered"], false);
     assert!(stranger["last_seen_at"].is_null(), "never made a call");
-    let registered = ok(&p, &["agent", "list"]);
+    let registered = ok(&p, &["agent", "list", "--registered"]);
     assert!(registered["agents"].as_array().unwrap().iter().all(|a| a["registered"] == true));
     // Registering a recorded agent is not a duplicate.
     assert_eq!(register(&p, "stranger", "ops")["agent"]["registered"], true);

@@ -41,6 +41,30 @@ fn usage_errors_are_invalid_args_and_an_envelope_under_json() {
 }
 
 #[test]
+fn a_usage_error_without_a_command_names_the_program() {
+    let p = Project::new();
+    assert_eq!(usage_error(&p, "inbox", &["bogus"])["command"], "inbox");
+    assert_eq!(usage_error(&p, "orch", &[])["command"], "orch");
+}
+
+#[test]
+fn a_usage_errors_message_keeps_its_line_breaks_under_json() {
+    let p = Project::new();
+    let v = usage_error(&p, "inbox", &["done"]);
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("\n  --thread <THREAD_ID>\n"), "one missing flag a line: {message:?}");
+    assert!(!message.contains("   "), "no runs of spaces for line breaks: {message:?}");
+}
+
+#[test]
+fn a_missing_agent_names_the_command_once() {
+    let p = Project::new();
+    let out = p.inbox().args(["done", "--thread", "thr_x", "--summary", "s"]).run().code(30);
+    assert!(out.stderr.starts_with("inbox done: --agent is required"), "{}", out.stderr);
+    assert_eq!(out.stderr.matches("done").count(), 1, "{}", out.stderr);
+}
+
+#[test]
 fn a_missing_body_file_is_the_callers_error() {
     let p = Project::new();
     let args = ["done", "--agent", "w", "--thread", "thr_x", "--summary", "s", "--body-file", "result.md", "--json"];
@@ -99,6 +123,25 @@ fn every_command_has_an_example_and_the_top_level_help_groups_them() {
     assert!(send.contains("low, normal, high, urgent"), "--priority lists its values:\n{send}");
     let coordd = p.coordd().args(["--help"]).run().ok().stdout;
     assert!(coordd.contains("Examples:") && coordd.contains("coordd --json list"), "{coordd}");
+}
+
+#[test]
+fn help_examples_stay_whole_on_a_narrow_terminal() {
+    let p = Project::new();
+    let example =
+        r#"  inbox update --agent backend --thread thr_... --status blocked --summary "Need auth decision" --json"#;
+    for args in [&["update", "--help"][..], &["update", "-h"], &["help", "update"]] {
+        let out = p.inbox().args(args).env("COLUMNS", "60").run().ok();
+        assert!(out.stdout.lines().any(|l| l == example), "{args:?}:\n{}", out.stdout);
+        let widest = out
+            .stdout
+            .lines()
+            .filter(|l| !l.starts_with("  inbox") && !l.starts_with("Usage:"))
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        assert!(widest <= 60, "the rest wraps to the terminal: {}", out.stdout);
+    }
 }
 
 #[test]

@@ -340,3 +340,31 @@ async fn search_messages_finds_ranked_hits_with_marked_snippets() {
     assert_eq!(none["count"], 0, "filtered by agent: {none}");
     s.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn done_takes_artifacts_located_in_their_repository() {
+    let p = Project::new();
+    let repo = p.path().join("repo");
+    std::fs::create_dir_all(repo.join("docs")).unwrap();
+    coord_tests::git_in(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("docs/r.md"), "report\n").unwrap();
+    coord_tests::git_in(&repo, &["add", "-A"]);
+    coord_tests::git_in(&repo, &["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", "r"]);
+    let sent =
+        p.inbox().args(["send", "--from", "lead", "--to", "worker", "--summary", "s", "--json"]).run().ok().json();
+    let thread = sent["thread"]["thread_id"].as_str().unwrap().to_string();
+    let worker = session(&p, &["--agent", "worker", "mcp"]).await;
+    ok(&worker, "claim", json!({"thread_id": thread})).await;
+    let path = repo.join("docs/r.md").display().to_string();
+    let args = json!({"thread_id": thread, "summary": "done", "artifacts": [{"path": path, "kind": "report"}]});
+    ok(&worker, "done", args).await;
+    let show = p.inbox().args(["show", "--thread", &thread, "--json"]).run().ok().json();
+    let artifact = &show["messages"][1]["artifacts"][0];
+    assert_eq!(
+        (artifact["path"].as_str(), artifact["kind"].as_str()),
+        (Some("docs/r.md"), Some("report")),
+        "{artifact}"
+    );
+    assert_eq!(artifact["metadata_json"]["branch"], "main");
+    worker.cancel().await.unwrap();
+}

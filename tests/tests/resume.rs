@@ -27,6 +27,12 @@ fn send_params(thread: Option<&str>, summary: &str) -> SendParams {
     }
 }
 
+/// A thread lead sent w1, and the event id to wait after.
+fn task_thread(p: &Project) -> (String, String) {
+    let sent = ok(p, &["send", "--from", "lead", "--to", "w1", "--summary", "task"]);
+    (thread_id(&sent), sent["event_id"].to_string())
+}
+
 /// Wait until a spawned command says on stderr that it is waiting (it has subscribed).
 fn await_waiting(child: &mut Child) -> BufReader<std::process::ChildStderr> {
     let mut err = BufReader::new(child.stderr.take().expect("stderr piped"));
@@ -87,9 +93,7 @@ async fn a_client_stream_resumes_across_kill_9_without_missing_or_repeating() {
 fn wait_reply_survives_a_kill_9_and_autostarts_the_daemon_again() {
     let p = Project::new();
     let d = p.serve();
-    let sent = ok(&p, &["send", "--from", "lead", "--to", "w1", "--summary", "task"]);
-    let thr = thread_id(&sent);
-    let cursor = sent["event_id"].to_string();
+    let (thr, cursor) = task_thread(&p);
     let mut waiter = p.inbox().args(["wait-reply", "--thread", &thr, "--after-event", &cursor]).spawn();
     let err = await_waiting(&mut waiter);
     d.kill9();
@@ -106,9 +110,7 @@ fn wait_reply_survives_a_kill_9_and_autostarts_the_daemon_again() {
 #[test]
 fn wait_reply_json_waits_quietly_and_resumes_after_coordd_stop() {
     let p = Project::new();
-    let sent = ok(&p, &["send", "--from", "lead", "--to", "w1", "--summary", "task"]);
-    let thr = thread_id(&sent);
-    let cursor = sent["event_id"].to_string();
+    let (thr, cursor) = task_thread(&p);
     let waiter = p.inbox().args(["wait-reply", "--thread", &thr, "--after-event", &cursor, "--json"]).spawn();
     await_subscribers(&p, 1);
     // Not a reply: the waiter keeps waiting.
@@ -125,12 +127,39 @@ fn wait_reply_json_waits_quietly_and_resumes_after_coordd_stop() {
 }
 
 #[test]
+fn coordd_stop_sticks_while_a_watch_waits_for_the_daemon_to_come_back() {
+    let p = Project::new();
+    let d = p.serve();
+    let (thr, cursor) = task_thread(&p);
+    // Any daemon the watcher would start leaves this mark (and fails).
+    let mark = p.path().join("started-by-the-watcher");
+    let fake = p.write("fake-coordd", &format!("#!/bin/sh\ntouch '{}'\nexit 1\n", mark.display()));
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut watcher = p
+        .inbox()
+        .args(["watch", "--thread", &thr, "--after-event", &cursor, "--follow", "--count", "1"])
+        .env("COORDD_BIN", &fake.display().to_string())
+        .spawn();
+    let mut err = await_waiting(&mut watcher);
+    d.signal("TERM");
+    let mut line = String::new();
+    while !line.contains("come back") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the watcher ended instead of waiting");
+    }
+    assert!(line.contains("never starts one"), "{line}");
+    let _d2 = p.serve();
+    ok(&p, &["reply", "--from", "lead", "--thread", &thr, "--kind", "progress", "--summary", "back"]);
+    let out = finish(watcher).ok();
+    assert!(out.stdout.contains("back"), "{}", out.stdout);
+    assert!(!mark.exists(), "the watcher tried to start a daemon");
+}
+
+#[test]
 fn watch_follow_delivers_each_event_once_across_a_restart() {
     let p = Project::new();
     let d = p.serve();
-    let sent = ok(&p, &["send", "--from", "lead", "--to", "w1", "--summary", "task"]);
-    let thr = thread_id(&sent);
-    let cursor = sent["event_id"].to_string();
+    let (thr, cursor) = task_thread(&p);
     let watcher = p
         .inbox()
         .args(["watch", "--thread", &thr, "--after-event", &cursor, "--follow", "--count", "4", "--json"])

@@ -55,10 +55,46 @@ pub async fn list(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
     })
 }
 
-/// `orch.worktreePrune`.
+/// `orch.worktreePrune`: the attempts' worktrees, then the integration branches of the
+/// runs they belonged to that are finished and merged (`prune_integration`).
 pub async fn prune(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
     let (attempts, other_hosts) = worktree_attempts(core, p.run_id).await?;
-    let mut out = WorktreesResult { other_hosts, ..Default::default() };
+    let mut runs: Vec<String> = attempts.iter().map(|a| a.run_id.clone()).collect();
+    runs.sort();
+    runs.dedup();
+    let mut out = prune_worktrees(core, attempts, p.force).await?;
+    out.other_hosts = other_hosts;
+    for run_id in runs {
+        if !out.kept.iter().any(|k| k.run_id == run_id)
+            && let Some(branch) = prune_integration(core, &run_id).await?
+        {
+            out.removed_branches.push(branch);
+        }
+    }
+    Ok(out)
+}
+
+/// Delete a run's integration branch once nothing can need it: the run is no longer
+/// active (no task will branch from it again), no worktree of the run was kept, and the
+/// run's base branch contains it (`orch run finish` merged it, or it holds nothing). The
+/// branch deleted, if any.
+async fn prune_integration(core: &Core, run_id: &str) -> Result<Option<String>> {
+    let run_id = run_id.to_string();
+    let run = core.read(move |tx, _| load_run(tx, &run_id)).await?;
+    let (Some(repo), Some(branch), Some(base)) = (run.repo, run.integration_branch, run.base_branch) else {
+        return Ok(None);
+    };
+    if run.status == RunStatus::Active || !PathBuf::from(&repo).is_dir() {
+        return Ok(None);
+    }
+    let b = branch.clone();
+    let deleted = blocking(move || Ok(git::remove_merged_branch(&PathBuf::from(repo), &b, &base))).await?;
+    // A branch git cannot read or delete stays, as pruning keeps what it cannot inspect.
+    Ok(deleted.unwrap_or(false).then_some(branch))
+}
+
+async fn prune_worktrees(core: &Core, attempts: Vec<Attempt>, force: bool) -> Result<WorktreesResult> {
+    let mut out = WorktreesResult::default();
     for a in attempts {
         if a.status == AttemptStatus::Live {
             out.kept.push(info(&a, Some("attempt is live".into())));
@@ -89,7 +125,7 @@ pub async fn prune(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
             }
         };
         let base_name = a.base_branch.clone().unwrap_or_else(|| "the base branch".into());
-        let verdict: std::result::Result<String, String> = if !state.dirty.is_empty() && !p.force {
+        let verdict: std::result::Result<String, String> = if !state.dirty.is_empty() && !force {
             Err(format!(
                 "uncommitted changes in {} file(s): {} (force discards them)",
                 state.dirty.len(),
@@ -99,7 +135,7 @@ pub async fn prune(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
             Ok("no commits beyond its base".into())
         } else if state.merged {
             Ok(format!("its {} commit(s) are merged into {base_name}", state.ahead))
-        } else if p.force {
+        } else if force {
             Ok(format!("forced: deleted {} unmerged commit(s)", state.ahead))
         } else {
             Err(format!("{} commit(s) not merged into {base_name} (force deletes them)", state.ahead))

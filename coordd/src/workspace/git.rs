@@ -215,3 +215,21 @@ pub fn remove(repo_path: &Path, run: &str, task: &str, attempt: u32, path: &Path
     }
     Ok(())
 }
+
+/// Delete `branch` if `into` contains its tip (so no commit is lost); whether it did. A
+/// branch that is already gone, or a missing `into`, deletes nothing.
+pub fn remove_merged_branch(repo_path: &Path, branch: &str, into: &str) -> Result<bool> {
+    let repo = open(repo_path)?;
+    let (Ok(mut b), Ok(target)) =
+        (repo.find_branch(branch, BranchType::Local), repo.find_branch(into, BranchType::Local))
+    else {
+        return Ok(false);
+    };
+    let tip = b.get().peel_to_commit().map_err(git_err("cannot read branch"))?.id();
+    let into_tip = target.get().peel_to_commit().map_err(git_err("cannot read base branch"))?.id();
+    if tip != into_tip && !repo.graph_descendant_of(into_tip, tip).map_err(git_err("cannot compare branches"))? {
+        return Ok(false);
+    }
+    b.delete().map_err(git_err("cannot delete branch"))?;
+    Ok(true)
+}

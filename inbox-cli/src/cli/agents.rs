@@ -11,7 +11,9 @@ pub enum AgentCmd {
     #[command(after_help = "Example:\n  inbox agent register --name agent-ui-1 --role ui")]
     Register(RegisterArgs),
     /// List agents, sorted by id.
-    #[command(after_help = "Example:\n  inbox agent list --status busy")]
+    #[command(
+        after_help = "Examples:\n  inbox agent list                 # registered agents and those only seen at work\n  inbox agent list --registered --status busy"
+    )]
     List(AgentListArgs),
     /// Show one agent (--agent ID).
     #[command(after_help = "Example:\n  inbox agent show --agent agent-ui-1")]
@@ -48,8 +50,12 @@ pub struct AgentListArgs {
     /// Only agents in this status.
     #[arg(long, value_parser = one_of(AgentStatus::ALL))]
     pub status: Option<AgentStatus>,
-    /// Include agents that were seen but never registered.
+    /// Only registered agents (by default the list also shows agents that wrote or were
+    /// written to without registering, marked unregistered).
     #[arg(long)]
+    pub registered: bool,
+    /// Accepted for older scripts: unregistered agents are listed by default now.
+    #[arg(long, hide = true, conflicts_with = "registered")]
     pub all: bool,
 }
 

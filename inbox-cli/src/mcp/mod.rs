@@ -10,6 +10,7 @@
 //! (the mailbox and the worker flow), `search`, and `control` (answering requests).
 
 mod control;
+mod finish;
 mod search;
 mod tools;
 

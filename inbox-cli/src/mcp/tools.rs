@@ -14,6 +14,7 @@ use rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::finish::FinishArgs;
 use super::{InboxMcp, ToolError};
 
 const INSTRUCTIONS: &str = "\
@@ -383,15 +384,15 @@ impl InboxMcp {
         .await
     }
 
-    #[tool(description = "Finish a thread you hold, with its result (summary, and details in body).")]
-    async fn done(&self, Parameters(a): Parameters<PostArgs>) -> CallToolResult {
-        let p = self.finish_params(a);
+    #[tool(description = "Finish a thread you hold, with its result (summary, details in body, files in artifacts).")]
+    async fn done(&self, Parameters(a): Parameters<FinishArgs>) -> CallToolResult {
+        let p = self.finish_params(a).await;
         self.run(|c| async move { Ok(posted(c.done(p).await?)) }).await
     }
 
-    #[tool(description = "Fail a thread you hold, saying why.")]
-    async fn fail(&self, Parameters(a): Parameters<PostArgs>) -> CallToolResult {
-        let p = self.finish_params(a);
+    #[tool(description = "Fail a thread you hold, saying why (files such as logs in artifacts).")]
+    async fn fail(&self, Parameters(a): Parameters<FinishArgs>) -> CallToolResult {
+        let p = self.finish_params(a).await;
         self.run(|c| async move { Ok(posted(c.fail(p).await?)) }).await
     }
 
@@ -454,15 +455,6 @@ impl InboxMcp {
             agent: self.agent.clone(),
             thread_id: a.thread_id,
             status: Some(status),
-            lease_token: None,
-            message: message_input(a.summary, a.body),
-        }
-    }
-
-    fn finish_params(&self, a: PostArgs) -> FinishParams {
-        FinishParams {
-            agent: self.agent.clone(),
-            thread_id: a.thread_id,
             lease_token: None,
             message: message_input(a.summary, a.body),
         }

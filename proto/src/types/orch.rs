@@ -326,6 +326,10 @@ pub struct WorktreesResult {
     /// store): they live there, so they are neither listed nor pruned here.
     #[serde(default)]
     pub other_hosts: u32,
+    /// Integration branches `orch.worktreePrune` deleted: those of finished runs, merged
+    /// into the run's base branch, with no worktree of the run left.
+    #[serde(default)]
+    pub removed_branches: Vec<String>,
 }
 
 /// Params of `orch.councilStart`.

@@ -86,6 +86,8 @@ pub fn on_attempt_thread(
     if want == TaskStatus::Done && super::merge::on_done(tx, &mut task, &attempt)? {
         payload["merge"] = json!("pending");
         payload["branch"] = json!(attempt.branch);
+        // Whether the daemon merges it by itself, so a reader knows not to run `orch merge`.
+        payload["auto_merge"] = json!(load_run(tx, &task.run_id)?.auto_merge);
     }
     task_event(tx, event, &task, Some(&attempt), (actor, &summary, &payload), now)?;
     if want == TaskStatus::Done {
