@@ -69,6 +69,8 @@ pub struct Bridge {
     /// Agents asked to shut down, and when they are stopped if they do not answer.
     shutdowns: HashMap<String, Instant>,
     finished: Option<Finish>,
+    /// The repository code tasks are dispatched in (the run's, else the project's).
+    repo: Option<String>,
     ends_tx: mpsc::UnboundedSender<Report>,
     ends_rx: mpsc::UnboundedReceiver<Report>,
 }
@@ -94,6 +96,7 @@ impl Bridge {
             crashes: HashMap::new(),
             shutdowns: HashMap::new(),
             finished: None,
+            repo: None,
             ends_tx,
             ends_rx,
         })
@@ -169,6 +172,10 @@ impl Bridge {
     async fn catch_up(&mut self) -> Result<(), BridgeError> {
         let view = self.rpc.run_show(&self.o.run_id).await?;
         self.note_run(view.run.status);
+        self.repo = match view.run.repo.clone() {
+            Some(r) => Some(r),
+            None => git_root(self.o.agents_dir.parent().unwrap_or(&self.o.agents_dir)).await,
+        };
         for t in &view.tasks {
             if !matches!(t.status, TaskStatus::Dispatched | TaskStatus::InProgress | TaskStatus::Blocked) {
                 continue;
@@ -193,6 +200,7 @@ impl Bridge {
             run_id: self.o.run_id.clone(),
             all_ready: task_id.is_none(),
             task_id,
+            repo: self.repo.clone(),
             ..Default::default()
         };
         // The dispatches come back as `task.dispatched` events, which start the sessions.
@@ -411,6 +419,18 @@ fn work_of(t: &Task, attempt: u32, thread_id: &str, agent: &str, worktree: Optio
         role: t.role.clone(),
         worktree,
     }
+}
+
+/// The git repository around `dir`, if it is in one.
+async fn git_root(dir: &std::path::Path) -> Option<String> {
+    let out = tokio::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .await
+        .ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 async fn sleep_until(t: Option<Instant>) {

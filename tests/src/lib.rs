@@ -163,6 +163,18 @@ impl Project {
         Run { cmd: self.command("orch"), stdin: None }
     }
 
+    /// A `coord-launch` command in this project, with the workspace's binaries first on
+    /// `PATH` (its sessions call `inbox`).
+    pub fn launch(&self) -> Run {
+        let mut cmd = self.command("coord-launch");
+        let bins = bin("coordd").parent().expect("bin dir").to_path_buf();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![bins];
+        dirs.extend(std::env::split_paths(&path));
+        cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"));
+        Run { cmd, stdin: None }
+    }
+
     /// Start `coordd serve` in the foreground and wait until it is ready.
     pub fn serve(&self) -> Daemon {
         self.try_serve().unwrap_or_else(|e| panic!("daemon did not start: {e}"))
