@@ -144,15 +144,26 @@ mod tests {
         let log = dir.path().join("s.log");
         let spec = Spec {
             program: "sh".into(),
-            args: vec!["-c".into(), "sleep 300 & echo started; wait".into()],
+            args: vec!["-c".into(), "sleep 300 & echo $! > fifo; wait".into()],
             cwd: dir.path().into(),
             env: vec![],
         };
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let (pid, mut w) = spawn(&spec, &log).unwrap();
-        assert!(alive(pid));
+        // Reading the fifo blocks until the script wrote its grandchild's pid.
+        let sleeper: i32 =
+            tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap().trim().parse().unwrap())
+                .await
+                .unwrap();
+        assert!(alive(pid) && alive(sleeper));
+        let mut grandchild = attach(sleeper, None).unwrap();
         let ended = stop(pid, &mut w, Duration::from_secs(5)).await;
         assert_eq!(ended.signal, Some(libc::SIGTERM));
-        assert!(!signal_group(pid, 0), "the group still has a process");
+        let gone = tokio::time::timeout(Duration::from_secs(30), grandchild.wait()).await;
+        assert!(gone.is_ok(), "the session's grandchild outlived the stop");
     }
 
     #[tokio::test]
