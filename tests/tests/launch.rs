@@ -118,6 +118,20 @@ fn a_crashed_session_fails_its_attempt_with_its_exit_code_and_log_and_the_retry_
     assert!(result["body"].as_str().unwrap().contains("boom-from-attempt-1"), "{result}");
 }
 
+#[test]
+fn orch_status_shows_each_tasks_newest_session_with_its_log() {
+    let p = Project::new();
+    thread_run(&p, &["--auto-retry", "1"], &["T1"]);
+    let script = format!("echo line-$COORD_ATTEMPT; [ \"$COORD_ATTEMPT\" = 1 ] && exit 4; {}", worker("true"));
+    assert_eq!(finish(bridge(&p, &script, &["--dispatch", "--until-done"])).code, 0);
+    let text = p.orch().args(["status", "--run", "R1"]).run().ok().stdout;
+    assert!(text.contains("sessions:") && text.contains("T1 a2 command @w1 pid"), "{text}");
+    assert!(text.contains("exit 0") && text.contains("| line-2") && !text.contains("line-1"), "{text}");
+    let json = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(json["sessions"].as_array().unwrap().len(), 2, "{json}");
+    assert_eq!(json["sessions"][0]["exit_code"], 4);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_stops_the_sessions_whole_process_group() {
     let p = Project::new();
