@@ -202,3 +202,24 @@ fn unsafe_kill(pid: i64) {
     let st = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status().unwrap();
     assert!(st.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_shutdown_request_stops_the_session_after_its_grace() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    // A worker whose hooks cannot end it: it claims, says so, and carries on forever.
+    let script = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
+                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
+                  sleep 300 & wait";
+    let mut b = bridge(&p, script, &["--dispatch", "--shutdown-grace-seconds", "1"]);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "run over"]).run().ok();
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    assert_eq!((s["state"].as_str(), s["reason"].as_str()), (Some("stopped"), Some("stopped: shutdown")), "{s}");
+    assert!(!pid_alive(s["pid"].as_i64().unwrap()));
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
