@@ -530,6 +530,18 @@ pub fn orch_wait(p: &Project, run: &str, cursor: i64) -> Value {
     v
 }
 
+/// A project that is a git repository on `main` with one commit (a README).
+pub fn git_project() -> Project {
+    let p = Project::new();
+    git_in(p.path(), &["init", "-q", "-b", "main"]);
+    git_in(p.path(), &["config", "user.email", "t@example.com"]);
+    git_in(p.path(), &["config", "user.name", "Test"]);
+    p.write("README.md", "hello\n");
+    git_in(p.path(), &["add", "README.md"]);
+    git_in(p.path(), &["commit", "-q", "-m", "init"]);
+    p
+}
+
 /// Run git in `dir`, expect success, return its stdout.
 #[track_caller]
 pub fn git_in(dir: &Path, args: &[&str]) -> String {

@@ -9,22 +9,11 @@ use std::process::Child;
 use coord_client::Client;
 use coord_proto::api::LaunchApiClient;
 use coord_proto::types::*;
-use coord_tests::{Project, finish, git_in};
+use coord_tests::{Project, finish, git_in, git_project};
 use serde_json::Value;
 
 fn orch(p: &Project, args: &[&str]) -> Value {
     p.orch().json_flag().args(args).run().ok().json()
-}
-
-fn repo() -> Project {
-    let p = Project::new();
-    git_in(p.path(), &["init", "-q", "-b", "main"]);
-    git_in(p.path(), &["config", "user.email", "t@example.com"]);
-    git_in(p.path(), &["config", "user.name", "Test"]);
-    p.write("README.md", "hello\n");
-    git_in(p.path(), &["add", "README.md"]);
-    git_in(p.path(), &["commit", "-q", "-m", "init"]);
-    p
 }
 
 /// A run R1 (with `extra` flags) of thread tasks, each assigned to w1.
@@ -75,7 +64,7 @@ fn pid_alive(pid: i64) -> bool {
 
 #[test]
 fn launched_sessions_finish_a_stacked_run_and_the_dependent_starts_from_merged_work() {
-    let p = repo();
+    let p = git_project();
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
     orch(&p, &["task", "add", "--run", "R1", "--id", "T2", "--title", "T2", "--assign-to", "w2", "--depends-on", "T1"]);
