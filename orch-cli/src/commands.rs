@@ -44,6 +44,7 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             ctx.print(&out, || {
                 let nodes: Vec<crate::tree::Node<'_>> = v.tasks.iter().map(Into::into).collect();
                 crate::tree::print(&v.run, &nodes);
+                crate::sessions::print(&v.sessions);
                 render::requests(&requests);
             });
             done()

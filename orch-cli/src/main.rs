@@ -7,6 +7,7 @@ mod commands;
 mod ctx;
 mod demo;
 mod render;
+mod sessions;
 mod top;
 mod tree;
 

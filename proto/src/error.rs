@@ -133,6 +133,10 @@ error_codes! {
     PortUnavailable = 1160, "port_unavailable", Conflict;
     /// Merging a branch conflicts (orch: a run's integration branch into its base branch).
     MergeConflict = 1203, "merge_conflict", Conflict;
+    /// No launched session has that id (`launch.*`).
+    SessionNotFound = 1400, "session_not_found", NotFound;
+    /// The launched session's end was already recorded.
+    SessionEnded = 1401, "session_ended", Conflict;
     /// The dashboard's page acts as its overseer (a person) only: it may not write as an
     /// agent or change the policy unless the daemon was started with
     /// `--dashboard-acts-as-anyone`.

@@ -180,6 +180,18 @@ impl Project {
         Run { cmd: self.command("orch"), stdin: None }
     }
 
+    /// A `coord-launch` command in this project, with the workspace's binaries first on
+    /// `PATH` (its sessions call `inbox`).
+    pub fn launch(&self) -> Run {
+        let mut cmd = self.command("coord-launch");
+        let bins = bin("coordd").parent().expect("bin dir").to_path_buf();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![bins];
+        dirs.extend(std::env::split_paths(&path));
+        cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"));
+        Run { cmd, stdin: None }
+    }
+
     /// Start `coordd serve` in the foreground and wait until it is ready.
     pub fn serve(&self) -> Daemon {
         self.try_serve().unwrap_or_else(|e| panic!("daemon did not start: {e}"))
@@ -539,6 +551,18 @@ pub fn orch_wait(p: &Project, run: &str, cursor: i64) -> Value {
     let v = p.orch().args(args).run().ok().json();
     assert_eq!(v["woke"], true, "{v}");
     v
+}
+
+/// A project that is a git repository on `main` with one commit (a README).
+pub fn git_project() -> Project {
+    let p = Project::new();
+    git_in(p.path(), &["init", "-q", "-b", "main"]);
+    git_in(p.path(), &["config", "user.email", "t@example.com"]);
+    git_in(p.path(), &["config", "user.name", "Test"]);
+    p.write("README.md", "hello\n");
+    git_in(p.path(), &["add", "README.md"]);
+    git_in(p.path(), &["commit", "-q", "-m", "init"]);
+    p
 }
 
 /// Run git in `dir`, expect success, return its stdout.

@@ -16,6 +16,8 @@ mod daemon_inbox;
 mod exit_codes;
 #[path = "identity.rs"]
 mod identity;
+#[path = "launch.rs"]
+mod launch;
 #[path = "leases.rs"]
 mod leases;
 #[path = "mailbox.rs"]

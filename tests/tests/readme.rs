@@ -23,10 +23,12 @@ fn the_first_two_commands_install_and_demo_then_test() {
     assert_eq!(cmds, ["./install.sh && orch demo", "cargo test --workspace"]);
     let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/run")).unwrap();
     assert!(ci.lines().any(|l| l == cmds[1]), ".ci/run runs exactly the README's test command");
-    // install.sh installs the three crates whose binaries are coordd, inbox and orch.
+    // install.sh installs the four crates whose binaries are coordd, inbox, orch and coord-launch.
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let install = std::fs::read_to_string(format!("{root}/install.sh")).unwrap();
-    for (krate, binary) in [("coordd", "coordd"), ("inbox-cli", "inbox"), ("orch-cli", "orch")] {
+    for (krate, binary) in
+        [("coordd", "coordd"), ("inbox-cli", "inbox"), ("orch-cli", "orch"), ("launch", "coord-launch")]
+    {
         assert!(install.contains(krate), "install.sh installs {krate}");
         let manifest = std::fs::read_to_string(format!("{root}/{krate}/Cargo.toml")).unwrap();
         assert!(manifest.contains(&format!("name = \"{binary}\"")), "{krate} builds {binary}");

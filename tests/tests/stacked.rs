@@ -3,19 +3,8 @@
 //! a conflict is an actionable event with a resolution task, `orch run finish` merges the
 //! run into its base branch, and no commit is ever lost on the way.
 
-use coord_tests::{Project, finish, git_in};
+use coord_tests::{Project, finish, git_in, git_project};
 use serde_json::Value;
-
-fn repo() -> Project {
-    let p = Project::new();
-    git_in(p.path(), &["init", "-q", "-b", "main"]);
-    git_in(p.path(), &["config", "user.email", "t@example.com"]);
-    git_in(p.path(), &["config", "user.name", "Test"]);
-    p.write("README.md", "hello\n");
-    git_in(p.path(), &["add", "README.md"]);
-    git_in(p.path(), &["commit", "-q", "-m", "init"]);
-    p
-}
 
 fn orch(p: &Project, args: &[&str]) -> Value {
     p.orch().json_flag().args(args).run().ok().json()
@@ -53,7 +42,7 @@ fn work(p: &Project, id: &str, file: &str, text: &str) -> std::path::PathBuf {
 
 #[test]
 fn a_dependent_task_starts_from_its_dependencys_merged_work() {
-    let p = repo();
+    let p = git_project();
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
     add(&p, "T1", "", "w1");
     add(&p, "T2", "T1", "w2");
@@ -81,7 +70,7 @@ fn a_dependent_task_starts_from_its_dependencys_merged_work() {
 
 #[test]
 fn auto_merge_merges_each_task_as_it_finishes() {
-    let p = repo();
+    let p = git_project();
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
     add(&p, "T1", "", "w1");
     add(&p, "T2", "T1", "w2");
@@ -105,7 +94,7 @@ fn auto_merge_merges_each_task_as_it_finishes() {
 
 #[test]
 fn a_merge_conflict_is_an_actionable_event_and_a_task_that_resolves_it() {
-    let p = repo();
+    let p = git_project();
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
     add(&p, "T1", "", "w1");
     add(&p, "T2", "", "w2");
@@ -162,7 +151,7 @@ fn a_merge_conflict_is_an_actionable_event_and_a_task_that_resolves_it() {
 
 #[test]
 fn run_finish_merges_the_run_into_main_and_refuses_what_would_lose_work() {
-    let p = repo();
+    let p = git_project();
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
     add(&p, "T1", "", "w1");
     add(&p, "T2", "", "w2");

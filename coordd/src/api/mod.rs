@@ -9,6 +9,7 @@ mod control;
 mod dashboard;
 mod events;
 mod inbox;
+mod launch;
 mod mail;
 mod orch;
 mod search;
@@ -68,13 +69,14 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
         snapshots,
         dashboard,
     };
-    let parts: [Methods; 10] = [
+    let parts: [Methods; 11] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),
         EventsApiServer::into_rpc(api.clone()).into(),
         OrchApiServer::into_rpc(api.clone()).into(),
         AgentsApiServer::into_rpc(api.clone()).into(),
         MailApiServer::into_rpc(api.clone()).into(),
+        LaunchApiServer::into_rpc(api.clone()).into(),
         ControlApiServer::into_rpc(api.clone()).into(),
         ViewApiServer::into_rpc(api.clone()).into(),
         DashboardApiServer::into_rpc(api.clone()).into(),

@@ -17,6 +17,7 @@ use crate::time::Ts;
 pub const SOURCE_INBOX: &str = "inbox";
 pub const SOURCE_ORCH: &str = "orch";
 pub const SOURCE_AGENTS: &str = "agents";
+pub const SOURCE_LAUNCH: &str = "launch";
 
 /// An event about to be written: what it is about, its context after the change, and what
 /// caused it.

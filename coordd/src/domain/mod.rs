@@ -13,12 +13,14 @@
 //! - [`policy`]: the permission policy (gated tool calls and their approvers).
 //! - [`orch`]: runs, the task graph, attempts, reconcile, councils, merges.
 //! - [`search`]: full-text search queries.
+//! - [`launch`]: the worker sessions launchers start for attempts.
 
 pub mod agents;
 pub mod check;
 pub mod credentials;
 pub mod events;
 pub mod inbox;
+pub mod launch;
 pub mod mail;
 pub mod orch;
 pub mod policy;

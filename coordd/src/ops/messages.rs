@@ -94,6 +94,12 @@ pub fn finish(tx: &mut dyn Tx, now: Ts, p: FinishParams, status: ThreadStatus) -
     commit(tx, now, append, how)
 }
 
+/// A launched session ended without finishing its thread: `by` (its launcher) fails it.
+pub fn abandon(tx: &mut dyn Tx, now: Ts, thread_id: &str, by: &str, input: MessageInput) -> Result<MessageResult> {
+    let (how, append) = plain(inbox::fail_abandoned(tx, now, thread_id, by, input)?);
+    commit(tx, now, append, how)
+}
+
 /// `inbox.cancel`. Cancelling a request's thread withdraws the request.
 pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelParams) -> Result<MessageResult> {
     let (how, append) = plain(inbox::cancel(tx, now, p)?);

@@ -10,6 +10,7 @@
 //! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
 //! - [`control`]: typed control messages, whose recipient may come from the run or the
 //!   permission policy, and whose requests are recorded beside the message.
+//! - [`launch`]: a launched session's end, failing its attempt's thread when still open.
 //! - [`view`]: the `view.*` read models (agents, a run's graph, the mail timeline), each
 //!   joining several domains in one read.
 //!
@@ -17,6 +18,7 @@
 
 pub mod agents;
 pub mod control;
+pub mod launch;
 pub mod messages;
 pub mod orch;
 pub mod status;

@@ -96,7 +96,9 @@ pub fn run(tx: &dyn Tx, run_id: &str, last_event_id: i64) -> Result<RunGraph> {
     for i in 1..=tx.councils_count(run_id)? {
         councils.push(council::show(tx, run_id, &format!("C{i}"))?);
     }
-    Ok(RunGraph { run: view.run, tasks, councils, last_event_id })
+    let q = SessionListParams { run_id: Some(run_id.to_string()), ..Default::default() };
+    let sessions = tx.launch_list(&q)?;
+    Ok(RunGraph { run: view.run, tasks, councils, sessions, last_event_id })
 }
 
 /// `view.timeline`.

@@ -38,6 +38,7 @@ pub const TABLES: &[Table] = &[
     Table { name: "reservations", key: "reservation_id" },
     Table { name: "peers", key: "task_id, peer_task_id" },
     Table { name: "requests", key: "request_id" },
+    Table { name: "launch_sessions", key: "session_id" },
 ];
 
 /// What was copied (or found already copied) and verified, per table.

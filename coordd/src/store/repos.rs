@@ -466,6 +466,16 @@ pub trait Requests {
     fn requests_list(&self, q: &RequestQuery) -> Result<Vec<(RequestRow, ThreadStatus)>>;
 }
 
+/// Launched sessions (`launch.*`): the worker processes launchers started for attempts.
+pub trait Launches {
+    fn launch_insert(&mut self, s: &LaunchSession) -> Result<()>;
+    fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>>;
+    /// Write the state and how it ended back.
+    fn launch_save(&mut self, s: &LaunchSession) -> Result<()>;
+    /// Sessions matching `q` (run, task, launcher, running only), oldest first.
+    fn launch_list(&self, q: &SessionListParams) -> Result<Vec<LaunchSession>>;
+}
+
 /// One transaction (or read snapshot) over every repository.
 pub trait Tx:
     Threads
@@ -481,6 +491,7 @@ pub trait Tx:
     + Attempts
     + Councils
     + Requests
+    + Launches
     + Merges
     + Search
 {

@@ -7,15 +7,16 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 
-use coord_proto::types::ActivityState;
+use coord_proto::types::{ActivityState, SessionState};
 
 use super::model::Model;
 
 pub fn draw(f: &mut Frame<'_>, m: &Model) {
-    let [title, agents, blocked, events] = Layout::vertical([
+    let [title, agents, sessions, blocked, events] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Percentage(40),
-        Constraint::Percentage(25),
+        Constraint::Percentage(30),
+        Constraint::Percentage(20),
+        Constraint::Percentage(20),
         Constraint::Fill(1),
     ])
     .areas(f.area());
@@ -34,6 +35,7 @@ pub fn draw(f: &mut Frame<'_>, m: &Model) {
         title,
     );
     f.render_widget(agents_table(m), agents);
+    f.render_widget(session_list(m), sessions);
     f.render_widget(blocked_list(m), blocked);
     f.render_widget(event_list(m), events);
 }
@@ -81,6 +83,25 @@ fn agents_table(m: &Model) -> Table<'static> {
                 .style(Style::new().add_modifier(Modifier::BOLD)),
         )
         .block(Block::new().borders(Borders::ALL).title(" agents "))
+}
+
+fn session_list(m: &Model) -> Paragraph<'static> {
+    let lines: Vec<Line> = if m.sessions.is_empty() {
+        vec![Line::styled("no launched sessions (coord-launch starts them)", Style::new().fg(Color::DarkGray))]
+    } else {
+        m.sessions
+            .iter()
+            .map(|s| {
+                let colour = if s.state == SessionState::Running { Color::Green } else { Color::Gray };
+                let last = crate::sessions::tail(s, 1).pop().unwrap_or_default();
+                Line::from(vec![
+                    Span::styled(format!("{}/{} ", s.run_id, crate::sessions::line(s)), Style::new().fg(colour)),
+                    Span::styled(format!(" {last}"), Style::new().fg(Color::DarkGray)),
+                ])
+            })
+            .collect()
+    };
+    Paragraph::new(lines).block(Block::new().borders(Borders::ALL).title(" sessions (coord-launch) "))
 }
 
 fn blocked_list(m: &Model) -> Paragraph<'static> {

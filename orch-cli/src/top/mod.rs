@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use coord_cli::CliError;
 use coord_client::{Client, ConnectOptions};
-use coord_proto::api::{EventsApiClient, OrchApiClient, ViewApiClient};
+use coord_proto::api::{EventsApiClient, LaunchApiClient, OrchApiClient, ViewApiClient};
 use coord_proto::types::*;
 use ratatui::crossterm::event::{self as term, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 use tokio::sync::mpsc;
@@ -53,7 +53,7 @@ pub async fn run(ctx: &Ctx, args: TopArgs) -> Res {
     for e in backlog.events.into_iter().filter(|e| e.event_id <= start) {
         model.apply(e);
     }
-    refresh(&client, &mut model, Stale { agents: true, blocked: true }).await?;
+    refresh(&client, &mut model, Stale { agents: true, blocked: true, sessions: true }).await?;
     let mut stream = client.subscribe(EventFilter { after_event: Some(start), ..Default::default() }).await?;
 
     let mut terminal = ratatui::try_init().map_err(|e| CliError::Internal(format!("cannot open the terminal: {e}")))?;
@@ -142,6 +142,9 @@ async fn drive(
     }
 }
 
+/// Sessions the sessions pane lists at most.
+const SESSIONS_SHOWN: usize = 50;
+
 /// Read again what the events made stale.
 async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(), CliError> {
     if stale.agents {
@@ -166,6 +169,15 @@ async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(),
             }
         }
         model.blocked = blocked;
+    }
+    if stale.sessions {
+        let q = SessionListParams { run_id: model.run.clone(), ..Default::default() };
+        let mut all = client.session_list(q).await?.sessions;
+        // Running ones first, then the newest that ended; a pane's worth.
+        all.reverse();
+        all.sort_by_key(|s| s.state != SessionState::Running);
+        all.truncate(SESSIONS_SHOWN);
+        model.sessions = all;
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use coord_proto::types::{AgentsView, BlockedTask, Event};
+use coord_proto::types::{AgentsView, BlockedTask, Event, LaunchSession};
 
 /// Events kept for the "recent events" pane.
 pub const RECENT: usize = 200;
@@ -16,6 +16,8 @@ pub struct Model {
     pub agents: Option<AgentsView>,
     /// Blocked tasks of the active runs, with their run id.
     pub blocked: Vec<(String, BlockedTask)>,
+    /// Launched sessions: every running one, then the newest that ended.
+    pub sessions: Vec<LaunchSession>,
     /// Newest first.
     pub events: VecDeque<Event>,
     /// The newest event applied.
@@ -29,16 +31,18 @@ pub struct Model {
 pub struct Stale {
     pub agents: bool,
     pub blocked: bool,
+    pub sessions: bool,
 }
 
 impl Stale {
     pub fn any(self) -> bool {
-        self.agents || self.blocked
+        self.agents || self.blocked || self.sessions
     }
 
     pub fn merge(&mut self, other: Stale) {
         self.agents |= other.agents;
         self.blocked |= other.blocked;
+        self.sessions |= other.sessions;
     }
 }
 
@@ -62,6 +66,7 @@ impl Model {
         let stale = Stale {
             agents: ["mail.", "thread.", "message.", "lease.", "agent."].iter().any(|p| t.starts_with(p)),
             blocked: t.starts_with("task.") || t.starts_with("run."),
+            sessions: t.starts_with("launch."),
         };
         self.events.push_front(e);
         self.events.truncate(RECENT);
@@ -98,10 +103,11 @@ mod tests {
     #[test]
     fn mail_refreshes_agents_and_tasks_refresh_blocked() {
         let mut m = Model::new(None);
-        assert_eq!(m.apply(event(1, EventType::MailDelivered, "")), Stale { agents: true, blocked: false });
-        assert_eq!(m.apply(event(2, EventType::TaskBlocked, "R1")), Stale { agents: false, blocked: true });
-        assert_eq!(m.cursor, 2);
-        assert_eq!(m.events.front().unwrap().event_id, 2);
+        assert_eq!(m.apply(event(1, EventType::MailDelivered, "")), Stale { agents: true, ..Stale::default() });
+        assert_eq!(m.apply(event(2, EventType::TaskBlocked, "R1")), Stale { blocked: true, ..Stale::default() });
+        assert_eq!(m.apply(event(3, EventType::LaunchExited, "R1")), Stale { sessions: true, ..Stale::default() });
+        assert_eq!(m.cursor, 3);
+        assert_eq!(m.events.front().unwrap().event_id, 3);
     }
 
     #[test]

@@ -275,6 +275,10 @@ string_enum!(
         TaskRemoved = "task.removed",
         /// orch: the run's integration branch was merged into its base branch.
         RunMerged = "run.merged",
+        /// A launcher started a worker session for an attempt (`launch.sessionStart`).
+        LaunchStarted = "launch.started",
+        /// A launched session ended (`launch.sessionExit`).
+        LaunchExited = "launch.exited",
     }
 );
 
@@ -324,6 +328,7 @@ impl EventType {
 mod agents;
 mod control;
 mod inbox;
+mod launch;
 mod orch;
 mod payloads;
 mod search;
@@ -332,6 +337,7 @@ mod sessions;
 pub use agents::*;
 pub use control::*;
 pub use inbox::*;
+pub use launch::*;
 pub use orch::*;
 pub use payloads::*;
 pub use search::*;

@@ -88,6 +88,9 @@ pub struct RunGraph {
     pub run: Run,
     pub tasks: Vec<GraphTask>,
     pub councils: Vec<Council>,
+    /// The sessions launchers started for the run's attempts, oldest first.
+    #[serde(default)]
+    pub sessions: Vec<LaunchSession>,
     pub last_event_id: i64,
 }
 

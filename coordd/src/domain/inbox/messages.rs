@@ -186,6 +186,18 @@ pub fn finish(tx: &mut dyn Tx, now: Ts, p: FinishParams, status: ThreadStatus) -
     Ok(reply_like(thread, event_type, p.agent, to, MessageKind::Result, p.message))
 }
 
+/// A launched session ended without `done` or `fail`: its launcher (`by`) fails the open
+/// thread on the worker's behalf, without the holder check, releasing any lease; the
+/// reason (exit status, log tail) is the `result` message.
+pub fn fail_abandoned(tx: &mut dyn Tx, now: Ts, thread_id: &str, by: &str, input: MessageInput) -> Result<Append> {
+    check_input(&input)?;
+    let (mut thread, _) = open(tx, thread_id, now)?;
+    release(tx, &mut thread, now)?;
+    thread.status = ThreadStatus::Failed;
+    let to = thread.created_by.clone();
+    Ok(reply_like(thread, EventType::ThreadFailed, by.to_string(), to, MessageKind::Result, input))
+}
+
 /// `inbox.cancel`: anyone may cancel an open thread (typically its creator); any lease is
 /// released and the other party is told with a `control` message.
 pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelParams) -> Result<Append> {

@@ -218,3 +218,58 @@ fn titles_normalise_for_grouping() {
     assert_eq!(council::normalize("Add  Rate-limiting!"), "add rate limiting");
     assert_eq!(council::normalize("add rate limiting"), "add rate limiting");
 }
+
+fn session_start(thread: &str, task: &str) -> SessionStartParams {
+    SessionStartParams {
+        run_id: "R1".into(),
+        task_id: task.into(),
+        thread_id: thread.into(),
+        client: "command".into(),
+        pid: 4242,
+        launcher: "coord-launch:R1".into(),
+        cwd: "/tmp/w".into(),
+        log_path: "/tmp/w.log".into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_launched_session_that_ends_without_done_fails_its_attempt_once() {
+    use crate::domain::launch;
+    let m = Memory::new();
+    setup(&m);
+    let thr = dispatch(&m, "T1", 1, Mode::Dispatch);
+    // Only an attempt of the named task may get a session.
+    let err = m.write(|tx, now| launch::start(tx, now, session_start(&thr, "T2"), "h")).unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::NotFound));
+    let (s, _) = m.write(|tx, now| launch::start(tx, now, session_start(&thr, "T1"), "h")).unwrap();
+    assert_eq!((s.state, s.agent.as_str(), s.attempt), (SessionState::Running, "w", 1));
+    let exit = SessionExitParams {
+        session_id: s.session_id.clone(),
+        exit_code: Some(3),
+        log_tail: Some("x".repeat(launch::MAX_LOG_TAIL + 10)),
+        fail_attempt: true,
+        ..Default::default()
+    };
+    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap();
+    assert!(r.failed_attempt);
+    assert_eq!(r.session.log_tail.as_ref().map(|t| t.len()), Some(launch::MAX_LOG_TAIL));
+    assert_eq!(statuses(&m)[0], ("T1".into(), TaskStatus::Failed));
+    let again = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap_err();
+    assert_eq!(again.code(), Some(ErrorCode::SessionEnded));
+}
+
+#[test]
+fn a_session_whose_thread_finished_leaves_the_attempt_alone() {
+    use crate::domain::launch;
+    let m = Memory::new();
+    setup(&m);
+    let thr = dispatch(&m, "T1", 1, Mode::Dispatch);
+    let (s, _) = m.write(|tx, now| launch::start(tx, now, session_start(&thr, "T1"), "h")).unwrap();
+    finish(&m, &thr, ThreadStatus::Done);
+    let exit =
+        SessionExitParams { session_id: s.session_id, exit_code: Some(0), fail_attempt: true, ..Default::default() };
+    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap();
+    assert!(!r.failed_attempt);
+    assert_eq!(statuses(&m)[0], ("T1".into(), TaskStatus::Done));
+}

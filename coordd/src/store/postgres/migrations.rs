@@ -283,6 +283,34 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_messages_search ON messages USING gin (search_tsv);
     CREATE INDEX idx_messages_unindexed ON messages(seq) WHERE search_tsv IS NULL;
     "#,
+    // 5 (issue 19, SQLite's 10): launched sessions, the worker processes a launch bridge starts for
+    // attempts (`launch.*`): pid, client, host, log, and how each ended.
+    r#"
+    CREATE TABLE launch_sessions (
+        session_id ctext PRIMARY KEY,
+        run_id ctext NOT NULL,
+        task_id ctext NOT NULL,
+        attempt BIGINT NOT NULL,
+        thread_id ctext NOT NULL,
+        agent ctext NOT NULL,
+        client ctext NOT NULL,
+        pid BIGINT NOT NULL,
+        host ctext NOT NULL,
+        launcher ctext NOT NULL,
+        cwd ctext NOT NULL,
+        log_path ctext NOT NULL,
+        tmux_window ctext,
+        state ctext NOT NULL,
+        started_at ctext NOT NULL,
+        ended_at ctext,
+        exit_code BIGINT,
+        signal BIGINT,
+        reason ctext,
+        log_tail ctext
+    );
+    CREATE INDEX idx_launch_sessions_run ON launch_sessions(run_id, started_at);
+    CREATE INDEX idx_launch_sessions_running ON launch_sessions(state, started_at) WHERE state = 'running';
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -24,6 +24,7 @@ mod councils;
 mod events;
 pub mod follow;
 pub mod import;
+mod launch;
 mod mail;
 pub mod migrations;
 pub mod notify;

@@ -340,6 +340,34 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE tasks ADD COLUMN resolves TEXT;
     CREATE INDEX idx_tasks_merge ON tasks(run_id, merge_state) WHERE merge_state IS NOT NULL;
     "#,
+    // 10 (issue 19): launched sessions, the worker processes a launch bridge starts for
+    // attempts (`launch.*`): pid, client, host, log, and how each ended.
+    r#"
+    CREATE TABLE launch_sessions (
+        session_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        thread_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        client TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        launcher TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        log_path TEXT NOT NULL,
+        tmux_window TEXT,
+        state TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        exit_code INTEGER,
+        signal INTEGER,
+        reason TEXT,
+        log_tail TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_launch_sessions_run ON launch_sessions(run_id, started_at);
+    CREATE INDEX idx_launch_sessions_running ON launch_sessions(state, started_at) WHERE state = 'running';
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -15,6 +15,7 @@ mod checkpoint;
 mod councils;
 mod events;
 pub mod export;
+mod launch;
 mod mail;
 pub mod migrations;
 mod open;

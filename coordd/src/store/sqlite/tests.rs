@@ -157,4 +157,6 @@ const SHIPPED: &[&str] = &[
     "d19b9d99869bc246",
     // 9 (issue 13): full-text search, stacked tasks.
     "a9b6928e749bf5c8",
+    // 10 (issue 19): launched sessions.
+    "6df16cf133fe36be",
 ];

@@ -1,0 +1,25 @@
+//! `launch.*`: one write (or read) each around `domain::launch` and `ops::launch`.
+
+use coord_proto::api::LaunchApiServer;
+use coord_proto::types::*;
+use jsonrpsee::core::{RpcResult, async_trait};
+
+use super::Api;
+use crate::domain::launch;
+use crate::{host, ops};
+
+#[async_trait]
+impl LaunchApiServer for Api {
+    async fn session_start(&self, p: SessionStartParams) -> RpcResult<LaunchSession> {
+        let (s, _) = self.core.write(move |tx, now| launch::start(tx, now, p.clone(), host::name())).await?;
+        Ok(s)
+    }
+
+    async fn session_exit(&self, p: SessionExitParams) -> RpcResult<SessionExitResult> {
+        Ok(self.core.write(move |tx, now| ops::launch::exit(tx, now, p.clone())).await?)
+    }
+
+    async fn session_list(&self, p: SessionListParams) -> RpcResult<SessionsResult> {
+        Ok(self.core.read(move |tx, _| launch::list(tx, &p)).await?)
+    }
+}

@@ -1,0 +1,154 @@
+//! Launched sessions (`launch.*`): the worker processes a launcher started for attempts.
+//! A session is recorded running against its attempt's thread, then ended once, with how
+//! (exit code, signal, reason, the log's tail). Each change records its event.
+
+use coord_proto::ErrorCode;
+use coord_proto::types::*;
+use serde_json::json;
+
+use super::check;
+use super::events::{self, Draft, SOURCE_LAUNCH};
+use crate::error::{Error, Result};
+use crate::ids;
+use crate::store::Tx;
+use crate::time::Ts;
+
+/// The most of a log's tail kept with a session (characters, the end kept).
+pub const MAX_LOG_TAIL: usize = 8000;
+
+/// The longest path, client or launcher name accepted.
+const MAX_FIELD: usize = 4096;
+
+fn field(name: &str, value: &str) -> Result<()> {
+    if value.trim().is_empty() {
+        return Err(Error::invalid(format!("{name} is required and must not be blank")));
+    }
+    if value.len() > MAX_FIELD || value.contains('\0') {
+        return Err(Error::invalid(format!("{name} is longer than {MAX_FIELD} bytes or holds a NUL")));
+    }
+    Ok(())
+}
+
+/// The end of `text`, at most [`MAX_LOG_TAIL`] characters.
+pub fn tail(text: &str) -> String {
+    let n = text.chars().count();
+    text.chars().skip(n.saturating_sub(MAX_LOG_TAIL)).collect()
+}
+
+/// `launch.sessionStart`: the thread must be an attempt of the named task.
+pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Result<(LaunchSession, i64)> {
+    check::id("run_id", &p.run_id)?;
+    check::id("task_id", &p.task_id)?;
+    check::id("thread_id", &p.thread_id)?;
+    for (name, v) in [("client", &p.client), ("launcher", &p.launcher), ("cwd", &p.cwd), ("log_path", &p.log_path)] {
+        field(name, v)?;
+    }
+    if let Some(w) = &p.tmux_window {
+        field("tmux_window", w)?;
+    }
+    if p.pid <= 0 {
+        return Err(Error::invalid(format!("pid must be positive, not {}", p.pid)));
+    }
+    let attempt = tx
+        .attempt_by_thread(&p.thread_id)?
+        .filter(|a| a.run_id == p.run_id && a.task_id == p.task_id)
+        .ok_or_else(|| {
+            Error::not_found(format!(
+                "thread '{}' is no attempt of task '{}' in run '{}'",
+                p.thread_id, p.task_id, p.run_id
+            ))
+        })?;
+    let host = p.host.unwrap_or_else(|| host.to_string());
+    field("host", &host)?;
+    let s = LaunchSession {
+        session_id: ids::new_id("ses"),
+        run_id: p.run_id,
+        task_id: p.task_id,
+        attempt: attempt.attempt,
+        thread_id: p.thread_id,
+        agent: attempt.worker,
+        client: p.client,
+        pid: p.pid,
+        host,
+        launcher: p.launcher,
+        cwd: p.cwd,
+        log_path: p.log_path,
+        tmux_window: p.tmux_window,
+        state: SessionState::Running,
+        started_at: now.to_string(),
+        ended_at: None,
+        exit_code: None,
+        signal: None,
+        reason: None,
+        log_tail: None,
+    };
+    tx.launch_insert(&s)?;
+    let summary = format!("{} session for {} (attempt {}) started, pid {}", s.client, s.task_id, s.attempt, s.pid);
+    let id = record(tx, EventType::LaunchStarted, &s, &summary, now)?;
+    Ok((s, id))
+}
+
+/// `launch.sessionExit`: a running session ends once, as `exited` (the default), `stopped`
+/// or `lost`.
+pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSession, i64)> {
+    check::id("session_id", &p.session_id)?;
+    let state = p.state.unwrap_or(SessionState::Exited);
+    if state == SessionState::Running {
+        return Err(Error::invalid("state must be exited, stopped or lost".to_string()));
+    }
+    if let Some(r) = &p.reason {
+        check::text("reason", r)?;
+    }
+    let mut s = tx
+        .launch_session(&p.session_id)?
+        .ok_or_else(|| Error::app(ErrorCode::SessionNotFound, format!("no launched session '{}'", p.session_id)))?;
+    if s.state != SessionState::Running {
+        return Err(Error::app(
+            ErrorCode::SessionEnded,
+            format!(
+                "session '{}' already ended ({}) at {}",
+                s.session_id,
+                s.state,
+                s.ended_at.as_deref().unwrap_or("?")
+            ),
+        ));
+    }
+    s.state = state;
+    s.ended_at = Some(now.to_string());
+    s.exit_code = p.exit_code;
+    s.signal = p.signal;
+    s.reason = p.reason;
+    s.log_tail = p.log_tail.as_deref().map(tail);
+    tx.launch_save(&s)?;
+    let how = match (s.exit_code, s.signal) {
+        (Some(c), _) => format!("exit code {c}"),
+        (None, Some(sig)) => format!("signal {sig}"),
+        (None, None) => "no exit status".to_string(),
+    };
+    let summary = format!("{} session for {} (attempt {}) {}, {how}", s.client, s.task_id, s.attempt, s.state);
+    let id = record(tx, EventType::LaunchExited, &s, &summary, now)?;
+    Ok((s, id))
+}
+
+/// `launch.sessionList`.
+pub fn list(tx: &dyn Tx, p: &SessionListParams) -> Result<SessionsResult> {
+    for (name, v) in [("run_id", &p.run_id), ("task_id", &p.task_id)] {
+        if let Some(v) = v {
+            check::id(name, v)?;
+        }
+    }
+    Ok(SessionsResult { sessions: tx.launch_list(p)? })
+}
+
+fn record(tx: &mut dyn Tx, event_type: EventType, s: &LaunchSession, summary: &str, now: Ts) -> Result<i64> {
+    let payload = json!({ "session": s });
+    let d = Draft {
+        run_id: &s.run_id,
+        task_id: &s.task_id,
+        thread_id: &s.thread_id,
+        assigned_to: &s.agent,
+        created_by: &s.launcher,
+        ..Draft::new(event_type, SOURCE_LAUNCH, &s.launcher, summary, &payload, now)
+    };
+    events::record(tx, &d)
+}

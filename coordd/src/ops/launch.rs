@@ -1,0 +1,53 @@
+//! Launched sessions across domains: a session's end (launch) fails its attempt's thread
+//! when it is still open (inbox, through [`super::messages`]), so orch's retry rules apply.
+
+use coord_proto::types::*;
+use serde_json::json;
+
+use super::messages;
+use crate::domain::inbox::thread;
+use crate::domain::launch;
+use crate::error::Result;
+use crate::store::Tx;
+use crate::time::Ts;
+
+/// `launch.sessionExit`: record the end, then, when asked and the thread is still open,
+/// fail it with the reason and the log's tail.
+pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<SessionExitResult> {
+    let fail = p.fail_attempt;
+    let (session, mut event_id) = launch::exit(tx, now, p)?;
+    let (t, _) = thread::load(tx, &session.thread_id, now)?;
+    let mut failed_attempt = false;
+    if fail && !t.status.is_terminal() {
+        let input = abandoned_message(&session);
+        let r = messages::abandon(tx, now, &session.thread_id, &session.launcher, input)?;
+        event_id = event_id.max(r.event_id);
+        failed_attempt = true;
+    }
+    Ok(SessionExitResult { session, failed_attempt, event_id })
+}
+
+/// The `result` message of an attempt whose session ended without finishing it.
+fn abandoned_message(s: &LaunchSession) -> MessageInput {
+    let how = match (s.exit_code, s.signal) {
+        (Some(c), _) => format!("exited with code {c}"),
+        (None, Some(sig)) => format!("was killed by signal {sig}"),
+        (None, None) => format!("ended ({})", s.state),
+    };
+    let mut summary = format!("{} session {how} without done or fail", s.client);
+    if let Some(r) = &s.reason {
+        summary = format!("{summary}: {r}");
+    }
+    let summary: String = summary.chars().take(launch::MAX_LOG_TAIL.min(1000)).collect();
+    MessageInput {
+        summary,
+        body: s.log_tail.clone(),
+        payload_json: Some(json!({
+            "session_id": s.session_id,
+            "exit_code": s.exit_code,
+            "signal": s.signal,
+            "log_path": s.log_path,
+        })),
+        artifacts: Vec::new(),
+    }
+}

@@ -1,0 +1,109 @@
+//! Launched sessions on PostgreSQL (the SQL of `store::sqlite::launch`): the
+//! `launch_sessions` table (`launch.*`).
+
+use coord_proto::types::{LaunchSession, SessionListParams};
+use postgres::Row;
+
+use super::tx::{Args, Col, PgTx};
+use crate::error::Result;
+use crate::store::repos::Launches;
+
+const COLUMNS: &str = "session_id, run_id, task_id, attempt, thread_id, agent, client, pid, host, launcher, cwd, \
+     log_path, tmux_window, state, started_at, ended_at, exit_code, signal, reason, log_tail";
+
+fn opt_i32(r: &Row, i: usize) -> Result<Option<i32>> {
+    let v: Option<i64> = r.try_get(i).map_err(|e| crate::error::Error::Storage(format!("column {i}: {e}")))?;
+    Ok(v.map(|v| v as i32))
+}
+
+fn row_of(r: &Row) -> Result<LaunchSession> {
+    Ok(LaunchSession {
+        session_id: r.s(0)?,
+        run_id: r.s(1)?,
+        task_id: r.s(2)?,
+        attempt: r.u(3)?,
+        thread_id: r.s(4)?,
+        agent: r.s(5)?,
+        client: r.s(6)?,
+        pid: r.i(7)?,
+        host: r.s(8)?,
+        launcher: r.s(9)?,
+        cwd: r.s(10)?,
+        log_path: r.s(11)?,
+        tmux_window: r.os(12)?,
+        state: r.p(13)?,
+        started_at: r.s(14)?,
+        ended_at: r.os(15)?,
+        exit_code: opt_i32(r, 16)?,
+        signal: opt_i32(r, 17)?,
+        reason: r.os(18)?,
+        log_tail: r.os(19)?,
+    })
+}
+
+impl Launches for PgTx<'_> {
+    fn launch_insert(&mut self, s: &LaunchSession) -> Result<()> {
+        let attempt = i64::from(s.attempt);
+        let (exit_code, signal) = (s.exit_code.map(i64::from), s.signal.map(i64::from));
+        self.exec(
+            &format!(
+                "INSERT INTO launch_sessions ({COLUMNS}) VALUES \
+                 ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+            ),
+            &[
+                &s.session_id,
+                &s.run_id,
+                &s.task_id,
+                &attempt,
+                &s.thread_id,
+                &s.agent,
+                &s.client,
+                &s.pid,
+                &s.host,
+                &s.launcher,
+                &s.cwd,
+                &s.log_path,
+                &s.tmux_window,
+                &s.state.as_str(),
+                &s.started_at,
+                &s.ended_at,
+                &exit_code,
+                &signal,
+                &s.reason,
+                &s.log_tail,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>> {
+        let sql = format!("SELECT {COLUMNS} FROM launch_sessions WHERE session_id = $1");
+        self.map_one(&sql, &[&session_id], row_of)
+    }
+
+    fn launch_save(&mut self, s: &LaunchSession) -> Result<()> {
+        let (exit_code, signal) = (s.exit_code.map(i64::from), s.signal.map(i64::from));
+        self.exec(
+            "UPDATE launch_sessions SET state = $2, ended_at = $3, exit_code = $4, signal = $5, reason = $6, \
+             log_tail = $7 WHERE session_id = $1",
+            &[&s.session_id, &s.state.as_str(), &s.ended_at, &exit_code, &signal, &s.reason, &s.log_tail],
+        )?;
+        Ok(())
+    }
+
+    fn launch_list(&self, q: &SessionListParams) -> Result<Vec<LaunchSession>> {
+        let mut args = Args::default();
+        let mut clauses: Vec<String> = Vec::new();
+        for (col, v) in [("run_id", &q.run_id), ("task_id", &q.task_id), ("launcher", &q.launcher)] {
+            if let Some(v) = v {
+                clauses.push(format!("{col} = {}", args.push(v.clone())));
+            }
+        }
+        if q.running_only {
+            clauses.push("state = 'running'".into());
+        }
+        let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
+        let sql = format!("SELECT {COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
+        self.map(&sql, &args.refs(), row_of)
+    }
+}

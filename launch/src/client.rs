@@ -1,0 +1,144 @@
+//! What a session runs for each client: the program, its arguments and environment, and
+//! the prompt that names the task, the thread and how to finish.
+
+use std::path::Path;
+
+use crate::config::{ClientKind, Layer};
+use crate::process::Spec;
+
+/// The attempt a session is for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Work {
+    pub run_id: String,
+    pub task_id: String,
+    pub attempt: u32,
+    pub thread_id: String,
+    pub agent: String,
+    pub title: String,
+    pub role: Option<String>,
+    /// The attempt's worktree (code tasks).
+    pub worktree: Option<String>,
+}
+
+/// What the bridge needs to build a session's command.
+pub struct Context<'a> {
+    pub db: &'a Path,
+    /// Where the session runs: the worktree, or a scratch directory.
+    pub cwd: &'a Path,
+    /// The `inbox` to name in prompts.
+    pub inbox: &'a str,
+}
+
+/// Building a session's command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("the command client needs a command: pass --command or set `command` in .agents/launch.toml")]
+    NoCommand,
+}
+
+/// The prompt of an agent CLI: who it is, the task and thread, and how to finish.
+pub fn prompt(w: &Work, inbox: &str) -> String {
+    let (a, t) = (&w.agent, &w.thread_id);
+    format!(
+        "You are agent {a}, a worker of run {run}. Your task is {task}: {title}.\n\
+         It is inbox thread {t}; everything about it is there. Work only through inbox (the CLI \
+         or its MCP tools):\n\
+         1. Claim and read it: `{inbox} claim --agent {a} --thread {t}` then `{inbox} show --agent {a} --thread {t}`.\n\
+         2. Report progress with `{inbox} update --agent {a} --thread {t} --status in_progress --summary '...'`.\n\
+         3. If you need the lead, ask with `--status blocked` and wait with `{inbox} wait-reply --thread {t}`.\n\
+         4. When the work is done (committed, for a code task), finish with \
+         `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot.\n\
+         Do not stop before done or fail: a session that ends without them fails its attempt.",
+        run = w.run_id,
+        task = w.task_id,
+        title = w.title,
+    )
+}
+
+/// The environment every session gets.
+pub fn env(w: &Work, ctx: &Context<'_>) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("COORD_AGENT".to_string(), w.agent.clone()),
+        ("COORD_RUN".to_string(), w.run_id.clone()),
+        ("COORD_TASK".to_string(), w.task_id.clone()),
+        ("COORD_THREAD".to_string(), w.thread_id.clone()),
+        ("COORD_ATTEMPT".to_string(), w.attempt.to_string()),
+        ("COORD_DB".to_string(), ctx.db.display().to_string()),
+        ("COORD_WORKTREE".to_string(), w.worktree.clone().unwrap_or_default()),
+    ];
+    if let Some(r) = &w.role {
+        env.push(("COORD_ROLE".to_string(), r.clone()));
+    }
+    env
+}
+
+/// The command a session runs, by client.
+pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result<Spec, BuildError> {
+    let program = |name: &str| l.program.clone().unwrap_or_else(|| name.to_string());
+    let extra = l.args.clone().unwrap_or_default();
+    let model = l.model.iter().flat_map(|m| ["--model".to_string(), m.clone()]);
+    let (program, args) = match kind {
+        ClientKind::Command => {
+            let cmd = l.command.clone().filter(|c| !c.trim().is_empty()).ok_or(BuildError::NoCommand)?;
+            ("sh".to_string(), vec!["-c".to_string(), cmd])
+        }
+        ClientKind::Claude => {
+            // Headless, with the hooks and `.mcp.json` dispatch wrote into the worktree.
+            let mut a = vec!["-p".to_string(), prompt(w, ctx.inbox)];
+            a.extend(model);
+            a.extend(["--permission-mode".into(), "bypassPermissions".into()]);
+            a.extend(extra);
+            (program("claude"), a)
+        }
+        ClientKind::Codex => {
+            let mut a = vec!["exec".to_string(), "--skip-git-repo-check".to_string()];
+            a.extend(model);
+            a.extend(extra);
+            a.push(prompt(w, ctx.inbox));
+            (program("codex"), a)
+        }
+    };
+    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env: env(w, ctx) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn work() -> Work {
+        Work {
+            run_id: "R1".into(),
+            task_id: "T1".into(),
+            attempt: 2,
+            thread_id: "thr_1".into(),
+            agent: "W1".into(),
+            title: "Fix it".into(),
+            role: None,
+            worktree: Some("/w".into()),
+        }
+    }
+
+    #[test]
+    fn the_command_client_runs_through_the_shell_with_the_coord_environment() {
+        let ctx = Context { db: Path::new("/p/.agents/coord.db"), cwd: Path::new("/w"), inbox: "inbox" };
+        let l = Layer { command: Some("echo hi".into()), ..Layer::default() };
+        let s = build(ClientKind::Command, &l, &work(), &ctx).unwrap();
+        assert_eq!((s.program.as_str(), s.args.clone()), ("sh", vec!["-c".to_string(), "echo hi".to_string()]));
+        assert!(s.env.contains(&("COORD_THREAD".into(), "thr_1".into())));
+        assert!(s.env.contains(&("COORD_DB".into(), "/p/.agents/coord.db".into())));
+        assert!(matches!(build(ClientKind::Command, &Layer::default(), &work(), &ctx), Err(BuildError::NoCommand)));
+    }
+
+    #[test]
+    fn agent_clients_get_a_prompt_naming_the_task_thread_and_how_to_finish() {
+        let ctx = Context { db: Path::new("/db"), cwd: Path::new("/w"), inbox: "inbox" };
+        let l = Layer { model: Some("m1".into()), ..Layer::default() };
+        let claude = build(ClientKind::Claude, &l, &work(), &ctx).unwrap();
+        assert_eq!(claude.args[0], "-p");
+        assert!(claude.args[1].contains("thr_1") && claude.args[1].contains("inbox done --agent W1"));
+        assert!(claude.args.windows(2).any(|w| w == ["--model", "m1"]));
+        let codex = build(ClientKind::Codex, &l, &work(), &ctx).unwrap();
+        assert_eq!(codex.args[0], "exec");
+        assert!(codex.args.last().unwrap().contains("T1: Fix it"));
+    }
+}

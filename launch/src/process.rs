@@ -1,0 +1,186 @@
+//! Worker processes: started in a process group of their own with stdout and stderr in a
+//! log file, waited on as children or (after a bridge restart) through a pidfd, and stopped
+//! as a whole group: SIGTERM, then SIGKILL after a grace period. No wait here polls.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::unix::AsyncFd;
+use tokio::process::{Child, Command};
+
+/// What to run: a program, its arguments, its directory and extra environment.
+#[derive(Debug, Clone, Default)]
+pub struct Spec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+/// How a process ended, as far as it can be known (a re-attached session's status is
+/// not ours to read: both are `None` then).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Ended {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// How the bridge waits for a session's end.
+pub enum Waiter {
+    /// A child this bridge started.
+    Child(Child),
+    /// A process it did not start (re-attached, or a tmux pane): readable when the
+    /// process ends; the file, when there is one, holds its exit code.
+    Pidfd(AsyncFd<OwnedFd>, Option<PathBuf>),
+}
+
+impl Waiter {
+    /// Wait for the end, without polling.
+    pub async fn wait(&mut self) -> Ended {
+        match self {
+            Waiter::Child(c) => match c.wait().await {
+                Ok(st) => Ended { code: st.code(), signal: st.signal() },
+                Err(_) => Ended::default(),
+            },
+            Waiter::Pidfd(fd, status) => {
+                let _ = fd.readable().await;
+                let code =
+                    status.as_ref().and_then(|f| std::fs::read_to_string(f).ok()).and_then(|s| s.trim().parse().ok());
+                Ended { code, signal: None }
+            }
+        }
+    }
+}
+
+/// Start `spec` in a new process group with stdin from /dev/null and stdout and stderr
+/// appended to `log`. Returns the pid (also the group id) and its waiter.
+pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let out = OpenOptions::new().create(true).append(true).open(log)?;
+    let err = out.try_clone()?;
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.stdin(Stdio::null()).stdout(Stdio::from(out)).stderr(Stdio::from(err));
+    cmd.process_group(0).kill_on_drop(false);
+    let child = cmd.spawn()?;
+    let pid = child.id().ok_or_else(|| std::io::Error::other("the child ended before its pid was read"))? as i32;
+    Ok((pid, Waiter::Child(child)))
+}
+
+/// Wait on a process this bridge did not start: a pidfd, readable once it ends.
+pub fn attach(pid: i32, status: Option<PathBuf>) -> std::io::Result<Waiter> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a descriptor we just opened and own.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    // SAFETY: the descriptor is owned by the `AsyncFd` and closed only when it is dropped,
+    // after it is deregistered.
+    let fd = unsafe { AsyncFd::register(owned) }.map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+    Ok(Waiter::Pidfd(fd, status))
+}
+
+/// Is a process with this pid alive (and not a zombie)?
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Signal a whole process group; false when none is left.
+pub fn signal_group(pgid: i32, sig: i32) -> bool {
+    // SAFETY: killpg sends a signal to a process group; no memory is involved.
+    unsafe { libc::killpg(pgid, sig) == 0 }
+}
+
+/// Stop a session's process group: SIGTERM, then SIGKILL if the leader has not ended
+/// within `grace`. Returns how the leader ended. The group gets a last SIGKILL either
+/// way, so nothing it started outlives it.
+pub async fn stop(pgid: i32, waiter: &mut Waiter, grace: Duration) -> Ended {
+    signal_group(pgid, libc::SIGTERM);
+    let ended = match tokio::time::timeout(grace, waiter.wait()).await {
+        Ok(e) => e,
+        Err(_) => {
+            signal_group(pgid, libc::SIGKILL);
+            waiter.wait().await
+        }
+    };
+    signal_group(pgid, libc::SIGKILL);
+    ended
+}
+
+/// The last `lines` lines of a log (at most its last 16 KiB), lossily decoded.
+pub fn log_tail(log: &Path, lines: usize) -> String {
+    let Ok(mut f) = File::open(log) else { return String::new() };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let from = len.saturating_sub(16 * 1024);
+    if f.seek(SeekFrom::Start(from)).is_err() {
+        return String::new();
+    }
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_stopped_group_leaves_no_process_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("s.log");
+        let spec = Spec {
+            program: "sh".into(),
+            args: vec!["-c".into(), "sleep 300 & echo $! > fifo; wait".into()],
+            cwd: dir.path().into(),
+            env: vec![],
+        };
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (pid, mut w) = spawn(&spec, &log).unwrap();
+        // Reading the fifo blocks until the script wrote its grandchild's pid.
+        let sleeper: i32 =
+            tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap().trim().parse().unwrap())
+                .await
+                .unwrap();
+        assert!(alive(pid) && alive(sleeper));
+        let mut grandchild = attach(sleeper, None).unwrap();
+        let ended = stop(pid, &mut w, Duration::from_secs(5)).await;
+        assert_eq!(ended.signal, Some(libc::SIGTERM));
+        let gone = tokio::time::timeout(Duration::from_secs(30), grandchild.wait()).await;
+        assert!(gone.is_ok(), "the session's grandchild outlived the stop");
+    }
+
+    #[tokio::test]
+    async fn a_reattached_process_is_seen_to_end() {
+        let mut child = std::process::Command::new("sh").args(["-c", "read x"]).stdin(Stdio::piped()).spawn().unwrap();
+        let mut w = attach(child.id() as i32, None).unwrap();
+        drop(child.stdin.take());
+        w.wait().await;
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn the_tail_is_the_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("t.log");
+        std::fs::write(&log, "a\nb\nc\nd\n").unwrap();
+        assert_eq!(log_tail(&log, 2), "c\nd");
+        assert_eq!(log_tail(&dir.path().join("none"), 2), "");
+    }
+}

@@ -1,0 +1,69 @@
+//! The bridge's calls to the daemon, through `coord-client` and the public protocol only.
+//! A call that finds the connection gone (the daemon restarted) connects again, starting
+//! the daemon if needed, and is made once more.
+
+use coord_client::{Client, ClientError, ConnectOptions};
+use coord_proto::api::*;
+use coord_proto::types::*;
+
+/// A connection that is made again when it breaks.
+pub struct Rpc {
+    opts: ConnectOptions,
+    client: Option<Client>,
+}
+
+/// Call `$method` with `$params`, reconnecting once if the connection broke.
+macro_rules! call {
+    ($self:ident, $method:ident, $params:expr) => {{
+        let p = $params;
+        match $self.client().await?.$method(p.clone()).await.map_err(ClientError::from) {
+            Err(ClientError::Transport(_)) | Err(ClientError::Connect { .. }) => {
+                $self.client = None;
+                $self.client().await?.$method(p).await.map_err(ClientError::from)
+            }
+            other => other,
+        }
+    }};
+}
+
+impl Rpc {
+    pub async fn connect(opts: ConnectOptions) -> Result<Rpc, ClientError> {
+        let client = Client::connect(opts.clone()).await?;
+        Ok(Rpc { opts, client: Some(client) })
+    }
+
+    /// The connection, made again if it is gone.
+    pub async fn client(&mut self) -> Result<&Client, ClientError> {
+        if self.client.as_ref().is_some_and(|c| !c.is_connected()) {
+            self.client = None;
+        }
+        if self.client.is_none() {
+            self.client = Some(Client::connect(self.opts.clone()).await?);
+        }
+        Ok(self.client.as_ref().expect("just connected"))
+    }
+
+    pub async fn run_show(&mut self, run_id: &str) -> Result<RunView, ClientError> {
+        call!(self, run_show, RunRef { run_id: run_id.to_string() })
+    }
+
+    pub async fn task_show(&mut self, run_id: &str, task_id: &str) -> Result<TaskView, ClientError> {
+        call!(self, task_show, TaskRef { run_id: run_id.to_string(), task_id: task_id.to_string() })
+    }
+
+    pub async fn dispatch(&mut self, p: DispatchParams) -> Result<DispatchResult, ClientError> {
+        call!(self, dispatch, p)
+    }
+
+    pub async fn session_start(&mut self, p: SessionStartParams) -> Result<LaunchSession, ClientError> {
+        call!(self, session_start, p)
+    }
+
+    pub async fn session_exit(&mut self, p: SessionExitParams) -> Result<SessionExitResult, ClientError> {
+        call!(self, session_exit, p)
+    }
+
+    pub async fn session_list(&mut self, p: SessionListParams) -> Result<SessionsResult, ClientError> {
+        call!(self, session_list, p)
+    }
+}

@@ -1,0 +1,131 @@
+//! Entities, params and results of launched sessions (`launch.*`): the worker processes a
+//! launch bridge such as `coord-launch` starts for dispatched attempts, recorded so that
+//! `orch status`, `orch top` and the dashboard can show them, and so that a session that
+//! ends without finishing its thread fails its attempt.
+
+use serde::{Deserialize, Serialize};
+
+string_enum!(
+    /// Where a launched session stands.
+    SessionState {
+        /// Its process is running.
+        Running = "running",
+        /// Its process ended (see `exit_code`, `signal`).
+        Exited = "exited",
+        /// The launcher stopped it (cancel, reassign, shutdown, wall-clock limit).
+        Stopped = "stopped",
+        /// Its launcher found it gone without seeing it end (the host rebooted, or the
+        /// process died while no launcher watched it).
+        Lost = "lost",
+    }
+);
+
+/// One worker session a launcher started for an attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchSession {
+    pub session_id: String,
+    pub run_id: String,
+    pub task_id: String,
+    /// The attempt's number and thread.
+    pub attempt: u32,
+    pub thread_id: String,
+    /// The agent the attempt is assigned to.
+    pub agent: String,
+    /// How it was started: `claude`, `codex`, `command`, or another launcher's name.
+    pub client: String,
+    /// The session's process id (and process group leader).
+    pub pid: i64,
+    /// The host it runs on.
+    pub host: String,
+    /// Who launched it (a launcher's own name, e.g. `coord-launch:R1`).
+    pub launcher: String,
+    /// The directory it runs in.
+    pub cwd: String,
+    /// The file its stdout and stderr go to.
+    pub log_path: String,
+    /// The tmux window it runs in, when it runs in one.
+    #[serde(default)]
+    pub tmux_window: Option<String>,
+    pub state: SessionState,
+    pub started_at: String,
+    #[serde(default)]
+    pub ended_at: Option<String>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<i32>,
+    /// Why it ended, in a line (e.g. "cancelled", "exited 3 without done or fail").
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The last lines of its log when it ended.
+    #[serde(default)]
+    pub log_tail: Option<String>,
+}
+
+/// Params of `launch.sessionStart`: record a session that was just started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionStartParams {
+    pub run_id: String,
+    pub task_id: String,
+    /// The attempt's thread; it must be the task's attempt.
+    pub thread_id: String,
+    pub client: String,
+    pub pid: i64,
+    pub launcher: String,
+    pub cwd: String,
+    pub log_path: String,
+    #[serde(default)]
+    pub tmux_window: Option<String>,
+    /// Defaults to the daemon's host.
+    #[serde(default)]
+    pub host: Option<String>,
+}
+
+/// Params of `launch.sessionExit`: record how a session ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionExitParams {
+    pub session_id: String,
+    /// `exited`, `stopped` or `lost`.
+    pub state: Option<SessionState>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<i32>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub log_tail: Option<String>,
+    /// Fail the attempt's thread if it is still open (the session ended without `done` or
+    /// `fail`), with the reason and the log's tail; the run's retry rules then apply.
+    #[serde(default)]
+    pub fail_attempt: bool,
+}
+
+/// Params of `launch.sessionList`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionListParams {
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    #[serde(default)]
+    pub launcher: Option<String>,
+    /// Only sessions still running.
+    #[serde(default)]
+    pub running_only: bool,
+}
+
+/// Result of `launch.sessionExit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionExitResult {
+    pub session: LaunchSession,
+    /// Whether the call failed the attempt's thread.
+    pub failed_attempt: bool,
+    pub event_id: i64,
+}
+
+/// Result of `launch.sessionList`: oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionsResult {
+    pub sessions: Vec<LaunchSession>,
+}

@@ -1,0 +1,214 @@
+//! `coord-launch`, the launch bridge, with the `command` client: sessions start for
+//! dispatched attempts, finish a run with stacked tasks, fail their attempt when they crash
+//! (the retry gets a new session), are stopped with their whole process group on cancel,
+//! and are re-attached (or marked lost) when the bridge restarts. Every wait is on an event
+//! or a process's end.
+
+use std::process::Child;
+
+use coord_client::Client;
+use coord_proto::api::LaunchApiClient;
+use coord_proto::types::*;
+use coord_tests::{Project, finish, git_in, git_project};
+use serde_json::Value;
+
+fn orch(p: &Project, args: &[&str]) -> Value {
+    p.orch().json_flag().args(args).run().ok().json()
+}
+
+/// A run R1 (with `extra` flags) of thread tasks, each assigned to w1.
+fn thread_run(p: &Project, extra: &[&str], tasks: &[&str]) {
+    let mut args = vec!["run", "create", "--goal", "g", "--id", "R1"];
+    args.extend(extra);
+    orch(p, &args);
+    for t in tasks {
+        orch(p, &["task", "add", "--run", "R1", "--id", t, "--title", t, "--kind", "thread", "--assign-to", "w1"]);
+    }
+}
+
+/// The bridge on R1 with a command, started in the background.
+fn bridge(p: &Project, command: &str, extra: &[&str]) -> Child {
+    let mut args = vec!["--run", "R1", "--command", command, "--grace-seconds", "5"];
+    args.extend(extra);
+    p.launch().args(args).spawn()
+}
+
+/// Claim the thread, run `work`, then finish it: what a well-behaved worker does.
+fn worker(work: &str) -> String {
+    format!(
+        "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && {work} && \
+         inbox done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null"
+    )
+}
+
+/// Wait for the next event of `types` on R1 after `after`.
+async fn next_event(c: &Client, after: i64, types: &[EventType]) -> Event {
+    let f = EventFilter {
+        run_id: Some("R1".into()),
+        after_event: Some(after),
+        event_types: types.to_vec(),
+        ..Default::default()
+    };
+    let mut s = c.subscribe(f).await.expect("subscribe");
+    s.next().await.expect("event").expect("event")
+}
+
+async fn sessions(c: &Client) -> Vec<LaunchSession> {
+    c.session_list(SessionListParams { run_id: Some("R1".into()), ..Default::default() }).await.expect("list").sessions
+}
+
+fn pid_alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+#[test]
+fn launched_sessions_finish_a_stacked_run_and_the_dependent_starts_from_merged_work() {
+    let p = git_project();
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T2", "--title", "T2", "--assign-to", "w2", "--depends-on", "T1"]);
+    // T2's session checks that T1's work is in its worktree before doing its own.
+    let work = "{ [ \"$COORD_TASK\" = T1 ] || test -f T1.txt; } && echo \"$COORD_TASK\" > \"$COORD_TASK.txt\" && \
+                git add -A && git -c user.email=w@e -c user.name=w commit -q -m \"$COORD_TASK\"";
+    let out = finish(bridge(&p, &worker(work), &["--dispatch", "--until-done"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let status = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(status["run"]["status"], "done", "{status}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let list = rt.block_on(async { sessions(&p.client().await).await });
+    assert_eq!(list.len(), 2, "{list:?}");
+    for s in &list {
+        assert_eq!((s.state, s.exit_code, s.client.as_str()), (SessionState::Exited, Some(0), "command"), "{s:?}");
+        assert!(s.cwd.contains("worktrees") || s.cwd.contains(&s.task_id), "a code task runs in its worktree: {s:?}");
+        assert!(std::path::Path::new(&s.log_path).is_file());
+    }
+    assert!(git_in(p.path(), &["log", "--format=%s", "orch/R1/integration"]).contains("T2"));
+}
+
+#[test]
+fn a_crashed_session_fails_its_attempt_with_its_exit_code_and_log_and_the_retry_finishes() {
+    let p = Project::new();
+    thread_run(&p, &["--auto-retry", "1"], &["T1"]);
+    let script =
+        format!("if [ \"$COORD_ATTEMPT\" = 1 ]; then echo boom-from-attempt-1; exit 3; fi; {}", worker("true"));
+    let out = finish(bridge(&p, &script, &["--dispatch", "--until-done"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let list = rt.block_on(async { sessions(&p.client().await).await });
+    assert_eq!(list.iter().map(|s| (s.attempt, s.exit_code)).collect::<Vec<_>>(), [(1, Some(3)), (2, Some(0))]);
+    assert!(list[0].log_tail.as_deref().unwrap_or("").contains("boom-from-attempt-1"), "{:?}", list[0]);
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["attempts"][0]["status"], "failed", "{t}");
+    let thread = t["attempts"][0]["thread_id"].as_str().unwrap();
+    let shown = p.inbox().json_flag().args(["show", "--thread", thread]).run().ok().json();
+    let result = shown["messages"].as_array().unwrap().iter().rev().find(|m| m["kind"] == "result").unwrap().clone();
+    assert!(result["summary"].as_str().unwrap().contains("exited with code 3"), "{result}");
+    assert!(result["body"].as_str().unwrap().contains("boom-from-attempt-1"), "{result}");
+}
+
+#[test]
+fn orch_status_shows_each_tasks_newest_session_with_its_log() {
+    let p = Project::new();
+    thread_run(&p, &["--auto-retry", "1"], &["T1"]);
+    let script = format!("echo line-$COORD_ATTEMPT; [ \"$COORD_ATTEMPT\" = 1 ] && exit 4; {}", worker("true"));
+    assert_eq!(finish(bridge(&p, &script, &["--dispatch", "--until-done"])).code, 0);
+    let text = p.orch().args(["status", "--run", "R1"]).run().ok().stdout;
+    assert!(text.contains("sessions:") && text.contains("T1 a2 command @w1 pid"), "{text}");
+    assert!(text.contains("exit 0") && text.contains("| line-2") && !text.contains("line-1"), "{text}");
+    let json = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(json["sessions"].as_array().unwrap().len(), 2, "{json}");
+    assert_eq!(json["sessions"][0]["exit_code"], 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_the_sessions_whole_process_group() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    // The worker claims, starts two grandchildren, records their pids, and waits.
+    let script = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
+                  sleep 300 & echo $! > pids; sleep 300 & echo $! >> pids; \
+                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; wait";
+    let mut b = bridge(&p, script, &["--dispatch"]);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    let list = sessions(&c).await;
+    let s = &list[0];
+    let pids: Vec<i64> = std::fs::read_to_string(std::path::Path::new(&s.cwd).join("pids"))
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert!(pid_alive(s.pid) && pids.iter().all(|p| pid_alive(*p)));
+    orch(&p, &["cancel", "--run", "R1", "--task", "T1", "--reason", "not needed"]);
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    assert_eq!(ended.payload_json["session"]["state"], "stopped", "{}", ended.payload_json);
+    for pid in pids.iter().chain([&s.pid]) {
+        assert!(!pid_alive(*pid), "process {pid} of the cancelled session is still alive");
+    }
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_bridge_reattaches_to_live_sessions_and_marks_dead_ones_lost() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1", "T2"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    // Each worker claims, says it is up, and waits on a fifo the test writes to.
+    let script = "mkfifo go; inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
+                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
+                  read x < go; inbox done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null";
+    let mut first = bridge(&p, script, &["--dispatch"]);
+    let a = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    next_event(&c, a.event_id, &[EventType::ThreadProgress]).await;
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let list = sessions(&c).await;
+    let (t1, t2) = (list.iter().find(|s| s.task_id == "T1").unwrap(), list.iter().find(|s| s.task_id == "T2").unwrap());
+    // T2's session dies while no bridge watches it.
+    unsafe_kill(t2.pid);
+    let cursor = c.server_info().last_event_id.max(a.event_id);
+    let second = bridge(&p, script, &["--until-done"]);
+    let lost = next_event(&c, cursor, &[EventType::LaunchExited]).await;
+    assert_eq!(lost.payload_json["session"]["state"], "lost", "{}", lost.payload_json);
+    assert_eq!(lost.task_id, "T2");
+    // T1's session was re-attached: its end is recorded, and the task is done.
+    std::fs::write(std::path::Path::new(&t1.cwd).join("go"), "\n").unwrap();
+    let ended = next_event(&c, lost.event_id, &[EventType::LaunchExited]).await;
+    assert_eq!((ended.task_id.as_str(), &ended.payload_json["session"]["state"]), ("T1", &Value::from("exited")));
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["task"]["status"], "done", "{t}");
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T2"]);
+    assert_eq!(t["task"]["status"], "failed", "{t}");
+    // The run ended failed: --until-done says so.
+    assert_eq!(finish(second).code, 1);
+}
+
+fn unsafe_kill(pid: i64) {
+    let st = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status().unwrap();
+    assert!(st.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_shutdown_request_stops_the_session_after_its_grace() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    // A worker whose hooks cannot end it: it claims, says so, and carries on forever.
+    let script = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
+                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
+                  sleep 300 & wait";
+    let mut b = bridge(&p, script, &["--dispatch", "--shutdown-grace-seconds", "1"]);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "run over"]).run().ok();
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    assert_eq!((s["state"].as_str(), s["reason"].as_str()), (Some("stopped"), Some("stopped: shutdown")), "{s}");
+    assert!(!pid_alive(s["pid"].as_i64().unwrap()));
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
