@@ -23,6 +23,8 @@ use serde_json::Value;
 
 pub mod pg;
 
+pub mod mock_model;
+
 /// Path of a workspace binary built next to the running test executable.
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
