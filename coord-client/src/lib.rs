@@ -21,6 +21,7 @@
 //! connection or a daemon restart (see [`stream`]).
 
 pub mod autostart;
+pub mod codex;
 mod error;
 pub mod stream;
 pub mod transport;

@@ -1,12 +1,67 @@
 //! Codex as a worker: the real `codex` CLI, run headless against the scripted model
-//! (`coord_tests::mock_model`), in a project where `inbox hook install` wrote its files.
+//! (`coord_tests::mock_model`), in a worktree `orch dispatch` made, with no hand-written
+//! configuration; and `inbox hook install --client codex`, `--trust-global` and
+//! `hook doctor` in a person's checkout.
 
-use coord_tests::mock_model::openai::{CodexExec, OpenAi, tool_outputs};
-use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use coord_client::codex::trust_args;
+use coord_proto::api::ControlApiClient;
+use coord_proto::types::{ControlSendParams, EventFilter};
+use coord_tests::mock_model::openai::{CodexExec, CodexRun, OpenAi, messages, offered_tools, tool_outputs};
+use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
 use coord_tests::*;
+use serde_json::{Value, json};
 
-/// The scripted model itself: Codex runs the shell command the model asks for, and the
-/// next request carries its output back.
+/// A project that is a git repository with one commit, served by a daemon that finds
+/// `codex` on its PATH (so dispatch installs for Codex, as on a machine that has it).
+fn codex_project(codex: &Path) -> (Project, Daemon) {
+    let p = Project::new();
+    git_in(p.path(), &["init", "-q", "-b", "main"]);
+    git_in(p.path(), &["config", "user.email", "t@example.com"]);
+    git_in(p.path(), &["config", "user.name", "Test"]);
+    p.write("README.md", "hello\n");
+    git_in(p.path(), &["add", "README.md"]);
+    git_in(p.path(), &["commit", "-q", "-m", "init"]);
+    let path = format!("{}:{}", codex.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let d = p.serve_with(&[], &[("PATH", &path)]);
+    (p, d)
+}
+
+/// Dispatch one code task of run R1 to `w1`: its worktree.
+fn dispatched(p: &Project) -> PathBuf {
+    let orch = |args: &[&str]| p.orch().json_flag().args(args).run().ok().json();
+    orch(&["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(&["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--assign-to", "w1"]);
+    let d = orch(&["dispatch", "--run", "R1", "--task", "T1"]);
+    d["dispatches"][0]["worktree_path"].as_str().expect("a worktree").into()
+}
+
+/// The shell command that sends `w1` a message from `lead` (for a turn's `before`).
+fn mail(p: &Project, subject: &str) -> String {
+    format!(
+        "{} --db {} --agent lead send --to w1 --subject {subject} --summary 'note-{subject}'",
+        bin("inbox").display(),
+        p.paths().db.display()
+    )
+}
+
+/// Run codex in the dispatched worktree the way the launch bridge does: trusted for this
+/// invocation only, approvals and sandbox off.
+fn run_codex(codex: &Path, wt: &Path, mock: &MockModel) -> CodexRun {
+    let mut args = trust_args(&[wt]);
+    args.push("--dangerously-bypass-approvals-and-sandbox".into());
+    let run = CodexExec::new(codex, wt, mock).args(&args).run("do the task");
+    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
+    run
+}
+
+/// Every text of `role` in the last turn request (it holds the whole conversation).
+fn last_texts(mock: &MockModel, role: &str) -> Vec<String> {
+    mock.turn_requests().last().map(|r| messages(&r.body, role)).unwrap_or_default()
+}
+
 #[test]
 fn the_scripted_model_drives_codex() {
     let Some(codex) = agent_cli("codex") else { return };
@@ -21,4 +76,171 @@ fn the_scripted_model_drives_codex() {
     let turns = mock.turn_requests();
     assert_eq!(turns.len(), 2, "{}", mock.transcript());
     assert!(tool_outputs(&turns[1].body).iter().any(|o| o.contains("from-the-shell")), "{}", mock.transcript());
+}
+
+#[test]
+fn the_mcp_tools_reach_codex_and_check_inbox_delivers() {
+    let Some(codex) = agent_cli("codex") else { return };
+    let (p, _d) = codex_project(&codex);
+    let wt = dispatched(&p);
+    let turns = vec![
+        Turn::reply(vec![tool("mcp__coordd__check_inbox", json!({}))]).before(&mail(&p, "first")),
+        Turn::reply(vec![text("Done.")]),
+    ];
+    let mock = MockModel::start(OpenAi, Scenario::new(turns));
+    run_codex(&codex, &wt, &mock);
+    let reqs = mock.turn_requests();
+    let tools = offered_tools(&reqs[0].body);
+    let ours: Vec<&String> = tools.iter().filter(|t| t.starts_with("mcp__coordd__")).collect();
+    assert!(ours.len() >= 10 && tools.contains(&"mcp__coordd__check_inbox".to_string()), "{tools:?}");
+    assert!(tool_outputs(&reqs[1].body).iter().any(|o| o.contains("note-first")), "{}", mock.transcript());
+    // Delivered: nothing is left to check.
+    let left = ok_as(&p, "w1", &["check"]);
+    assert_eq!(left["messages"].as_array().map(Vec::len), Some(0), "{left}");
+}
+
+#[test]
+fn the_post_tool_use_reminder_reaches_codex_once_and_names_the_mcp_tool() {
+    let Some(codex) = agent_cli("codex") else { return };
+    let (p, _d) = codex_project(&codex);
+    let wt = dispatched(&p);
+    let turns = vec![
+        Turn::reply(vec![shell("echo one")]).before(&mail(&p, "first")),
+        Turn::reply(vec![shell("echo two")]),
+        Turn::reply(vec![text("Done.")]),
+    ];
+    let mock = MockModel::start(OpenAi, Scenario::new(turns));
+    run_codex(&codex, &wt, &mock);
+    let reminders: Vec<String> =
+        last_texts(&mock, "developer").into_iter().filter(|m| m.contains("pending message(s)")).collect();
+    assert_eq!(reminders.len(), 1, "{reminders:?}\n{}", mock.transcript());
+    assert!(reminders[0].contains("mcp__coordd__check_inbox"), "{}", reminders[0]);
+}
+
+#[test]
+fn a_stop_with_unread_mail_blocks_codex_once_per_batch() {
+    let Some(codex) = agent_cli("codex") else { return };
+    let (p, _d) = codex_project(&codex);
+    let wt = dispatched(&p);
+    let turns = vec![
+        Turn::reply(vec![text("Done.")]).before(&mail(&p, "first")),
+        // The first block's turn: a second batch arrives before its answer.
+        Turn::reply(vec![text("Handled the first.")]).before(&mail(&p, "second")),
+        Turn::reply(vec![text("Handled the second.")]),
+    ];
+    let mock = MockModel::start(OpenAi, Scenario::new(turns));
+    run_codex(&codex, &wt, &mock);
+    // Two blocks (one per batch), then the session ends: no loop.
+    assert_eq!(mock.turn_requests().len(), 3, "{}", mock.transcript());
+    let blocks: Vec<String> = last_texts(&mock, "user").into_iter().filter(|m| m.contains("Before stopping")).collect();
+    assert_eq!(blocks.len(), 2, "{blocks:?}");
+    assert!(blocks[0].contains("note-first") && blocks[1].contains("note-second"), "{blocks:?}");
+}
+
+/// Wait for the next permission request to `lead` after `after`, and deny it.
+async fn deny_next(p: &Project, after: i64, reason: &str) {
+    let c = p.client().await;
+    let filter = EventFilter {
+        after_event: Some(after),
+        to: Some("lead".into()),
+        message_types: vec!["permission_request".into()],
+        ..Default::default()
+    };
+    let mut sub = c.subscribe(filter).await.unwrap();
+    let request = sub.next_within(Some(Duration::from_secs(120))).await.unwrap().expect("a request").message.unwrap();
+    let payload = json!({"request_id": request.payload_json["request_id"], "approved": false, "reason": reason});
+    let answer = ControlSendParams {
+        from: "lead".into(),
+        msg_type: "permission_response".into(),
+        payload,
+        ..Default::default()
+    };
+    c.control_send(answer).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_command_is_denied_and_codex_sees_the_leads_reason() {
+    let Some(codex) = agent_cli("codex") else { return };
+    let (p, _d) = codex_project(&codex);
+    ok_as(&p, "lead", &["policy", "lead", "lead"]);
+    ok_as(&p, "lead", &["policy", "gate", "Bash(git push*)"]);
+    let wt = dispatched(&p);
+    let after = p.client().await.server_info().last_event_id;
+    let turns = vec![Turn::reply(vec![shell("git push origin main")]), Turn::reply(vec![text("Done.")])];
+    let mock = std::sync::Arc::new(MockModel::start(OpenAi, Scenario::new(turns)));
+    let m = mock.clone();
+    let session = tokio::task::spawn_blocking(move || run_codex(&codex, &wt, &m));
+    deny_next(&p, after, "no pushes today").await;
+    session.await.unwrap();
+    let reqs = mock.turn_requests();
+    let outputs = tool_outputs(&reqs[1].body);
+    assert!(outputs.iter().any(|o| o.contains("Denied by lead: no pushes today")), "{outputs:?}");
+}
+
+#[test]
+fn codexs_install_adds_nothing_to_git_status() {
+    let Some(codex) = agent_cli("codex") else { return };
+    let (p, _d) = codex_project(&codex);
+    let wt = dispatched(&p);
+    let config = std::fs::read_to_string(wt.join(".codex/config.toml")).expect("dispatch wrote Codex's config");
+    assert!(config.contains("[mcp_servers.coordd]") && config.contains("default_tools_approval_mode = \"approve\""));
+    assert!(wt.join(".codex/hooks.json").is_file());
+    assert_eq!(git_in(&wt, &["status", "--porcelain"]), "", "the worktree");
+    assert_eq!(git_in(p.path(), &["status", "--porcelain"]), "", "the repository root");
+}
+
+/// A person's checkout (a git repository), its daemon, and a throwaway CODEX_HOME.
+fn checkout() -> (Project, tempfile::TempDir) {
+    let p = Project::new();
+    git_in(p.path(), &["init", "-q", "-b", "main"]);
+    (p, tempfile::tempdir().unwrap())
+}
+
+fn inbox_in(p: &Project, home: &Path, args: &[&str]) -> Out {
+    p.inbox().env("CODEX_HOME", &home.display().to_string()).args(args).run()
+}
+
+#[test]
+fn hook_install_for_codex_merges_its_files_and_keeps_them_out_of_git() {
+    let (p, home) = checkout();
+    p.write(".codex/config.toml", "# mine\nmodel = \"o3\"\n\n[shell_environment_policy]\ninherit = \"core\"\n");
+    let r = inbox_in(&p, home.path(), &["--agent", "me", "hook", "install", "--client", "codex", "--json"]).ok().json();
+    assert_eq!(r["clients"], json!(["codex"]), "{r}");
+    let config = std::fs::read_to_string(p.path().join(".codex/config.toml")).unwrap();
+    assert!(config.starts_with("# mine\nmodel = \"o3\""), "the person's settings stay: {config}");
+    assert!(config.contains("inherit = \"core\"") && config.contains("COORD_AGENT = \"me\""), "{config}");
+    let hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join(".codex/hooks.json")).unwrap()).unwrap();
+    assert!(hooks["hooks"]["Stop"][0]["hooks"][0]["command"].as_str().unwrap().ends_with("--client codex"), "{hooks}");
+    assert!(!p.path().join(".claude").exists() && !p.path().join(".mcp.json").exists(), "no Claude Code files");
+    git_in(p.path(), &["add", "-A"]);
+    assert_eq!(git_in(p.path(), &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn trust_global_shows_what_it_adds_then_writes_it_once() {
+    let (p, home) = checkout();
+    let args = ["--agent", "me", "hook", "install", "--client", "codex", "--trust-global"];
+    let out = inbox_in(&p, home.path(), &args).ok();
+    let config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    let dir = std::fs::canonicalize(p.path()).unwrap();
+    let entry = format!("[projects.\"{}\"]\ntrust_level = \"trusted\"", dir.display());
+    assert!(config.contains(&entry), "{config}");
+    assert!(out.stdout.contains(&entry), "shown: {}", out.stdout);
+    inbox_in(&p, home.path(), &args).ok();
+    let again = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    assert_eq!(again, config, "trusted once");
+}
+
+#[test]
+fn hook_doctor_tells_when_codex_would_skip_the_project() {
+    let (p, home) = checkout();
+    inbox_in(&p, home.path(), &["--agent", "me", "hook", "install", "--client", "codex"]).ok();
+    let doctor = |p: &Project| inbox_in(p, home.path(), &["hook", "doctor", "--json"]).ok().json();
+    let skip = |d: &Value| {
+        d["checks"].as_array().unwrap().iter().any(|c| c["message"].as_str().unwrap().contains("skips .codex/"))
+    };
+    assert!(skip(&doctor(&p)), "{}", doctor(&p));
+    inbox_in(&p, home.path(), &["--agent", "me", "hook", "install", "--client", "codex", "--trust-global"]).ok();
+    assert!(!skip(&doctor(&p)), "{}", doctor(&p));
 }

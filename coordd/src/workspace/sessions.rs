@@ -1,4 +1,5 @@
-//! Agent-session integration files, written so that they never reach a commit:
+//! Agent-session integration files, written so that they never reach a commit, for the
+//! clients asked for (`claude`, the default, and `codex`, whose files are in `codex`):
 //!
 //! - Claude Code hooks in `.claude/settings.local.json` (Claude Code's own uncommitted
 //!   settings), merged into what is there, and, when asked (orch's worktrees), the approval
@@ -19,7 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use coord_proto::ErrorCode;
-use coord_proto::types::{InstallHooksParams, InstallHooksResult, MAX_PERMISSION_TIMEOUT};
+use coord_proto::types::{HOOK_CLIENTS, InstallHooksParams, InstallHooksResult, MAX_PERMISSION_TIMEOUT};
 use serde_json::{Map, Value, json};
 
 use super::ignore::{self, Checkout};
@@ -45,8 +46,12 @@ const HOOK_TIMEOUT: u64 = 10;
 
 /// Paths (relative to a worktree) that [`install`] may create; `.claude/` as git reports an
 /// untracked directory.
-const SESSION_FILES: [&str; 8] = [
+const SESSION_FILES: [&str; 12] = [
     ".claude/",
+    ".codex/",
+    ".codex",
+    ".codex/config.toml",
+    ".codex/hooks.json",
     ".claude",
     ".claude/settings.local.json",
     ".mcp.json",
@@ -56,7 +61,7 @@ const SESSION_FILES: [&str; 8] = [
     "AGENTS.override.md",
 ];
 /// The name of our server in `.mcp.json`.
-const MCP_SERVER: &str = "coordd";
+pub(super) const MCP_SERVER: &str = "coordd";
 
 /// Is this worktree-relative path one that [`install`] writes?
 pub fn is_session_file(path: &str) -> bool {
@@ -91,7 +96,7 @@ fn inbox_bin(asked: Option<&str>) -> String {
         .map_or_else(|| "inbox".to_string(), |p| p.display().to_string())
 }
 
-fn read_object(path: &Path) -> Result<Map<String, Value>> {
+pub(super) fn read_object(path: &Path) -> Result<Map<String, Value>> {
     match std::fs::read_to_string(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
         Err(e) => Err(Error::app(ErrorCode::IoReadFailed, format!("{}: {e}", path.display()))),
@@ -103,12 +108,12 @@ fn read_object(path: &Path) -> Result<Map<String, Value>> {
     }
 }
 
-fn write_json(path: &Path, v: &Map<String, Value>) -> Result<()> {
+pub(super) fn write_json(path: &Path, v: &Map<String, Value>) -> Result<()> {
     let text = serde_json::to_string_pretty(v).map_err(|e| io_err(path, e))? + "\n";
     write(path, &text)
 }
 
-fn write(path: &Path, text: &str) -> Result<()> {
+pub(super) fn write(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
     }
@@ -133,7 +138,7 @@ fn instructions(p: &InstallHooksParams, mcp: bool, check: &str) -> String {
     )
 }
 
-fn read_text(path: &Path) -> Result<Option<String>> {
+pub(super) fn read_text(path: &Path) -> Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -164,6 +169,50 @@ fn instruction_target<'a>(dir: &Path, git: Option<&Checkout>, name: &'a str, alt
     })
 }
 
+/// Who a session is, as its hooks, MCP server and environment say it.
+pub(super) struct SessionEnv {
+    /// The `inbox` executable.
+    pub bin: String,
+    pub db: PathBuf,
+    pub agent: String,
+    pub task: Option<String>,
+    pub run: Option<String>,
+}
+
+impl SessionEnv {
+    /// The arguments of `inbox mcp` for this session.
+    pub fn mcp_args(&self) -> Vec<String> {
+        let mut args =
+            vec!["--db".into(), self.db.display().to_string(), "--agent".into(), self.agent.clone(), "mcp".into()];
+        if let Some(t) = &self.task {
+            args.extend(["--task".to_string(), t.clone()]);
+        }
+        args
+    }
+
+    /// The session's environment: who it is, and where a tool reports progress
+    /// (`COORD_PROGRESS`: the daemon's socket). `None`: remove the variable.
+    pub fn vars(&self) -> Vec<(&'static str, Option<String>)> {
+        let socket = coord_ipc::paths::resolve(Some(&self.db), Path::new("/")).socket;
+        vec![
+            ("COORD_PROGRESS", Some(socket.display().to_string())),
+            ("COORD_AGENT", Some(self.agent.clone())),
+            ("COORD_DB", Some(self.db.display().to_string())),
+            ("COORD_TASK", self.task.clone()),
+            ("COORD_RUN", self.run.clone()),
+        ]
+    }
+}
+
+/// The clients asked for, checked; none means Claude Code alone.
+fn clients(asked: &[String]) -> Result<(bool, bool)> {
+    if let Some(bad) = asked.iter().find(|c| !HOOK_CLIENTS.contains(&c.as_str())) {
+        return Err(Error::invalid(format!("unknown client '{bad}': expected one of {}", HOOK_CLIENTS.join(", "))));
+    }
+    let has = |c: &str| asked.iter().any(|a| a == c);
+    Ok((asked.is_empty() || has("claude"), has("codex")))
+}
+
 /// Write the hooks and instructions into `p.dir` for the database `db`, and keep them out
 /// of git.
 pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> {
@@ -175,9 +224,17 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         return Err(Error::invalid("hooks act for an agent: name it (agent); without one they would do nothing"));
     };
     crate::domain::check::agent("agent", agent)?;
+    let (claude, codex) = clients(&p.clients)?;
     let git = Checkout::find(&dir);
     let mut notes = Vec::new();
     let bin = inbox_bin(p.inbox_bin.as_deref());
+    let env = SessionEnv {
+        bin: bin.clone(),
+        db: db.to_path_buf(),
+        agent: agent.to_string(),
+        task: p.task_id.clone(),
+        run: p.run_id.clone(),
+    };
     let base = format!("{} --db {} --agent {}", sh(&bin), sh(&db.display().to_string()), sh(agent));
     let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" --task {}", sh(t)));
     // The hooks also know the run (`inbox check` does not take it).
@@ -185,12 +242,14 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
 
     // `inbox mcp` serves one agent; a tracked `.mcp.json` is left alone.
     let mcp_path = dir.join(".mcp.json");
-    let mcp = if git.as_ref().is_some_and(|g| g.tracks(".mcp.json")) {
+    let mcp = if !claude {
+        None
+    } else if git.as_ref().is_some_and(|g| g.tracks(".mcp.json")) {
         notes.push("the repository tracks .mcp.json, so the coordd MCP server was not added to it".to_string());
         None
     } else {
         let mut mcp = read_object(&mcp_path)?;
-        merge_mcp(&mut mcp, &mcp_path, &bin, db, agent, p.task_id.as_deref())?;
+        merge_mcp(&mut mcp, &mcp_path, &env)?;
         Some(mcp)
     };
     // Read and merge the JSON files before writing any: a bad file changes nothing.
@@ -198,25 +257,37 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     let mut settings = read_object(&settings_path)?;
     let hook_flags = format!("{task}{run}{}", if mcp.is_some() { " --mcp" } else { "" });
     merge_hooks(&mut settings, &settings_path, &base, &hook_flags)?;
-    merge_env(&mut settings, &settings_path, agent, p, db)?;
+    merge_env(&mut settings, &settings_path, &env)?;
     if p.approve_mcp && mcp.is_some() {
         approve_mcp(&mut settings, &settings_path)?;
     }
     let claude_md = instruction_target(&dir, git.as_ref(), "CLAUDE.md", "CLAUDE.local.md")?;
     let agents_md = instruction_target(&dir, git.as_ref(), "AGENTS.md", "AGENTS.override.md")?;
 
-    write_json(&settings_path, &settings)?;
-    if remove_old_hooks(&dir, git.as_ref())? {
-        notes.push("moved the hooks of an earlier install from .claude/settings.json to settings.local.json".into());
+    let mut written = Vec::new();
+    let mut has_mcp = mcp.is_some();
+    if codex {
+        let (files, codex_notes) = super::codex::install(&dir, git.as_ref(), &env, &base, &format!("{task}{run}"))?;
+        has_mcp |= files.contains(&super::codex::CONFIG);
+        written.extend(files);
+        notes.extend(codex_notes);
     }
-    let mut written = vec![".claude/settings.local.json"];
-    if let Some(mcp) = &mcp {
-        write_json(&mcp_path, mcp)?;
-        written.push(".mcp.json");
+    let block = instructions(p, has_mcp, &format!("{base} check{task}"));
+    if claude {
+        write_json(&settings_path, &settings)?;
+        if remove_old_hooks(&dir, git.as_ref())? {
+            notes
+                .push("moved the hooks of an earlier install from .claude/settings.json to settings.local.json".into());
+        }
+        written.push(".claude/settings.local.json");
+        if let Some(mcp) = &mcp {
+            write_json(&mcp_path, mcp)?;
+            written.push(".mcp.json");
+        }
+        let claude_text = read_text(&dir.join(claude_md))?.unwrap_or_default();
+        write(&dir.join(claude_md), &with_block(&claude_text, &block))?;
+        written.push(claude_md);
     }
-    let block = instructions(p, mcp.is_some(), &format!("{base} check{task}"));
-    let claude_text = read_text(&dir.join(claude_md))?.unwrap_or_default();
-    write(&dir.join(claude_md), &with_block(&claude_text, &block))?;
     // Codex reads AGENTS.override.md instead of AGENTS.md: the override carries both.
     let agents_text = match (agents_md, read_text(&dir.join("AGENTS.md"))?) {
         ("AGENTS.override.md", Some(original)) => {
@@ -226,7 +297,7 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         _ => read_text(&dir.join(agents_md))?.unwrap_or_default(),
     };
     write(&dir.join(agents_md), &with_block(&agents_text, &block))?;
-    written.extend([claude_md, agents_md]);
+    written.push(agents_md);
 
     match &git {
         Some(g) if g.is_orch_worktree() => {
@@ -235,7 +306,12 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         Some(g) => ignore::exclude_paths(g, &written)?,
         None => {}
     }
-    Ok(InstallHooksResult { files: written.iter().map(|f| dir.join(f).display().to_string()).collect(), notes })
+    let clients = [(claude, "claude"), (codex, "codex")].iter().filter(|c| c.0).map(|c| c.1.to_string()).collect();
+    Ok(InstallHooksResult {
+        files: written.iter().map(|f| dir.join(f).display().to_string()).collect(),
+        notes,
+        clients,
+    })
 }
 
 /// Approve our `.mcp.json` server in Claude Code's local settings.
@@ -292,7 +368,7 @@ fn remove_old_hooks(dir: &Path, git: Option<&Checkout>) -> Result<bool> {
 
 /// Add our hook commands to a settings object, replacing an earlier install of ours and
 /// keeping everyone else's hooks.
-fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task: &str) -> Result<()> {
+pub(super) fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task: &str) -> Result<()> {
     let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else {
         return Err(Error::invalid(format!("{}: \"hooks\" is not an object", path.display())));
@@ -309,25 +385,14 @@ fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task:
     Ok(())
 }
 
-/// Set the session's environment (`env`, which Claude Code passes to every tool it runs):
-/// who it is, and where a tool reports progress (`COORD_PROGRESS`: the daemon's socket).
-/// Other variables are kept.
-fn merge_env(
-    settings: &mut Map<String, Value>,
-    path: &Path,
-    agent: &str,
-    p: &InstallHooksParams,
-    db: &Path,
-) -> Result<()> {
+/// Set the session's environment (`env`, which Claude Code passes to every tool it runs;
+/// see [`SessionEnv::vars`]). Other variables are kept.
+fn merge_env(settings: &mut Map<String, Value>, path: &Path, session: &SessionEnv) -> Result<()> {
     let env = settings.entry("env").or_insert_with(|| json!({}));
     let Value::Object(env) = env else {
         return Err(Error::invalid(format!("{}: \"env\" is not an object", path.display())));
     };
-    let socket = coord_ipc::paths::resolve(Some(db), Path::new("/")).socket;
-    env.insert("COORD_PROGRESS".into(), json!(socket.display().to_string()));
-    env.insert("COORD_AGENT".into(), json!(agent));
-    env.insert("COORD_DB".into(), json!(db.display().to_string()));
-    for (key, v) in [("COORD_TASK", &p.task_id), ("COORD_RUN", &p.run_id)] {
+    for (key, v) in session.vars() {
         match v {
             Some(v) => env.insert(key.into(), json!(v)),
             None => env.remove(key),
@@ -336,25 +401,13 @@ fn merge_env(
     Ok(())
 }
 
-/// Register `inbox mcp` for `agent` (and its task) as the `coordd` server of an
+/// Register `inbox mcp` for the session's agent (and its task) as the `coordd` server of an
 /// `.mcp.json` object, keeping the other servers.
-fn merge_mcp(
-    mcp: &mut Map<String, Value>,
-    path: &Path,
-    bin: &str,
-    db: &Path,
-    agent: &str,
-    task: Option<&str>,
-) -> Result<()> {
+fn merge_mcp(mcp: &mut Map<String, Value>, path: &Path, env: &SessionEnv) -> Result<()> {
     let servers = mcp.entry("mcpServers").or_insert_with(|| json!({}));
     let Value::Object(servers) = servers else {
         return Err(Error::invalid(format!("{}: \"mcpServers\" is not an object", path.display())));
     };
-    let mut args = vec!["--db".to_string(), db.display().to_string(), "--agent".to_string(), agent.to_string()];
-    args.push("mcp".to_string());
-    if let Some(t) = task {
-        args.extend(["--task".to_string(), t.to_string()]);
-    }
-    servers.insert(MCP_SERVER.to_string(), json!({"type": "stdio", "command": bin, "args": args}));
+    servers.insert(MCP_SERVER.to_string(), json!({"type": "stdio", "command": env.bin, "args": env.mcp_args()}));
     Ok(())
 }
