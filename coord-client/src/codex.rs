@@ -63,3 +63,19 @@ pub fn trust_args(dirs: &[&Path]) -> Vec<String> {
 pub fn global_trust_toml(dir: &Path) -> String {
     format!("\n[projects.{}]\ntrust_level = \"trusted\"\n", toml_string(&dir.display().to_string()))
 }
+
+/// The environment to start a Codex session with: who it acts for. In an orch worktree,
+/// Codex runs the hooks of the repository's main checkout (it reads `.codex/hooks.json`
+/// there, not in the linked worktree), which carry no identity: they act for these
+/// variables, and do nothing without them.
+pub fn session_env(db: &Path, agent: &str, task: Option<&str>, run: Option<&str>) -> Vec<(String, String)> {
+    let mut env =
+        vec![("COORD_DB".to_string(), db.display().to_string()), ("COORD_AGENT".to_string(), agent.to_string())];
+    if let Some(t) = task {
+        env.push(("COORD_TASK".to_string(), t.to_string()));
+    }
+    if let Some(r) = run {
+        env.push(("COORD_RUN".to_string(), r.to_string()));
+    }
+    env
+}

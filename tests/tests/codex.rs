@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use coord_client::codex::trust_args;
+use coord_client::codex::{session_env, trust_args};
 use coord_proto::api::ControlApiClient;
 use coord_proto::types::{ControlSendParams, EventFilter};
 use coord_tests::mock_model::openai::{CodexExec, CodexRun, OpenAi, messages, offered_tools, tool_outputs};
@@ -48,11 +48,16 @@ fn mail(p: &Project, subject: &str) -> String {
 }
 
 /// Run codex in the dispatched worktree the way the launch bridge does: trusted for this
-/// invocation only, approvals and sandbox off.
-fn run_codex(codex: &Path, wt: &Path, mock: &MockModel) -> CodexRun {
+/// invocation only, with the session's identity in its environment, approvals and sandbox
+/// off.
+fn run_codex(db: &Path, codex: &Path, wt: &Path, mock: &MockModel) -> CodexRun {
     let mut args = trust_args(&[wt]);
     args.push("--dangerously-bypass-approvals-and-sandbox".into());
-    let run = CodexExec::new(codex, wt, mock).args(&args).run("do the task");
+    let mut exec = CodexExec::new(codex, wt, mock).args(&args);
+    for (k, v) in session_env(db, "w1", Some("T1"), Some("R1")) {
+        exec = exec.env(&k, &v);
+    }
+    let run = exec.run("do the task");
     assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
     run
 }
@@ -88,7 +93,7 @@ fn the_mcp_tools_reach_codex_and_check_inbox_delivers() {
         Turn::reply(vec![text("Done.")]),
     ];
     let mock = MockModel::start(OpenAi, Scenario::new(turns));
-    run_codex(&codex, &wt, &mock);
+    run_codex(&p.paths().db, &codex, &wt, &mock);
     let reqs = mock.turn_requests();
     let tools = offered_tools(&reqs[0].body);
     let ours: Vec<&String> = tools.iter().filter(|t| t.starts_with("mcp__coordd__")).collect();
@@ -110,7 +115,7 @@ fn the_post_tool_use_reminder_reaches_codex_once_and_names_the_mcp_tool() {
         Turn::reply(vec![text("Done.")]),
     ];
     let mock = MockModel::start(OpenAi, Scenario::new(turns));
-    run_codex(&codex, &wt, &mock);
+    run_codex(&p.paths().db, &codex, &wt, &mock);
     let reminders: Vec<String> =
         last_texts(&mock, "developer").into_iter().filter(|m| m.contains("pending message(s)")).collect();
     assert_eq!(reminders.len(), 1, "{reminders:?}\n{}", mock.transcript());
@@ -129,7 +134,7 @@ fn a_stop_with_unread_mail_blocks_codex_once_per_batch() {
         Turn::reply(vec![text("Handled the second.")]),
     ];
     let mock = MockModel::start(OpenAi, Scenario::new(turns));
-    run_codex(&codex, &wt, &mock);
+    run_codex(&p.paths().db, &codex, &wt, &mock);
     // Two blocks (one per batch), then the session ends: no loop.
     assert_eq!(mock.turn_requests().len(), 3, "{}", mock.transcript());
     let blocks: Vec<String> = last_texts(&mock, "user").into_iter().filter(|m| m.contains("Before stopping")).collect();
@@ -169,7 +174,8 @@ async fn a_gated_command_is_denied_and_codex_sees_the_leads_reason() {
     let turns = vec![Turn::reply(vec![shell("git push origin main")]), Turn::reply(vec![text("Done.")])];
     let mock = std::sync::Arc::new(MockModel::start(OpenAi, Scenario::new(turns)));
     let m = mock.clone();
-    let session = tokio::task::spawn_blocking(move || run_codex(&codex, &wt, &m));
+    let db = p.paths().db;
+    let session = tokio::task::spawn_blocking(move || run_codex(&db, &codex, &wt, &m));
     deny_next(&p, after, "no pushes today").await;
     session.await.unwrap();
     let reqs = mock.turn_requests();
@@ -184,7 +190,8 @@ fn codexs_install_adds_nothing_to_git_status() {
     let wt = dispatched(&p);
     let config = std::fs::read_to_string(wt.join(".codex/config.toml")).expect("dispatch wrote Codex's config");
     assert!(config.contains("[mcp_servers.coordd]") && config.contains("default_tools_approval_mode = \"approve\""));
-    assert!(wt.join(".codex/hooks.json").is_file());
+    // Codex reads the hooks of a linked worktree from the main checkout.
+    assert!(p.path().join(".codex/hooks.json").is_file());
     assert_eq!(git_in(&wt, &["status", "--porcelain"]), "", "the worktree");
     assert_eq!(git_in(p.path(), &["status", "--porcelain"]), "", "the repository root");
 }
@@ -203,6 +210,7 @@ fn inbox_in(p: &Project, home: &Path, args: &[&str]) -> Out {
 #[test]
 fn hook_install_for_codex_merges_its_files_and_keeps_them_out_of_git() {
     let (p, home) = checkout();
+    std::fs::create_dir(p.path().join(".codex")).unwrap();
     p.write(".codex/config.toml", "# mine\nmodel = \"o3\"\n\n[shell_environment_policy]\ninherit = \"core\"\n");
     let r = inbox_in(&p, home.path(), &["--agent", "me", "hook", "install", "--client", "codex", "--json"]).ok().json();
     assert_eq!(r["clients"], json!(["codex"]), "{r}");

@@ -16,32 +16,45 @@
 //! A tracked `.codex/config.toml` or `.codex/hooks.json` is left alone, with a note.
 //! Plain file I/O, called by `sessions::install` off the executor.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
-use super::ignore::Checkout;
+use super::ignore::{self, Checkout};
 use super::sessions::{MCP_SERVER, SessionEnv, merge_hooks, read_object, read_text, write, write_json};
 use crate::error::{Error, Result};
 
 pub const CONFIG: &str = ".codex/config.toml";
 pub const HOOKS: &str = ".codex/hooks.json";
 
-/// Write (merge) Codex's two files into `dir`; returns the paths written (relative) and
-/// notes on what was left alone.
+/// What [`install`] wrote.
+pub(super) struct Installed {
+    /// Paths relative to the worktree.
+    pub files: Vec<&'static str>,
+    /// The identity-free hooks of an orch worktree, in the repository's main checkout.
+    pub shared_hooks: Option<PathBuf>,
+    pub notes: Vec<String>,
+}
+
+/// Write (merge) Codex's two files into `dir`.
+///
+/// Codex (0.169) reads `.codex/hooks.json` from the repository's main checkout even in a
+/// linked worktree (while `.codex/config.toml` comes from the worktree). So for an orch
+/// worktree the hooks go to the main checkout, without an identity: they act for the
+/// agent, task and run in the session's environment (`COORD_*`, set by the launch bridge,
+/// see `coord_client::codex::session_env`), and do nothing in a session without one.
 pub(super) fn install(
     dir: &Path,
     git: Option<&Checkout>,
     env: &SessionEnv,
     hook_base: &str,
     hook_flags: &str,
-) -> Result<(Vec<&'static str>, Vec<String>)> {
-    let (mut written, mut notes) = (Vec::new(), Vec::new());
+) -> Result<Installed> {
+    let mut out = Installed { files: Vec::new(), shared_hooks: None, notes: Vec::new() };
     let config_path = dir.join(CONFIG);
-    let hooks_path = dir.join(HOOKS);
     // Read and merge both before writing either: a bad file changes nothing.
     let config = if git.is_some_and(|g| g.tracks(CONFIG)) {
-        notes.push(format!("the repository tracks {CONFIG}, so the coordd MCP server was not added for Codex"));
+        out.notes.push(format!("the repository tracks {CONFIG}, so the coordd MCP server was not added for Codex"));
         None
     } else {
         let text = read_text(&config_path)?.unwrap_or_default();
@@ -51,24 +64,36 @@ pub(super) fn install(
         merge_config(&mut doc, &config_path, env)?;
         Some(doc)
     };
-    let hooks = if git.is_some_and(|g| g.tracks(HOOKS)) {
-        notes.push(format!("the repository tracks {HOOKS}, so the coordd hooks were not added for Codex"));
+    let mcp = if config.is_some() { " --mcp" } else { "" };
+    let main = git.filter(|g| g.is_orch_worktree()).and_then(|g| g.repo.commondir().parent().and_then(Checkout::find));
+    let (hooks_path, base, flags) = match &main {
+        Some(m) => (m.workdir.join(HOOKS), env.bin_quoted(), format!("{mcp} --client codex")),
+        None => (dir.join(HOOKS), hook_base.to_string(), format!("{hook_flags}{mcp} --client codex")),
+    };
+    let hooks_git = main.as_ref().or(git);
+    let hooks = if hooks_git.is_some_and(|g| g.tracks(HOOKS)) {
+        out.notes.push(format!("the repository tracks {HOOKS}, so the coordd hooks were not added for Codex"));
         None
     } else {
         let mut hooks = read_object(&hooks_path)?;
-        let mcp = if config.is_some() { " --mcp" } else { "" };
-        merge_hooks(&mut hooks, &hooks_path, hook_base, &format!("{hook_flags}{mcp} --client codex"))?;
+        merge_hooks(&mut hooks, &hooks_path, &base, &flags)?;
         Some(hooks)
     };
     if let Some(doc) = config {
         write(&config_path, &doc.to_string())?;
-        written.push(CONFIG);
+        out.files.push(CONFIG);
     }
     if let Some(hooks) = hooks {
         write_json(&hooks_path, &hooks)?;
-        written.push(HOOKS);
+        match &main {
+            Some(m) => {
+                ignore::exclude_paths(m, &[HOOKS])?;
+                out.shared_hooks = Some(hooks_path);
+            }
+            None => out.files.push(HOOKS),
+        }
     }
-    Ok((written, notes))
+    Ok(out)
 }
 
 /// A table at `key` of `parent`, created when absent.

@@ -180,6 +180,11 @@ pub(super) struct SessionEnv {
 }
 
 impl SessionEnv {
+    /// The `inbox` executable, quoted for a shell.
+    pub fn bin_quoted(&self) -> String {
+        sh(&self.bin)
+    }
+
     /// The arguments of `inbox mcp` for this session.
     pub fn mcp_args(&self) -> Vec<String> {
         let mut args =
@@ -265,12 +270,14 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     let agents_md = instruction_target(&dir, git.as_ref(), "AGENTS.md", "AGENTS.override.md")?;
 
     let mut written = Vec::new();
+    let mut shared = None;
     let mut has_mcp = mcp.is_some();
     if codex {
-        let (files, codex_notes) = super::codex::install(&dir, git.as_ref(), &env, &base, &format!("{task}{run}"))?;
-        has_mcp |= files.contains(&super::codex::CONFIG);
-        written.extend(files);
-        notes.extend(codex_notes);
+        let done = super::codex::install(&dir, git.as_ref(), &env, &base, &format!("{task}{run}"))?;
+        has_mcp |= done.files.contains(&super::codex::CONFIG);
+        written.extend(done.files);
+        notes.extend(done.notes);
+        shared = done.shared_hooks;
     }
     let block = instructions(p, has_mcp, &format!("{base} check{task}"));
     if claude {
@@ -307,11 +314,8 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         None => {}
     }
     let clients = [(claude, "claude"), (codex, "codex")].iter().filter(|c| c.0).map(|c| c.1.to_string()).collect();
-    Ok(InstallHooksResult {
-        files: written.iter().map(|f| dir.join(f).display().to_string()).collect(),
-        notes,
-        clients,
-    })
+    let files = written.iter().map(|f| dir.join(f)).chain(shared);
+    Ok(InstallHooksResult { files: files.map(|f| f.display().to_string()).collect(), notes, clients })
 }
 
 /// Approve our `.mcp.json` server in Claude Code's local settings.
