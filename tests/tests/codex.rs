@@ -252,3 +252,50 @@ fn hook_doctor_tells_when_codex_would_skip_the_project() {
     inbox_in(&p, home.path(), &["--agent", "me", "hook", "install", "--client", "codex", "--trust-global"]).ok();
     assert!(!skip(&doctor(&p)), "{}", doctor(&p));
 }
+
+#[test]
+fn a_shutdown_tells_a_codex_session_to_stop_with_a_block() {
+    // Codex goes on after a PostToolUse `continue: false`; a block's reason reaches the model.
+    let p = Project::new();
+    let _d = p.serve();
+    p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "rebasing"]).run().ok();
+    let hook = |event: &str| {
+        let args = ["--agent", "w1", "hook", "claude", event, "--client", "codex"];
+        p.inbox().args(args).stdin(json!({"hook_event_name": "PostToolUse"}).to_string().as_bytes()).run().ok()
+    };
+    let out = hook("post-tool-use").json();
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(reason.starts_with("Shutdown requested by lead: rebasing") && reason.contains("Stop now"), "{reason}");
+    // Answered once: the next Stop lets the session end.
+    assert_eq!(hook("stop").stdout.trim(), "");
+}
+
+#[test]
+fn a_codex_config_that_is_not_toml_is_refused_and_left_as_it_was() {
+    let (p, home) = checkout();
+    std::fs::create_dir(p.path().join(".codex")).unwrap();
+    p.write(".codex/config.toml", "model = = broken\n");
+    let out = inbox_in(&p, home.path(), &["--agent", "me", "hook", "install", "--client", "codex", "--json"]);
+    let v = out.json();
+    assert_eq!(v["error"]["code"], "invalid_input", "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("not valid TOML"), "{v}");
+    assert_eq!(std::fs::read_to_string(p.path().join(".codex/config.toml")).unwrap(), "model = = broken\n");
+    assert!(!p.path().join(".codex/hooks.json").exists() && !p.path().join("AGENTS.md").exists(), "nothing written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_client_is_refused() {
+    use coord_proto::api::MailApiClient;
+    let p = Project::new();
+    let _d = p.serve();
+    let params = coord_proto::types::InstallHooksParams {
+        dir: std::fs::canonicalize(p.path()).unwrap().display().to_string(),
+        agent: Some("me".into()),
+        clients: vec!["vim".into()],
+        ..Default::default()
+    };
+    let e = p.client().await.install_hooks(params).await.unwrap_err().to_string();
+    assert!(e.contains("unknown client 'vim'"), "{e}");
+    assert!(!p.path().join("AGENTS.md").exists());
+}
