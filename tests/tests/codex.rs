@@ -4,11 +4,8 @@
 //! `hook doctor` in a person's checkout.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use coord_client::codex::{session_env, trust_args};
-use coord_proto::api::ControlApiClient;
-use coord_proto::types::{ControlSendParams, EventFilter};
 use coord_tests::mock_model::openai::{CodexExec, CodexRun, OpenAi, messages, offered_tools, tool_outputs};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
 use coord_tests::*;
@@ -18,12 +15,7 @@ use serde_json::{Value, json};
 /// `codex` on its PATH (so dispatch installs for Codex, as on a machine that has it).
 fn codex_project(codex: &Path) -> (Project, Daemon) {
     let p = Project::new();
-    git_in(p.path(), &["init", "-q", "-b", "main"]);
-    git_in(p.path(), &["config", "user.email", "t@example.com"]);
-    git_in(p.path(), &["config", "user.name", "Test"]);
-    p.write("README.md", "hello\n");
-    git_in(p.path(), &["add", "README.md"]);
-    git_in(p.path(), &["commit", "-q", "-m", "init"]);
+    init_repo(&p);
     let path = format!("{}:{}", codex.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let d = p.serve_with(&[], &[("PATH", &path)]);
     (p, d)
@@ -142,27 +134,6 @@ fn a_stop_with_unread_mail_blocks_codex_once_per_batch() {
     assert!(blocks[0].contains("note-first") && blocks[1].contains("note-second"), "{blocks:?}");
 }
 
-/// Wait for the next permission request to `lead` after `after`, and deny it.
-async fn deny_next(p: &Project, after: i64, reason: &str) {
-    let c = p.client().await;
-    let filter = EventFilter {
-        after_event: Some(after),
-        to: Some("lead".into()),
-        message_types: vec!["permission_request".into()],
-        ..Default::default()
-    };
-    let mut sub = c.subscribe(filter).await.unwrap();
-    let request = sub.next_within(Some(Duration::from_secs(120))).await.unwrap().expect("a request").message.unwrap();
-    let payload = json!({"request_id": request.payload_json["request_id"], "approved": false, "reason": reason});
-    let answer = ControlSendParams {
-        from: "lead".into(),
-        msg_type: "permission_response".into(),
-        payload,
-        ..Default::default()
-    };
-    c.control_send(answer).await.unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gated_command_is_denied_and_codex_sees_the_leads_reason() {
     let Some(codex) = agent_cli("codex") else { return };
@@ -176,7 +147,8 @@ async fn a_gated_command_is_denied_and_codex_sees_the_leads_reason() {
     let m = mock.clone();
     let db = p.paths().db;
     let session = tokio::task::spawn_blocking(move || run_codex(&db, &codex, &wt, &m));
-    deny_next(&p, after, "no pushes today").await;
+    let lead = p.client().await;
+    answer_permission(&lead, "lead", after, json!({"approved": false, "reason": "no pushes today"})).await;
     session.await.unwrap();
     let reqs = mock.turn_requests();
     let outputs = tool_outputs(&reqs[1].body);

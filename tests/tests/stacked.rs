@@ -3,17 +3,12 @@
 //! a conflict is an actionable event with a resolution task, `orch run finish` merges the
 //! run into its base branch, and no commit is ever lost on the way.
 
-use coord_tests::{Project, finish, git_in};
+use coord_tests::{Project, finish, git_in, init_repo};
 use serde_json::Value;
 
 fn repo() -> Project {
     let p = Project::new();
-    git_in(p.path(), &["init", "-q", "-b", "main"]);
-    git_in(p.path(), &["config", "user.email", "t@example.com"]);
-    git_in(p.path(), &["config", "user.name", "Test"]);
-    p.write("README.md", "hello\n");
-    git_in(p.path(), &["add", "README.md"]);
-    git_in(p.path(), &["commit", "-q", "-m", "init"]);
+    init_repo(&p);
     p
 }
 
