@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
 use super::ignore::{self, Checkout};
-use super::sessions::{MCP_SERVER, SessionEnv, merge_hooks, read_object, read_text, write, write_json};
+use super::session_files::{MCP_SERVER, SessionEnv, merge_hooks, read_object, read_text, write, write_json};
 use crate::error::{Error, Result};
 
 pub const CONFIG: &str = ".codex/config.toml";

@@ -19,30 +19,17 @@
 
 use std::path::{Path, PathBuf};
 
-use coord_proto::ErrorCode;
-use coord_proto::types::{HOOK_CLIENTS, InstallHooksParams, InstallHooksResult, MAX_PERMISSION_TIMEOUT};
+use coord_proto::types::{HOOK_CLIENTS, InstallHooksParams, InstallHooksResult};
 use serde_json::{Map, Value, json};
 
 use super::ignore::{self, Checkout};
+use super::session_files::{
+    MCP_SERVER, SessionEnv, io_err, is_ours, merge_hooks, read_object, read_text, sh, write, write_json,
+};
 use crate::error::{Error, Result};
 
-/// Hook events installed, with the `inbox hook claude` event each runs and the seconds
-/// Claude Code gives it.
-const EVENTS: [(&str, &str, u64); 5] = [
-    ("SessionStart", "session-start", HOOK_TIMEOUT),
-    ("UserPromptSubmit", "user-prompt-submit", HOOK_TIMEOUT),
-    ("PostToolUse", "post-tool-use", HOOK_TIMEOUT),
-    ("Stop", "stop", HOOK_TIMEOUT),
-    // A gated call waits for its approver, at most the policy's timeout (which can change
-    // while the session runs); the hook ends itself by then.
-    ("PreToolUse", "pre-tool-use", MAX_PERMISSION_TIMEOUT + 30),
-];
-/// What marks a hook command as ours (replaced on re-install).
-const HOOK_MARK: &str = " hook claude ";
 const BEGIN: &str = "<!-- coordd:mailbox:begin -->";
 const END: &str = "<!-- coordd:mailbox:end -->";
-/// Seconds Claude Code gives each hook before abandoning it.
-const HOOK_TIMEOUT: u64 = 10;
 
 /// Paths (relative to a worktree) that [`install`] may create; `.claude/` as git reports an
 /// untracked directory.
@@ -60,22 +47,10 @@ const SESSION_FILES: [&str; 12] = [
     "AGENTS.md",
     "AGENTS.override.md",
 ];
-/// The name of our server in `.mcp.json`.
-pub(super) const MCP_SERVER: &str = "coordd";
 
 /// Is this worktree-relative path one that [`install`] writes?
 pub fn is_session_file(path: &str) -> bool {
     SESSION_FILES.contains(&path)
-}
-
-fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::app(ErrorCode::IoWriteFailed, format!("{}: {e}", path.display()))
-}
-
-/// Quote for a POSIX shell (`shlex`). A string with a NUL byte cannot be quoted; no path
-/// or agent name holds one, so it is left as is and the shell will refuse it.
-fn sh(s: &str) -> String {
-    shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned())
 }
 
 /// The `inbox` executable to run: as asked, else `$COORD_INBOX_BIN`, else beside this
@@ -96,33 +71,6 @@ fn inbox_bin(asked: Option<&str>) -> String {
         .map_or_else(|| "inbox".to_string(), |p| p.display().to_string())
 }
 
-pub(super) fn read_object(path: &Path) -> Result<Map<String, Value>> {
-    match std::fs::read_to_string(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(e) => Err(Error::app(ErrorCode::IoReadFailed, format!("{}: {e}", path.display()))),
-        Ok(text) if text.trim().is_empty() => Ok(Map::new()),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(m)) => Ok(m),
-            _ => Err(Error::invalid(format!("{} is not a JSON object; fix or remove it first", path.display()))),
-        },
-    }
-}
-
-pub(super) fn write_json(path: &Path, v: &Map<String, Value>) -> Result<()> {
-    let text = serde_json::to_string_pretty(v).map_err(|e| io_err(path, e))? + "\n";
-    write(path, &text)
-}
-
-pub(super) fn write(path: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-    }
-    // Write beside, then rename: a crash never leaves a half-written settings file.
-    let tmp = path.with_extension("coordd-tmp");
-    std::fs::write(&tmp, text).map_err(|e| io_err(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
-}
-
 fn instructions(p: &InstallHooksParams, mcp: bool, check: &str) -> String {
     let who = p.agent.as_deref().map_or(String::new(), |a| format!(" You are agent `{a}`."));
     let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" Your task is `{t}`."));
@@ -136,14 +84,6 @@ fn instructions(p: &InstallHooksParams, mcp: bool, check: &str) -> String {
          - Reply with `inbox send` (or `inbox reply`); reach a linked session with `--to-peer`.\n\
          {END}\n"
     )
-}
-
-pub(super) fn read_text(path: &Path) -> Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::app(ErrorCode::IoReadFailed, format!("{}: {e}", path.display()))),
-    }
 }
 
 /// `text` with the marked block replaced, or appended.
@@ -167,46 +107,6 @@ fn instruction_target<'a>(dir: &Path, git: Option<&Checkout>, name: &'a str, alt
         Some(t) if !t.contains(BEGIN) => alternate,
         _ => name,
     })
-}
-
-/// Who a session is, as its hooks, MCP server and environment say it.
-pub(super) struct SessionEnv {
-    /// The `inbox` executable.
-    pub bin: String,
-    pub db: PathBuf,
-    pub agent: String,
-    pub task: Option<String>,
-    pub run: Option<String>,
-}
-
-impl SessionEnv {
-    /// The `inbox` executable, quoted for a shell.
-    pub fn bin_quoted(&self) -> String {
-        sh(&self.bin)
-    }
-
-    /// The arguments of `inbox mcp` for this session.
-    pub fn mcp_args(&self) -> Vec<String> {
-        let mut args =
-            vec!["--db".into(), self.db.display().to_string(), "--agent".into(), self.agent.clone(), "mcp".into()];
-        if let Some(t) = &self.task {
-            args.extend(["--task".to_string(), t.clone()]);
-        }
-        args
-    }
-
-    /// The session's environment: who it is, and where a tool reports progress
-    /// (`COORD_PROGRESS`: the daemon's socket). `None`: remove the variable.
-    pub fn vars(&self) -> Vec<(&'static str, Option<String>)> {
-        let socket = coord_ipc::paths::resolve(Some(&self.db), Path::new("/")).socket;
-        vec![
-            ("COORD_PROGRESS", Some(socket.display().to_string())),
-            ("COORD_AGENT", Some(self.agent.clone())),
-            ("COORD_DB", Some(self.db.display().to_string())),
-            ("COORD_TASK", self.task.clone()),
-            ("COORD_RUN", self.run.clone()),
-        ]
-    }
 }
 
 /// The clients asked for, checked; none means Claude Code alone.
@@ -330,13 +230,6 @@ fn approve_mcp(settings: &mut Map<String, Value>, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Is this hook group one of ours?
-fn is_ours(group: &Value) -> bool {
-    group["hooks"]
-        .as_array()
-        .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.contains(HOOK_MARK))))
-}
-
 /// Earlier versions wrote the hooks into `.claude/settings.json`. Take ours out of it (when
 /// git does not track it), so the hooks do not run twice; a file left with nothing else is
 /// removed. Returns whether it was changed.
@@ -368,25 +261,6 @@ fn remove_old_hooks(dir: &Path, git: Option<&Checkout>) -> Result<bool> {
         write_json(&path, &settings)?;
     }
     Ok(true)
-}
-
-/// Add our hook commands to a settings object, replacing an earlier install of ours and
-/// keeping everyone else's hooks.
-pub(super) fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task: &str) -> Result<()> {
-    let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
-    let Value::Object(hooks) = hooks else {
-        return Err(Error::invalid(format!("{}: \"hooks\" is not an object", path.display())));
-    };
-    for (event, arg, timeout) in EVENTS {
-        let groups = hooks.entry(event).or_insert_with(|| json!([]));
-        let Value::Array(groups) = groups else {
-            return Err(Error::invalid(format!("{}: hooks.{event} is not an array", path.display())));
-        };
-        groups.retain(|g| !is_ours(g));
-        let command = format!("{base} hook claude {arg}{task}");
-        groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": timeout}]}));
-    }
-    Ok(())
 }
 
 /// Set the session's environment (`env`, which Claude Code passes to every tool it runs;
