@@ -108,6 +108,15 @@ fn has_our_hooks(hooks: Option<Value>) -> bool {
     hooks.is_some_and(|h| h["hooks"].to_string().contains(" hook claude "))
 }
 
+/// The main checkout of the repository whose linked worktree `dir` is (its `.git` is a
+/// file, `gitdir: <main>/.git/worktrees/<name>`); `None` for anything else.
+fn main_checkout(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join(".git")).ok()?;
+    let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+    let gitdir = if gitdir.is_absolute() { gitdir } else { dir.join(gitdir) };
+    Some(gitdir.parent()?.parent()?.parent()?.to_path_buf())
+}
+
 /// `inbox hook doctor`.
 pub fn doctor(ctx: &Ctx, a: HookDoctorArgs) -> Res {
     let cwd = std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?;
@@ -126,7 +135,9 @@ pub fn doctor(ctx: &Ctx, a: HookDoctorArgs) -> Res {
 
     let config = read_toml(&dir.join(".codex/config.toml"))?;
     let server = config.as_ref().and_then(|c| c.get("mcp_servers")?.get("coordd").cloned());
-    let codex_hooks = has_our_hooks(json_file(&dir.join(".codex/hooks.json")));
+    // Codex reads a linked worktree's hooks from the repository's main checkout.
+    let hooks_file = main_checkout(&dir).unwrap_or_else(|| dir.clone()).join(".codex/hooks.json");
+    let codex_hooks = has_our_hooks(json_file(&hooks_file));
     if server.is_none() && !codex_hooks {
         add("codex", "info", "not installed (inbox hook install --client codex)".into());
     } else {
@@ -138,9 +149,9 @@ pub fn doctor(ctx: &Ctx, a: HookDoctorArgs) -> Res {
             None => add("codex", "warn", "no coordd MCP server in .codex/config.toml".into()),
         }
         if codex_hooks {
-            add("codex", "ok", "hooks in .codex/hooks.json".into());
+            add("codex", "ok", format!("hooks in {}", hooks_file.display()));
         } else {
-            add("codex", "warn", "no coordd hooks in .codex/hooks.json".into());
+            add("codex", "warn", format!("no coordd hooks in {}", hooks_file.display()));
         }
         let global = global_config();
         let gdoc = read_toml(&global).ok().flatten();

@@ -164,6 +164,9 @@ fn codexs_install_adds_nothing_to_git_status() {
     assert!(config.contains("[mcp_servers.coordd]") && config.contains("default_tools_approval_mode = \"approve\""));
     // Codex reads the hooks of a linked worktree from the main checkout.
     assert!(p.path().join(".codex/hooks.json").is_file());
+    let doctor = p.inbox().args(["hook", "doctor", "--dir", &wt.display().to_string(), "--json"]).run().ok().json();
+    let hooks = format!("hooks in {}", std::fs::canonicalize(p.path()).unwrap().join(".codex/hooks.json").display());
+    assert!(doctor["checks"].as_array().unwrap().iter().any(|c| c["message"] == hooks), "{doctor}");
     assert_eq!(git_in(&wt, &["status", "--porcelain"]), "", "the worktree");
     assert_eq!(git_in(p.path(), &["status", "--porcelain"]), "", "the repository root");
 }
