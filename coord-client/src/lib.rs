@@ -23,6 +23,7 @@
 pub mod autostart;
 #[cfg(windows)]
 mod detached;
+pub mod codex;
 mod error;
 pub mod stream;
 pub mod transport;

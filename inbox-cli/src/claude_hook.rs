@@ -1,4 +1,5 @@
-//! `inbox hook claude <event>`: the Claude Code hook handler. It answers one hook with the
+//! `inbox hook claude <event>`: the Claude Code hook handler, which Codex runs too (it
+//! sends Claude-shaped hook JSON; `--client codex` adapts the answers). It answers one hook with the
 //! hook's JSON on stdout when the mailbox has something to say, and never fails the
 //! session: with no daemon (it never starts one), no identity or bad input it prints
 //! nothing and succeeds. Every hook first honours a shutdown request addressed to the
@@ -13,7 +14,7 @@ use coord_proto::api::{AgentsApiClient, ControlApiClient, InboxApiClient, MailAp
 use coord_proto::types::*;
 use serde_json::{Value, json};
 
-use crate::cli::{HookClaudeArgs, HookEvent};
+use crate::cli::{AgentClient, HookClaudeArgs, HookEvent};
 use crate::ctx::{Ctx, Outcome, Res};
 use crate::output::agent_context;
 
@@ -36,7 +37,7 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
     let Ok(Ok(client)) = tokio::time::timeout(HOOK_CONNECT, Client::connect(opts)).await else {
         return Ok(Outcome::Done);
     };
-    let check = check_command(ctx, a.task.as_deref(), a.mcp);
+    let check = check_command(ctx, a.task.as_deref(), a.mcp, a.client);
     if let Ok(Some(answer)) = tokio::time::timeout(HOOK_CALLS, hook_output(&client, agent, a, &check)).await {
         println!("{answer}");
     }
@@ -46,7 +47,16 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
 /// How the session reads its mail, said so that it works as typed in the session (whose
 /// environment has no `COORD_AGENT`): the MCP tool when the session has it, and this very
 /// `inbox` with the database, agent and task spelled out.
-fn check_command(ctx: &Ctx, task: Option<&str>, mcp: bool) -> String {
+///
+/// In a Codex session with the MCP server, only the tool: Codex's `workspace-write` sandbox
+/// keeps the model's shell commands from the daemon's socket (the MCP server runs outside).
+fn check_command(ctx: &Ctx, task: Option<&str>, mcp: bool, client: AgentClient) -> String {
+    if mcp && client == AgentClient::Codex {
+        return format!(
+            "call the `check_inbox` tool of the `{0}` MCP server (mcp__{0}__check_inbox)",
+            coord_client::codex::MCP_SERVER
+        );
+    }
     let sh = |s: &str| shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned());
     let exe = std::env::current_exe().map_or_else(|_| "inbox".to_string(), |p| p.display().to_string());
     let mut cmd = format!("{} --db {}", sh(&exe), sh(&ctx.connect_options().paths.db.display().to_string()));
@@ -77,12 +87,25 @@ async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs, check
     // they deliver is never lost to a stop.
     if a.event == HookEvent::PostToolUse {
         let (stop, context) = tokio::join!(stop, mailbox_output(c, agent.clone(), &a, check_how));
-        return stop.or(context);
+        return stop.map(|s| stop_for(a.client, a.event, s)).or(context);
     }
     if let Some(stop) = stop.await {
-        return Some(stop);
+        return Some(stop_for(a.client, a.event, stop));
     }
     mailbox_output(c, agent, &a, check_how).await
+}
+
+/// A stop (`continue: false`) as the client honours it. Codex does not end a session on
+/// PostToolUse `continue: false` (it only replaces the tool's output), so a Codex session
+/// is told to stop by a block whose reason says so; the request is answered by then, so
+/// the next Stop lets it end. (The launch bridge stops the process in any case.)
+fn stop_for(client: AgentClient, event: HookEvent, stop: Value) -> Value {
+    let codex_blocks = matches!(event, HookEvent::PostToolUse | HookEvent::Stop | HookEvent::UserPromptSubmit);
+    if client != AgentClient::Codex || !codex_blocks {
+        return stop;
+    }
+    let why = stop["stopReason"].as_str().unwrap_or("Shutdown requested");
+    json!({"decision": "block", "reason": format!("{why}. Stop now: end your turn, with no more tool calls.")})
 }
 
 /// What the mailbox has to say for this hook.
@@ -118,7 +141,9 @@ async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs, c
             Some(json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}))
         }
         HookEvent::Stop => {
-            // Only mail not delivered before blocks, so the same messages never block twice.
+            // Only mail not delivered before blocks, so the same messages never block twice:
+            // at most one block per batch of new mail, whatever the client sends
+            // (`stop_hook_active` is not trusted: Codex sets it but does not cap blocks).
             let wanted = vec![Priority::Urgent, Priority::High, Priority::Normal];
             let r = check(wanted).await.ok().filter(|r| !r.messages.is_empty());
             let Some(r) = r else {

@@ -8,6 +8,7 @@ mod agents;
 mod artifacts;
 mod claude_hook;
 mod cli;
+mod codex_setup;
 mod control;
 mod ctx;
 mod githook;
@@ -91,6 +92,7 @@ async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Withdraw(a) => session::withdraw(ctx, a).await,
         Cmd::Peer(PeerCmd::Link(a)) => session::peer_link(ctx, a).await,
         Cmd::Hook(HookCmd::Install(a)) => session::hook_install(ctx, a).await,
+        Cmd::Hook(HookCmd::Doctor(a)) => codex_setup::doctor(ctx, a),
         Cmd::Hook(HookCmd::Claude(a)) if matches!(a.event, HookEvent::PreToolUse | HookEvent::PermissionRequest) => {
             permission_hook::answer(ctx, a).await
         }

@@ -57,6 +57,12 @@ pub async fn hook_install(ctx: &Ctx, a: HookInstallArgs) -> Res {
     })?;
     let cwd = std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?;
     let dir = a.dir.map_or(cwd.clone(), |d| cwd.join(d));
+    let clients = crate::codex_setup::clients(a.client, &dir);
+    if a.trust_global && !clients.iter().any(|c| c == "codex") {
+        return Err(CliError::Invalid(
+            "--trust-global trusts the worktree for Codex: use it with --client codex (or all)".into(),
+        ));
+    }
     let p = InstallHooksParams {
         dir: dir.display().to_string(),
         agent: Some(agent),
@@ -65,16 +71,29 @@ pub async fn hook_install(ctx: &Ctx, a: HookInstallArgs) -> Res {
         inbox_bin: std::env::current_exe().ok().map(|p| p.display().to_string()),
         run_id: a.run,
         approve_mcp: a.approve_mcp,
+        clients,
     };
     let r = ctx.client().await?.install_hooks(p).await?;
-    ctx.print(&r, || {
+    let trust = match a.trust_global {
+        true => Some(crate::codex_setup::trust_global(ctx, &std::fs::canonicalize(&dir).unwrap_or(dir.clone()))?),
+        false => None,
+    };
+    let mut out = serde_json::to_value(&r).map_err(|e| CliError::Internal(e.to_string()))?;
+    out["trust_global"] = serde_json::to_value(&trust).unwrap_or_default();
+    ctx.print(&out, || {
         for f in &r.files {
             println!("wrote {f}");
         }
         for n in &r.notes {
             println!("note: {n}");
         }
-        println!("(kept out of git: listed in .git/info/exclude, or ignored in orch worktrees)");
+        println!(
+            "(for {}; kept out of git: listed in .git/info/exclude, or ignored in orch worktrees)",
+            r.clients.join(", ")
+        );
+        if r.clients.iter().any(|c| c == "codex") && !a.trust_global {
+            println!("Codex loads .codex/ only in a trusted project, with trusted hooks: see `inbox hook doctor`");
+        }
     });
     Ok(Outcome::Done)
 }

@@ -24,6 +24,8 @@ use serde_json::Value;
 
 pub mod pg;
 
+pub mod mock_model;
+
 /// Path of a workspace binary built next to the running test executable.
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
@@ -556,12 +558,7 @@ pub fn orch_wait(p: &Project, run: &str, cursor: i64) -> Value {
 /// A project that is a git repository on `main` with one commit (a README).
 pub fn git_project() -> Project {
     let p = Project::new();
-    git_in(p.path(), &["init", "-q", "-b", "main"]);
-    git_in(p.path(), &["config", "user.email", "t@example.com"]);
-    git_in(p.path(), &["config", "user.name", "Test"]);
-    p.write("README.md", "hello\n");
-    git_in(p.path(), &["add", "README.md"]);
-    git_in(p.path(), &["commit", "-q", "-m", "init"]);
+    init_repo(&p);
     p
 }
 
@@ -571,6 +568,41 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").current_dir(dir).args(args).output().expect("git");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Make the project a git repository on `main` with one commit (a `README.md`).
+pub fn init_repo(p: &Project) {
+    git_in(p.path(), &["init", "-q", "-b", "main"]);
+    git_in(p.path(), &["config", "user.email", "t@example.com"]);
+    git_in(p.path(), &["config", "user.name", "Test"]);
+    p.write("README.md", "hello\n");
+    git_in(p.path(), &["add", "README.md"]);
+    git_in(p.path(), &["commit", "-q", "-m", "init"]);
+}
+
+/// Wait for the next permission request to `approver` after event `after`, and answer it
+/// with `answer` (its `request_id` is filled in); the request.
+pub async fn answer_permission(c: &Client, approver: &str, after: i64, answer: Value) -> coord_proto::types::Message {
+    use coord_proto::api::ControlApiClient;
+    let filter = coord_proto::types::EventFilter {
+        after_event: Some(after),
+        to: Some(approver.into()),
+        message_types: vec!["permission_request".into()],
+        ..Default::default()
+    };
+    let mut sub = c.subscribe(filter).await.unwrap();
+    let limit = Some(Duration::from_secs(120));
+    let request = sub.next_within(limit).await.unwrap().expect("a permission request").message.unwrap();
+    let mut payload = answer;
+    payload["request_id"] = request.payload_json["request_id"].clone();
+    let p = coord_proto::types::ControlSendParams {
+        from: approver.into(),
+        msg_type: "permission_response".into(),
+        payload,
+        ..Default::default()
+    };
+    c.control_send(p).await.unwrap();
+    request
 }
 
 /// Ask the project's daemon (auto-started if needed) to serve the dashboard; its URL.

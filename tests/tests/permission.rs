@@ -9,9 +9,8 @@ use std::os::unix::net::UnixListener;
 use std::time::Duration;
 
 use coord_client::Client;
-use coord_proto::api::ControlApiClient;
 use coord_proto::types::*;
-use coord_tests::{Out, Project, ok_as, orch_wait};
+use coord_tests::{Out, Project, answer_permission, ok_as, orch_wait};
 use serde_json::{Value, json};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -44,24 +43,7 @@ fn spawn_hook(p: &Project, event: &str, input: &Value, extra: &[&str]) -> std::t
 
 /// Wait for the next permission request to `lead` after `after`, and answer it.
 async fn approve(c: &Client, after: i64, answer: Value) -> Message {
-    let filter = EventFilter {
-        after_event: Some(after),
-        to: Some("lead".into()),
-        message_types: vec!["permission_request".into()],
-        ..Default::default()
-    };
-    let mut sub = c.subscribe(filter).await.unwrap();
-    let request = sub.next_within(Some(LIMIT)).await.unwrap().expect("a request").message.unwrap();
-    let mut payload = answer;
-    payload["request_id"] = request.payload_json["request_id"].clone();
-    let p = ControlSendParams {
-        from: "lead".into(),
-        msg_type: "permission_response".into(),
-        payload,
-        ..Default::default()
-    };
-    c.control_send(p).await.unwrap();
-    request
+    answer_permission(c, "lead", after, answer).await
 }
 
 async fn decide(answer: Value) -> (Value, Message) {

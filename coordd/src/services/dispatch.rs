@@ -91,9 +91,16 @@ async fn install_hooks(core: &Core, run_id: &str, dispatches: &[Dispatch]) {
             inbox_bin: None,
             run_id: Some(run_id.to_string()),
             approve_mcp: true,
+            clients: Vec::new(),
         };
         let db = core.db_path.clone();
-        if let Err(e) = blocking(move || sessions::install(&p, &db)).await {
+        // The clients the project uses (files and PATH lookups: off the executor too).
+        let install = move || {
+            let mut p = p;
+            p.clients = crate::workspace::codex::clients_in_use(std::path::Path::new(&p.dir));
+            sessions::install(&p, &db)
+        };
+        if let Err(e) = blocking(install).await {
             tracing::warn!(worktree = %dir, error = %e, "could not install session hooks");
         }
     }

@@ -23,8 +23,10 @@ use git2::{ConfigLevel, Repository};
 use crate::error::{Error, Result};
 
 /// What orch worktrees never commit: the session files `sessions::install` may write there.
-pub const ORCH_SESSION_FILES: [&str; 7] = [
+pub const ORCH_SESSION_FILES: [&str; 9] = [
     "/.claude/settings.local.json",
+    "/.codex/config.toml",
+    "/.codex/hooks.json",
     "/.mcp.json",
     "/CLAUDE.md",
     "/CLAUDE.local.md",

@@ -1,4 +1,5 @@
-//! Agent-session integration files, written so that they never reach a commit:
+//! Agent-session integration files, written so that they never reach a commit, for the
+//! clients asked for (`claude`, the default, and `codex`, whose files are in `codex`):
 //!
 //! - Claude Code hooks in `.claude/settings.local.json` (Claude Code's own uncommitted
 //!   settings), merged into what is there, and, when asked (orch's worktrees), the approval
@@ -18,35 +19,26 @@
 
 use std::path::{Path, PathBuf};
 
-use coord_proto::ErrorCode;
-use coord_proto::types::{InstallHooksParams, InstallHooksResult, MAX_PERMISSION_TIMEOUT};
+use coord_proto::types::{HOOK_CLIENTS, InstallHooksParams, InstallHooksResult};
 use serde_json::{Map, Value, json};
 
 use super::ignore::{self, Checkout};
+use super::session_files::{
+    MCP_SERVER, SessionEnv, io_err, is_ours, merge_hooks, read_object, read_text, sh, write, write_json,
+};
 use crate::error::{Error, Result};
 
-/// Hook events installed, with the `inbox hook claude` event each runs and the seconds
-/// Claude Code gives it.
-const EVENTS: [(&str, &str, u64); 5] = [
-    ("SessionStart", "session-start", HOOK_TIMEOUT),
-    ("UserPromptSubmit", "user-prompt-submit", HOOK_TIMEOUT),
-    ("PostToolUse", "post-tool-use", HOOK_TIMEOUT),
-    ("Stop", "stop", HOOK_TIMEOUT),
-    // A gated call waits for its approver, at most the policy's timeout (which can change
-    // while the session runs); the hook ends itself by then.
-    ("PreToolUse", "pre-tool-use", MAX_PERMISSION_TIMEOUT + 30),
-];
-/// What marks a hook command as ours (replaced on re-install).
-const HOOK_MARK: &str = " hook claude ";
 const BEGIN: &str = "<!-- coordd:mailbox:begin -->";
 const END: &str = "<!-- coordd:mailbox:end -->";
-/// Seconds Claude Code gives each hook before abandoning it.
-const HOOK_TIMEOUT: u64 = 10;
 
 /// Paths (relative to a worktree) that [`install`] may create; `.claude/` as git reports an
 /// untracked directory.
-const SESSION_FILES: [&str; 8] = [
+const SESSION_FILES: [&str; 12] = [
     ".claude/",
+    ".codex/",
+    ".codex",
+    ".codex/config.toml",
+    ".codex/hooks.json",
     ".claude",
     ".claude/settings.local.json",
     ".mcp.json",
@@ -55,33 +47,10 @@ const SESSION_FILES: [&str; 8] = [
     "AGENTS.md",
     "AGENTS.override.md",
 ];
-/// The name of our server in `.mcp.json`.
-const MCP_SERVER: &str = "coordd";
 
 /// Is this worktree-relative path one that [`install`] writes?
 pub fn is_session_file(path: &str) -> bool {
     SESSION_FILES.contains(&path)
-}
-
-fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::app(ErrorCode::IoWriteFailed, format!("{}: {e}", path.display()))
-}
-
-/// Quote for a POSIX shell (`shlex`). A string with a NUL byte cannot be quoted; no path
-/// or agent name holds one, so it is left as is and the shell will refuse it.
-///
-/// On Windows Claude Code runs hook commands with Git Bash (cmd or PowerShell when there
-/// is none): paths get `/` separators (a `\` is an escape in bash), and a word that needs
-/// no quoting stays bare, which all three shells read alike; one that does is quoted for
-/// bash, in double quotes (also cmd's) unless it holds a character special inside them.
-fn sh(s: &str) -> String {
-    let s = if cfg!(windows) { s.replace('\\', "/") } else { s.to_string() };
-    let bare = !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | ':' | '.' | '_' | '-' | '+' | ',' | '@'));
-    if cfg!(windows) && !bare && !s.contains(['$', '`', '"', '!', '\\']) {
-        return format!("\"{s}\"");
-    }
-    shlex::try_quote(&s).map_or_else(|_| s.clone(), |q| q.into_owned())
 }
 
 /// The `inbox` executable to run: as asked, else `$COORD_INBOX_BIN`, else beside this
@@ -102,33 +71,6 @@ fn inbox_bin(asked: Option<&str>) -> String {
         .map_or_else(|| "inbox".to_string(), |p| p.display().to_string())
 }
 
-fn read_object(path: &Path) -> Result<Map<String, Value>> {
-    match std::fs::read_to_string(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(e) => Err(Error::app(ErrorCode::IoReadFailed, format!("{}: {e}", path.display()))),
-        Ok(text) if text.trim().is_empty() => Ok(Map::new()),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(m)) => Ok(m),
-            _ => Err(Error::invalid(format!("{} is not a JSON object; fix or remove it first", path.display()))),
-        },
-    }
-}
-
-fn write_json(path: &Path, v: &Map<String, Value>) -> Result<()> {
-    let text = serde_json::to_string_pretty(v).map_err(|e| io_err(path, e))? + "\n";
-    write(path, &text)
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-    }
-    // Write beside, then rename: a crash never leaves a half-written settings file.
-    let tmp = path.with_extension("coordd-tmp");
-    std::fs::write(&tmp, text).map_err(|e| io_err(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
-}
-
 fn instructions(p: &InstallHooksParams, mcp: bool, check: &str) -> String {
     let who = p.agent.as_deref().map_or(String::new(), |a| format!(" You are agent `{a}`."));
     let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" Your task is `{t}`."));
@@ -142,14 +84,6 @@ fn instructions(p: &InstallHooksParams, mcp: bool, check: &str) -> String {
          - Reply with `inbox send` (or `inbox reply`); reach a linked session with `--to-peer`.\n\
          {END}\n"
     )
-}
-
-fn read_text(path: &Path) -> Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::app(ErrorCode::IoReadFailed, format!("{}: {e}", path.display()))),
-    }
 }
 
 /// `text` with the marked block replaced, or appended.
@@ -175,6 +109,15 @@ fn instruction_target<'a>(dir: &Path, git: Option<&Checkout>, name: &'a str, alt
     })
 }
 
+/// The clients asked for, checked; none means Claude Code alone.
+fn clients(asked: &[String]) -> Result<(bool, bool)> {
+    if let Some(bad) = asked.iter().find(|c| !HOOK_CLIENTS.contains(&c.as_str())) {
+        return Err(Error::invalid(format!("unknown client '{bad}': expected one of {}", HOOK_CLIENTS.join(", "))));
+    }
+    let has = |c: &str| asked.iter().any(|a| a == c);
+    Ok((asked.is_empty() || has("claude"), has("codex")))
+}
+
 /// Write the hooks and instructions into `p.dir` for the database `db`, and keep them out
 /// of git.
 pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> {
@@ -186,9 +129,17 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         return Err(Error::invalid("hooks act for an agent: name it (agent); without one they would do nothing"));
     };
     crate::domain::check::agent("agent", agent)?;
+    let (claude, codex) = clients(&p.clients)?;
     let git = Checkout::find(&dir);
     let mut notes = Vec::new();
     let bin = inbox_bin(p.inbox_bin.as_deref());
+    let env = SessionEnv {
+        bin: bin.clone(),
+        db: db.to_path_buf(),
+        agent: agent.to_string(),
+        task: p.task_id.clone(),
+        run: p.run_id.clone(),
+    };
     let base = format!("{} --db {} --agent {}", sh(&bin), sh(&db.display().to_string()), sh(agent));
     let task = p.task_id.as_deref().map_or(String::new(), |t| format!(" --task {}", sh(t)));
     // The hooks also know the run (`inbox check` does not take it).
@@ -196,12 +147,14 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
 
     // `inbox mcp` serves one agent; a tracked `.mcp.json` is left alone.
     let mcp_path = dir.join(".mcp.json");
-    let mcp = if git.as_ref().is_some_and(|g| g.tracks(".mcp.json")) {
+    let mcp = if !claude {
+        None
+    } else if git.as_ref().is_some_and(|g| g.tracks(".mcp.json")) {
         notes.push("the repository tracks .mcp.json, so the coordd MCP server was not added to it".to_string());
         None
     } else {
         let mut mcp = read_object(&mcp_path)?;
-        merge_mcp(&mut mcp, &mcp_path, &bin, db, agent, p.task_id.as_deref())?;
+        merge_mcp(&mut mcp, &mcp_path, &env)?;
         Some(mcp)
     };
     // Read and merge the JSON files before writing any: a bad file changes nothing.
@@ -209,25 +162,39 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     let mut settings = read_object(&settings_path)?;
     let hook_flags = format!("{task}{run}{}", if mcp.is_some() { " --mcp" } else { "" });
     merge_hooks(&mut settings, &settings_path, &base, &hook_flags)?;
-    merge_env(&mut settings, &settings_path, agent, p, db)?;
+    merge_env(&mut settings, &settings_path, &env)?;
     if p.approve_mcp && mcp.is_some() {
         approve_mcp(&mut settings, &settings_path)?;
     }
     let claude_md = instruction_target(&dir, git.as_ref(), "CLAUDE.md", "CLAUDE.local.md")?;
     let agents_md = instruction_target(&dir, git.as_ref(), "AGENTS.md", "AGENTS.override.md")?;
 
-    write_json(&settings_path, &settings)?;
-    if remove_old_hooks(&dir, git.as_ref())? {
-        notes.push("moved the hooks of an earlier install from .claude/settings.json to settings.local.json".into());
+    let mut written = Vec::new();
+    let mut shared = None;
+    let mut has_mcp = mcp.is_some();
+    if codex {
+        let done = super::codex::install(&dir, git.as_ref(), &env, &base, &format!("{task}{run}"))?;
+        has_mcp |= done.files.contains(&super::codex::CONFIG);
+        written.extend(done.files);
+        notes.extend(done.notes);
+        shared = done.shared_hooks;
     }
-    let mut written = vec![".claude/settings.local.json"];
-    if let Some(mcp) = &mcp {
-        write_json(&mcp_path, mcp)?;
-        written.push(".mcp.json");
+    let block = instructions(p, has_mcp, &format!("{base} check{task}"));
+    if claude {
+        write_json(&settings_path, &settings)?;
+        if remove_old_hooks(&dir, git.as_ref())? {
+            notes
+                .push("moved the hooks of an earlier install from .claude/settings.json to settings.local.json".into());
+        }
+        written.push(".claude/settings.local.json");
+        if let Some(mcp) = &mcp {
+            write_json(&mcp_path, mcp)?;
+            written.push(".mcp.json");
+        }
+        let claude_text = read_text(&dir.join(claude_md))?.unwrap_or_default();
+        write(&dir.join(claude_md), &with_block(&claude_text, &block))?;
+        written.push(claude_md);
     }
-    let block = instructions(p, mcp.is_some(), &format!("{base} check{task}"));
-    let claude_text = read_text(&dir.join(claude_md))?.unwrap_or_default();
-    write(&dir.join(claude_md), &with_block(&claude_text, &block))?;
     // Codex reads AGENTS.override.md instead of AGENTS.md: the override carries both.
     let agents_text = match (agents_md, read_text(&dir.join("AGENTS.md"))?) {
         ("AGENTS.override.md", Some(original)) => {
@@ -237,7 +204,7 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         _ => read_text(&dir.join(agents_md))?.unwrap_or_default(),
     };
     write(&dir.join(agents_md), &with_block(&agents_text, &block))?;
-    written.extend([claude_md, agents_md]);
+    written.push(agents_md);
 
     match &git {
         Some(g) if g.is_orch_worktree() => {
@@ -246,7 +213,9 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         Some(g) => ignore::exclude_paths(g, &written)?,
         None => {}
     }
-    Ok(InstallHooksResult { files: written.iter().map(|f| dir.join(f).display().to_string()).collect(), notes })
+    let clients = [(claude, "claude"), (codex, "codex")].iter().filter(|c| c.0).map(|c| c.1.to_string()).collect();
+    let files = written.iter().map(|f| dir.join(f)).chain(shared);
+    Ok(InstallHooksResult { files: files.map(|f| f.display().to_string()).collect(), notes, clients })
 }
 
 /// Approve our `.mcp.json` server in Claude Code's local settings.
@@ -259,13 +228,6 @@ fn approve_mcp(settings: &mut Map<String, Value>, path: &Path) -> Result<()> {
         list.push(json!(MCP_SERVER));
     }
     Ok(())
-}
-
-/// Is this hook group one of ours?
-fn is_ours(group: &Value) -> bool {
-    group["hooks"]
-        .as_array()
-        .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.contains(HOOK_MARK))))
 }
 
 /// Earlier versions wrote the hooks into `.claude/settings.json`. Take ours out of it (when
@@ -301,44 +263,14 @@ fn remove_old_hooks(dir: &Path, git: Option<&Checkout>) -> Result<bool> {
     Ok(true)
 }
 
-/// Add our hook commands to a settings object, replacing an earlier install of ours and
-/// keeping everyone else's hooks.
-fn merge_hooks(settings: &mut Map<String, Value>, path: &Path, base: &str, task: &str) -> Result<()> {
-    let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
-    let Value::Object(hooks) = hooks else {
-        return Err(Error::invalid(format!("{}: \"hooks\" is not an object", path.display())));
-    };
-    for (event, arg, timeout) in EVENTS {
-        let groups = hooks.entry(event).or_insert_with(|| json!([]));
-        let Value::Array(groups) = groups else {
-            return Err(Error::invalid(format!("{}: hooks.{event} is not an array", path.display())));
-        };
-        groups.retain(|g| !is_ours(g));
-        let command = format!("{base} hook claude {arg}{task}");
-        groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": timeout}]}));
-    }
-    Ok(())
-}
-
-/// Set the session's environment (`env`, which Claude Code passes to every tool it runs):
-/// who it is, and where a tool reports progress (`COORD_PROGRESS`: the daemon's socket).
-/// Other variables are kept.
-fn merge_env(
-    settings: &mut Map<String, Value>,
-    path: &Path,
-    agent: &str,
-    p: &InstallHooksParams,
-    db: &Path,
-) -> Result<()> {
+/// Set the session's environment (`env`, which Claude Code passes to every tool it runs;
+/// see [`SessionEnv::vars`]). Other variables are kept.
+fn merge_env(settings: &mut Map<String, Value>, path: &Path, session: &SessionEnv) -> Result<()> {
     let env = settings.entry("env").or_insert_with(|| json!({}));
     let Value::Object(env) = env else {
         return Err(Error::invalid(format!("{}: \"env\" is not an object", path.display())));
     };
-    let socket = coord_ipc::paths::resolve(Some(db), Path::new("/")).socket;
-    env.insert("COORD_PROGRESS".into(), json!(socket.display().to_string()));
-    env.insert("COORD_AGENT".into(), json!(agent));
-    env.insert("COORD_DB".into(), json!(db.display().to_string()));
-    for (key, v) in [("COORD_TASK", &p.task_id), ("COORD_RUN", &p.run_id)] {
+    for (key, v) in session.vars() {
         match v {
             Some(v) => env.insert(key.into(), json!(v)),
             None => env.remove(key),
@@ -347,25 +279,13 @@ fn merge_env(
     Ok(())
 }
 
-/// Register `inbox mcp` for `agent` (and its task) as the `coordd` server of an
+/// Register `inbox mcp` for the session's agent (and its task) as the `coordd` server of an
 /// `.mcp.json` object, keeping the other servers.
-fn merge_mcp(
-    mcp: &mut Map<String, Value>,
-    path: &Path,
-    bin: &str,
-    db: &Path,
-    agent: &str,
-    task: Option<&str>,
-) -> Result<()> {
+fn merge_mcp(mcp: &mut Map<String, Value>, path: &Path, env: &SessionEnv) -> Result<()> {
     let servers = mcp.entry("mcpServers").or_insert_with(|| json!({}));
     let Value::Object(servers) = servers else {
         return Err(Error::invalid(format!("{}: \"mcpServers\" is not an object", path.display())));
     };
-    let mut args = vec!["--db".to_string(), db.display().to_string(), "--agent".to_string(), agent.to_string()];
-    args.push("mcp".to_string());
-    if let Some(t) = task {
-        args.extend(["--task".to_string(), t.to_string()]);
-    }
-    servers.insert(MCP_SERVER.to_string(), json!({"type": "stdio", "command": bin, "args": args}));
+    servers.insert(MCP_SERVER.to_string(), json!({"type": "stdio", "command": env.bin, "args": env.mcp_args()}));
     Ok(())
 }

@@ -192,7 +192,7 @@ pub enum Cmd {
     /// Linked peer tasks: `send --to-peer` reaches the other side.
     #[command(subcommand)]
     Peer(PeerCmd),
-    /// Hooks: Claude Code session hooks (install, claude) and the git guard (install-git,
+    /// Hooks: Claude Code and Codex session hooks (install, doctor, claude) and the git guard (install-git,
     /// pre-commit).
     #[command(subcommand, alias = "hooks")]
     Hook(HookCmd),
@@ -300,6 +300,7 @@ impl Cmd {
             Cmd::Peer(_) => "peer link",
             Cmd::Hook(HookCmd::Claude(_)) => "hook claude",
             Cmd::Hook(HookCmd::Install(_)) => "hook install",
+            Cmd::Hook(HookCmd::Doctor(_)) => "hook doctor",
             Cmd::Hook(HookCmd::InstallGit(_)) => "hook install-git",
             Cmd::Hook(HookCmd::PreCommit) => "hook pre-commit",
             Cmd::Mcp(_) => "mcp",

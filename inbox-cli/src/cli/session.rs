@@ -42,13 +42,22 @@ pub enum HookCmd {
         after_help = "Example (what the installed hooks run):\n  inbox --agent backend hook claude post-tool-use --task T1 < hook.json"
     )]
     Claude(HookClaudeArgs),
-    /// Write Claude Code hooks (.claude/settings.local.json), the coordd MCP server
-    /// (.mcp.json) and an inbox note for CLAUDE.md and AGENTS.md, all kept out of git.
+    /// Write the session hooks and the coordd MCP server for Claude Code
+    /// (.claude/settings.local.json, .mcp.json, CLAUDE.md) and/or Codex (.codex/config.toml,
+    /// .codex/hooks.json), and an inbox note for AGENTS.md, all kept out of git.
     ///
     /// A file the repository tracks is never modified: the note then goes to CLAUDE.local.md
-    /// and AGENTS.override.md. What is written is listed in .git/info/exclude.
-    #[command(after_help = "Example:\n  inbox --agent backend hook install --task T1 --approve-mcp")]
+    /// and AGENTS.override.md. What is written is listed in .git/info/exclude. Codex loads
+    /// .codex/ only in a trusted project: see `inbox hook doctor`.
+    #[command(
+        after_help = "Examples:\n  inbox --agent backend hook install --task T1 --approve-mcp\n  inbox --agent backend hook install --client codex\n  inbox --agent backend hook install --client codex --trust-global"
+    )]
     Install(HookInstallArgs),
+    /// Check a worktree's session files, and tell when Codex would skip them (an untrusted
+    /// project or untrusted hooks: Codex skips them silently) or its sandbox would keep the
+    /// model's shell commands from the daemon.
+    #[command(after_help = "Examples:\n  inbox hook doctor\n  inbox hook doctor --dir ../wt-1 --json")]
+    Doctor(HookDoctorArgs),
     /// Install a git pre-commit hook refusing commits that touch files under another
     /// agent's active exclusive reservation. The committing agent is $COORD_AGENT. An
     /// existing hook is kept as pre-commit.local and still runs first.
@@ -92,6 +101,26 @@ pub struct HookClaudeArgs {
     /// The session has the coordd MCP server: reminders name its check_inbox tool first.
     #[arg(long)]
     pub mcp: bool,
+    /// The agent client running the hook: codex's model is told to use the MCP tools (its
+    /// sandboxed shell cannot reach the daemon), and it is stopped through Stop, not
+    /// `continue: false`.
+    #[arg(long, value_enum, default_value_t = AgentClient::Claude)]
+    pub client: AgentClient,
+}
+
+/// An agent CLI coordd installs session files for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum AgentClient {
+    Claude,
+    Codex,
+}
+
+/// `--client` of `hook install`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum ClientChoice {
+    Claude,
+    Codex,
+    All,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -121,6 +150,22 @@ pub struct HookInstallArgs {
     /// starts it without asking (orch's worktrees get this; here it is your choice).
     #[arg(long)]
     pub approve_mcp: bool,
+    /// The agent clients to install for (default: every client found on PATH or already
+    /// configured in the worktree; Claude Code when there is none).
+    #[arg(long, value_enum, value_name = "CLIENT")]
+    pub client: Option<ClientChoice>,
+    /// Codex: also trust the worktree in your global Codex config ($CODEX_HOME/config.toml,
+    /// else ~/.codex/config.toml), so plain `codex` loads .codex/. What is added is shown
+    /// before it is written. Not needed for sessions coord-launch starts.
+    #[arg(long)]
+    pub trust_global: bool,
+}
+
+#[derive(Args)]
+pub struct HookDoctorArgs {
+    /// The worktree to check (default: the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -122,7 +122,15 @@ pub struct InstallHooksParams {
     /// get it; in a person's own checkout it is their choice.
     #[serde(default)]
     pub approve_mcp: bool,
+    /// The agent clients to install for: `claude` (`.claude/settings.local.json`,
+    /// `.mcp.json`, `CLAUDE.md`) and/or `codex` (`.codex/config.toml`, `.codex/hooks.json`);
+    /// both get the `AGENTS.md` block. Empty: `claude` (what earlier versions installed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<String>,
 }
+
+/// The agent clients `session.installHooks` knows.
+pub const HOOK_CLIENTS: [&str; 2] = ["claude", "codex"];
 
 /// Result of `session.installHooks`: the files written or merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,4 +139,7 @@ pub struct InstallHooksResult {
     /// What was left alone, and why (e.g. a tracked `.mcp.json`).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The clients installed for (`claude`, `codex`).
+    #[serde(default)]
+    pub clients: Vec<String>,
 }

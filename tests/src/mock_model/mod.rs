@@ -1,0 +1,357 @@
+//! A scripted stand-in for a model provider's HTTP API, so the real agent CLIs (Codex,
+//! Claude Code) run headless against the real daemon with no network.
+//!
+//! [`MockModel`] is a tiny HTTP/1.1 server on 127.0.0.1 (keep-alive, `Content-Length` or
+//! chunked request bodies). Each request is logged whole ([`MockModel::requests`]), so a
+//! test can assert what reached the model: hook context, tool results, the tool list.
+//! What it answers comes from a [`Scenario`], turn by turn: a turn has shell commands to
+//! run once just before its reply (queue mail, answer a request…) and the reply's
+//! [`Block`]s, text and tool calls.
+//!
+//! The API's shape is a [`Dialect`] (`openai.rs`: the Responses API Codex speaks). A dialect
+//! says which requests are the agent's main loop asking for its next turn, and at which
+//! turn it is, counted from what the request's input already holds, so a retried request
+//! gets the same answer; and it writes the reply (SSE). Other requests (titles, probes)
+//! get a short text, and turns past the scenario's end a plain "nothing more".
+
+pub mod openai;
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// One piece of a scripted reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// Assistant text.
+    Text(String),
+    /// A tool call: the tool's name as the agent shows it to hooks (`mcp__coordd__check_inbox`,
+    /// or `shell` for whichever shell tool the agent offers) and its input.
+    Tool { name: String, input: Value },
+}
+
+/// A text block.
+pub fn text(s: &str) -> Block {
+    Block::Text(s.to_string())
+}
+
+/// A tool-call block.
+pub fn tool(name: &str, input: Value) -> Block {
+    Block::Tool { name: name.to_string(), input }
+}
+
+/// A shell command for the agent's shell tool.
+pub fn shell(command: &str) -> Block {
+    tool("shell", json!({ "command": command }))
+}
+
+/// One turn of the scenario.
+#[derive(Debug, Clone, Default)]
+pub struct Turn {
+    /// Shell command lines run once (`sh -c`), in order, just before this turn's reply.
+    pub before: Vec<String>,
+    /// The reply.
+    pub reply: Vec<Block>,
+}
+
+impl Turn {
+    pub fn reply(blocks: Vec<Block>) -> Turn {
+        Turn { before: Vec::new(), reply: blocks }
+    }
+
+    /// Run `command` just before this turn's reply.
+    pub fn before(mut self, command: &str) -> Turn {
+        self.before.push(command.to_string());
+        self
+    }
+}
+
+/// The model's script: its turns, and where and with what environment the turns' `before`
+/// commands run.
+#[derive(Debug, Clone, Default)]
+pub struct Scenario {
+    pub turns: Vec<Turn>,
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Scenario {
+    pub fn new(turns: Vec<Turn>) -> Scenario {
+        Scenario { turns, ..Scenario::default() }
+    }
+
+    /// Run the `before` commands in `dir`.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Scenario {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Set an environment variable for the `before` commands.
+    pub fn env(mut self, k: &str, v: &str) -> Scenario {
+        self.env.push((k.to_string(), v.to_string()));
+        self
+    }
+}
+
+/// A request the mock received.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    /// The body as JSON (`null` when empty or not JSON).
+    pub body: Value,
+    /// The main-loop turn it asked for, or `None` for any other request.
+    pub turn: Option<usize>,
+}
+
+/// What a `before` command did.
+#[derive(Debug, Clone)]
+pub struct Action {
+    pub turn: usize,
+    pub command: String,
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// An HTTP reply.
+pub struct Response {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+}
+
+/// The shape of one provider's API.
+pub trait Dialect: Send + Sync + 'static {
+    /// Whether `path` (without the query) is the API's model endpoint.
+    fn is_model_path(&self, path: &str) -> bool;
+
+    /// For a request to the model endpoint: `Some(turn)` when it is the agent's main loop
+    /// asking for its next turn (how many of the mock's replies its input already holds),
+    /// `None` for any other request.
+    fn turn_of(&self, body: &Value) -> Option<usize>;
+
+    /// The reply carrying `blocks`, for turn `turn` (`None`: not a main-loop request).
+    fn respond(&self, body: &Value, turn: Option<usize>, blocks: &[Block]) -> Response;
+}
+
+struct Shared {
+    dialect: Box<dyn Dialect>,
+    scenario: Scenario,
+    requests: Mutex<Vec<Request>>,
+    actions: Mutex<Vec<Action>>,
+    /// Turns whose `before` commands have run.
+    started: Mutex<HashSet<usize>>,
+    stop: AtomicBool,
+}
+
+/// The running mock. Dropping it stops the server.
+pub struct MockModel {
+    port: u16,
+    shared: Arc<Shared>,
+}
+
+impl MockModel {
+    /// Serve `scenario` in `dialect` on a free loopback port.
+    pub fn start(dialect: impl Dialect, scenario: Scenario) -> MockModel {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the mock model's port");
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared {
+            dialect: Box::new(dialect),
+            scenario,
+            requests: Mutex::default(),
+            actions: Mutex::default(),
+            started: Mutex::default(),
+            stop: AtomicBool::new(false),
+        });
+        let s = shared.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if s.stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(conn) = conn {
+                    let s = s.clone();
+                    std::thread::spawn(move || serve_conn(&s, conn));
+                }
+            }
+        });
+        MockModel { port, shared }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn requests(&self) -> Vec<Request> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// The main-loop requests so far (those that asked for a turn).
+    pub fn turn_requests(&self) -> Vec<Request> {
+        self.requests().into_iter().filter(|r| r.turn.is_some()).collect()
+    }
+
+    /// What the `before` commands did so far.
+    pub fn actions(&self) -> Vec<Action> {
+        self.shared.actions.lock().unwrap().clone()
+    }
+
+    /// A readable account of the requests and actions, for a failing assertion's message.
+    pub fn transcript(&self) -> String {
+        let mut out = String::new();
+        for a in self.actions() {
+            out += &format!("before turn {}: {} -> {:?}\n{}{}\n", a.turn, a.command, a.status, a.stdout, a.stderr);
+        }
+        for r in self.requests() {
+            out += &format!("{} {} turn {:?}: {:.4000}\n", r.method, r.path, r.turn, r.body.to_string());
+        }
+        out
+    }
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Answer requests on one connection until the client closes it.
+fn serve_conn(s: &Shared, conn: TcpStream) {
+    let Ok(read_half) = conn.try_clone() else { return };
+    let mut r = BufReader::new(read_half);
+    let mut w = conn;
+    while let Some((method, path, body)) = read_request(&mut r) {
+        if s.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let resp = answer(s, &method, &path, &body);
+        let head = format!(
+            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\n\r\n",
+            resp.status,
+            if resp.status == 200 { "OK" } else { "Not Found" },
+            resp.content_type,
+            resp.body.len()
+        );
+        if w.write_all(head.as_bytes()).and_then(|_| w.write_all(&resp.body)).and_then(|_| w.flush()).is_err() {
+            break;
+        }
+    }
+    let _ = w.shutdown(Shutdown::Both);
+}
+
+fn answer(s: &Shared, method: &str, path: &str, raw: &[u8]) -> Response {
+    let body: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
+    let bare = path.split('?').next().unwrap_or(path);
+    let on_model = method == "POST" && s.dialect.is_model_path(bare);
+    let turn = if on_model { s.dialect.turn_of(&body) } else { None };
+    s.requests.lock().unwrap().push(Request {
+        method: method.to_string(),
+        path: path.to_string(),
+        body: body.clone(),
+        turn,
+    });
+    if !on_model {
+        let status = if method == "GET" || method == "HEAD" { 200 } else { 404 };
+        return Response { status, content_type: "application/json", body: b"{}".to_vec() };
+    }
+    let Some(turn) = turn else {
+        return s.dialect.respond(&body, None, &[text("ok")]);
+    };
+    let Some(step) = s.scenario.turns.get(turn) else {
+        return s.dialect.respond(&body, Some(turn), &[text(&format!("Nothing more (turn {turn})."))]);
+    };
+    if s.started.lock().unwrap().insert(turn) {
+        for command in &step.before {
+            run_before(s, turn, command);
+        }
+    }
+    s.dialect.respond(&body, Some(turn), &step.reply)
+}
+
+fn run_before(s: &Shared, turn: usize, command: &str) {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(command).stdin(std::process::Stdio::null());
+    if let Some(dir) = &s.scenario.cwd {
+        cmd.current_dir(dir);
+    }
+    for (k, v) in &s.scenario.env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output();
+    let action = match out {
+        Ok(o) => Action {
+            turn,
+            command: command.to_string(),
+            status: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        },
+        Err(e) => {
+            Action { turn, command: command.to_string(), status: None, stdout: String::new(), stderr: e.to_string() }
+        }
+    };
+    s.actions.lock().unwrap().push(action);
+}
+
+/// Read one HTTP/1.1 request: method, path and body. `None` at the end of the connection
+/// or on a request it cannot read.
+fn read_request(r: &mut impl BufRead) -> Option<(String, String, Vec<u8>)> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_string();
+    let path = parts.next()?.to_string();
+    let (mut length, mut chunked) = (0usize, false);
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h).ok()? == 0 {
+            return None;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (name, value) = h.split_once(':')?;
+        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        if name == "content-length" {
+            length = value.parse().ok()?;
+        } else if name == "transfer-encoding" && value.to_ascii_lowercase().contains("chunked") {
+            chunked = true;
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size).ok()?;
+            let size = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
+            let mut chunk = vec![0; size + 2];
+            r.read_exact(&mut chunk).ok()?;
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    } else {
+        body.resize(length, 0);
+        r.read_exact(&mut body).ok()?;
+    }
+    Some((method, path, body))
+}

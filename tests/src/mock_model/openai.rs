@@ -1,0 +1,293 @@
+//! The OpenAI Responses API as Codex speaks it (CLI 0.169), and running `codex exec`
+//! headless against it.
+//!
+//! Codex POSTs `/v1/responses` with `stream: true` and reads SSE: `response.created`, one
+//! `response.output_item.done` per output item (`message` or `function_call`), then
+//! `response.completed`. A main-loop request is one whose tools include Codex's shell tool;
+//! its turn is how many of the mock's replies its `input` holds (the mock tags its item ids
+//! and `call_id`s with `_t<turn>_`, and Codex sends them back unchanged). MCP tools are
+//! offered inside a tool of `type: "namespace"` named `mcp__SERVER`, and called with
+//! `namespace` set; the shell tool is `exec_command`, input `{"cmd": …}`.
+//!
+//! [`CodexExec`] writes a throwaway `CODEX_HOME` whose `config.toml` points a custom provider
+//! (`wire_api = "responses"`, no retries) at the mock, and runs `codex exec --json`.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{Block, Dialect, MockModel, Response};
+
+/// The shell tools Codex versions have offered, by name.
+const SHELLS: &[&str] = &["exec_command", "shell_command", "shell", "local_shell"];
+
+/// The Responses API.
+pub struct OpenAi;
+
+static IDS: AtomicU64 = AtomicU64::new(0);
+
+fn id(prefix: &str, turn: &str) -> String {
+    format!("{prefix}_t{turn}_{:012x}", IDS.fetch_add(1, Ordering::Relaxed) + 0x1000)
+}
+
+/// The name of the shell tool a request offers.
+fn shell_tool(body: &Value) -> Option<&'static str> {
+    let tools = body["tools"].as_array()?;
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str().or(t["type"].as_str())).collect();
+    SHELLS.iter().copied().find(|s| names.contains(s))
+}
+
+/// Whether an input item was written by the model (the mock).
+fn from_model(item: &Value) -> bool {
+    matches!(item["type"].as_str(), Some("function_call" | "custom_tool_call" | "local_shell_call" | "reasoning"))
+        || (item["type"] == "message" && item["role"] == "assistant")
+}
+
+/// The turn tag (`_t<N>_`) in an item's ids.
+fn tag(item: &Value) -> Option<usize> {
+    let ids = format!("{} {}", item["call_id"].as_str().unwrap_or(""), item["id"].as_str().unwrap_or(""));
+    let at = ids.find("_t")?;
+    let digits: String = ids[at + 2..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+impl Dialect for OpenAi {
+    fn is_model_path(&self, path: &str) -> bool {
+        path.ends_with("/responses")
+    }
+
+    fn turn_of(&self, body: &Value) -> Option<usize> {
+        shell_tool(body)?;
+        let (mut seen, mut untagged, mut prev) = (HashSet::new(), 0, false);
+        for item in body["input"].as_array().into_iter().flatten() {
+            let mine = from_model(item);
+            if mine {
+                match tag(item) {
+                    Some(t) => {
+                        seen.insert(t);
+                    }
+                    // An untagged run of model items (say, from an earlier session) counts once.
+                    None if !prev => untagged += 1,
+                    None => {}
+                }
+            }
+            prev = mine;
+        }
+        Some(seen.len() + untagged)
+    }
+
+    fn respond(&self, body: &Value, turn: Option<usize>, blocks: &[Block]) -> Response {
+        let turn = turn.map_or("x".to_string(), |t| t.to_string());
+        let output: Vec<Value> = blocks.iter().map(|b| item(body, &turn, b)).collect();
+        let model = body["model"].as_str().unwrap_or("mock-model");
+        let rid = id("resp", &turn);
+        let mut sse = String::new();
+        let mut event = |name: &str, mut data: Value| {
+            data["type"] = json!(name);
+            sse += &format!("event: {name}\ndata: {data}\n\n");
+        };
+        event("response.created", json!({ "response": response(&rid, model, &[], "in_progress") }));
+        for (i, it) in output.iter().enumerate() {
+            event("response.output_item.added", json!({ "output_index": i, "item": it }));
+            event("response.output_item.done", json!({ "output_index": i, "item": it }));
+        }
+        event("response.completed", json!({ "response": response(&rid, model, &output, "completed") }));
+        Response { status: 200, content_type: "text/event-stream", body: sse.into_bytes() }
+    }
+}
+
+fn response(rid: &str, model: &str, output: &[Value], status: &str) -> Value {
+    json!({
+        "id": rid, "object": "response", "status": status, "model": model, "output": output,
+        "usage": { "input_tokens": 100, "input_tokens_details": { "cached_tokens": 0 },
+                   "output_tokens": 20, "output_tokens_details": { "reasoning_tokens": 0 },
+                   "total_tokens": 120 },
+    })
+}
+
+/// One output item for a block.
+fn item(body: &Value, turn: &str, block: &Block) -> Value {
+    let (name, input) = match block {
+        Block::Text(s) => {
+            return json!({
+                "type": "message", "id": id("msg", turn), "role": "assistant", "status": "completed",
+                "content": [{ "type": "output_text", "text": s, "annotations": [] }],
+            });
+        }
+        Block::Tool { name, input } => (name.as_str(), input.clone()),
+    };
+    let mut call =
+        json!({ "type": "function_call", "id": id("fc", turn), "call_id": id("call", turn), "status": "completed" });
+    let mut args = input;
+    let name = if name == "shell" {
+        let shell = shell_tool(body).unwrap_or("exec_command");
+        if let Some(c) = args.as_object_mut().filter(|_| shell == "exec_command").and_then(|o| o.remove("command")) {
+            args["cmd"] = c;
+        }
+        shell.to_string()
+    } else if let Some(rest) = name.strip_prefix("mcp__") {
+        // `mcp__SERVER__TOOL`: a call in the namespace tool `mcp__SERVER`.
+        let (server, tool) = rest.split_once("__").unwrap_or((rest, ""));
+        call["namespace"] = json!(format!("mcp__{server}"));
+        tool.to_string()
+    } else {
+        name.to_string()
+    };
+    call["name"] = json!(name);
+    call["arguments"] = json!(args.to_string());
+    call
+}
+
+/// The texts of a request's input messages with `role` (`developer` carries hook context,
+/// `user` the prompt and Stop-hook feedback).
+pub fn messages(req: &Value, role: &str) -> Vec<String> {
+    let items = req["input"].as_array().into_iter().flatten();
+    items
+        .filter(|i| i["type"] == "message" && i["role"] == role)
+        .map(|i| match &i["content"] {
+            Value::String(s) => s.clone(),
+            c => c.as_array().into_iter().flatten().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        })
+        .collect()
+}
+
+/// The outputs of tool calls a request's input holds (`function_call_output`), as text.
+pub fn tool_outputs(req: &Value) -> Vec<String> {
+    let items = req["input"].as_array().into_iter().flatten();
+    items
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].as_str().map_or_else(|| i["output"].to_string(), str::to_string))
+        .collect()
+}
+
+/// The tool names a request offers, MCP ones as `mcp__SERVER__TOOL`.
+pub fn offered_tools(req: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for t in req["tools"].as_array().into_iter().flatten() {
+        let name = t["name"].as_str().or(t["type"].as_str()).unwrap_or("").to_string();
+        match t["tools"].as_array() {
+            Some(inner) if t["type"] == "namespace" => {
+                names.extend(inner.iter().filter_map(|i| i["name"].as_str()).map(|i| format!("{name}__{i}")))
+            }
+            _ => names.push(name),
+        }
+    }
+    names
+}
+
+/// How long a `codex exec` may run before the harness kills it: a guard against a hang
+/// (a Stop hook that blocks for ever), not a speed target.
+pub const CODEX_LIMIT: Duration = Duration::from_secs(300);
+
+/// `codex exec` against a [`MockModel`], with a throwaway `CODEX_HOME` (the user's own
+/// `~/.codex` is never read or written).
+pub struct CodexExec {
+    codex: PathBuf,
+    cwd: PathBuf,
+    home: tempfile::TempDir,
+    config: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+/// What a `codex exec` did.
+#[derive(Debug)]
+pub struct CodexRun {
+    pub status: Option<i32>,
+    /// Codex's own event stream (`--json`), one object per line.
+    pub stream: Vec<Value>,
+    pub stderr: String,
+}
+
+impl CodexRun {
+    /// The stream and stderr, for a failing assertion's message.
+    pub fn describe(&self) -> String {
+        let stream: Vec<String> = self.stream.iter().map(Value::to_string).collect();
+        format!("status {:?}\nstream:\n{}\nstderr:\n{}", self.status, stream.join("\n"), self.stderr)
+    }
+}
+
+impl CodexExec {
+    /// Codex at `codex`, run in `cwd`, talking to `mock`. The provider has no retries, so a
+    /// bad reply fails at once; approvals are off (`never`).
+    pub fn new(codex: &Path, cwd: &Path, mock: &MockModel) -> CodexExec {
+        let config = format!(
+            r#"model = "mock-model"
+model_provider = "mock"
+approval_policy = "never"
+
+[model_providers.mock]
+name = "scripted mock"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "CODEX_MOCK_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+"#,
+            mock.base_url()
+        );
+        CodexExec {
+            codex: codex.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            home: tempfile::Builder::new().prefix("cxh").tempdir().expect("CODEX_HOME"),
+            config,
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    /// The throwaway `CODEX_HOME`.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// Append TOML (whole tables) to the generated `config.toml`.
+    pub fn config(mut self, toml: &str) -> CodexExec {
+        self.config.push('\n');
+        self.config += toml;
+        self
+    }
+
+    /// Add arguments to `codex exec` (before the prompt).
+    pub fn args<S: AsRef<str>>(mut self, args: &[S]) -> CodexExec {
+        self.args.extend(args.iter().map(|a| a.as_ref().to_string()));
+        self
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> CodexExec {
+        self.env.push((k.to_string(), v.to_string()));
+        self
+    }
+
+    /// Write `config.toml` and run `codex exec --json PROMPT` to its end (stdin empty).
+    pub fn run(&self, prompt: &str) -> CodexRun {
+        std::fs::write(self.home.path().join("config.toml"), &self.config).expect("write CODEX_HOME/config.toml");
+        let mut cmd = Command::new(&self.codex);
+        cmd.arg("exec").args(&self.args).args(["--skip-git-repo-check", "--json", prompt]);
+        cmd.current_dir(&self.cwd).env("CODEX_HOME", self.home.path()).env("CODEX_MOCK_API_KEY", "dummy");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("start {}: {e}", self.codex.display()));
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let out = match rx.recv_timeout(CODEX_LIMIT) {
+            Ok(out) => out.expect("wait for codex"),
+            Err(_) => {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+                panic!("codex exec still running after {CODEX_LIMIT:?}: killed");
+            }
+        };
+        let stream =
+            String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        CodexRun { status: out.status.code(), stream, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+    }
+}
