@@ -10,6 +10,8 @@
 //! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
 //! - [`control`]: typed control messages, whose recipient may come from the run or the
 //!   permission policy, and whose requests are recorded beside the message.
+//! - [`settings`]: `inbox.init`, the project's settings and roles, checked against the
+//!   roles in force.
 //! - [`view`]: the `view.*` read models (agents, a run's graph, the mail timeline), each
 //!   joining several domains in one read.
 //!
@@ -19,6 +21,7 @@ pub mod agents;
 pub mod control;
 pub mod messages;
 pub mod orch;
+pub mod settings;
 pub mod status;
 pub mod view;
 

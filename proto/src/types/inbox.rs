@@ -181,6 +181,12 @@ pub struct InitResult {
     /// Writes made as an agent need a connection authenticated as it.
     #[serde(default)]
     pub require_credentials: bool,
+    /// The project's lead, if one was named (`inbox.init`'s `lead`).
+    #[serde(default)]
+    pub lead: Option<String>,
+    /// The admins, who share the lead's authority.
+    #[serde(default)]
+    pub admins: Vec<String>,
 }
 
 /// Common fields of the message-writing methods.
