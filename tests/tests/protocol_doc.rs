@@ -191,3 +191,37 @@ fn the_methods_callable_without_params_are_those_section_2_1_lists() {
     callable.sort();
     assert_eq!(documented, callable, "§2.1 lists exactly the methods callable without params");
 }
+
+#[test]
+fn events_list_stops_before_its_reply_passes_the_bound_and_says_where_to_go_on() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    let body = "x".repeat(5 * 1024 * 1024);
+    for i in 0..5 {
+        let sent =
+            call(&mut c, "inbox.send", json!({"from": "lead", "to": "w", "summary": format!("m{i}"), "body": body}));
+        assert!(sent["result"].is_object(), "{sent}");
+    }
+    let (mut after, mut seen, mut pages, mut last) = (0, Vec::new(), 0, 0);
+    loop {
+        pages += 1;
+        let r = call(&mut c, "events.list", json!({"after_event": after, "limit": 1000}));
+        let size = serde_json::to_string(&r).unwrap().len();
+        assert!(size <= coord_proto::MAX_REPLY_BYTES, "a reply of {size} bytes");
+        let events = r["result"]["events"].as_array().unwrap();
+        assert!(!events.is_empty() || r["result"]["truncated"] == false, "a truncated list makes progress");
+        seen.extend(events.iter().map(|e| e["event_id"].as_i64().unwrap()));
+        last = r["result"]["last_event_id"].as_i64().unwrap();
+        if r["result"]["truncated"] != true {
+            assert_eq!(r["result"]["next_after"], Value::Null);
+            break;
+        }
+        let big = events.iter().filter(|e| e["message"]["body"].as_str().is_some_and(|b| b.len() == body.len()));
+        assert_eq!(big.count(), 3, "three 5 MiB events fit in 16 MiB, not four");
+        after = r["result"]["next_after"].as_i64().unwrap();
+        assert_eq!(Some(after), seen.last().copied());
+    }
+    assert_eq!(seen, (1..=last).collect::<Vec<i64>>(), "every event once, in order");
+    assert_eq!(pages, 2, "1000 events asked for, two bounded pages given");
+}
