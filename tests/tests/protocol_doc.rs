@@ -203,8 +203,8 @@ fn events_list_stops_before_its_reply_passes_the_bound_and_says_where_to_go_on()
             call(&mut c, "inbox.send", json!({"from": "lead", "to": "w", "summary": format!("m{i}"), "body": body}));
         assert!(sent["result"].is_object(), "{sent}");
     }
-    let (mut after, mut seen, mut pages, mut last) = (0, Vec::new(), 0, 0);
-    loop {
+    let (mut after, mut seen, mut pages) = (0, Vec::new(), 0);
+    let last = loop {
         pages += 1;
         let r = call(&mut c, "events.list", json!({"after_event": after, "limit": 1000}));
         let size = serde_json::to_string(&r).unwrap().len();
@@ -212,16 +212,15 @@ fn events_list_stops_before_its_reply_passes_the_bound_and_says_where_to_go_on()
         let events = r["result"]["events"].as_array().unwrap();
         assert!(!events.is_empty() || r["result"]["truncated"] == false, "a truncated list makes progress");
         seen.extend(events.iter().map(|e| e["event_id"].as_i64().unwrap()));
-        last = r["result"]["last_event_id"].as_i64().unwrap();
         if r["result"]["truncated"] != true {
             assert_eq!(r["result"]["next_after"], Value::Null);
-            break;
+            break r["result"]["last_event_id"].as_i64().unwrap();
         }
         let big = events.iter().filter(|e| e["message"]["body"].as_str().is_some_and(|b| b.len() == body.len()));
         assert_eq!(big.count(), 3, "three 5 MiB events fit in 16 MiB, not four");
         after = r["result"]["next_after"].as_i64().unwrap();
         assert_eq!(Some(after), seen.last().copied());
-    }
+    };
     assert_eq!(seen, (1..=last).collect::<Vec<i64>>(), "every event once, in order");
     assert_eq!(pages, 2, "1000 events asked for, two bounded pages given");
 }
