@@ -2,7 +2,7 @@
 //! the seam, the clock every operation reads `now` from, the event bus, and where the
 //! project's database lives (for the files written into worktrees).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -127,7 +127,10 @@ impl Core {
     async fn touch(&self, agent: &str) -> Option<u64> {
         let (job, number) = {
             let Ok(mut t) = self.touches.0.lock() else { return None };
-            t.agents.insert(agent.to_string());
+            // A call on a connection not authenticated as `agent` proves nothing: while
+            // credentials are required, it does not make the agent seen.
+            let proven = caller::current().is_none_or(|a| a.iter().any(|x| x == agent));
+            *t.agents.entry(agent.to_string()).or_default() |= proven;
             if t.queued {
                 return Some(t.number);
             }
@@ -135,7 +138,7 @@ impl Core {
             t.number += 1;
             let number = t.number;
             let (touches, clock) = (self.touches.0.clone(), self.clock.clone());
-            let mut taken: Option<HashSet<String>> = None;
+            let mut taken: Option<HashMap<String, bool>> = None;
             let job = move |tx: &mut dyn Tx| {
                 // Taken on the first run and kept, should the job run again.
                 let agents = taken.get_or_insert_with(|| match touches.lock() {
@@ -143,10 +146,11 @@ impl Core {
                         t.queued = false;
                         std::mem::take(&mut t.agents)
                     }
-                    Err(_) => HashSet::new(),
+                    Err(_) => HashMap::new(),
                 });
                 let now = clock.now();
-                for a in agents.iter() {
+                let required = credentials::required(tx).unwrap_or(true);
+                for (a, _) in agents.iter().filter(|(_, proven)| **proven || !required) {
                     if let Err(e) = agents::touch(tx, a, now) {
                         tracing::warn!(agent = a, error = %e, "could not record last_seen_at");
                     }
@@ -203,7 +207,9 @@ impl Touches {
 
 #[derive(Default)]
 struct TouchSet {
-    agents: HashSet<String>,
+    /// Each agent, and whether a call made as it came from a connection authenticated as
+    /// it (or from the daemon itself).
+    agents: HashMap<String, bool>,
     queued: bool,
     /// The number of the last touch job queued.
     number: u64,

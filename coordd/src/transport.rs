@@ -224,11 +224,7 @@ impl Conn {
         let items: Vec<&RawValue> = match serde_json::from_slice(line) {
             Ok(v) => v,
             Err(_) => {
-                let code = if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() {
-                    ErrorCode::InvalidRequest
-                } else {
-                    ErrorCode::ParseError
-                };
+                let code = if is_json(line) { ErrorCode::InvalidRequest } else { ErrorCode::ParseError };
                 return Some(ready(error_json(Id::Null, code)));
             }
         };
@@ -272,7 +268,7 @@ impl Conn {
     fn not_a_request(&self, data: &[u8], in_batch: bool) -> Started {
         let obj = match serde_json::from_slice::<std::collections::HashMap<String, &RawValue>>(data) {
             Ok(obj) => obj,
-            Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok() => {
+            Err(_) if is_json(data) => {
                 return Started::Now(error_json(Id::Null, ErrorCode::InvalidRequest));
             }
             Err(_) => return Started::Now(error_json(Id::Null, ErrorCode::ParseError)),
@@ -393,4 +389,10 @@ enum Started {
 
 fn ready(json: Box<RawValue>) -> Reply {
     Box::pin(async move { Some(json) })
+}
+
+/// Is `data` JSON text: UTF-8 (serde_json skips unread strings without checking it) that
+/// parses? Anything else is a parse error (`-32700`), never an invalid request.
+fn is_json(data: &[u8]) -> bool {
+    std::str::from_utf8(data).is_ok() && serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok()
 }

@@ -14,18 +14,22 @@ pub async fn init(ctx: &Ctx, a: InitArgs) -> Res {
     let p = InitParams {
         strict_agents: flag_pair(a.strict_agents, a.no_strict_agents),
         require_credentials: flag_pair(a.require_credentials, a.no_require_credentials),
+        lead: a.lead,
+        admins: (a.no_admins || !a.admins.is_empty()).then_some(a.admins),
     };
     let r = ctx.client().await?.init(p).await?;
     let on_off = |b: bool| if b { "on" } else { "off" };
     ctx.print(&r, || {
         println!(
-            "initialized {} (schema v{}, {} journal)\ndaemon socket {}\nstrict agents {}\nrequire credentials {}",
+            "initialized {} (schema v{}, {} journal)\ndaemon socket {}\nstrict agents {}\nrequire credentials {}\nlead {}\nadmins {}",
             r.db,
             r.schema_version,
             r.journal_mode,
             r.socket,
             on_off(r.strict_agents),
-            on_off(r.require_credentials)
+            on_off(r.require_credentials),
+            r.lead.as_deref().unwrap_or("(none)"),
+            if r.admins.is_empty() { "(none)".to_string() } else { r.admins.join(", ") }
         )
     });
     Ok(Outcome::Done)

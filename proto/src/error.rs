@@ -121,6 +121,13 @@ error_codes! {
     /// Credentials are required and this connection is not authenticated as the agent the
     /// call acts for, or a secret is wrong.
     Unauthenticated = 1120, "unauthenticated", Conflict;
+    /// Credentials are required and this connection's agents hold no role that may make
+    /// this change: the policy, the project's settings and the roster are the lead's and
+    /// the admins'; a run is its creator's.
+    NotPermitted = 1121, "not_permitted", Conflict;
+    /// Credentials cannot be required without a lead that can prove itself: a registered
+    /// agent with a secret (`inbox.init`'s `lead`).
+    LeadRequired = 1122, "lead_required", Invalid;
     /// Only the agent a request was addressed to may answer it.
     ResponseForbidden = 1201, "response_forbidden", Conflict;
     /// A sender-chosen message id is already used by a different message.

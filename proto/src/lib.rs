@@ -22,6 +22,9 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// The largest request line the daemon accepts, in bytes (16 MiB). A longer line is refused
 /// with [`error::REQUEST_TOO_LARGE`] and the connection keeps serving the next line.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+/// Most bytes (estimated JSON size) of events `events.list` puts in one reply; a single
+/// event larger than this is returned alone.
+pub const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 
 /// Default lease duration when a claim does not name one (15 minutes).
 pub const DEFAULT_LEASE_SECONDS: u64 = 900;

@@ -487,6 +487,15 @@ pub fn message_id(v: &Value) -> String {
     v["message"]["message_id"].as_str().expect("message_id").to_string()
 }
 
+/// Register `name` (role `worker`) with `inbox agent register`; its secret.
+#[track_caller]
+pub fn register(p: &Project, name: &str) -> String {
+    let r = ok(p, &["agent", "register", "--name", name, "--role", "worker"]);
+    let secret = r["secret"].as_str().unwrap_or_else(|| panic!("a secret: {r}")).to_string();
+    assert_eq!(coord_proto::types::secret_agent(&secret), Some(name));
+    secret
+}
+
 /// Run `inbox --agent AGENT ARGS --json`, expect success, return the envelope.
 #[track_caller]
 pub fn ok_as(p: &Project, agent: &str, args: &[&str]) -> Value {

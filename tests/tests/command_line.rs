@@ -264,3 +264,16 @@ fn mail_check_and_withdraw_agree_on_a_messages_state() {
     let text = p.inbox().args(["mail", "--agent", "w1"]).run().ok().stdout;
     assert!(text.contains("delivered") && text.contains("withdrawn") && !text.contains("unread"), "{text}");
 }
+
+#[test]
+fn coord_bench_help_prints_help_and_an_unknown_option_is_refused() {
+    let run = |arg: &str| std::process::Command::new(env!("CARGO_BIN_EXE_coord-bench")).arg(arg).output().unwrap();
+    let help = run("--help");
+    assert!(help.status.success(), "{help:?}");
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.starts_with("coord-bench:") && text.contains("--only NAME") && text.contains("Examples:"), "{text}");
+    assert_eq!(String::from_utf8_lossy(&run("-h").stdout), text, "-h is --help");
+    let unknown = run("--bogus");
+    assert_eq!(unknown.status.code(), Some(2), "{unknown:?}");
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown argument '--bogus'"), "{unknown:?}");
+}

@@ -218,7 +218,7 @@ fn with_credentials_required_the_websocket_writes_as_an_agent_only_once_authenti
     let p = Project::new();
     let lead =
         ok(&p, &["agent", "register", "--name", "lead", "--role", "lead"])["secret"].as_str().unwrap().to_string();
-    ok(&p, &["init", "--require-credentials"]);
+    ok(&p, &["init", "--require-credentials", "--lead", "lead"]);
     let u = parse(&dashboard_url(&p));
     let mut s = ws(&u, &u.token, None).unwrap();
     let mut notes = Vec::new();

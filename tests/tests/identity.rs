@@ -6,20 +6,13 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use coord_tests::{Project, RawConn, fails, ok, pg};
+use coord_tests::{Project, RawConn, fails, ok, pg, register};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 const ENV: &str = coord_proto::types::AGENT_SECRET_ENV;
-
-fn register(p: &Project, name: &str) -> String {
-    let r = ok(p, &["agent", "register", "--name", name, "--role", "worker"]);
-    let secret = r["secret"].as_str().unwrap_or_else(|| panic!("a secret: {r}")).to_string();
-    assert_eq!(coord_proto::types::secret_agent(&secret), Some(name));
-    secret
-}
 
 fn send_as(p: &Project, from: &str, secret: Option<&str>) -> coord_tests::Out {
     let mut run = p.inbox().args(["send", "--from", from, "--to", "w-two", "--summary", "hi", "--json"]);
@@ -37,7 +30,7 @@ fn with_credentials_required_a_write_as_an_agent_needs_its_secret() {
     let worker = register(&p, "w-two");
     // Off by default: anyone may write as anyone.
     send_as(&p, "lead-one", None).ok();
-    ok(&p, &["init", "--require-credentials"]);
+    ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
 
     let refused = send_as(&p, "lead-one", None).code(20).json();
     assert_eq!(refused["error"]["code"], "unauthenticated");
@@ -65,7 +58,7 @@ fn with_credentials_required_a_write_as_an_agent_needs_its_secret() {
     let bad = send_as(&p, "w-two", Some(&forged)).code(20).json();
     assert_eq!(bad["error"]["code"], "unauthenticated", "{bad}");
 
-    // Reads stay open; turning the requirement off needs a secret.
+    // Reads stay open; turning the requirement off needs the lead's secret.
     ok(&p, &["list"]);
     fails(&p, &["init", "--no-require-credentials"], 20, "unauthenticated");
     p.inbox().args(["init", "--no-require-credentials", "--json"]).env(ENV, &lead).run().ok();
@@ -115,7 +108,7 @@ async fn the_mcp_server_takes_the_secret_from_the_environment() {
     let p = Project::new();
     let _d = p.serve();
     let secret = register(&p, "w-mcp");
-    ok(&p, &["init", "--require-credentials"]);
+    ok(&p, &["init", "--require-credentials", "--lead", "w-mcp"]);
     let call = |env: Option<String>| {
         let p = &p;
         async move {
@@ -146,7 +139,7 @@ fn orch_answer_and_cancel_act_as_the_runs_creator_so_a_worker_cannot_answer_itse
     let leader = register(&p, "leader");
     let worker = register(&p, "wkr");
     let (_thread, _) = coord_tests::blocked_task(&p, "wkr", "which database?");
-    ok(&p, &["init", "--require-credentials"]);
+    ok(&p, &["init", "--require-credentials", "--lead", "leader"]);
     let orch = |args: &[&str], secret: &str| p.orch().args(args).json_flag().env(ENV, secret).run();
     let answer = ["answer", "--run", "R1", "--task", "T1", "--summary", "whatever I like"];
     let refused = orch(&answer, &worker).code(20).json();

@@ -138,3 +138,89 @@ fn the_schema_version_is_the_same_everywhere() {
     assert!(v >= 5, "{hello}");
     assert_eq!(init["result"]["schema_version"], v);
 }
+
+#[test]
+fn invalid_utf8_is_a_parse_error_and_the_connection_goes_on() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    for line in [
+        &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"inbox.send\",\"params\":{\"summary\":\"\xff\"}}"[..],
+        b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"sys\xc3\x28tem.hello\"}",
+        b"[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"system.hello\",\"x\":\"\xfe\"}]",
+    ] {
+        c.send_line(line);
+        let r = c.recv();
+        assert_eq!((r["error"]["code"].clone(), r["id"].clone()), (json!(-32700), Value::Null), "{r}");
+    }
+    assert!(call(&mut c, "system.hello", json!({}))["result"].is_object());
+}
+
+/// The methods §2.1 lists as callable without params, read off the document.
+fn documented_without_params(doc: &str) -> Vec<String> {
+    let start = doc.find("can be called without params:").expect("§2.1's list");
+    let end = start + doc[start..].find("A method with required").expect("the end of the list");
+    doc[start..end].split('`').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+#[test]
+fn the_methods_callable_without_params_are_those_section_2_1_lists() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    let hello = call(&mut c, "system.hello", json!({}));
+    let mut callable = Vec::new();
+    for m in hello["result"]["methods"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()) {
+        // Stopping the daemon is listed by hand and unsubscribing (which takes an id, not
+        // an object) is §2.1's exception; every other method is tried, each on a
+        // connection of its own (a subscription's events follow its reply).
+        if m.ends_with(".unsubscribe") {
+            continue;
+        }
+        let missing = m != "system.shutdown" && {
+            let mut own = RawConn::connect(&d.socket);
+            let r = own.call(json!({"jsonrpc": "2.0", "id": 1, "method": m}));
+            r["error"]["code"] == -32602
+        };
+        if !missing {
+            callable.push(m.to_string());
+        }
+    }
+    let mut documented = documented_without_params(&doc());
+    documented.sort();
+    callable.sort();
+    assert_eq!(documented, callable, "§2.1 lists exactly the methods callable without params");
+}
+
+#[test]
+fn events_list_stops_before_its_reply_passes_the_bound_and_says_where_to_go_on() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    let body = "x".repeat(5 * 1024 * 1024);
+    for i in 0..5 {
+        let sent =
+            call(&mut c, "inbox.send", json!({"from": "lead", "to": "w", "summary": format!("m{i}"), "body": body}));
+        assert!(sent["result"].is_object(), "{sent}");
+    }
+    let (mut after, mut seen, mut pages) = (0, Vec::new(), 0);
+    let last = loop {
+        pages += 1;
+        let r = call(&mut c, "events.list", json!({"after_event": after, "limit": 1000}));
+        let size = serde_json::to_string(&r).unwrap().len();
+        assert!(size <= coord_proto::MAX_REPLY_BYTES, "a reply of {size} bytes");
+        let events = r["result"]["events"].as_array().unwrap();
+        assert!(!events.is_empty() || r["result"]["truncated"] == false, "a truncated list makes progress");
+        seen.extend(events.iter().map(|e| e["event_id"].as_i64().unwrap()));
+        if r["result"]["truncated"] != true {
+            assert_eq!(r["result"]["next_after"], Value::Null);
+            break r["result"]["last_event_id"].as_i64().unwrap();
+        }
+        let big = events.iter().filter(|e| e["message"]["body"].as_str().is_some_and(|b| b.len() == body.len()));
+        assert_eq!(big.count(), 3, "three 5 MiB events fit in 16 MiB, not four");
+        after = r["result"]["next_after"].as_i64().unwrap();
+        assert_eq!(Some(after), seen.last().copied());
+    };
+    assert_eq!(seen, (1..=last).collect::<Vec<i64>>(), "every event once, in order");
+    assert_eq!(pages, 2, "1000 events asked for, two bounded pages given");
+}

@@ -14,6 +14,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::Api;
 use crate::caller;
+use crate::domain::credentials;
 use crate::domain::inbox::control;
 use crate::domain::policy;
 use crate::ops;
@@ -44,9 +45,15 @@ impl ControlApiServer for Api {
         if caller::restricted_page().is_some() {
             return Err(page_refused("change the permission policy").into());
         }
-        let actor = p.actor.clone();
-        let (policy, event_id) =
-            self.core.write_checked(Some(&actor), move |tx, now| policy::set(tx, now, p.clone())).await?;
+        let (policy, event_id) = self
+            .core
+            .write_acting(move |tx, now, acting| {
+                // The actor must be this connection's own agent, and hold the lead's role.
+                acting.check(tx, &p.actor)?;
+                acting.check_role(tx, "the permission policy")?;
+                policy::set(tx, now, p.clone())
+            })
+            .await?;
         let file = snapshot::write(&self.core, &self.snapshots).await?;
         Ok(PolicyResult { policy, file: file.display().to_string(), event_id: Some(event_id) })
     }
@@ -57,6 +64,12 @@ impl ControlApiServer for Api {
     }
 
     async fn progress_report(&self, p: ProgressParams) -> RpcResult<ProgressReportResult> {
+        // Never stored, but still made as an agent: with credentials required, only as this
+        // connection's own.
+        if let Some(authenticated) = caller::current().filter(|a| !a.contains(&p.agent)) {
+            let agent = p.agent.clone();
+            self.core.read(move |tx, _| credentials::authorize(tx, Some(&agent), &authenticated)).await?;
+        }
         let seq = self.progress.report(p, self.core.clock.now().to_string())?;
         Ok(ProgressReportResult { seq })
     }

@@ -19,7 +19,7 @@
 //! way, with the same last notification.
 
 use coord_proto::api::EventsApiServer;
-use coord_proto::error::SUBSCRIBER_TOO_SLOW;
+use coord_proto::error::{INTERNAL_ERROR, SUBSCRIBER_TOO_SLOW};
 use coord_proto::types::*;
 use jsonrpsee::core::server::Extensions;
 use jsonrpsee::core::server::TrySendError;
@@ -65,7 +65,10 @@ impl EventsApiServer for Api {
         let sink = pending.accept().await?;
         let _open = crate::activity::subscription();
         let mut sub = Subscriber::new(sink, ext.get::<Outbox>().cloned())?;
-        let mut cursor = replay(&self.core, &q, q.after, &sub).await?;
+        let mut cursor = match replay(&self.core, &q, q.after, &sub).await {
+            Ok(cursor) => cursor,
+            Err(e) => return sub.failed(q.after, e),
+        };
         loop {
             tokio::select! {
                 _ = sub.sink.closed() => return Ok(()),
@@ -75,7 +78,11 @@ impl EventsApiServer for Api {
                             continue;
                         }
                         if events::matches(&q, &p.event) {
-                            let Some(json) = event_json(&self.core, &p).await? else { continue };
+                            let json = match event_json(&self.core, &p).await {
+                                Ok(Some(json)) => json,
+                                Ok(None) => continue,
+                                Err(e) => return sub.failed(cursor, e),
+                            };
                             match sub.live(&json)? {
                                 Ok(()) => {}
                                 Err(Full::Closed) => return Ok(()),
@@ -86,7 +93,10 @@ impl EventsApiServer for Api {
                     }
                     Err(Missed::Lagged(n)) => {
                         tracing::debug!(skipped = n, cursor, "subscriber lagged; replaying from the store");
-                        cursor = replay(&self.core, &q, cursor, &sub).await?;
+                        cursor = match replay(&self.core, &q, cursor, &sub).await {
+                            Ok(c) => c,
+                            Err(e) => return sub.failed(cursor, e),
+                        };
                     }
                     Err(Missed::Closed) => return Ok(()),
                 }
@@ -176,6 +186,26 @@ impl Subscriber {
                 "cursor": cursor, "queued_bytes": queued, "budget": budget, "budget_of": whose,
             }},
         });
+        self.end(error)
+    }
+
+    /// End the subscription after an internal failure (the store could not be read), in
+    /// the same shape as [`Subscriber::cut_loose`]: every event up to `cursor` was sent.
+    fn failed(&self, cursor: i64, e: SubscriptionError) -> SubscriptionResult {
+        let why = match serde_json::to_value(&e)? {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        };
+        tracing::warn!(cursor, error = %why, "ending a subscription: it could not go on");
+        self.end(serde_json::json!({
+            "code": INTERNAL_ERROR,
+            "message": format!("subscription ended: {why}; subscribe again with after_event {cursor}"),
+            "data": {"code": "internal_error", "details": {"cursor": cursor}},
+        }))
+    }
+
+    /// Send `error` as the subscription's last notification (`params.error`), and end it.
+    fn end(&self, error: serde_json::Value) -> SubscriptionResult {
         match &self.socket {
             Some(w) => {
                 let last = format!(r#"{},"error":{error}}}}}"#, w.head);

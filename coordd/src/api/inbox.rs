@@ -6,27 +6,22 @@ use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
 use crate::domain::inbox::{lease, read};
-use crate::domain::{agents, credentials};
 use crate::ops;
 
 #[async_trait]
 impl InboxApiServer for Api {
     async fn init(&self, p: InitParams) -> RpcResult<InitResult> {
-        let (strict_agents, require_credentials) = self
-            .core
-            .write(move |tx, now| {
-                let strict = agents::init(tx, now, p.clone())?;
-                Ok((strict, credentials::set_required(tx, now, p.require_credentials)?))
-            })
-            .await?;
+        let s = self.core.write_acting(move |tx, now, acting| ops::settings::init(tx, now, &p, acting)).await?;
         let info = self.core.store.info();
         Ok(InitResult {
             db: info.location,
             socket: self.info.socket.clone(),
             schema_version: info.schema_version,
             journal_mode: info.journal_mode,
-            strict_agents,
-            require_credentials,
+            strict_agents: s.strict_agents,
+            require_credentials: s.require_credentials,
+            lead: s.roles.lead,
+            admins: s.roles.admins,
         })
     }
 

@@ -1,10 +1,13 @@
-//! `orch.*`.
+//! `orch.*`. With credentials required, a run's writes are its creator's (or the lead's or
+//! an admin's): [`Api::own_run`] checks the connection before the call.
 
 use coord_proto::api::OrchApiServer;
 use coord_proto::types::*;
 use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
+use crate::caller;
+use crate::domain::credentials::Acting;
 use crate::domain::orch::attempts::{self, Mode};
 use crate::domain::orch::plan::DepChange;
 use crate::domain::orch::{council, edit, plan, reconcile};
@@ -14,7 +17,15 @@ use crate::services::{dispatch, merge, worktrees};
 #[async_trait]
 impl OrchApiServer for Api {
     async fn run_create(&self, p: RunCreateParams) -> RpcResult<RunView> {
-        Ok(self.core.write(move |tx, now| plan::create_run(tx, now, p.clone())).await?)
+        let mut p = p;
+        // An authenticated connection creates its runs as its own agent by default.
+        if p.created_by.is_none()
+            && let Some([me]) = caller::current().as_deref()
+        {
+            p.created_by = Some(me.clone());
+        }
+        let creator = p.created_by.clone().unwrap_or_else(|| plan::DEFAULT_CREATOR.into());
+        Ok(self.core.write_checked(Some(&creator), move |tx, now| plan::create_run(tx, now, p.clone())).await?)
     }
 
     async fn run_list(&self) -> RpcResult<RunsResult> {
@@ -26,6 +37,7 @@ impl OrchApiServer for Api {
     }
 
     async fn task_add(&self, p: TaskAddParams) -> RpcResult<TaskView> {
+        self.own_run(&p.run_id).await?;
         Ok(self.core.write(move |tx, now| plan::add_task(tx, now, p.clone())).await?)
     }
 
@@ -38,10 +50,12 @@ impl OrchApiServer for Api {
     }
 
     async fn dep_add(&self, p: DepParams) -> RpcResult<TaskView> {
+        self.own_run(&p.run_id).await?;
         Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p.clone(), DepChange::Add)).await?)
     }
 
     async fn dep_remove(&self, p: DepParams) -> RpcResult<TaskView> {
+        self.own_run(&p.run_id).await?;
         Ok(self.core.write(move |tx, now| plan::change_dep(tx, now, p.clone(), DepChange::Remove)).await?)
     }
 
@@ -50,6 +64,7 @@ impl OrchApiServer for Api {
     }
 
     async fn dispatch(&self, p: DispatchParams) -> RpcResult<DispatchResult> {
+        self.own_run(&p.run_id).await?;
         Ok(dispatch::dispatch(&self.core, p).await?)
     }
 
@@ -66,10 +81,12 @@ impl OrchApiServer for Api {
     }
 
     async fn retry(&self, p: RetryParams) -> RpcResult<DispatchResult> {
+        self.own_run(&p.run_id).await?;
         Ok(dispatch::retry(&self.core, p, Mode::Retry).await?)
     }
 
     async fn reassign(&self, p: RetryParams) -> RpcResult<DispatchResult> {
+        self.own_run(&p.run_id).await?;
         Ok(dispatch::retry(&self.core, p, Mode::Reassign).await?)
     }
 
@@ -82,10 +99,18 @@ impl OrchApiServer for Api {
     }
 
     async fn worktree_prune(&self, p: WorktreeParams) -> RpcResult<WorktreesResult> {
+        match &p.run_id {
+            Some(run) => self.own_run(run).await?,
+            None => {
+                let acting = Acting::new(caller::current());
+                self.core.read(move |tx, _| acting.check_role(tx, "every run's worktrees")).await?
+            }
+        }
         Ok(worktrees::prune(&self.core, p).await?)
     }
 
     async fn council_start(&self, p: CouncilStartParams) -> RpcResult<Council> {
+        self.own_run(&p.run_id).await?;
         Ok(self.core.write(move |tx, now| ops::orch::council_start(tx, now, p.clone())).await?)
     }
 
@@ -98,18 +123,37 @@ impl OrchApiServer for Api {
     }
 
     async fn task_edit(&self, p: TaskEditParams) -> RpcResult<TaskView> {
+        self.own_run(&p.run_id).await?;
         Ok(self.core.write(move |tx, now| edit::edit_task(tx, now, p.clone())).await?)
     }
 
     async fn task_remove(&self, p: TaskRef) -> RpcResult<TaskRemoveResult> {
+        self.own_run(&p.run_id).await?;
         Ok(self.core.write(move |tx, now| edit::remove_task(tx, now, p.clone())).await?)
     }
 
     async fn merge(&self, p: MergeParams) -> RpcResult<MergeResult> {
+        self.own_run(&p.run_id).await?;
         Ok(merge::merge(&self.core, p).await?)
     }
 
     async fn run_finish(&self, p: RunFinishParams) -> RpcResult<RunFinishResult> {
+        self.own_run(&p.run_id).await?;
         Ok(merge::finish(&self.core, p).await?)
+    }
+}
+
+impl Api {
+    /// With credentials required, may this call's connection write to run `run_id`: as its
+    /// creator, the lead or an admin? An unknown run passes, for the call to report.
+    async fn own_run(&self, run_id: &str) -> crate::error::Result<()> {
+        let acting = Acting::new(caller::current());
+        let run_id = run_id.to_string();
+        self.core
+            .read(move |tx, _| match tx.run(&run_id)? {
+                Some(run) => acting.check_owner(tx, &run.created_by, &format!("run {run_id}")),
+                None => Ok(()),
+            })
+            .await
     }
 }

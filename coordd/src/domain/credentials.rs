@@ -4,7 +4,10 @@
 //! exists). With the project's `require_credentials` setting on, every write made on a
 //! connection needs that connection to be authenticated: as the agent the write names,
 //! or, for a write that names none (orch planning, settings, registrations), as any agent.
-//! See `docs/security.md` for what this does and does not protect against.
+//! Who may change the rules once credentials are required is [`roles`]. See
+//! `docs/security.md` for what this does and does not protect against.
+
+pub mod roles;
 
 use coord_proto::ErrorCode;
 use coord_proto::types::*;
@@ -127,6 +130,17 @@ impl Acting {
             None => Ok(()),
             Some(authenticated) => authorize(tx, Some(agent), authenticated),
         }
+    }
+
+    /// May this call change `what`, which is the lead's and the admins' ([`roles`])?
+    pub fn check_role(&self, tx: &dyn Tx, what: &str) -> Result<()> {
+        roles::authorize(tx, self.0.as_deref(), what)
+    }
+
+    /// May this call act on `what`, which belongs to `owner`: as `owner`, the lead or an
+    /// admin ([`roles::authorize_owner`])?
+    pub fn check_owner(&self, tx: &dyn Tx, owner: &str, what: &str) -> Result<()> {
+        roles::authorize_owner(tx, self.0.as_deref(), owner, what)
     }
 }
 

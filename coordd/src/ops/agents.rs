@@ -3,8 +3,9 @@
 
 use coord_proto::types::*;
 
+use crate::domain::credentials::{self, roles};
 use crate::domain::mail::copies as mail;
-use crate::domain::{agents, credentials, reservations};
+use crate::domain::{agents, reservations};
 use crate::error::Result;
 use crate::store::Tx;
 use crate::time::Ts;
@@ -37,15 +38,15 @@ pub fn release(tx: &mut dyn Tx, now: Ts, p: ReleaseParams) -> Result<ReleaseResu
 
 /// `agents.register`, with its credential: a new registration (or that of an agent only
 /// recorded so far) gets a secret, as does a force update that asks to rotate it or of an
-/// agent that has none. With credentials required, a force update must come from a
-/// connection authenticated as that agent (`authenticated`: `None` for the daemon itself).
+/// agent that has none. With credentials required, the roster is the lead's and the
+/// admins' ([`roles`]): an agent may update (or rotate the secret of) its own
+/// registration, and only the lead or an admin may register or update another
+/// (`authenticated`: `None` for the daemon itself).
 pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams, authenticated: Option<&[String]>) -> Result<AgentResult> {
     let was_registered = tx.agent(&p.agent_id)?.is_some_and(|a| a.registered);
-    if was_registered
-        && p.force_update
-        && let Some(authed) = authenticated
-    {
-        credentials::authorize(tx, Some(&p.agent_id), authed)?;
+    let itself = authenticated.is_some_and(|a| a.contains(&p.agent_id));
+    if !(was_registered && itself) {
+        roles::authorize(tx, authenticated, "the roster (agents.register)")?;
     }
     let rotate = p.rotate_secret;
     let mut r = agents::register(tx, now, p)?;

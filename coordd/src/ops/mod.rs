@@ -11,6 +11,8 @@
 //! - [`control`]: typed control messages, whose recipient may come from the run or the
 //!   permission policy, and whose requests are recorded beside the message.
 //! - [`launch`]: a launched session's end, failing its attempt's thread when still open.
+//! - [`settings`]: `inbox.init`, the project's settings and roles, checked against the
+//!   roles in force.
 //! - [`view`]: the `view.*` read models (agents, a run's graph, the mail timeline), each
 //!   joining several domains in one read.
 //!
@@ -21,6 +23,7 @@ pub mod control;
 pub mod launch;
 pub mod messages;
 pub mod orch;
+pub mod settings;
 pub mod status;
 pub mod view;
 

@@ -95,7 +95,8 @@ pub const GROUPS: &[(&str, &[&str])] = &[
 pub enum Cmd {
     /// Create the database and schema (and start the daemon) for this project.
     #[command(
-        after_help = "Example:\n  inbox init                 # in the project's root; .agents/ is kept out of git"
+        after_help = "Examples:\n  inbox init                 # in the project's root; .agents/ is kept out of git\n  \
+                      inbox init --require-credentials --lead lead   # lead: a registered agent"
     )]
     Init(InitArgs),
     /// Create a thread with its first message, or append a message to --thread.

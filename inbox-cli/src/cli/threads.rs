@@ -54,9 +54,21 @@ pub struct InitArgs {
     /// (COORD_AGENT_SECRET, from `inbox agent register`). Stored in the database.
     #[arg(long, conflicts_with = "no_require_credentials")]
     pub require_credentials: bool,
-    /// Stop requiring credentials (needs an agent's secret while they are required).
+    /// Stop requiring credentials (needs the lead's or an admin's secret while they are
+    /// required).
     #[arg(long)]
     pub no_require_credentials: bool,
+    /// The project's lead: with credentials required, only the lead and the admins may
+    /// change the policy, these settings and the roster. Needed to require credentials;
+    /// changing it later needs the lead's or an admin's secret. `--lead ''` removes it.
+    #[arg(long, value_name = "AGENT")]
+    pub lead: Option<String>,
+    /// An admin, who shares the lead's authority (repeatable; replaces the list).
+    #[arg(long = "admin", value_name = "AGENT", conflicts_with = "no_admins")]
+    pub admins: Vec<String>,
+    /// Remove every admin.
+    #[arg(long)]
+    pub no_admins: bool,
 }
 
 #[derive(Args)]

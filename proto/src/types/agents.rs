@@ -395,4 +395,14 @@ pub struct InitParams {
     /// is; while it is on, changing a setting needs an authenticated connection.
     #[serde(default)]
     pub require_credentials: Option<bool>,
+    /// The project's lead: with credentials required, only the lead and the admins may
+    /// change the policy, these settings and the roster. The first `init` that names one
+    /// decides; changing it later needs the lead's (or an admin's) connection. Unset leaves
+    /// it as it is; an empty string removes it (not while credentials are required).
+    #[serde(default)]
+    pub lead: Option<String>,
+    /// The admins, who share the lead's authority; the list replaces the stored one. Unset
+    /// leaves it as it is.
+    #[serde(default)]
+    pub admins: Option<Vec<String>>,
 }

@@ -181,6 +181,12 @@ pub struct InitResult {
     /// Writes made as an agent need a connection authenticated as it.
     #[serde(default)]
     pub require_credentials: bool,
+    /// The project's lead, if one was named (`inbox.init`'s `lead`).
+    #[serde(default)]
+    pub lead: Option<String>,
+    /// The admins, who share the lead's authority.
+    #[serde(default)]
+    pub admins: Vec<String>,
 }
 
 /// Common fields of the message-writing methods.
@@ -453,4 +459,11 @@ pub struct EventsResult {
     pub events: Vec<Event>,
     /// Id of the newest event in the database when the list was read.
     pub last_event_id: i64,
+    /// The list stopped early, before `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`]: continue with `after_event` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated` (the last event returned).
+    #[serde(default)]
+    pub next_after: Option<i64>,
 }

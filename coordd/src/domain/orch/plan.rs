@@ -28,10 +28,14 @@ pub fn task_view(tx: &dyn Tx, run_id: &str, task_id: &str) -> Result<TaskView> {
     })
 }
 
+/// The creator of a run created without `created_by` (on a connection not authenticated as
+/// one agent).
+pub const DEFAULT_CREATOR: &str = "leader";
+
 /// `orch.runCreate`.
 pub fn create_run(tx: &mut dyn Tx, now: Ts, p: RunCreateParams) -> Result<RunView> {
     check::text("goal", &p.goal)?;
-    let created_by = p.created_by.unwrap_or_else(|| "leader".into());
+    let created_by = p.created_by.unwrap_or_else(|| DEFAULT_CREATOR.into());
     check::agent("created_by", &created_by)?;
     let run_id = match p.run_id {
         Some(id) => {

@@ -47,8 +47,62 @@ struct Scale {
     fetch_max: usize,
 }
 
+const HELP: &str = "\
+coord-bench: the speed and memory figures of coordd, measured against the real daemon on a
+temporary socket (build with --release first; results go to stdout as a table).
+
+Usage: coord-bench [--quick] [--only NAME] [OPTIONS]
+
+Options:
+  --quick                 smaller counts, for a smoke run
+  --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
+                          pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
+                          dashboard, search, screenshots (writes the dashboard's images into
+                          docs/; never run by default)
+  --only soak             100 simulated agents for 10 minutes
+                          (--agents N, --minutes M or --seconds S, --think-ms T)
+  --only crash-loop       rounds of kill -9 (--rounds N, default 20)
+  --only abuse            the memory abuse of issue 14 through the raw socket
+  --sends-per-client N    sends per client in the send measure (default 2000)
+  -h, --help              print this help
+
+Examples:
+  cargo build --release --workspace --bins && target/release/coord-bench
+  target/release/coord-bench --quick --only sends
+  target/release/coord-bench --only soak --agents 50 --minutes 2
+";
+
+/// The options that take a value, and those that do not.
+const VALUED: [&str; 7] =
+    ["--only", "--agents", "--minutes", "--seconds", "--think-ms", "--rounds", "--sends-per-client"];
+
+/// `--help`, or an unknown option (an error naming it, exit status 2).
+fn check_args(args: &[String]) {
+    let mut rest = args.iter().skip(1);
+    while let Some(a) = rest.next() {
+        match a.as_str() {
+            "-h" | "--help" => {
+                print!("{HELP}");
+                std::process::exit(0);
+            }
+            "--quick" => {}
+            v if VALUED.contains(&v) => {
+                if rest.next().is_none() {
+                    eprintln!("coord-bench: {v} needs a value (see coord-bench --help)");
+                    std::process::exit(2);
+                }
+            }
+            other => {
+                eprintln!("coord-bench: unknown argument '{other}' (see coord-bench --help)");
+                std::process::exit(2);
+            }
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    check_args(&args);
     let quick = args.iter().any(|a| a == "--quick");
     // `--only NAME` runs one measure: wake, wakeload, sends, claims, subs, cli, fetch,
     // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite), inbox, permission,
