@@ -58,6 +58,12 @@ pub fn sync_scope<R>(caller: Arc<Caller>, f: impl FnOnce() -> R) -> R {
     CALLER.sync_scope(caller, f)
 }
 
+/// Who the current call acts as, for the checks of `credentials::Acting`: its connection's
+/// agents and the dashboard page's overseer (and whether the page may act only as them).
+pub fn acting() -> crate::domain::credentials::Acting {
+    crate::domain::credentials::Acting::new(current(), page().map(|p| (p.overseer, !p.anyone)))
+}
+
 /// The agents the current call's connection authenticated as; `None` for the daemon's own
 /// work (no connection).
 pub fn current() -> Option<Vec<String>> {

@@ -81,7 +81,7 @@ impl Core {
         T: Send + 'static,
         F: FnMut(&mut dyn Tx, Ts, &Acting) -> Result<T> + Send + 'static,
     {
-        let acting = Acting::new(caller::current(), caller::page().map(|p| (p.overseer, !p.anyone)));
+        let acting = caller::acting();
         let clock = self.clock.clone();
         store::backend::write(&*self.store, move |tx| f(tx, clock.now(), &acting)).await
     }

@@ -7,7 +7,6 @@ use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
 use crate::caller;
-use crate::domain::credentials::Acting;
 use crate::domain::orch::attempts::{self, Mode};
 use crate::domain::orch::plan::DepChange;
 use crate::domain::orch::{council, edit, plan, reconcile};
@@ -102,7 +101,7 @@ impl OrchApiServer for Api {
         match &p.run_id {
             Some(run) => self.own_run(run).await?,
             None => {
-                let acting = Acting::new(caller::current());
+                let acting = caller::acting();
                 self.core.read(move |tx, _| acting.check_role(tx, "every run's worktrees")).await?
             }
         }
@@ -147,7 +146,7 @@ impl Api {
     /// With credentials required, may this call's connection write to run `run_id`: as its
     /// creator, the lead or an admin? An unknown run passes, for the call to report.
     async fn own_run(&self, run_id: &str) -> crate::error::Result<()> {
-        let acting = Acting::new(caller::current());
+        let acting = caller::acting();
         let run_id = run_id.to_string();
         self.core
             .read(move |tx, _| match tx.run(&run_id)? {

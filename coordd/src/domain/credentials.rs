@@ -134,13 +134,13 @@ impl Acting {
 
     /// May this call change `what`, which is the lead's and the admins' ([`roles`])?
     pub fn check_role(&self, tx: &dyn Tx, what: &str) -> Result<()> {
-        roles::authorize(tx, self.0.as_deref(), what)
+        roles::authorize(tx, self.authenticated.as_deref(), what)
     }
 
     /// May this call act on `what`, which belongs to `owner`: as `owner`, the lead or an
     /// admin ([`roles::authorize_owner`])?
     pub fn check_owner(&self, tx: &dyn Tx, owner: &str, what: &str) -> Result<()> {
-        roles::authorize_owner(tx, self.0.as_deref(), owner, what)
+        roles::authorize_owner(tx, self.authenticated.as_deref(), owner, what)
     }
 }
 
