@@ -121,7 +121,10 @@ pub fn agent_cli(name: &str) -> Option<std::path::PathBuf> {
     };
     let found = from_env.or_else(|| cached.is_file().then_some(cached)).or_else(on_path);
     if found.is_none() {
-        skip_or_fail(&format!("the {name} CLI (${var}, or npm's copy under {}; .ci/run installs it)", tools_cache().display()));
+        skip_or_fail(&format!(
+            "the {name} CLI (${var}, or npm's copy under {}; .ci/run installs it)",
+            tools_cache().display()
+        ));
     }
     found
 }
