@@ -97,7 +97,7 @@ async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs, c
         }
     };
     let check = |priorities: Vec<Priority>| {
-        c.mail_check(CheckParams { agent: agent.clone(), task_id: task_id.clone(), priorities })
+        c.mail_check(CheckParams { agent: agent.clone(), task_id: task_id.clone(), priorities, ..Default::default() })
     };
     let context_for = |event: &str, messages: &[MailItem]| {
         json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": format!(
