@@ -28,7 +28,7 @@ impl ControlApiServer for Api {
     }
 
     async fn control_requests(&self, p: RequestsParams) -> RpcResult<RequestsResult> {
-        Ok(self.core.read(move |tx, _| control::requests(tx, p)).await?)
+        Ok(self.core.read(move |tx, now| control::requests(tx, now, p)).await?)
     }
 
     async fn policy_get(&self) -> RpcResult<PolicyResult> {

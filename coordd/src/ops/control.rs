@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::time::Ts;
 
-pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams) -> Result<ControlSendResult> {
+pub fn send(tx: &mut dyn Tx, now: Ts, mut p: ControlSendParams) -> Result<ControlSendResult> {
     if let Some(m) = control::existing(tx, &p)? {
         let (thread, _) = thread::load(tx, &m.thread_id, now)?;
         let request_id = tx
@@ -32,6 +32,10 @@ pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams) -> Result<ControlSen
         (Some(to), _) => Some(to.clone()),
         (None, _) => lead(tx, p.run_id.as_deref())?,
     };
+    let msg_type = MessageType::from_name(&p.msg_type);
+    if msg_type == MessageType::ShutdownRequest {
+        super::shutdown::prepare(tx, now, &mut p)?;
+    }
     let typed = control::send(tx, now, p, to)?;
     // An answer goes to whoever waits on the request's thread; it is not mail to deliver.
     let how = match typed.request {
@@ -44,6 +48,9 @@ pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams) -> Result<ControlSen
         RequestEffect::Opens(id) => Some(control::record_request(tx, &result.message, &result.thread, id)?),
         RequestEffect::Answers(r) => {
             messages::settle_request(tx, now, &r.thread_id)?;
+            if msg_type == MessageType::ShutdownApproved {
+                super::shutdown::approved(tx, now, &r)?;
+            }
             Some(r.request_id)
         }
     };

@@ -10,6 +10,8 @@
 //! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
 //! - [`control`]: typed control messages, whose recipient may come from the run or the
 //!   permission policy, and whose requests are recorded beside the message.
+//! - [`shutdown`]: a shutdown request's run, task and expiry; what approving one stops,
+//!   and the lead's idle notification.
 //! - [`view`]: the `view.*` read models (agents, a run's graph, the mail timeline), each
 //!   joining several domains in one read.
 //!
@@ -19,6 +21,7 @@ pub mod agents;
 pub mod control;
 pub mod messages;
 pub mod orch;
+pub mod shutdown;
 pub mod status;
 pub mod view;
 
