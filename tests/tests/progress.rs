@@ -112,10 +112,8 @@ async fn a_subscription_past_the_latest_line_is_refused_naming_the_latest() {
         meta: None,
     };
     let last = guarded(c.progress_report(line)).await.unwrap().seq;
-    let err = guarded(c.progress_subscribe(ProgressFilter { after_seq: Some(last + 5), ..Default::default() }))
-        .await
-        .err()
-        .expect("refused");
+    let refused = guarded(c.progress_subscribe(ProgressFilter { after_seq: Some(last + 5), ..Default::default() }));
+    let Err(err) = refused.await else { panic!("a cursor past the latest line is refused") };
     let err = coord_client::ClientError::from(err);
     assert_eq!(err.code(), "cursor_ahead", "{err}");
     assert!(err.to_string().contains(&format!("latest progress line ({last})")), "{err}");
