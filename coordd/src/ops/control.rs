@@ -49,7 +49,8 @@ pub fn send(tx: &mut dyn Tx, now: Ts, mut p: ControlSendParams) -> Result<Contro
         RequestEffect::Answers(r) => {
             messages::settle_request(tx, now, &r.thread_id)?;
             if msg_type == MessageType::ShutdownApproved {
-                super::shutdown::approved(tx, now, &r)?;
+                let idle = super::shutdown::approved(tx, now, &r)?;
+                send(tx, now, idle)?;
             }
             Some(r.request_id)
         }

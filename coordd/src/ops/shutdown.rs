@@ -7,7 +7,7 @@
 use coord_proto::types::*;
 use serde_json::json;
 
-use super::{control, messages};
+use super::messages;
 use crate::domain::inbox::{lease, shutdown};
 use crate::error::Result;
 use crate::store::Tx;
@@ -25,8 +25,9 @@ pub fn prepare(tx: &dyn Tx, now: Ts, p: &mut ControlSendParams) -> Result<()> {
     Ok(())
 }
 
-/// After `request` was approved: stop the worker's work on its task, and tell the lead.
-pub fn approved(tx: &mut dyn Tx, now: Ts, request: &RequestRow) -> Result<()> {
+/// After `request` was approved: stop the worker's work on its task; returns the idle
+/// notification that tells the lead (which `ops::control` sends).
+pub fn approved(tx: &mut dyn Tx, now: Ts, request: &RequestRow) -> Result<ControlSendParams> {
     let worker = &request.to_agent;
     let mut completed_status = None;
     if !request.task_id.is_empty() {
@@ -52,7 +53,7 @@ pub fn approved(tx: &mut dyn Tx, now: Ts, request: &RequestRow) -> Result<()> {
         completed_status,
         failure_reason: None,
     };
-    let idle = ControlSendParams {
+    Ok(ControlSendParams {
         from: worker.clone(),
         to: Some(request.from_agent.clone()),
         msg_type: MessageType::IdleNotification.as_str().to_string(),
@@ -60,7 +61,5 @@ pub fn approved(tx: &mut dyn Tx, now: Ts, request: &RequestRow) -> Result<()> {
         run_id: Some(request.run_id.clone()).filter(|r| !r.is_empty()),
         task_id: task,
         ..Default::default()
-    };
-    control::send(tx, now, idle)?;
-    Ok(())
+    })
 }
