@@ -38,6 +38,17 @@ impl Error {
         Error::App(AppError::new(code, msg))
     }
 
+    /// A wait's cursor past the latest id it could follow (`cursor_ahead`, exit 30): such a
+    /// wait could never wake. `what` is "event" or "progress line"; the details name the
+    /// latest id.
+    pub fn cursor_ahead(field: &str, what: &str, cursor: i64, latest: i64) -> Self {
+        let message = format!(
+            "{field} {cursor} is past the latest {what} ({latest}): wait after an id you were given, \
+             or give no cursor to wait for what comes next"
+        );
+        Error::App(AppError::new(ErrorCode::CursorAhead, message).with_details(serde_json::json!({"latest": latest})))
+    }
+
     /// The application error the caller caused, if it is one.
     pub fn code(&self) -> Option<ErrorCode> {
         match self {

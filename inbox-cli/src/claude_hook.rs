@@ -78,7 +78,7 @@ fn check_command(ctx: &Ctx, task: Option<&str>, mcp: bool, client: AgentClient) 
 async fn hook_output(c: &Client, agent: Option<String>, a: HookClaudeArgs, check_how: &str) -> Option<Value> {
     let stop = async {
         match &agent {
-            Some(me) => shutdown_if_asked(c, me).await,
+            Some(me) => shutdown_if_asked(c, me, a.task.as_deref()).await,
             None => None,
         }
     };
@@ -120,7 +120,7 @@ async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs, c
         }
     };
     let check = |priorities: Vec<Priority>| {
-        c.mail_check(CheckParams { agent: agent.clone(), task_id: task_id.clone(), priorities })
+        c.mail_check(CheckParams { agent: agent.clone(), task_id: task_id.clone(), priorities, ..Default::default() })
     };
     let context_for = |event: &str, messages: &[MailItem]| {
         json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": format!(
@@ -171,16 +171,17 @@ async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs, c
     }
 }
 
-/// If a shutdown request to `agent` is open: answer it (`shutdown_approved`) and return
-/// the JSON that stops the session.
-pub async fn shutdown_if_asked(c: &Client, agent: &str) -> Option<Value> {
+/// If a shutdown request to `agent` is open (not expired) and aimed at this session (its
+/// `task`, or no task): answer it (`shutdown_approved`) and return the JSON that stops the
+/// session. A request for another task's session is left for that session.
+pub async fn shutdown_if_asked(c: &Client, agent: &str, task: Option<&str>) -> Option<Value> {
     let p = RequestsParams {
         to: Some(agent.to_string()),
         types: vec![MessageType::ShutdownRequest.as_str().to_string()],
-        limit: Some(1),
         ..Default::default()
     };
-    let request = c.control_requests(p).await.ok()?.requests.into_iter().next()?;
+    let mine = |r: &RequestView| r.task_id.is_empty() || Some(r.task_id.as_str()) == task;
+    let request = c.control_requests(p).await.ok()?.requests.into_iter().find(mine)?;
     let approve = ControlSendParams {
         from: agent.to_string(),
         msg_type: MessageType::ShutdownApproved.as_str().to_string(),

@@ -135,9 +135,9 @@ pub async fn idle(ctx: &Ctx, a: IdleArgs) -> Res {
 }
 
 pub async fn shutdown(ctx: &Ctx, a: ShutdownArgs) -> Res {
-    let payload = ShutdownRequestPayload { request_id: String::new(), reason: a.reason };
+    let payload = ShutdownRequestPayload { reason: a.reason, expires_in_seconds: a.expires_in, ..Default::default() };
     let mut p = params(ctx, MessageType::ShutdownRequest, json!(payload))?;
-    p.to = Some(a.to);
+    (p.to, p.run_id, p.task_id) = (Some(a.to), a.run, a.task);
     if !a.wait {
         send(ctx, p).await?;
         return Ok(Outcome::Done);

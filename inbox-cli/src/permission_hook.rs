@@ -69,7 +69,7 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
         eprintln!("coordd is not running: no decision, Claude Code's permission flow applies");
         return Ok(Outcome::Done);
     };
-    if let Some(stop) = shutdown_if_asked(&client, &agent).await {
+    if let Some(stop) = shutdown_if_asked(&client, &agent, a.task.as_deref()).await {
         println!("{stop}");
         return Ok(Outcome::Done);
     }

@@ -11,7 +11,7 @@ use crate::ctx::{Ctx, Outcome, Res};
 use crate::output;
 
 pub async fn check(ctx: &Ctx, a: MailboxArgs) -> Res {
-    let p = CheckParams { agent: ctx.agent.clone(), task_id: a.task, priorities: vec![] };
+    let p = CheckParams { agent: ctx.agent.clone(), task_id: a.task, ..Default::default() };
     let r = ctx.client().await?.mail_check(p).await?;
     ctx.print(&r, || {
         if r.messages.is_empty() {

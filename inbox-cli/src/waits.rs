@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use coord_cli::CliError;
 use coord_cli::WaitReport;
-use coord_proto::api::ControlApiClient;
+use coord_client::Client;
+use coord_proto::api::{ControlApiClient, MailApiClient};
 use coord_proto::types::*;
 use serde_json::json;
 
@@ -118,6 +119,7 @@ pub async fn wait_reply(ctx: &Ctx, a: WaitReplyArgs) -> Res {
     report.waiting(&what, sub.cursor(), a.timeout_seconds);
     match sub.next_within(a.timeout_seconds.map(Duration::from_secs)).await? {
         Some(ev) => {
+            delivered(ctx.client().await?, ctx.agent.clone(), None, ev.message.as_ref()).await;
             let envelope = json!({"woke": true, "next_event_id": ev.event_id, "message": ev.message, "event": ev});
             ctx.print(&envelope, || {
                 if let Some(m) = &ev.message {
@@ -135,6 +137,18 @@ pub async fn wait_reply(ctx: &Ctx, a: WaitReplyArgs) -> Res {
             Ok(Outcome::NoMatch)
         }
     }
+}
+
+/// A wait handed `message` to `agent`: its copies queued in the agent's (or the task's)
+/// session mailbox count as delivered, so that no reminder or Stop hook announces it
+/// again. Best effort: the wait has its answer either way.
+pub async fn delivered(c: &Client, agent: Option<String>, task_id: Option<String>, message: Option<&Message>) {
+    let Some(m) = message else { return };
+    if agent.is_none() && task_id.is_none() {
+        return;
+    }
+    let p = CheckParams { agent, task_id, message_ids: vec![m.message_id.clone()], ..Default::default() };
+    let _ = c.mail_check(p).await;
 }
 
 /// `watch --progress`: progress lines as they come (lossy), optionally the recent ones first.

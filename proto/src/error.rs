@@ -140,6 +140,10 @@ error_codes! {
     PortUnavailable = 1160, "port_unavailable", Conflict;
     /// Merging a branch conflicts (orch: a run's integration branch into its base branch).
     MergeConflict = 1203, "merge_conflict", Conflict;
+    /// A wait or subscription's cursor (`after_event`, `after_seq`) is past the latest
+    /// event or progress line: nothing could ever wake it. `data.details.latest` names the
+    /// latest id.
+    CursorAhead = 1301, "cursor_ahead", Invalid;
     /// No launched session has that id (`launch.*`).
     SessionNotFound = 1400, "session_not_found", NotFound;
     /// The launched session's end was already recorded.

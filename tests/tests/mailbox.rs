@@ -287,3 +287,21 @@ fn hook_install_without_an_agent_is_refused_and_writes_nothing() {
     assert_eq!(std::fs::read_dir(p.path().join("wt2")).unwrap().count(), 0, "nothing written");
     assert!(!p.path().join(".agents").exists(), "no daemon started for a refused call");
 }
+
+/// Issue 20 item 1: an answer `wait-reply` handed to the worker counts as delivered: the
+/// session mailbox no longer holds it, so no reminder or Stop hook announces it again.
+#[test]
+fn an_answer_handed_over_by_wait_reply_is_not_pending_any_more() {
+    let p = Project::new();
+    let _d = p.serve();
+    let (thr, blocked) = coord_tests::blocked_task(&p, "w1", "Which id?");
+    ok(&p, &["--agent", "w1", "check", "--task", "T1"]);
+    p.orch().args(["answer", "--run", "R1", "--task", "T1", "--summary", "A-42", "--json"]).run().ok();
+    assert_eq!(ok(&p, &["--agent", "w1", "pending", "--task", "T1"])["pending"], 1, "the answer is queued");
+    let cursor = blocked.to_string();
+    let woke = ok(&p, &["--agent", "w1", "wait-reply", "--thread", &thr, "--after-event", &cursor]);
+    assert_eq!(woke["message"]["summary"], "A-42", "{woke}");
+    assert_eq!(ok(&p, &["--agent", "w1", "pending", "--task", "T1"])["pending"], 0);
+    let stop = hook(&p, "w1", "T1", "stop", &sample("Stop"));
+    assert!(stop.is_none(), "the Stop hook does not block with it again: {stop:?}");
+}

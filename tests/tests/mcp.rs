@@ -368,3 +368,22 @@ async fn done_takes_artifacts_located_in_their_repository() {
     assert_eq!(artifact["metadata_json"]["branch"], "main");
     worker.cancel().await.unwrap();
 }
+
+/// Issue 20 item 1, through MCP: the answer `wait_reply` returns counts as delivered, so
+/// `inbox_status` no longer counts it pending and `check_inbox` does not hand it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_returned_by_wait_reply_is_delivered() {
+    let p = Project::new();
+    let _d = p.serve();
+    let (thr, blocked) = coord_tests::blocked_task(&p, "w1", "Which id?");
+    let worker = session(&p, &["--agent", "w1", "mcp", "--task", "T1"]).await;
+    ok(&worker, "check_inbox", json!({})).await; // the task itself
+    p.orch().args(["answer", "--run", "R1", "--task", "T1", "--summary", "A-42", "--json"]).run().ok();
+    let woke = ok(&worker, "wait_reply", json!({"thread_id": thr, "after_event": blocked})).await;
+    assert_eq!(woke["message"]["summary"], "A-42", "{woke}");
+    let pending = coord_tests::ok(&p, &["--agent", "w1", "pending", "--task", "T1"]);
+    assert_eq!(pending["pending"], 0, "{pending}");
+    let checked = ok(&worker, "check_inbox", json!({})).await;
+    assert!(!checked.to_string().contains("A-42"), "handed over once only: {checked}");
+    worker.cancel().await.unwrap();
+}

@@ -95,3 +95,29 @@ fn with_no_daemon_to_take_it_a_progress_line_is_dropped_and_the_tool_goes_on() {
         .json();
     assert_eq!(v["dropped"], true, "{v}");
 }
+
+/// Issue 20 item 2: a progress subscription after a line that was never reported is refused
+/// with the latest line's number, not left waiting for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_past_the_latest_line_is_refused_naming_the_latest() {
+    let p = Project::new();
+    let _d = p.serve();
+    let c = p.client().await;
+    let line = ProgressParams {
+        agent: "w1".into(),
+        task_id: None,
+        line_type: ProgressType::Log,
+        tool_use_id: None,
+        data: "one".into(),
+        meta: None,
+    };
+    let last = guarded(c.progress_report(line)).await.unwrap().seq;
+    let refused = guarded(c.progress_subscribe(ProgressFilter { after_seq: Some(last + 5), ..Default::default() }));
+    let Err(err) = refused.await else { panic!("a cursor past the latest line is refused") };
+    let err = coord_client::ClientError::from(err);
+    assert_eq!(err.code(), "cursor_ahead", "{err}");
+    assert!(err.to_string().contains(&format!("latest progress line ({last})")), "{err}");
+    guarded(c.progress_subscribe(ProgressFilter { after_seq: Some(last), ..Default::default() }))
+        .await
+        .expect("the latest line is a valid cursor");
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use coord_proto::api::InboxApiClient;
 use coord_proto::types::*;
-use coord_tests::{Project, finish, thread_id};
+use coord_tests::{Project, fails, finish, thread_id};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_subscribed_waiter_is_woken_by_the_reply() {
@@ -185,4 +185,48 @@ fn watch_follow_streams_every_matching_event_in_order() {
         .ok()
         .json();
     assert_eq!(own["event"]["event_type"], "thread.created", "w1 sees the leader's send, not its own claim");
+}
+
+/// Issue 20 item 2: a cursor past the latest event could never wake; the wait is refused
+/// at once (exit 30) with the latest id, instead of hanging silently.
+#[test]
+fn wait_reply_on_a_cursor_past_the_latest_event_is_refused_naming_the_latest() {
+    let p = Project::new();
+    let _d = p.serve();
+    let sent = p.inbox().args(["send", "--from", "lead", "--to", "w1", "--summary", "t", "--json"]).run().ok().json();
+    let thr = thread_id(&sent);
+    let latest = sent["event_id"].as_i64().unwrap();
+    let future = (latest + 42).to_string();
+    let wait = ["wait-reply", "--thread", &thr, "--after-event", &future, "--timeout-seconds", "5"];
+    let v = fails(&p, &wait, 30, "cursor_ahead");
+    assert_eq!(v["error"]["details"]["latest"], latest, "{v}");
+    let text = p.inbox().args(wait).run().code(30).stderr;
+    assert!(text.contains(&format!("latest event ({latest})")), "{text}");
+}
+
+/// Issue 20 item 2, on the other waits: `watch`, `orch wait` and a raw subscription.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_wait_refuses_a_cursor_past_the_latest_event() {
+    let p = Project::new();
+    let _d = p.serve();
+    let sent = p.inbox().args(["send", "--from", "lead", "--to", "w1", "--summary", "t", "--json"]).run().ok().json();
+    let latest = sent["event_id"].as_i64().unwrap();
+    let future = (latest + 1).to_string();
+    let v = fails(&p, &["watch", "--after-event", &future, "--timeout-seconds", "5"], 30, "cursor_ahead");
+    assert_eq!(v["error"]["details"]["latest"], latest, "{v}");
+    p.orch().args(["run", "create", "--goal", "G", "--id", "R1"]).run().ok();
+    let latest = latest + 1; // run.created
+    let future = (latest + 1).to_string();
+    let wait = ["wait", "--run", "R1", "--after-event", &future, "--timeout-seconds", "5", "--json"];
+    let v = p.orch().args(wait).run().code(30).json();
+    assert_eq!(v["error"]["code"], "cursor_ahead", "{v}");
+    assert_eq!(v["error"]["details"]["latest"], latest, "{v}");
+    let filter = EventFilter { after_event: Some(latest + 1), ..Default::default() };
+    let Err(err) = p.client().await.subscribe(filter).await else {
+        panic!("a cursor past the latest event is refused")
+    };
+    assert_eq!(err.code(), "cursor_ahead", "{err}");
+    // The latest id itself is a valid cursor: it waits for what comes next.
+    let filter = EventFilter { after_event: Some(latest), ..Default::default() };
+    p.client().await.subscribe(filter).await.expect("a cursor at the latest event is fine");
 }

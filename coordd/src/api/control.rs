@@ -17,6 +17,7 @@ use crate::caller;
 use crate::domain::credentials;
 use crate::domain::inbox::control;
 use crate::domain::policy;
+use crate::error::Error;
 use crate::ops;
 use crate::progress;
 use crate::services::policy as snapshot;
@@ -33,7 +34,7 @@ impl ControlApiServer for Api {
     }
 
     async fn control_requests(&self, p: RequestsParams) -> RpcResult<RequestsResult> {
-        Ok(self.core.read(move |tx, _| control::requests(tx, p)).await?)
+        Ok(self.core.read(move |tx, now| control::requests(tx, now, p)).await?)
     }
 
     async fn policy_get(&self) -> RpcResult<PolicyResult> {
@@ -83,7 +84,14 @@ impl ControlApiServer for Api {
     async fn progress_subscribe(&self, pending: PendingSubscriptionSink, f: ProgressFilter) -> SubscriptionResult {
         // Subscribe first, then replay the history after the cursor: nothing in between is lost.
         let mut rx = self.progress.subscribe();
-        if let Err(e) = progress::check_filter(&f) {
+        let latest = self.progress.recent(&ProgressFilter::default(), u64::MAX).1;
+        let checked = progress::check_filter(&f).and_then(|()| match f.after_seq {
+            Some(after) if after > latest => {
+                Err(Error::cursor_ahead("after_seq", "progress line", after as i64, latest as i64).to_app())
+            }
+            _ => Ok(()),
+        });
+        if let Err(e) = checked {
             pending.reject(ErrorObjectOwned::from(e)).await;
             return Ok(());
         }

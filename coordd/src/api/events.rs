@@ -55,7 +55,7 @@ impl EventsApiServer for Api {
     ) -> SubscriptionResult {
         let mut rx = self.core.bus.subscribe();
         let now = self.core.bus.last_event_id();
-        let q = match self.core.read(move |tx, _| events::resolve(tx, filter, now)).await {
+        let q = match self.core.read(move |tx, _| events::resolve_wait(tx, filter, now)).await {
             Ok(q) => q,
             Err(e) => {
                 pending.reject(ErrorObjectOwned::from(e)).await;

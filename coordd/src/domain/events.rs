@@ -137,6 +137,18 @@ pub fn record(tx: &mut dyn Tx, d: &Draft<'_>) -> Result<i64> {
     Ok(id)
 }
 
+/// [`resolve`] for a wait: an `after_event` past the latest event is refused
+/// (`cursor_ahead`), since nothing could ever wake it.
+pub fn resolve_wait(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQuery> {
+    if let Some(n) = f.after_event.filter(|n| *n > 0) {
+        let latest = tx.last_event_id()?;
+        if n > latest {
+            return Err(Error::cursor_ahead("after_event", "event", n, latest));
+        }
+    }
+    resolve(tx, f, default_after)
+}
+
 /// Check a filter and turn `after_message` into an event cursor. `default_after` applies
 /// when neither cursor is given.
 pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQuery> {

@@ -19,7 +19,7 @@ use crate::time::Ts;
 
 /// `overseer`: the person the call comes from (the dashboard's page), who may answer, as
 /// themselves, a request sent to the lead.
-pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams, overseer: Option<&str>) -> Result<ControlSendResult> {
+pub fn send(tx: &mut dyn Tx, now: Ts, mut p: ControlSendParams, overseer: Option<&str>) -> Result<ControlSendResult> {
     if let Some(m) = control::existing(tx, &p)? {
         let (thread, _) = thread::load(tx, &m.thread_id, now)?;
         let request_id = tx
@@ -34,6 +34,10 @@ pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams, overseer: Option<&st
         (Some(to), _) => Some(to.clone()),
         (None, _) => lead(tx, p.run_id.as_deref())?,
     };
+    let msg_type = MessageType::from_name(&p.msg_type);
+    if msg_type == MessageType::ShutdownRequest {
+        super::shutdown::prepare(tx, now, &mut p)?;
+    }
     let stand_in = match overseer {
         Some(o) if o == p.from => lead_of_request(tx, &p)?,
         _ => None,
@@ -50,6 +54,10 @@ pub fn send(tx: &mut dyn Tx, now: Ts, p: ControlSendParams, overseer: Option<&st
         RequestEffect::Opens(id) => Some(control::record_request(tx, &result.message, &result.thread, id)?),
         RequestEffect::Answers(r) => {
             messages::settle_request(tx, now, &r.thread_id)?;
+            if msg_type == MessageType::ShutdownApproved {
+                let idle = super::shutdown::approved(tx, now, &r)?;
+                send(tx, now, idle, None)?;
+            }
             Some(r.request_id)
         }
     };

@@ -13,6 +13,8 @@
 //! - [`launch`]: a launched session's end, failing its attempt's thread when still open.
 //! - [`settings`]: `inbox.init`, the project's settings and roles, checked against the
 //!   roles in force.
+//! - [`shutdown`]: a shutdown request's run, task and expiry; what approving one stops,
+//!   and the lead's idle notification.
 //! - [`view`]: the `view.*` read models (agents, a run's graph, the mail timeline), each
 //!   joining several domains in one read.
 //!
@@ -24,6 +26,7 @@ pub mod launch;
 pub mod messages;
 pub mod orch;
 pub mod settings;
+pub mod shutdown;
 pub mod status;
 pub mod view;
 

@@ -134,6 +134,17 @@ pub struct ShutdownArgs {
     /// The agent to shut down.
     #[arg(long)]
     pub to: String,
+    /// The run of the work to stop (default: that of the thread the agent holds).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// Stop only the session of this task (default: the task of the thread the agent
+    /// holds; with none, any session of the agent).
+    #[arg(long, value_name = "TASK_ID")]
+    pub task: Option<String>,
+    /// The request expires after this many seconds unanswered (default 300): it never
+    /// stops a later session.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub expires_in: Option<u64>,
     /// Why (the session sees it when it stops).
     #[arg(long)]
     pub reason: Option<String>,

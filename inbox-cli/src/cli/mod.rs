@@ -233,6 +233,10 @@ pub enum Cmd {
     )]
     Idle(IdleArgs),
     /// Ask an agent to shut down: its next Claude Code hook answers and stops the session.
+    /// The request carries the run and task of the thread the agent holds (or --run,
+    /// --task) and stops only that task's session; it expires after --expires-in seconds
+    /// (default 300). Once approved, the task's thread is blocked ("worker stopped"), its
+    /// lease released, and you get an idle notification with reason shutdown.
     #[command(
         after_help = "Example:\n  inbox --agent lead shutdown --to w1 --reason \"run finished\" --wait --timeout-seconds 120"
     )]

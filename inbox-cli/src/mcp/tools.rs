@@ -219,7 +219,7 @@ impl InboxMcp {
     #[tool(description = "Deliver your new messages (urgent first) and mark them delivered: each is returned once. \
                           Treat them as user input.")]
     async fn check_inbox(&self) -> CallToolResult {
-        let p = CheckParams { agent: Some(self.agent.clone()), task_id: self.task.clone(), priorities: vec![] };
+        let p = CheckParams { agent: Some(self.agent.clone()), task_id: self.task.clone(), ..Default::default() };
         self.run(|c| async move {
             let r = c.mail_check(p).await?;
             Ok(json!({"count": r.messages.len(), "messages": r.messages.iter().map(mail_view).collect::<Vec<_>>()}))
@@ -359,6 +359,9 @@ impl InboxMcp {
             };
             let cursor = sub.cursor().unwrap_or_default();
             self.set_cursor(&a.thread_id, cursor);
+            if let Some(ev) = &woke {
+                crate::waits::delivered(&c, Some(self.agent.clone()), self.task.clone(), ev.message.as_ref()).await;
+            }
             Ok(match woke {
                 Some(ev) => json!({"woke": true, "cursor": cursor, "message": ev.message.as_ref().map(message_view)}),
                 None => json!({"woke": false, "cursor": cursor, "waited_seconds": wait.as_secs()}),

@@ -132,12 +132,20 @@ impl MessageType {
         }
     }
 
-    /// The types `orch wait` wakes the lead on.
+    /// The types `orch wait` wakes the lead on (a shutdown request of the run, and its
+    /// answer, too).
     pub fn lead_actionable() -> Vec<String> {
-        [MessageType::PermissionRequest, MessageType::IdleNotification, MessageType::PlanApprovalRequest]
-            .iter()
-            .map(|t| t.as_str().to_string())
-            .collect()
+        [
+            MessageType::PermissionRequest,
+            MessageType::IdleNotification,
+            MessageType::PlanApprovalRequest,
+            MessageType::ShutdownRequest,
+            MessageType::ShutdownApproved,
+            MessageType::ShutdownRejected,
+        ]
+        .iter()
+        .map(|t| t.as_str().to_string())
+        .collect()
     }
 }
 
@@ -244,6 +252,8 @@ string_enum!(
         Open = "open",
         Answered = "answered",
         Cancelled = "cancelled",
+        /// A shutdown request past its `expires_at`, never answered.
+        Expired = "expired",
     }
 );
 

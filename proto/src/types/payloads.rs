@@ -60,6 +60,9 @@ string_enum!(
         Available = "available",
         Interrupted = "interrupted",
         Failed = "failed",
+        /// It approved a shutdown request and stopped (its task's thread is blocked with
+        /// "worker stopped" and its lease released).
+        Shutdown = "shutdown",
     }
 );
 
@@ -98,7 +101,21 @@ pub struct ShutdownRequestPayload {
     pub request_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// How long the request stays open (default [`SHUTDOWN_EXPIRES_SECONDS`]); the daemon
+    /// turns it into `expires_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_seconds: Option<u64>,
+    /// When the request expires (set by the daemon): past it, no session honours it and it
+    /// can no longer be answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
 }
+
+/// How long a shutdown request stays open by default: a request nobody answered within
+/// this never stops a later session.
+pub const SHUTDOWN_EXPIRES_SECONDS: u64 = 300;
+/// The longest a shutdown request may stay open.
+pub const SHUTDOWN_EXPIRES_MAX_SECONDS: u64 = 86_400;
 typed!(ShutdownRequestPayload, ShutdownRequest);
 
 /// `shutdown_approved`: the worker agrees and stops.

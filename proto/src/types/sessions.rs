@@ -33,6 +33,11 @@ pub struct CheckParams {
     /// Only deliver these priorities (empty: all).
     #[serde(default)]
     pub priorities: Vec<Priority>,
+    /// Only these messages (empty: all queued): a client that handed a message to the
+    /// agent by another path (a wait) marks the mailbox's copies of it delivered, so that
+    /// no reminder or Stop hook announces it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message_ids: Vec<String>,
 }
 
 /// Result of `mail.check`: the messages delivered now (urgent first, then oldest first).

@@ -16,6 +16,7 @@ use coord_proto::ErrorCode;
 use coord_proto::types::*;
 use serde_json::Value;
 
+use super::shutdown;
 use super::thread::{Append, load, open};
 use crate::domain::check;
 use crate::error::{Error, Result};
@@ -204,6 +205,12 @@ fn answering(
         return Err(Error::invalid(format!("an answer goes to the requester, {}", request.from_agent)));
     }
     let (mut thread, _) = load(tx, &request.thread_id, now)?;
+    if request.msg_type == MessageType::ShutdownRequest.as_str()
+        && let Some(m) = tx.message(&request.message_id)?
+        && !thread.status.is_terminal()
+    {
+        shutdown::check_open(id, &m.payload_json, now)?;
+    }
     if thread.status.is_terminal() {
         let how = if thread.status == ThreadStatus::Cancelled { "was cancelled" } else { "is already answered" };
         return Err(Error::app(ErrorCode::InvalidTransition, format!("request '{id}' {how}")));
@@ -261,8 +268,9 @@ pub fn summary_of(t: &MessageType, from: &str, payload: &Value) -> String {
     line.chars().take(check::MAX_SUMMARY).collect()
 }
 
-/// `control.requests`.
-pub fn requests(tx: &dyn Tx, p: RequestsParams) -> Result<RequestsResult> {
+/// `control.requests`. An expired shutdown request is `expired`, listed only with
+/// `include_closed`.
+pub fn requests(tx: &dyn Tx, now: Ts, p: RequestsParams) -> Result<RequestsResult> {
     for (field, v) in [("to", &p.to), ("from", &p.from)] {
         if let Some(v) = v {
             check::agent(field, v)?;
@@ -280,18 +288,22 @@ pub fn requests(tx: &dyn Tx, p: RequestsParams) -> Result<RequestsResult> {
     };
     let mut out = Vec::new();
     for (row, thread_status) in tx.requests_list(&q)? {
-        out.push(view(tx, row, thread_status)?);
+        let v = view(tx, now, row, thread_status)?;
+        if q.include_closed || v.status == RequestStatus::Open {
+            out.push(v);
+        }
     }
     Ok(RequestsResult { requests: out })
 }
 
-fn view(tx: &dyn Tx, row: RequestRow, thread_status: ThreadStatus) -> Result<RequestView> {
+fn view(tx: &dyn Tx, now: Ts, row: RequestRow, thread_status: ThreadStatus) -> Result<RequestView> {
     let msg = tx
         .message(&row.message_id)?
         .ok_or_else(|| Error::Internal(format!("request '{}' lost its message", row.request_id)))?;
     let status = match thread_status {
         ThreadStatus::Done => RequestStatus::Answered,
         s if s.is_terminal() => RequestStatus::Cancelled,
+        _ if shutdown::expired(&msg.payload_json, now) => RequestStatus::Expired,
         _ => RequestStatus::Open,
     };
     let response = match status {

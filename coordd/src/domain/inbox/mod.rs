@@ -12,6 +12,7 @@ pub mod control;
 pub mod lease;
 pub mod messages;
 pub mod read;
+pub mod shutdown;
 pub mod thread;
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::domain::check;
 use crate::domain::events::{self, Draft};
 use crate::error::{Error, Result};
 use crate::store::Tx;
-use crate::store::repos::QueuedQuery;
+use crate::store::repos::{MailRow, QueuedQuery};
 use crate::time::Ts;
 
 /// Most messages one check delivers; the rest stay queued for the next one.
@@ -44,14 +44,18 @@ pub fn mailbox(tx: &dyn Tx, agent: Option<&str>, task: Option<&str>) -> Result<V
 /// `mail.check`: deliver the mailbox's queued mail, urgent first, then oldest first.
 pub fn check(tx: &mut dyn Tx, now: Ts, p: CheckParams) -> Result<CheckResult> {
     let recipients = mailbox(tx, p.agent.as_deref(), p.task_id.as_deref())?;
-    let q = QueuedQuery {
-        recipients: recipients.clone(),
-        now,
-        priorities: p.priorities,
-        unreminded: false,
-        limit: MAX_CHECK,
+    let rows = if p.message_ids.is_empty() {
+        let q = QueuedQuery {
+            recipients: recipients.clone(),
+            now,
+            priorities: p.priorities,
+            unreminded: false,
+            limit: MAX_CHECK,
+        };
+        tx.mail_queued(&q)?
+    } else {
+        handed_over(tx, now, &recipients, &p)?
     };
-    let rows = tx.mail_queued(&q)?;
     if rows.is_empty() {
         return Ok(CheckResult { messages: vec![], event_id: None });
     }
@@ -69,6 +73,23 @@ pub fn check(tx: &mut dyn Tx, now: Ts, p: CheckParams) -> Result<CheckResult> {
     let draft = Draft::about(EventType::MailDelivered, &owner, task, &owner, &summary, &payload, now);
     let event_id = events::record(tx, &draft)?;
     Ok(CheckResult { messages, event_id: Some(event_id) })
+}
+
+/// The mailbox's queued copies of the messages a check names (`message_ids`): mail handed
+/// to the agent by another path, such as a wait that woke on it.
+fn handed_over(tx: &dyn Tx, now: Ts, recipients: &[String], p: &CheckParams) -> Result<Vec<MailRow>> {
+    if p.message_ids.len() > MAX_CHECK as usize {
+        return Err(Error::invalid(format!("at most {MAX_CHECK} message_ids per check")));
+    }
+    let mut rows = Vec::new();
+    for id in &p.message_ids {
+        check::id("message_ids", id)?;
+        let wanted = |r: &MailRow| {
+            recipients.contains(&r.recipient) && (p.priorities.is_empty() || p.priorities.contains(&r.priority))
+        };
+        rows.extend(tx.mail_queued_copies(id, now)?.into_iter().filter(wanted));
+    }
+    Ok(rows)
 }
 
 /// `mail.pending` without `remind`: counts only, never writes.

@@ -65,7 +65,12 @@ fn queued_mail_expires_and_delivered_mail_does_not() {
     m.write(|tx, now| messages::send(tx, now, p.clone())).unwrap();
     m.write(|tx, now| messages::send(tx, now, p)).unwrap();
     let check = |m: &Memory| {
-        let p = CheckParams { agent: Some("w".into()), task_id: None, priorities: vec![Priority::Urgent] };
+        let p = CheckParams {
+            agent: Some("w".into()),
+            task_id: None,
+            priorities: vec![Priority::Urgent],
+            ..Default::default()
+        };
         m.write(|tx, now| delivery::check(tx, now, p)).unwrap()
     };
     assert!(check(&m).messages.is_empty(), "only urgent asked for");
