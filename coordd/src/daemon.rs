@@ -97,7 +97,14 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
         protocol_version: PROTOCOL_VERSION,
         started_at: started_at.clone(),
     };
-    lock.write_info(&lock_info).map_err(io(format!("cannot write {}", lock.info_path().display())))?;
+    match lock.write_info(&lock_info) {
+        // On a full disk the daemon still starts (read-only, see the store): the details
+        // file is for humans and a second daemon's refusal; `status` asks the daemon itself.
+        Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+            tracing::warn!(error = %e, file = %lock.info_path().display(), "cannot record the daemon's details: the disk is full");
+        }
+        other => other.map_err(io(format!("cannot write {}", lock.info_path().display())))?,
+    }
 
     let db_path = paths.db.clone();
     if let Some(root) = project_root(&paths) {

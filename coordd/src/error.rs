@@ -19,6 +19,10 @@ pub enum Error {
     /// fixed. Reported as `io_write_failed`.
     #[error("{0}")]
     WriteFailed(String),
+    /// The daemon runs read-only (it started on a full disk) and the database still cannot
+    /// be opened for writing. Reported as `read_only`.
+    #[error("{0}")]
+    ReadOnly(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -63,6 +67,7 @@ impl Error {
             Error::App(e) => e.clone(),
             Error::Storage(m) => AppError::new(ErrorCode::Storage, m.clone()),
             Error::WriteFailed(m) => AppError::new(ErrorCode::IoWriteFailed, m.clone()),
+            Error::ReadOnly(m) => AppError::new(ErrorCode::ReadOnly, m.clone()),
             Error::Internal(m) => AppError::new(ErrorCode::Internal, m.clone()),
         }
     }
@@ -71,7 +76,7 @@ impl Error {
     /// for writes, `io_read_failed` for reads); domain errors stay as they are.
     pub fn as_io(self, write: bool) -> Error {
         match self {
-            Error::App(_) => self,
+            Error::App(_) | Error::ReadOnly(_) => self,
             other => {
                 tracing::error!(error = %other, "request failed");
                 let code = if write { ErrorCode::IoWriteFailed } else { ErrorCode::IoReadFailed };
@@ -86,6 +91,7 @@ impl Error {
     pub fn shared(&self) -> Error {
         match self {
             Error::WriteFailed(m) => Error::WriteFailed(m.clone()),
+            Error::ReadOnly(m) => Error::ReadOnly(m.clone()),
             other => Error::Storage(format!("commit failed: {other}")),
         }
     }

@@ -61,10 +61,15 @@ impl DaemonLock {
         let tmp = path.with_extension("info.tmp");
         let mut text = serde_json::to_string_pretty(info).map_err(std::io::Error::other)?;
         text.push('\n');
-        let mut f = File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_data()?;
-        drop(f);
+        let written = File::create(&tmp).and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.sync_data()
+        });
+        if let Err(e) = written {
+            // Leave no half-written file behind (a full disk).
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         std::fs::rename(&tmp, &path)
     }
 

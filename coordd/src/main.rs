@@ -373,6 +373,10 @@ async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCo
         println!("  uptime      {}", humantime::format_duration(std::time::Duration::from_secs(h.uptime_ms / 1000)));
         println!("  clients     {} connection(s), {} subscription(s)", h.connections, h.subscriptions);
         println!("  last event  {}", h.last_event_id);
+        if let Some(ro) = &h.read_only {
+            println!("  READ-ONLY   since {} ({}): {}", ro.since, ro.reason, ro.message);
+            println!("              writes are refused (read_only) until space returns; the next write then reopens");
+        }
     }
     Ok(Exit::Ok.into())
 }

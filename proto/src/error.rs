@@ -136,6 +136,11 @@ error_codes! {
     IoWriteFailed = 1150, "io_write_failed", Internal;
     /// Reading coordination data (or a file) failed.
     IoReadFailed = 1151, "io_read_failed", Internal;
+    /// The daemon runs read-only: it started while the database could not be written (a
+    /// full disk). Reads work; every write is refused with this code until space returns,
+    /// when the next write reopens the database for writing. `system.hello`'s `read_only`
+    /// says why.
+    ReadOnly = 1323, "read_only", Internal;
     /// The dashboard could not listen on the port asked for (in use, or not allowed).
     PortUnavailable = 1160, "port_unavailable", Conflict;
     /// Merging a branch conflicts (orch: a run's integration branch into its base branch).

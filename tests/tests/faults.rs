@@ -54,18 +54,37 @@ fn coordd_check(p: &Project) -> serde_json::Value {
     p.coordd().args(["check", "--json"]).run().ok().json()
 }
 
+/// A project on a fresh 24 MB tmpfs (keep the `Tmpfs` alive as long as the project); `None`
+/// without the right to mount one.
+fn project_on_small_disk() -> Option<(Tmpfs, Project)> {
+    let fs = Tmpfs::mount("24m")?;
+    let p = Project::new_in(fs.path());
+    Some((fs, p))
+}
+
+/// A file holding a 2 MiB message body, for a send that needs space.
+fn big_body() -> tempfile::NamedTempFile {
+    let body = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(body.path(), "x".repeat(2 * 1024 * 1024)).unwrap();
+    body
+}
+
+/// The thread ids `inbox list` shows.
+fn listed(p: &Project) -> Vec<String> {
+    let list = ok(p, &["list", "--limit", "100"]);
+    list["threads"].as_array().unwrap().iter().map(|t| t["thread_id"].as_str().unwrap().to_string()).collect()
+}
+
 #[test]
 fn a_full_disk_fails_writes_clearly_keeps_reads_and_recovers_when_space_returns() {
-    let Some(fs) = Tmpfs::mount("24m") else {
+    let Some((fs, p)) = project_on_small_disk() else {
         return skip_or_fail("to mount a small tmpfs (root or CAP_SYS_ADMIN)");
     };
-    let p = Project::new_in(fs.path());
     let _d = p.serve();
     let acked: Vec<String> = (0..5)
         .map(|i| thread_id(&ok(&p, &["send", "--from", "lead", "--to", "w", "--summary", &format!("m{i}")])))
         .collect();
-    let body = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(body.path(), "x".repeat(2 * 1024 * 1024)).unwrap();
+    let body = big_body();
     let big = ["send", "--from", "lead", "--to", "w", "--summary", "big", "--body-file", body.path().to_str().unwrap()];
 
     fill(&fs.path().join("ballast"));
@@ -73,11 +92,9 @@ fn a_full_disk_fails_writes_clearly_keeps_reads_and_recovers_when_space_returns(
     let msg = refused["error"]["message"].as_str().unwrap();
     assert!(msg.contains("disk") && msg.contains("full"), "a clear message: {msg}");
     // Reads keep working, and see every acknowledged write.
-    let list = ok(&p, &["list", "--limit", "100"]);
-    let listed: Vec<&str> =
-        list["threads"].as_array().unwrap().iter().map(|t| t["thread_id"].as_str().unwrap()).collect();
+    let listed = listed(&p);
     for t in &acked {
-        assert!(listed.contains(&t.as_str()), "{t} is still there");
+        assert!(listed.contains(t), "{t} is still there");
     }
 
     // Space returns: the same daemon takes the same write, with no restart.
@@ -158,4 +175,52 @@ fn a_database_from_a_newer_coordd_is_refused_and_left_untouched() {
     let cli = p.inbox().args(["list", "--json"]).run();
     assert_eq!(cli.code, 50, "the CLI cannot start a daemon either: {cli:?}");
     assert!(cli.stdout.contains("newer coordd") || cli.stderr.contains("newer coordd"), "{cli:?}");
+}
+
+/// Issue 26 §3, the exact reproduction: fill the disk until sends fail with 1150, free
+/// space, send a few, stop, fill again. `coordd serve` used to exit ("cannot open the
+/// database … disk is full"); it now starts read-only, says so, keeps serving reads, and
+/// takes writes again once space returns, without a restart.
+#[test]
+fn a_daemon_restarted_on_a_full_disk_starts_read_only_and_recovers_when_space_returns() {
+    let Some((fs, p)) = project_on_small_disk() else {
+        return skip_or_fail("to mount a small tmpfs (root or CAP_SYS_ADMIN)");
+    };
+    let d = p.serve();
+    let send = |summary: &str| ok(&p, &["send", "--from", "lead", "--to", "w", "--summary", summary]);
+    let first = thread_id(&send("before"));
+    let body = big_body();
+    let big = ["send", "--from", "lead", "--to", "w", "--summary", "big", "--body-file", body.path().to_str().unwrap()];
+    fill(&fs.path().join("ballast"));
+    fails(&p, &big, 50, "io_write_failed");
+    std::fs::remove_file(fs.path().join("ballast")).unwrap();
+    let acked: Vec<String> = (0..3).map(|i| thread_id(&send(&format!("after{i}")))).collect();
+    p.coordd().args(["stop"]).run().ok();
+    d.wait();
+    fill(&fs.path().join("ballast"));
+
+    let mut d = p.try_serve().expect("the daemon starts on a full disk");
+    // It says so: in the log, in status and in system.hello.
+    d.wait_for_log("read-only");
+    let status = p.coordd().args(["status", "--json"]).run().ok().json();
+    assert_eq!(status["read_only"]["reason"], "disk_full", "{status}");
+    // Reads keep working and see every acknowledged write.
+    let listed = listed(&p);
+    for t in acked.iter().chain([&first]) {
+        assert!(listed.contains(t), "{t} is still there: {listed:?}");
+    }
+    // Every write says why it is refused, with a stable code.
+    let refused = fails(&p, &["send", "--from", "lead", "--to", "w", "--summary", "refused"], 50, "read_only");
+    let msg = refused["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("read-only") && msg.contains("disk") && msg.contains("full"), "a clear message: {msg}");
+
+    // Space returns: the same daemon takes writes again.
+    std::fs::remove_file(fs.path().join("ballast")).unwrap();
+    let later = thread_id(&send("later"));
+    ok(&p, &["show", "--thread", &later]);
+    let status = p.coordd().args(["status", "--json"]).run().ok().json();
+    assert!(status["read_only"].is_null(), "{status}");
+    drop(d);
+    let check = coordd_check(&p);
+    assert_eq!(check["ok"], true, "{check}");
 }

@@ -24,6 +24,7 @@ impl SystemApiServer for Api {
             methods: self.methods.get().cloned().unwrap_or_default(),
             connections: crate::activity::connections() as u64,
             subscriptions: crate::activity::subscriptions() as u64,
+            read_only: self.core.store.read_only(),
         })
     }
 

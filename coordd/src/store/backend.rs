@@ -79,6 +79,11 @@ pub trait Store: Send + Sync + 'static {
     fn submit(&self, job: WriteJob) -> BoxFuture<'_, Result<()>>;
     /// Run a read job on a snapshot, off the executor threads.
     fn run_read(&self, job: ReadJob) -> BoxFuture<'_, Result<()>>;
+    /// Present while the store refuses writes because it could not be opened for writing
+    /// (SQLite on a full disk); `system.hello` reports it. PostgreSQL never is.
+    fn read_only(&self) -> Option<coord_proto::types::ReadOnlyState> {
+        None
+    }
     /// Whether this daemon runs the project's background duties (lease-expiry events,
     /// automatic retries) now. Where several daemons share one store only one does at a
     /// time; a store that one daemon owns always does (the default).

@@ -154,6 +154,21 @@ pub struct HelloResult {
     /// Open event subscriptions (waits and watchers).
     #[serde(default)]
     pub subscriptions: u64,
+    /// Present while the daemon runs read-only (it started on a full disk): why, and
+    /// since when. Absent when writes are taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<ReadOnlyState>,
+}
+
+/// Why the daemon runs read-only (`system.hello`'s `read_only`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadOnlyState {
+    /// Stable: `disk_full`, or `unwritable` (a read-only file system, an I/O error).
+    pub reason: String,
+    /// What SQLite reported, for people.
+    pub message: String,
+    /// RFC 3339, when the daemon went read-only.
+    pub since: String,
 }
 
 /// Params of `system.shutdown`.

@@ -4,6 +4,8 @@
 //!   [`Store`](crate::store::Store) implementation.
 //! - [`writer`]: the single group-committing writer thread; `checkpoint`: the thread that
 //!   copies the WAL into the database beside it.
+//! - `read_only`: serving reads, refusing writes, when the disk is too full to open the
+//!   database for writing; the next write after space returns reopens it.
 //! - [`migrations`]: the append-only schema history.
 //! - [`check`]: `coordd check`, verifying a database file without changing it.
 //! - [`tx`]: [`tx::SqliteTx`], the repositories' implementation over one connection, with
@@ -20,6 +22,7 @@ mod mail;
 pub mod migrations;
 mod open;
 mod orch;
+mod read_only;
 mod requests;
 mod search;
 mod threads;

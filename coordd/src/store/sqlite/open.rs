@@ -7,12 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
+use coord_proto::types::ReadOnlyState;
 use futures::future::BoxFuture;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags};
 
 use super::checkpoint::Checkpointer;
 use super::migrations;
+use super::read_only::{self, ReadOnlyFlag, can_serve_read_only};
 use super::tx::SqliteTx;
 use super::writer;
 use crate::bus::Bus;
@@ -31,6 +33,7 @@ pub struct SqliteStore {
     readers: r2d2::Pool<SqliteConnectionManager>,
     schema_version: i64,
     journal_mode: String,
+    read_only: ReadOnlyFlag,
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
@@ -43,41 +46,91 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The writer's connection, opened and migrated.
+struct Writable {
+    conn: Connection,
+    schema_version: i64,
+    journal_mode: String,
+}
+
+/// Open (creating if needed) the database for writing: WAL, pragmas, migrations.
+fn open_writable(path: &Path) -> Result<Writable> {
+    // Only the writer thread uses this connection: no SQLite mutex is needed.
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_URI)?;
+    refuse_untouchable(&conn)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Error::Internal(format!("cannot enable WAL (journal_mode={mode})")));
+    }
+    configure(&conn)?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    conn.pragma_update(None, "cache_size", -65536)?;
+    let schema_version = migrations::migrate(&mut conn)?;
+    conn.execute_batch("PRAGMA optimize=0x10002")?;
+    Ok(Writable { conn, schema_version, journal_mode: mode.to_lowercase() })
+}
+
+/// Open the database for writing again, once a read-only daemon gets a write.
+fn reopen(path: &Path) -> Result<(Connection, Checkpointer)> {
+    let w = open_writable(path)?;
+    Ok((w.conn, Checkpointer::spawn(path)?))
+}
+
 impl SqliteStore {
     /// Open (creating if needed) and migrate the database at `path`; returns the store and
-    /// the bus its writer publishes on.
+    /// the bus its writer publishes on. When the disk is too full to open it for writing,
+    /// the store serves reads and refuses writes until space returns (see `read_only`).
     pub fn open(path: &Path) -> Result<(SqliteStore, Bus)> {
         disable_memory_statistics();
-        // Only the writer thread uses this connection: no SQLite mutex is needed.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_URI)?;
-        refuse_untouchable(&conn)?;
-        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(Error::Internal(format!("cannot enable WAL (journal_mode={mode})")));
-        }
-        configure(&conn)?;
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        conn.pragma_update(None, "cache_size", -65536)?;
-        let schema_version = migrations::migrate(&mut conn)?;
-        conn.execute_batch("PRAGMA optimize=0x10002")?;
-        let last = SqliteTx::new(&conn).last_event_id()?;
-
+        let flag = ReadOnlyFlag::default();
+        let (writable, cause) = match open_writable(path) {
+            Ok(w) => (Some(w), None),
+            Err(e) if can_serve_read_only(&e) => (None, Some(e)),
+            Err(e) => return Err(e),
+        };
         let readers = r2d2::Pool::builder().max_size(READERS).min_idle(Some(1)).build(readers(path))?;
+        let (schema_version, journal_mode, last) = match &writable {
+            Some(w) => (w.schema_version, w.journal_mode.clone(), SqliteTx::new(&w.conn).last_event_id()?),
+            None => {
+                let cause = cause.expect("a cause when not writable");
+                let (version, last) = match read_only_facts(&readers) {
+                    Ok((v, last)) if v == migrations::latest_version() => (v, last),
+                    // Reads need the current schema, and migrating needs space.
+                    _ => return Err(cause),
+                };
+                flag.enter(&cause);
+                (version, "wal".to_string(), last)
+            }
+        };
         let bus = Bus::new(last);
-        let checkpointer = Checkpointer::spawn(path)?;
-        let (writer, handle) = writer::spawn(conn, bus.clone(), checkpointer)
-            .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
+        let spawned = match writable {
+            Some(w) => writer::spawn(w.conn, bus.clone(), Checkpointer::spawn(path)?),
+            None => {
+                let (path, bus, flag) = (path.to_path_buf(), bus.clone(), flag.clone());
+                Writer::spawn("coordd-writer", move |queue| read_only::wait_for_space(path, reopen, queue, bus, flag))
+            }
+        };
+        let (writer, handle) = spawned.map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
         let store = SqliteStore {
             path: path.to_path_buf(),
             writer,
             writer_thread: std::sync::Mutex::new(Some(handle)),
             readers,
             schema_version,
-            journal_mode: mode.to_lowercase(),
+            journal_mode,
+            read_only: flag,
         };
         Ok((store, bus))
     }
+}
+
+/// The schema version and the newest event id, read through the read-only pool.
+fn read_only_facts(readers: &r2d2::Pool<SqliteConnectionManager>) -> Result<(i64, i64)> {
+    let conn = readers.get()?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let last = SqliteTx::new(&conn).last_event_id()?;
+    Ok((version, last))
 }
 
 /// How the read pool opens its connections: read-only and `query_only`, so SQLite itself
@@ -135,6 +188,10 @@ impl Store for SqliteStore {
             schema_version: self.schema_version,
             journal_mode: self.journal_mode.clone(),
         }
+    }
+
+    fn read_only(&self) -> Option<ReadOnlyState> {
+        self.read_only.get()
     }
 
     fn submit(&self, job: WriteJob) -> BoxFuture<'_, Result<()>> {

@@ -42,13 +42,16 @@ impl From<rusqlite::Error> for Error {
     }
 }
 
+/// How [`unwritable`] says the disk is full (the read-only mode looks for it).
+pub const DISK_FULL: &str = "the disk holding the database is full";
+
 /// A clear message for an error that means the database cannot be written at the moment
 /// (full disk, read-only file or file system, I/O error); `None` for any other error.
 pub fn unwritable(e: &rusqlite::Error) -> Option<String> {
     use rusqlite::ErrorCode::*;
     let rusqlite::Error::SqliteFailure(f, _) = e else { return None };
     let why = match f.code {
-        DiskFull => "the disk holding the database is full",
+        DiskFull => DISK_FULL,
         ReadOnly => "the database file (or its directory or file system) is read-only",
         SystemIoFailure => "the operating system reported an I/O error",
         _ => return None,

@@ -43,14 +43,25 @@ pub fn spawn(
     bus: Bus,
     checkpointer: Checkpointer,
 ) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
-    Writer::spawn("coordd-writer", move |queue| run(conn, queue, bus, checkpointer))
+    Writer::spawn("coordd-writer", move |queue| run(conn, queue, bus, checkpointer, Vec::new(), true))
 }
 
-fn run(conn: Connection, mut queue: Queue, bus: Bus, checkpointer: Checkpointer) {
-    let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
+/// The writer's loop. `batch` holds jobs already taken from the queue (by the read-only
+/// writer, see `read_only`), `more` whether the queue was still open when they were.
+pub(super) fn run(
+    conn: Connection,
+    mut queue: Queue,
+    bus: Bus,
+    checkpointer: Checkpointer,
+    mut batch: Vec<WriteJob>,
+    mut more: bool,
+) {
+    batch.reserve(MAX_BATCH);
+    if batch.is_empty() && more {
+        more = queue.next_batch(&mut batch);
+    }
     let mut since_checkpoint = 0;
     loop {
-        let more = queue.next_batch(&mut batch);
         since_checkpoint += batch.len();
         run_batch(&conn, &mut batch, &bus);
         if !more {
@@ -62,6 +73,7 @@ fn run(conn: Connection, mut queue: Queue, bus: Bus, checkpointer: Checkpointer)
         } else if since_checkpoint >= CHECKPOINT_EVERY && checkpointer.request() {
             since_checkpoint = 0;
         }
+        more = queue.next_batch(&mut batch);
     }
     checkpointer.stop();
     // Refuse whatever arrives from now on, fold the WAL into the database and truncate it.
