@@ -20,7 +20,7 @@ pub type Factory = Arc<dyn Fn(&str) -> Arc<dyn Inbox> + Send + Sync>;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let router = Router::new();
-/// let stop = ShutdownRequestPayload { request_id: "s1".into(), reason: Some("done for today".into()) };
+/// let stop = ShutdownRequestPayload { request_id: "s1".into(), reason: Some("done for today".into()), ..Default::default() };
 /// router.send("worker-1", Message::new("lead", "", &stop)).unwrap();
 /// assert_eq!(router.agent_names(), vec!["worker-1"]);
 /// let got = router.inbox("worker-1").recv().await.unwrap();
