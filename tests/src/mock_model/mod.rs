@@ -216,7 +216,11 @@ impl MockModel {
             out += &format!("before turn {}: {} -> {:?}\n{}{}\n", a.turn, a.command, a.status, a.stdout, a.stderr);
         }
         for r in self.requests() {
-            out += &format!("{} {} turn {:?}: {:.4000}\n", r.method, r.path, r.turn, r.body.to_string());
+            // The end of a body holds what this turn added (the start is the client's own
+            // long system prompt).
+            let body = r.body.to_string();
+            let cut = body.char_indices().rev().nth(4000).map_or(0, |(i, _)| i);
+            out += &format!("{} {} turn {:?}: …{}\n", r.method, r.path, r.turn, &body[cut..]);
         }
         out
     }

@@ -127,6 +127,10 @@ fn item(body: &Value, turn: &str, block: &Block) -> Value {
         let shell = shell_tool(body).unwrap_or("exec_command");
         if let Some(c) = args.as_object_mut().filter(|_| shell == "exec_command").and_then(|o| o.remove("command")) {
             args["cmd"] = c;
+            // Codex hands back what a command printed within `yield_time_ms` (10 s by
+            // default) and, if it still runs, no more; it returns at once when the command
+            // ends. On a loaded machine a command can take longer: wait for it.
+            args["yield_time_ms"] = json!(120_000);
         }
         shell.to_string()
     } else if let Some(rest) = name.strip_prefix("mcp__") {
