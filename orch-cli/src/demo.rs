@@ -17,28 +17,28 @@ use crate::cli::DemoArgs;
 use crate::ctx::{Ctx, Outcome, Res};
 
 /// The run the demo drives.
-const RUN: &str = "demo";
+pub(crate) const RUN: &str = "demo";
 
-struct Demo {
-    dir: PathBuf,
-    inbox: PathBuf,
-    orch: PathBuf,
+pub(crate) struct Demo {
+    pub(crate) dir: PathBuf,
+    pub(crate) inbox: PathBuf,
+    pub(crate) orch: PathBuf,
 }
 
 /// `args` as one line a POSIX shell reads back as the same words.
-fn quoted(args: &[&str]) -> String {
+pub(crate) fn quoted(args: &[&str]) -> String {
     args.iter()
         .map(|a| shlex::try_quote(a).map_or_else(|_| (*a).to_string(), |q| q.into_owned()))
         .collect::<Vec<_>>()
         .join(" ")
 }
 
-fn fail(what: &str, e: impl std::fmt::Display) -> CliError {
+pub(crate) fn fail(what: &str, e: impl std::fmt::Display) -> CliError {
     CliError::Internal(format!("demo: {what}: {e}"))
 }
 
 /// A binary beside this one (where `cargo install` and `cargo build` put them), else PATH.
-fn sibling(name: &str) -> PathBuf {
+pub(crate) fn sibling(name: &str) -> PathBuf {
     let exe = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     std::env::current_exe()
         .ok()
@@ -48,11 +48,11 @@ fn sibling(name: &str) -> PathBuf {
 }
 
 impl Demo {
-    fn say(&self, text: &str) {
+    pub(crate) fn say(&self, text: &str) {
         println!("\n== {text}");
     }
 
-    fn command(&self, who: &str, program: &Path, args: &[&str], dir: &Path) -> Command {
+    pub(crate) fn command(&self, who: &str, program: &Path, args: &[&str], dir: &Path) -> Command {
         let name = program.file_name().map_or("?".into(), |n| n.to_string_lossy().into_owned());
         println!("{who:>9} $ {name} {}", quoted(args));
         let mut c = Command::new(program);
@@ -61,7 +61,7 @@ impl Demo {
     }
 
     /// Run a command, print its output (indented), and return its stdout.
-    fn run(&self, who: &str, program: &Path, args: &[&str], dir: &Path) -> Result<String, CliError> {
+    pub(crate) fn run(&self, who: &str, program: &Path, args: &[&str], dir: &Path) -> Result<String, CliError> {
         let out = self
             .command(who, program, args, dir)
             .output()
@@ -77,7 +77,7 @@ impl Demo {
     }
 
     /// Run a `--json` command, print its envelope (indented), and return it.
-    fn json(&self, who: &str, program: &Path, args: &[&str]) -> Result<Value, CliError> {
+    pub(crate) fn json(&self, who: &str, program: &Path, args: &[&str]) -> Result<Value, CliError> {
         let out = self.command(who, program, args, &self.dir).output().map_err(|e| fail("cannot run", e))?;
         let v: Value = serde_json::from_slice(&out.stdout)
             .map_err(|e| fail(&format!("`{}` printed no JSON", args.join(" ")), e))?;
@@ -91,19 +91,19 @@ impl Demo {
         Ok(v)
     }
 
-    fn orch(&self, args: &[&str]) -> Result<String, CliError> {
+    pub(crate) fn orch(&self, args: &[&str]) -> Result<String, CliError> {
         self.run("leader", &self.orch, args, &self.dir)
     }
 
-    fn inbox(&self, who: &str, args: &[&str]) -> Result<String, CliError> {
+    pub(crate) fn inbox(&self, who: &str, args: &[&str]) -> Result<String, CliError> {
         self.run(who, &self.inbox, args, &self.dir)
     }
 
-    fn git(&self, who: &str, dir: &Path, args: &[&str]) -> Result<String, CliError> {
+    pub(crate) fn git(&self, who: &str, dir: &Path, args: &[&str]) -> Result<String, CliError> {
         self.run(who, Path::new("git"), args, dir)
     }
 
-    fn spawn(&self, who: &str, program: &Path, args: &[&str]) -> Result<Child, CliError> {
+    pub(crate) fn spawn(&self, who: &str, program: &Path, args: &[&str]) -> Result<Child, CliError> {
         self.command(who, program, args, &self.dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -154,45 +154,21 @@ pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
     };
     let dir = std::fs::canonicalize(&dir).map_err(|e| fail("bad directory", e))?;
     let d = Demo { dir: dir.clone(), inbox: sibling("inbox"), orch: sibling("orch") };
-    println!("orch demo: a leader and two workers, in {}", dir.display());
+    if a.launch {
+        println!("orch demo --launch: a leader, and two workers that coord-launch starts, in {}", dir.display());
+        d.plan()?;
+        crate::demo_launch::run(&d)?;
+    } else {
+        println!("orch demo: a leader and two workers, in {}", dir.display());
+        d.plan()?;
+        by_hand(&d)?;
+    }
+    d.close(a.stop)
+}
 
-    d.say("A project: a git repository with one commit on main");
-    d.git("you", &dir, &["init", "-q", "-b", "main"])?;
-    d.git("you", &dir, &["config", "user.name", "Demo"])?;
-    d.git("you", &dir, &["config", "user.email", "demo@example.com"])?;
-    std::fs::write(dir.join("README.md"), "# Greetings\n").map_err(|e| fail("cannot write", e))?;
-    d.git("you", &dir, &["add", "README.md"])?;
-    d.git("you", &dir, &["commit", "-q", "-m", "Start"])?;
-    d.inbox("you", &["init"])?;
-
-    d.say("The leader plans a run: `api` depends on `data`; done work is merged as it lands");
-    d.orch(&["run", "create", "--id", RUN, "--goal", "Greet people in two languages", "--auto-merge"])?;
-    d.orch(&[
-        "task",
-        "add",
-        "--run",
-        RUN,
-        "--id",
-        "data",
-        "--title",
-        "Write the greetings",
-        "--assign-to",
-        "worker-a",
-    ])?;
-    d.orch(&[
-        "task",
-        "add",
-        "--run",
-        RUN,
-        "--id",
-        "api",
-        "--title",
-        "Print them",
-        "--depends-on",
-        "data",
-        "--assign-to",
-        "worker-b",
-    ])?;
+/// The workers' part played by hand, each command printed: take, ask, commit, finish.
+fn by_hand(d: &Demo) -> Result<(), CliError> {
+    let dir = d.dir.clone();
     let disp = d.json("leader", &d.orch, &["dispatch", "--run", RUN, "--all-ready", "--json"])?;
     let cursor = disp["event_id"].to_string();
     println!("            dispatched `data` to worker-a in its own worktree; waits start after event {cursor}");
@@ -264,18 +240,71 @@ pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
     d.git("you", &dir, &["log", "--oneline", "--graph", "main"])?;
     d.git("you", &dir, &["status", "--short"])?;
 
-    println!();
-    let at = |path: &Path| quoted(&[&path.display().to_string()]);
-    if a.stop {
-        d.run("you", &sibling("coordd"), &["stop"], &dir)?;
-        println!("Done. The demo's daemon is stopped; remove the directory when you like: rm -rf {}", at(&dir));
-    } else {
-        println!("Done. The demo's daemon still runs, so you can look around:");
-        println!("  cd {} && orch status --run {RUN} && inbox list && inbox search greetings", at(&dir));
-        println!("Stop it with:  coordd --db {} stop", at(&dir.join(".agents/coord.db")));
-        println!("Then remove:   rm -rf {}", at(&dir));
+    Ok(())
+}
+
+impl Demo {
+    /// The project and the leader's plan: a git repository with one commit on main, and the
+    /// run `demo` (auto-merged) with `data` for worker-a and `api`, which depends on it, for
+    /// worker-b.
+    fn plan(&self) -> Result<(), CliError> {
+        let (d, dir) = (self, &self.dir);
+        d.say("A project: a git repository with one commit on main");
+        d.git("you", dir, &["init", "-q", "-b", "main"])?;
+        d.git("you", dir, &["config", "user.name", "Demo"])?;
+        d.git("you", dir, &["config", "user.email", "demo@example.com"])?;
+        std::fs::write(dir.join("README.md"), "# Greetings\n").map_err(|e| fail("cannot write", e))?;
+        d.git("you", dir, &["add", "README.md"])?;
+        d.git("you", dir, &["commit", "-q", "-m", "Start"])?;
+        d.inbox("you", &["init"])?;
+
+        d.say("The leader plans a run: `api` depends on `data`; done work is merged as it lands");
+        d.orch(&["run", "create", "--id", RUN, "--goal", "Greet people in two languages", "--auto-merge"])?;
+        d.orch(&[
+            "task",
+            "add",
+            "--run",
+            RUN,
+            "--id",
+            "data",
+            "--title",
+            "Write the greetings",
+            "--assign-to",
+            "worker-a",
+        ])?;
+        d.orch(&[
+            "task",
+            "add",
+            "--run",
+            RUN,
+            "--id",
+            "api",
+            "--title",
+            "Print them",
+            "--depends-on",
+            "data",
+            "--assign-to",
+            "worker-b",
+        ])?;
+        Ok(())
     }
-    println!("Next: the quick start in the README runs the same story in your own repository, one");
-    println!("command at a time; docs/orch.md explains every orch command, and `orch --help` lists them.");
-    Ok(Outcome::Done)
+
+    /// The closing lines: stop the daemon (with `--stop`) or say how, and where to go next.
+    fn close(&self, stop: bool) -> Res {
+        let (d, dir) = (self, &self.dir);
+        println!();
+        let at = |path: &Path| quoted(&[&path.display().to_string()]);
+        if stop {
+            d.run("you", &sibling("coordd"), &["stop"], dir)?;
+            println!("Done. The demo's daemon is stopped; remove the directory when you like: rm -rf {}", at(dir));
+        } else {
+            println!("Done. The demo's daemon still runs, so you can look around:");
+            println!("  cd {} && orch status --run {RUN} && inbox list && inbox search greetings", at(dir));
+            println!("Stop it with:  coordd --db {} stop", at(&dir.join(".agents/coord.db")));
+            println!("Then remove:   rm -rf {}", at(dir));
+        }
+        println!("Next: the quick start in the README runs the same story in your own repository, one");
+        println!("command at a time; docs/orch.md explains every orch command, and `orch --help` lists them.");
+        Ok(Outcome::Done)
+    }
 }
