@@ -260,32 +260,15 @@ impl Demo {
 
         d.say("The leader plans a run: `api` depends on `data`; done work is merged as it lands");
         d.orch(&["run", "create", "--id", RUN, "--goal", "Greet people in two languages", "--auto-merge"])?;
-        d.orch(&[
-            "task",
-            "add",
-            "--run",
-            RUN,
-            "--id",
-            "data",
-            "--title",
-            "Write the greetings",
-            "--assign-to",
-            "worker-a",
-        ])?;
-        d.orch(&[
-            "task",
-            "add",
-            "--run",
-            RUN,
-            "--id",
-            "api",
-            "--title",
-            "Print them",
-            "--depends-on",
-            "data",
-            "--assign-to",
-            "worker-b",
-        ])?;
+        let task = |id: &str, title: &str, worker: &str, after: &[&str]| {
+            let mut args = vec!["task", "add", "--run", RUN, "--id", id, "--title", title, "--assign-to", worker];
+            for dep in after {
+                args.extend(["--depends-on", dep]);
+            }
+            d.orch(&args)
+        };
+        task("data", "Write the greetings", "worker-a", &[])?;
+        task("api", "Print them", "worker-b", &["data"])?;
         Ok(())
     }
 

@@ -22,6 +22,11 @@ fn cpu_ticks(pid: u32) -> u64 {
     f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
 }
 
+/// RL's events of one type after `first`.
+fn after(first: i64, t: EventType) -> EventFilter {
+    EventFilter { run_id: Some("RL".into()), after_event: Some(first), event_types: vec![t], ..Default::default() }
+}
+
 /// Start `sessions` sessions: the first (a warm-up) as the bridge comes up, then the others
 /// one dispatch at a time to a bridge whose sessions run until stopped,
 /// timing each dispatch to its `launch.started`; then, with them all running, the bridge's
@@ -39,12 +44,7 @@ pub async fn launch(p: &Project, sessions: usize, quiet: Duration) {
         .launch()
         .args(["--run", "RL", "--command", "exec sleep 100000", "--max-sessions", &max, "--grace-seconds", "2"])
         .spawn();
-    let filter = EventFilter {
-        run_id: Some("RL".into()),
-        after_event: Some(first),
-        event_types: vec![EventType::LaunchStarted],
-        ..Default::default()
-    };
+    let filter = after(first, EventType::LaunchStarted);
     let mut started = c.subscribe(filter).await.unwrap();
     // The warm-up: T0's session, started when the bridge comes up, is not timed.
     started.next().await.unwrap().unwrap();
@@ -71,12 +71,7 @@ pub async fn launch(p: &Project, sessions: usize, quiet: Duration) {
         format!("{ticks} ticks (1 tick = 1/100 s)"),
     );
     // The cancel has the bridge stop every session; it is stopped once they have all ended.
-    let exited = EventFilter {
-        run_id: Some("RL".into()),
-        after_event: Some(first),
-        event_types: vec![EventType::LaunchExited],
-        ..Default::default()
-    };
+    let exited = after(first, EventType::LaunchExited);
     let mut exited = c.subscribe(exited).await.unwrap();
     c.orch_cancel(CancelTaskParams { run_id: "RL".into(), task_id: None, reason: "bench over".into() }).await.unwrap();
     for _ in 0..sessions {
