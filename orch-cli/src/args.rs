@@ -459,6 +459,10 @@ pub struct DemoArgs {
     /// Stop the demo's daemon at the end (default: leave it running, to look around).
     #[arg(long)]
     pub stop: bool,
+    /// Let the launch bridge `coord-launch` start the workers' sessions, each running a small
+    /// built-in script (the `command` client): no API key needed.
+    #[arg(long)]
+    pub launch: bool,
 }
 
 #[derive(Args)]

@@ -131,7 +131,7 @@ pub enum Cmd {
     /// Watch a leader and two workers take a run from plan to merged code, in a scratch
     /// git repository (the real `inbox` and `orch` commands, printed as they run).
     #[command(
-        after_help = "Example:\n  orch demo               # in a new temporary directory; says how to stop what it leaves running"
+        after_help = "Examples:\n  orch demo               # in a new temporary directory; says how to stop what it leaves running\n  orch demo --launch      # the same run, its workers started by coord-launch with a scripted worker"
     )]
     Demo(DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

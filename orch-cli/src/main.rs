@@ -6,6 +6,8 @@ mod cli;
 mod commands;
 mod ctx;
 mod demo;
+mod demo_kit;
+mod demo_launch;
 mod render;
 mod sessions;
 mod top;

@@ -3,7 +3,8 @@
 //! run whose failed task will be retried needs attention rather than being failed; after
 //! a restart on another port the page stops (dimmed) and says to run `orch dashboard`; the
 //! page acts as its overseer only; and no view is wider than a 390 px phone or a 1400 px
-//! window. Skips (saying so) without Chromium, but fails under `COORD_CI`.
+//! window; a session `coord-launch` started shows in its run while it runs, then with its
+//! exit code and its log's last lines. Skips (saying so) without Chromium, but fails under `COORD_CI`.
 
 use coord_tests::browser::Browser;
 use coord_tests::*;
@@ -181,4 +182,39 @@ fn the_timeline_shows_a_broadcast_as_one_row_with_category_ack_and_task() {
     assert_eq!(b.eval(&format!("{handoff}.querySelector('.pill.ack') !== null")), json!(true), "ack required");
     let place = b.eval(&format!("{handoff}.querySelector('td[data-label=\"thread\"]').textContent"));
     assert_eq!(place, json!("T2"), "a task without a run is not shown as '/T2'");
+}
+
+#[test]
+fn a_launched_session_shows_in_its_run_running_then_with_its_exit_code_and_log() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    let orch = |args: &[&str]| p.orch().args(args).json_flag().run().ok().json();
+    orch(&["run", "create", "--goal", "G", "--id", "R1"]);
+    orch(&["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread", "--assign-to", "w1"]);
+    // The session runs until the test writes a line into the fifo, then finishes its task.
+    let fifo = p.path().join("go");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let work = format!(
+        "echo working on $COORD_TASK && read x < {} && inbox claim --agent $COORD_AGENT --thread $COORD_THREAD \
+         >/dev/null && inbox done --agent $COORD_AGENT --thread $COORD_THREAD --summary ok >/dev/null && echo finished",
+        fifo.display()
+    );
+    let bridge = p.launch().args(["--run", "R1", "--command", &work, "--dispatch", "--until-done"]).spawn();
+
+    b.open_dashboard(&format!("{}#runs", dashboard_url(&p)));
+    let card = ".card.session[data-task=\"T1\"]";
+    b.wait_for(&format!("document.querySelector('{card}')?.dataset.state === 'running'"), "the running session");
+    let text = b.eval(&format!("document.querySelector('{card}').textContent"));
+    let text = text.as_str().unwrap();
+    assert!(text.contains("command · @w1 · pid ") && text.contains("running for"), "{text}");
+
+    std::fs::write(&fifo, "go\n").unwrap();
+    b.wait_for(&format!("document.querySelector('{card}')?.dataset.state === 'exited'"), "the session's exit");
+    b.wait_for(&format!("document.querySelector('{card} .how')?.textContent === 'exit 0'"), "its exit code");
+    b.wait_for(
+        &format!("document.querySelector('{card} .log-tail')?.textContent.includes('finished')"),
+        "its log's tail",
+    );
+    let out = finish(bridge);
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }

@@ -69,6 +69,28 @@ fn the_demo_prints_commands_to_paste_their_json_and_where_to_go_next() {
     assert!(end.contains("quick start") && end.contains("docs/orch.md"), "{end}");
 }
 
+#[test]
+fn the_launch_demo_has_the_bridge_start_sessions_that_ask_finish_and_merge() {
+    let p = Project::new();
+    let dir = p.path().join("demo");
+    let out = p.orch().args(["demo", "--launch", "--stop", "--dir", &dir.display().to_string()]).run().ok();
+    for step in [
+        "leader $ coord-launch --run demo --command",
+        "\"event_type\":\"task.blocked\"",
+        "leader $ orch answer",
+        "data a1 command @worker-a pid",
+        "api a1 command @worker-b pid",
+        "fast-forward",
+    ] {
+        assert!(out.stdout.contains(step), "{step}:\n{}", out.stdout);
+    }
+    assert_eq!(out.stdout.matches(" exit 0  log: ").count(), 2, "both sessions exited 0:\n{}", out.stdout);
+    assert_eq!(std::fs::read_to_string(dir.join("greetings.txt")).unwrap(), "hello\nbonjour\n");
+    assert!(dir.join("greet.sh").is_file(), "the sessions' work reached main's checkout");
+    let end: String = out.stdout.lines().rev().take(2).collect::<Vec<_>>().join(" ");
+    assert!(end.contains("quick start") && end.contains("docs/orch.md"), "{end}");
+}
+
 /// The quick start's lines, comments dropped.
 fn quick_start() -> Vec<String> {
     let text = readme();

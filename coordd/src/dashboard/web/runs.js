@@ -1,10 +1,12 @@
 // Runs: the run list, the selected run's task graph (status by colour, worker and attempt),
 // blocked tasks with their whole question and an answer box (the overseer answers, as
 // themselves, what is addressed to the lead), failed tasks with their reason, and council
-// progress. A task's status change is applied to the model in place: the node, the
+// progress, and the worker sessions a launcher (`coord-launch`) started for the run's attempts
+// (client, worker, pid, running time or how it ended, the log's last lines), redrawn on
+// `launch.started` and `launch.exited`. A task's status change is applied to the model in place: the node, the
 // counters, the run's state and the side panel are redrawn from it at once.
 
-import { h, fill, clock, coalesce, perFrame, errorText } from './dom.js';
+import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
 import { draw, sub } from './graph.js';
 
 /// Task events whose only effect on the graph is a node's status.
@@ -82,7 +84,9 @@ export function create(ctx, root) {
         h('small', { class: 'muted' }, `attempt ${t.task.attempt} of ${t.task.max_attempts} · ${t.worker || ''}`),
         t.task.attempt < t.task.max_attempts ? h('small', { class: 'retries' }, ' · will be retried') : null)) : h('p', { class: 'muted' }, 'Nothing failed.'),
       h('h3', {}, `Councils (${graph.councils.length})`),
-      graph.councils.map(councilCard));
+      graph.councils.map(councilCard),
+      h('h3', {}, `Sessions (${(graph.sessions || []).length})`),
+      (graph.sessions || []).length ? [...graph.sessions].reverse().map(sessionCard) : h('p', { class: 'muted' }, 'No sessions launched (coord-launch starts them).'));
   }
 
   function detail(t) {
@@ -163,10 +167,22 @@ export function create(ctx, root) {
       }
       if (!selected || ev.run_id !== selected) return;
       if (ev.task_status && ev.task_id) patchTask(ev);
-      const orch = /^(task|run|council)\./.test(ev.event_type);
+      const orch = /^(task|run|council|launch)\./.test(ev.event_type);
       if (orch && !STATUS_ONLY.has(ev.event_type)) refreshRun();
     },
   };
+}
+
+/// A launched session, newest first in the side panel: its task and attempt, state, client,
+/// worker and pid, how long it has run or how it ended, and its log's last lines (or the
+/// log's path while it runs).
+function sessionCard(s) {
+  const ended = s.exit_code != null ? `exit ${s.exit_code}` : s.signal != null ? `signal ${s.signal}` : s.state;
+  return h('div', { class: `card session ss-${s.state}`, dataset: { session: s.session_id, task: s.task_id, state: s.state } },
+    h('b', {}, `${s.task_id} · attempt ${s.attempt}`), ' ', h('span', { class: `pill ss-${s.state}` }, s.state),
+    h('div', { class: 'muted' }, `${s.client} · @${s.agent} · pid ${s.pid}`),
+    h('div', { class: 'how' }, s.state === 'running' ? h('span', {}, 'running for ', since(s.started_at)) : `${ended}${s.reason ? ` · ${s.reason}` : ''}`),
+    s.log_tail ? h('pre', { class: 'log-tail' }, s.log_tail) : h('small', { class: 'muted log' }, s.log_path));
 }
 
 /// A run's state for a lead: `needs-attention` while a task is blocked or failed with

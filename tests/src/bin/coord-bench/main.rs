@@ -5,7 +5,7 @@
 //!
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
 //! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake,
-//! pg, inbox, permission, dashboard, search; `screenshots` writes the dashboard's images into
+//! pg, inbox, permission, dashboard, search, launch; `screenshots` writes the dashboard's images into
 //! docs/ and is never run by default). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 //!
@@ -17,6 +17,9 @@
 mod control_bench;
 mod dashboard_bench;
 mod dashboard_scene;
+// The bridge's CPU is read from /proc.
+#[cfg(target_os = "linux")]
+mod launch_bench;
 mod orch_bench;
 mod pg_bench;
 mod scale_bench;
@@ -57,7 +60,7 @@ Options:
   --quick                 smaller counts, for a smoke run
   --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
                           pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
-                          dashboard, search, screenshots (writes the dashboard's images into
+                          dashboard, search, launch, screenshots (writes the dashboard's images into
                           docs/; never run by default)
   --only soak             100 simulated agents for 10 minutes
                           (--agents N, --minutes M or --seconds S, --think-ms T)
@@ -195,6 +198,10 @@ fn main() {
         }
         if run("dispatch") {
             orch_bench::dispatch(&p, scale.dispatch_tasks, scale.worktree_tasks).await;
+        }
+        #[cfg(target_os = "linux")]
+        if run("launch") {
+            launch_bench::launch(&p, 20, Duration::from_secs(if quick { 2 } else { 10 })).await;
         }
         if run("orchwake") {
             orch_bench::done_to_wait(&p, scale.orch_wakes).await;

@@ -10,7 +10,7 @@ use coord_tests::{Project, git_in};
 
 use super::{ms, percentile, report};
 
-fn task(run: &str, id: String, deps: Vec<String>, kind: TaskKind) -> TaskAddParams {
+pub(crate) fn task(run: &str, id: String, deps: Vec<String>, kind: TaskKind) -> TaskAddParams {
     TaskAddParams {
         run_id: run.into(),
         task_id: id.clone(),
@@ -22,7 +22,7 @@ fn task(run: &str, id: String, deps: Vec<String>, kind: TaskKind) -> TaskAddPara
     }
 }
 
-async fn new_run(c: &coord_client::Client, id: &str) {
+pub(crate) async fn new_run(c: &coord_client::Client, id: &str) {
     c.run_create(RunCreateParams { run_id: Some(id.into()), goal: "bench".into(), ..Default::default() })
         .await
         .unwrap();
