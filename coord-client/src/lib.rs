@@ -21,9 +21,9 @@
 //! connection or a daemon restart (see [`stream`]).
 
 pub mod autostart;
+pub mod codex;
 #[cfg(windows)]
 mod detached;
-pub mod codex;
 mod error;
 pub mod stream;
 pub mod transport;
