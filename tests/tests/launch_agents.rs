@@ -13,7 +13,7 @@ use coord_proto::types::*;
 use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
 use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text};
-use coord_tests::{Project, agent_cli, bin, finish, git_in, git_project};
+use coord_tests::{Project, agent_cli, bin, finish, git_in, git_project, next_run_event, pid_alive};
 use serde_json::Value;
 
 /// Which agent CLI runs the sessions.
@@ -179,19 +179,7 @@ fn codex_sessions_finish_a_stacked_run_from_merged_work() {
 
 /// Wait for the next event of `types` on R1 after `after`.
 async fn next_event(c: &Client, after: i64, types: &[EventType]) -> Event {
-    let f = EventFilter {
-        run_id: Some("R1".into()),
-        after_event: Some(after),
-        event_types: types.to_vec(),
-        ..Default::default()
-    };
-    let mut s = c.subscribe(f).await.expect("subscribe");
-    s.next().await.expect("event").expect("event")
-}
-
-fn pid_alive(pid: i64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+    next_run_event(c, "R1", after, types).await
 }
 
 /// A session that claims its thread, says it is up, and then works for a long time (its
