@@ -347,7 +347,7 @@ impl Bridge {
             Err(e) => {
                 // Unrecorded, it would be invisible and unsupervised: stop it.
                 let mut waiter = waiter;
-                process::stop(pid, &mut waiter, self.o.grace).await;
+                process::stop(pid, &w.thread_id, &mut waiter, self.o.grace).await;
                 return Err(e.into());
             }
         };

@@ -91,14 +91,29 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             (program("claude"), a)
         }
         ClientKind::Codex => {
+            // Trusted for this invocation only (so it loads the project's `.codex/` and
+            // hooks), unattended like claude's bypass mode: no approvals, no sandbox (the
+            // session commits in its worktree and reaches the daemon's socket).
             let mut a = vec!["exec".to_string(), "--skip-git-repo-check".to_string()];
+            a.extend(coord_client::codex::trust_args(&[ctx.cwd]));
+            a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
             a.extend(model);
             a.extend(extra);
             a.push(prompt(w, ctx.inbox));
             (program("codex"), a)
         }
     };
-    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env: env(w, ctx) })
+    let mut env = env(w, ctx);
+    if kind == ClientKind::Codex {
+        // The identity Codex's hooks act for (they run from the main checkout).
+        let task = Some(w.task_id.as_str());
+        for kv in coord_client::codex::session_env(ctx.db, &w.agent, task, Some(&w.run_id)) {
+            if !env.contains(&kv) {
+                env.push(kv);
+            }
+        }
+    }
+    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env })
 }
 
 #[cfg(test)]
@@ -139,6 +154,8 @@ mod tests {
         assert!(claude.args.windows(2).any(|w| w == ["--model", "m1"]));
         let codex = build(ClientKind::Codex, &l, &work(), &ctx).unwrap();
         assert_eq!(codex.args[0], "exec");
+        assert!(codex.args.contains(&"--dangerously-bypass-hook-trust".to_string()), "{:?}", codex.args);
+        assert!(codex.args.iter().any(|a| a.contains(r#""/w"={trust_level="trusted"}"#)), "{:?}", codex.args);
         assert!(codex.args.last().unwrap().contains("T1: Fix it"));
     }
 }

@@ -1,6 +1,8 @@
 //! Worker processes: started in a process group of their own with stdout and stderr in a
 //! log file, waited on as children or (after a bridge restart) through a pidfd, and stopped
-//! as a whole group: SIGTERM, then SIGKILL after a grace period. No wait here polls.
+//! as a whole: SIGTERM, then SIGKILL after a grace period, to the group and to every process
+//! that carries the session's `COORD_THREAD` (agent CLIs run their shell tools in process
+//! groups of their own, which a group signal misses). No wait here polls.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
@@ -103,19 +105,52 @@ pub fn signal_group(pgid: i32, sig: i32) -> bool {
     unsafe { libc::killpg(pgid, sig) == 0 }
 }
 
-/// Stop a session's process group: SIGTERM, then SIGKILL if the leader has not ended
-/// within `grace`. Returns how the leader ended. The group gets a last SIGKILL either
-/// way, so nothing it started outlives it.
-pub async fn stop(pgid: i32, waiter: &mut Waiter, grace: Duration) -> Ended {
-    signal_group(pgid, libc::SIGTERM);
+/// The live processes whose environment holds `COORD_THREAD=thread`: everything a session
+/// started that kept its environment, in whatever process group, even once reparented.
+/// Blocking (it reads `/proc`).
+pub fn of_thread(thread: &str) -> Vec<i32> {
+    if thread.is_empty() {
+        return Vec::new();
+    }
+    let want = format!("COORD_THREAD={thread}");
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let me = std::process::id() as i32;
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()).map(|pid| (pid, e.path())))
+        .filter(|(pid, path)| {
+            *pid != me
+                && std::fs::read(path.join("environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == want.as_bytes()))
+        })
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Signal a session: its process group, and every process of its thread ([`of_thread`]).
+pub async fn signal_session(pgid: i32, thread: &str, sig: i32) {
+    signal_group(pgid, sig);
+    let thread = thread.to_string();
+    let pids = tokio::task::spawn_blocking(move || of_thread(&thread)).await.unwrap_or_default();
+    for pid in pids {
+        // SAFETY: kill sends a signal to one process; no memory is involved.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// Stop a session (its group and its thread's processes, see [`signal_session`]):
+/// SIGTERM, then SIGKILL if the leader has not ended within `grace`. Returns how the
+/// leader ended. Everything gets a last SIGKILL either way, so nothing it started
+/// outlives it.
+pub async fn stop(pgid: i32, thread: &str, waiter: &mut Waiter, grace: Duration) -> Ended {
+    signal_session(pgid, thread, libc::SIGTERM).await;
     let ended = match tokio::time::timeout(grace, waiter.wait()).await {
         Ok(e) => e,
         Err(_) => {
-            signal_group(pgid, libc::SIGKILL);
+            signal_session(pgid, thread, libc::SIGKILL).await;
             waiter.wait().await
         }
     };
-    signal_group(pgid, libc::SIGKILL);
+    signal_session(pgid, thread, libc::SIGKILL).await;
     ended
 }
 
@@ -160,10 +195,37 @@ mod tests {
                 .unwrap();
         assert!(alive(pid) && alive(sleeper));
         let mut grandchild = attach(sleeper, None).unwrap();
-        let ended = stop(pid, &mut w, Duration::from_secs(5)).await;
+        let ended = stop(pid, "", &mut w, Duration::from_secs(5)).await;
         assert_eq!(ended.signal, Some(libc::SIGTERM));
         let gone = tokio::time::timeout(Duration::from_secs(30), grandchild.wait()).await;
         assert!(gone.is_ok(), "the session's grandchild outlived the stop");
+    }
+
+    #[tokio::test]
+    async fn a_stop_reaches_the_sessions_processes_in_other_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let thread = format!("thr_stop_test_{}", std::process::id());
+        // A grandchild in a group (and session) of its own, as agent CLIs start their shells.
+        let spec = Spec {
+            program: "sh".into(),
+            args: vec!["-c".into(), "setsid sleep 300 & echo $! > fifo; wait".into()],
+            cwd: dir.path().into(),
+            env: vec![("COORD_THREAD".into(), thread.clone())],
+        };
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (pid, mut w) = spawn(&spec, &dir.path().join("s.log")).unwrap();
+        let detached: i32 =
+            tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap().trim().parse().unwrap())
+                .await
+                .unwrap();
+        assert!(of_thread(&thread).contains(&detached));
+        let mut grandchild = attach(detached, None).unwrap();
+        stop(pid, &thread, &mut w, Duration::from_secs(5)).await;
+        let gone = tokio::time::timeout(Duration::from_secs(30), grandchild.wait()).await;
+        assert!(gone.is_ok(), "the session's detached grandchild outlived the stop");
     }
 
     #[tokio::test]

@@ -97,18 +97,18 @@ async fn run(mut w: Watch, stop: oneshot::Receiver<StopWhy>, done: mpsc::Unbound
     let mut stopped = None;
     let ended = tokio::select! {
         e = w.waiter.wait() => {
-            // The leader ended; whatever it left in its group goes with it.
-            process::signal_group(w.pid, libc::SIGKILL);
+            // The leader ended; whatever it left behind goes with it.
+            process::signal_session(w.pid, &w.thread_id, libc::SIGKILL).await;
             e
         }
         why = stop => {
             let why = why.unwrap_or(StopWhy::Cancelled);
             stopped = Some(why);
-            process::stop(w.pid, &mut w.waiter, w.grace).await
+            process::stop(w.pid, &w.thread_id, &mut w.waiter, w.grace).await
         }
         _ = limit => {
             stopped = Some(StopWhy::WallClock);
-            process::stop(w.pid, &mut w.waiter, w.grace).await
+            process::stop(w.pid, &w.thread_id, &mut w.waiter, w.grace).await
         }
     };
     let _ = done.send(Report {

@@ -634,3 +634,27 @@ pub fn blocked_task(p: &Project, worker: &str, question: &str) -> (String, i64) 
     let blocked = ok(p, &["update", "--agent", worker, "--thread", &thr, "--status", "blocked", "--summary", question]);
     (thr, blocked["event_id"].as_i64().expect("event_id"))
 }
+
+/// Wait for the next event of `types` on `run` after event `after` (a subscription: no
+/// polling).
+pub async fn next_run_event(
+    c: &Client,
+    run: &str,
+    after: i64,
+    types: &[coord_proto::types::EventType],
+) -> coord_proto::types::Event {
+    let f = coord_proto::types::EventFilter {
+        run_id: Some(run.into()),
+        after_event: Some(after),
+        event_types: types.to_vec(),
+        ..Default::default()
+    };
+    let mut s = c.subscribe(f).await.expect("subscribe");
+    s.next().await.expect("event").expect("event")
+}
+
+/// Whether a process with this pid is alive (and not a zombie), read from `/proc`.
+pub fn pid_alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}

@@ -9,7 +9,7 @@ use std::process::Child;
 use coord_client::Client;
 use coord_proto::api::LaunchApiClient;
 use coord_proto::types::*;
-use coord_tests::{Project, finish, git_in, git_project};
+use coord_tests::{Project, finish, git_in, git_project, next_run_event, pid_alive};
 use serde_json::Value;
 
 fn orch(p: &Project, args: &[&str]) -> Value {
@@ -43,23 +43,11 @@ fn worker(work: &str) -> String {
 
 /// Wait for the next event of `types` on R1 after `after`.
 async fn next_event(c: &Client, after: i64, types: &[EventType]) -> Event {
-    let f = EventFilter {
-        run_id: Some("R1".into()),
-        after_event: Some(after),
-        event_types: types.to_vec(),
-        ..Default::default()
-    };
-    let mut s = c.subscribe(f).await.expect("subscribe");
-    s.next().await.expect("event").expect("event")
+    next_run_event(c, "R1", after, types).await
 }
 
 async fn sessions(c: &Client) -> Vec<LaunchSession> {
     c.session_list(SessionListParams { run_id: Some("R1".into()), ..Default::default() }).await.expect("list").sessions
-}
-
-fn pid_alive(pid: i64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
 #[test]

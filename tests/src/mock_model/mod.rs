@@ -8,12 +8,13 @@
 //! run once just before its reply (queue mail, answer a request…) and the reply's
 //! [`Block`]s, text and tool calls.
 //!
-//! The API's shape is a [`Dialect`] (`openai.rs`: the Responses API Codex speaks). A dialect
-//! says which requests are the agent's main loop asking for its next turn, and at which
+//! The API's shape is a [`Dialect`] (`openai.rs`: the Responses API Codex speaks;
+//! `anthropic.rs`: the Messages API Claude Code speaks). A dialect says which requests are the agent's main loop asking for its next turn, and at which
 //! turn it is, counted from what the request's input already holds, so a retried request
 //! gets the same answer; and it writes the reply (SSE). Other requests (titles, probes)
 //! get a short text, and turns past the scenario's end a plain "nothing more".
 
+pub mod anthropic;
 pub mod openai;
 
 use std::collections::HashSet;

@@ -183,6 +183,27 @@ pub fn offered_tools(req: &Value) -> Vec<String> {
     names
 }
 
+/// A `CODEX_HOME/config.toml` whose provider is `mock` (`wire_api = "responses"`, no
+/// retries, so a bad reply fails at once; approvals off). Its key is read from
+/// `CODEX_MOCK_API_KEY` (any value).
+pub fn codex_config(mock: &MockModel) -> String {
+    format!(
+        r#"model = "mock-model"
+model_provider = "mock"
+approval_policy = "never"
+
+[model_providers.mock]
+name = "scripted mock"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "CODEX_MOCK_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+"#,
+        mock.base_url()
+    )
+}
+
 /// How long a `codex exec` may run before the harness kills it: a guard against a hang
 /// (a Stop hook that blocks for ever), not a speed target.
 pub const CODEX_LIMIT: Duration = Duration::from_secs(300);
@@ -219,21 +240,7 @@ impl CodexExec {
     /// Codex at `codex`, run in `cwd`, talking to `mock`. The provider has no retries, so a
     /// bad reply fails at once; approvals are off (`never`).
     pub fn new(codex: &Path, cwd: &Path, mock: &MockModel) -> CodexExec {
-        let config = format!(
-            r#"model = "mock-model"
-model_provider = "mock"
-approval_policy = "never"
-
-[model_providers.mock]
-name = "scripted mock"
-base_url = "{}/v1"
-wire_api = "responses"
-env_key = "CODEX_MOCK_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-"#,
-            mock.base_url()
-        );
+        let config = codex_config(mock);
         CodexExec {
             codex: codex.to_path_buf(),
             cwd: cwd.to_path_buf(),

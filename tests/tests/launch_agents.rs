@@ -1,0 +1,364 @@
+//! `coord-launch` with the real agent CLIs: Claude Code (`--client claude`) and Codex
+//! (`--client codex`) sessions, each run headless against a scripted stand-in for its model
+//! API (`coord_tests::mock_model`), finish a stacked run with `--auto-merge`, and are
+//! stopped by a shutdown. The model endpoint reaches the sessions through the bridge's
+//! environment, which every session inherits; the program comes from `.agents/launch.toml`.
+//! Every wait is on an event or a process's end.
+
+use std::path::{Path, PathBuf};
+use std::process::Child;
+
+use coord_client::Client;
+use coord_proto::types::*;
+use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
+use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
+use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text};
+use coord_tests::{Project, agent_cli, bin, finish, git_in, git_project, next_run_event, pid_alive};
+use serde_json::Value;
+
+/// Which agent CLI runs the sessions.
+#[derive(Clone, Copy)]
+enum Agent {
+    Claude,
+    Codex,
+}
+
+impl Agent {
+    fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// The mock model of one agent CLI and the environment that points its sessions at it.
+struct Model {
+    mock: MockModel,
+    env: Vec<(String, String)>,
+    agent: Agent,
+    _home: tempfile::TempDir,
+}
+
+impl Model {
+    /// What the sessions' tool calls returned, as the model saw them: for a failing
+    /// assertion's message.
+    fn outputs(&self) -> String {
+        let reqs = self.mock.turn_requests();
+        let outs = reqs.iter().flat_map(|r| match self.agent {
+            Agent::Claude => tool_results(&r.body),
+            Agent::Codex => tool_outputs(&r.body),
+        });
+        let mut seen = Vec::new();
+        for o in outs {
+            if !seen.contains(&o) {
+                seen.push(o);
+            }
+        }
+        format!("{} model requests; tool outputs:\n{}", reqs.len(), seen.join("\n---\n"))
+    }
+}
+
+fn model(agent: Agent, turns: Vec<Turn>) -> Model {
+    let home = tempfile::Builder::new().prefix("agent-home").tempdir().expect("a home for the CLI");
+    match agent {
+        Agent::Claude => {
+            let mock = MockModel::start(Anthropic, Scenario::new(turns));
+            let env = claude_env(&mock, home.path());
+            Model { mock, env, agent, _home: home }
+        }
+        Agent::Codex => {
+            let mock = MockModel::start(OpenAi, Scenario::new(turns));
+            std::fs::write(home.path().join("config.toml"), codex_config(&mock)).expect("CODEX_HOME/config.toml");
+            let env = vec![
+                ("CODEX_HOME".to_string(), home.path().display().to_string()),
+                ("CODEX_MOCK_API_KEY".to_string(), "dummy".to_string()),
+            ];
+            Model { mock, env, agent, _home: home }
+        }
+    }
+}
+
+fn orch(p: &Project, args: &[&str]) -> Value {
+    p.orch().json_flag().args(args).run().ok().json()
+}
+
+/// `.agents/launch.toml`: every session runs `program` as `agent`.
+fn launch_toml(p: &Project, agent: Agent, program: &Path) {
+    let toml = format!("[defaults]\nclient = \"{}\"\nprogram = \"{}\"\n", agent.name(), program.display());
+    let agents = p.paths().db.parent().expect("the database's directory").to_path_buf();
+    std::fs::create_dir_all(&agents).expect(".agents");
+    std::fs::write(agents.join("launch.toml"), toml).expect(".agents/launch.toml");
+}
+
+/// The bridge on R1, with the model's environment, started in the background.
+fn bridge(p: &Project, m: &Model, extra: &[&str]) -> Child {
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5"]).args(extra);
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    run.spawn()
+}
+
+/// A shell line that claims the session's thread, runs `work`, and finishes it. It names
+/// `inbox` by its path, as the bridge's prompt does: Codex runs commands in a login shell,
+/// whose `PATH` is the profile's, not the session's.
+fn worker(work: &str) -> String {
+    format!(
+        "{inbox} claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && {work} && \
+         {inbox} done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null && echo worked",
+        inbox = bin("inbox").display()
+    )
+}
+
+/// A shell line that reports the session's thread in progress.
+fn progress() -> String {
+    format!(
+        "{} update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null",
+        bin("inbox").display()
+    )
+}
+
+/// A shell line that claims the session's thread, reports it in progress, then runs `then`.
+fn worker_up(then: &str) -> String {
+    format!(
+        "{} claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && {} && {then}",
+        bin("inbox").display(),
+        progress()
+    )
+}
+
+async fn sessions(c: &Client) -> Vec<LaunchSession> {
+    use coord_proto::api::LaunchApiClient;
+    c.session_list(SessionListParams { run_id: Some("R1".into()), ..Default::default() }).await.expect("list").sessions
+}
+
+/// The agent's binary, or `None` (a skip, or a failure under COORD_CI=1).
+fn cli(agent: Agent) -> Option<PathBuf> {
+    agent_cli(agent.name())
+}
+
+/// T2 depends on T1; both are code tasks finished by `agent` sessions, merged as they
+/// finish. T2's session checks that T1's work is in its worktree before doing its own.
+fn stacked_run(agent: Agent) {
+    let Some(program) = cli(agent) else { return };
+    let p = git_project();
+    launch_toml(&p, agent, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T2", "--title", "T2", "--assign-to", "w2", "--depends-on", "T1"]);
+    let work = "{ [ \"$COORD_TASK\" = T1 ] || test -f T1.txt; } && echo \"$COORD_TASK\" > \"$COORD_TASK.txt\" && \
+                git add \"$COORD_TASK.txt\" && git -c user.email=w@e -c user.name=w commit -q -m \"$COORD_TASK\"";
+    // Both sessions get the same script: the shell call, then a last word.
+    let m = model(agent, vec![Turn::reply(vec![shell(&worker(work))]), Turn::reply(vec![text("Done.")])]);
+    let out = finish(bridge(&p, &m, &["--dispatch", "--until-done"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.outputs());
+    let status = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(status["run"]["status"], "done", "{status}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let list = rt.block_on(async { sessions(&p.client().await).await });
+    assert_eq!(list.len(), 2, "{list:?}");
+    for s in &list {
+        assert_eq!((s.state, s.client.as_str()), (SessionState::Exited, agent.name()), "{s:?}");
+    }
+    // Each session's shell call ran and its output went back to the model.
+    assert!(m.mock.turn_requests().len() >= 4, "{}", m.outputs());
+    let log = git_in(p.path(), &["log", "--format=%s", "orch/R1/integration"]);
+    assert!(log.contains("T1") && log.contains("T2"), "{log}");
+}
+
+#[test]
+fn claude_code_sessions_finish_a_stacked_run_from_merged_work() {
+    stacked_run(Agent::Claude);
+}
+
+#[test]
+fn codex_sessions_finish_a_stacked_run_from_merged_work() {
+    stacked_run(Agent::Codex);
+}
+
+/// Wait for the next event of `types` on R1 after `after`.
+async fn next_event(c: &Client, after: i64, types: &[EventType]) -> Event {
+    next_run_event(c, "R1", after, types).await
+}
+
+/// A session that claims its thread, says it is up, and then works for a long time (its
+/// shell calls block), is stopped by an unanswered shutdown request.
+async fn shutdown_stops(agent: Agent) {
+    let Some(program) = cli(agent) else { return };
+    let p = Project::new();
+    launch_toml(&p, agent, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let up = worker_up("sleep 300");
+    // Should a shell call return early (Codex yields a long command), the next turns block too.
+    let mut turns = vec![Turn::reply(vec![shell(&up)])];
+    turns.extend((0..8).map(|_| Turn::reply(vec![shell("sleep 300")])));
+    let m = model(agent, turns);
+    let mut b = bridge(&p, &m, &["--dispatch", "--shutdown-grace-seconds", "1"]);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "run over"]).run().ok();
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    assert_eq!(
+        (s["state"].as_str(), s["reason"].as_str()),
+        (Some("stopped"), Some("stopped: shutdown")),
+        "{s}\n{}",
+        m.outputs()
+    );
+    assert!(!pid_alive(s["pid"].as_i64().unwrap()), "{s}");
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_stops_a_claude_code_session() {
+    shutdown_stops(Agent::Claude).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_stops_a_codex_session() {
+    shutdown_stops(Agent::Codex).await;
+}
+
+/// The pids of every live process whose environment holds `COORD_THREAD=thread`: what a
+/// session started, however deep or in whatever process group.
+fn processes_of(thread: &str) -> Vec<i64> {
+    let want = format!("COORD_THREAD={thread}");
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i64>() else { continue };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
+        if environ.split(|b| *b == 0).any(|kv| kv == want.as_bytes()) && pid_alive(pid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// A thread task whose session claims, says it is up, then blocks in a shell call (and in
+/// every later turn, should a call return early). Returns the project, the model, the
+/// bridge and the progress event.
+async fn a_busy_session(agent: Agent, program: &Path, run_flags: &[&str], bridge_flags: &[&str]) -> Busy {
+    let p = Project::new();
+    launch_toml(&p, agent, program);
+    let mut args = vec!["run", "create", "--goal", "g", "--id", "R1"];
+    args.extend(run_flags);
+    orch(&p, &args);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    // The first attempt blocks; a later one (a retry) finishes.
+    let up = format!("if [ \"$COORD_ATTEMPT\" != 1 ]; then {}; else {}; fi", worker("true"), worker_up("sleep 300"));
+    let mut turns = vec![Turn::reply(vec![shell(&up)])];
+    turns.extend((0..8).map(|_| Turn::reply(vec![shell("[ \"$COORD_ATTEMPT\" != 1 ] || sleep 300")])));
+    let m = model(agent, turns);
+    let mut flags = vec!["--dispatch"];
+    flags.extend(bridge_flags);
+    let b = bridge(&p, &m, &flags);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    Busy { p, m, b, c, up }
+}
+
+struct Busy {
+    p: Project,
+    m: Model,
+    b: Child,
+    c: Client,
+    up: Event,
+}
+
+async fn cancel_leaves_nothing(agent: Agent) {
+    let Some(program) = cli(agent) else { return };
+    let Busy { p, m, mut b, c, up } = a_busy_session(agent, &program, &[], &[]).await;
+    let thread = up.thread_id.clone();
+    assert!(!processes_of(&thread).is_empty(), "the session runs");
+    orch(&p, &["cancel", "--run", "R1", "--task", "T1", "--reason", "not needed"]);
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    assert_eq!(ended.payload_json["session"]["state"], "stopped", "{}", ended.payload_json);
+    let left = processes_of(&thread);
+    assert!(left.is_empty(), "processes of the cancelled session left behind: {left:?}\n{}", m.outputs());
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_stops_a_claude_code_sessions_every_process() {
+    cancel_leaves_nothing(Agent::Claude).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_stops_a_codex_sessions_every_process() {
+    cancel_leaves_nothing(Agent::Codex).await;
+}
+
+/// The first session's agent process is killed (a crash): its attempt fails, the retry's
+/// new session finishes the task.
+async fn crash_then_retry(agent: Agent) {
+    let Some(program) = cli(agent) else { return };
+    let Busy { p, m, b, c, .. } = a_busy_session(agent, &program, &["--auto-retry", "1"], &["--until-done"]).await;
+    let first = sessions(&c).await.into_iter().find(|s| s.attempt == 1).expect("the first session");
+    let st = std::process::Command::new("kill").args(["-KILL", &first.pid.to_string()]).status().unwrap();
+    assert!(st.success());
+    let out = finish(b);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.outputs());
+    let list = sessions(&c).await;
+    assert_eq!(list.iter().map(|s| (s.attempt, s.signal)).collect::<Vec<_>>(), [(1, Some(9)), (2, None)], "{list:?}");
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!((&t["attempts"][0]["status"], &t["task"]["status"]), (&"failed".into(), &"done".into()), "{t}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_claude_code_session_fails_its_attempt_and_the_retry_finishes() {
+    crash_then_retry(Agent::Claude).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_codex_session_fails_its_attempt_and_the_retry_finishes() {
+    crash_then_retry(Agent::Codex).await;
+}
+
+/// A bridge killed while its session runs: the next bridge re-attaches to the session,
+/// which then finishes the task; its end is recorded, not marked lost.
+async fn restart_reattaches(agent: Agent) {
+    use std::io::BufRead;
+    let Some(program) = cli(agent) else { return };
+    let p = Project::new();
+    launch_toml(&p, agent, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    // The worker claims, says it is up, and waits on a fifo the test writes to.
+    let work = format!("mkfifo go && {} && read x < go", progress());
+    let m = model(agent, vec![Turn::reply(vec![shell(&worker(&work))]), Turn::reply(vec![text("Done.")])]);
+    let mut first = bridge(&p, &m, &["--dispatch"]);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let s = sessions(&c).await.pop().expect("the session");
+    assert!(pid_alive(s.pid), "the session outlived its bridge: {s:?}");
+    let mut second = bridge(&p, &m, &["--until-done"]);
+    // Ready when it says it re-attached.
+    let mut err = std::io::BufReader::new(second.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("re-attached to T1") {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the bridge ended before re-attaching: {said}");
+        said += &line;
+    }
+    std::fs::write(std::path::Path::new(&s.cwd).join("go"), "\n").unwrap();
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    assert_eq!(ended.payload_json["session"]["state"], "exited", "{}\n{}", ended.payload_json, m.outputs());
+    let out = finish(second);
+    assert_eq!(out.code, 0, "{said}\n{}", m.outputs());
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["task"]["status"], "done", "{t}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_bridge_reattaches_to_a_claude_code_session() {
+    restart_reattaches(Agent::Claude).await;
+}
