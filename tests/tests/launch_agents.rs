@@ -73,6 +73,9 @@ fn model(agent: Agent, turns: Vec<Turn>) -> Model {
             let env = vec![
                 ("CODEX_HOME".to_string(), home.path().display().to_string()),
                 ("CODEX_MOCK_API_KEY".to_string(), "dummy".to_string()),
+                // The CLI's login shells must not run the machine's own profile (see
+                // `claude_env`).
+                ("HOME".to_string(), home.path().display().to_string()),
             ];
             Model { mock, env, agent, _home: home }
         }

@@ -116,6 +116,10 @@ pub fn claude_env(mock: &MockModel, config: &Path) -> Vec<(String, String)> {
         ("ANTHROPIC_BASE_URL", mock.base_url()),
         ("ANTHROPIC_API_KEY", "dummy".to_string()),
         ("CLAUDE_CONFIG_DIR", config.display().to_string()),
+        // The agent runs its commands in login shells: with the machine's HOME they run its
+        // profile, which may take a lock that a killed session leaves behind (pyenv's
+        // rehash did, stalling every later shell for a minute). A throwaway HOME has none.
+        ("HOME", config.display().to_string()),
         ("IS_SANDBOX", "1".to_string()),
         ("DISABLE_TELEMETRY", "1".to_string()),
         ("DISABLE_AUTOUPDATER", "1".to_string()),

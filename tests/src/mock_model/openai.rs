@@ -280,6 +280,8 @@ impl CodexExec {
         let mut cmd = Command::new(&self.codex);
         cmd.arg("exec").args(&self.args).args(["--skip-git-repo-check", "--json", prompt]);
         cmd.current_dir(&self.cwd).env("CODEX_HOME", self.home.path()).env("CODEX_MOCK_API_KEY", "dummy");
+        // Its login shells must not run the machine's own profile (see `claude_env`).
+        cmd.env("HOME", self.home.path());
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
