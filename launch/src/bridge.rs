@@ -352,7 +352,7 @@ impl Bridge {
             }
         };
         let mut watch = self.watch_of(&s.session_id, &w.task_id, &w.thread_id, &w.agent, pid, log, waiter);
-        watch.wall_clock = layer.wall_clock_minutes.map(|m| Duration::from_secs(m * 60));
+        watch.wall_clock = layer.wall_clock_minutes.map(|m| Duration::from_secs_f64(m * 60.0));
         let h = session::watch(watch, self.ends_tx.clone());
         self.running.insert(w.thread_id.clone(), h);
         Ok(())

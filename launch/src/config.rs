@@ -56,8 +56,22 @@ pub struct Layer {
     pub args: Option<Vec<String>>,
     /// The program to run for claude or codex (default: the name, on `PATH`).
     pub program: Option<String>,
-    /// Stop a session after this many minutes (its attempt fails).
-    pub wall_clock_minutes: Option<u64>,
+    /// Stop a session after this many minutes (its attempt fails); fractions allowed.
+    #[serde(default, deserialize_with = "positive_minutes")]
+    pub wall_clock_minutes: Option<f64>,
+}
+
+/// A number of minutes that is positive and finite (`0.5` is 30 seconds): the wall-clock
+/// limit's one check, for the flag and the file alike.
+pub fn minutes(m: f64) -> Result<f64, String> {
+    match std::time::Duration::try_from_secs_f64(m * 60.0) {
+        Ok(d) if !d.is_zero() => Ok(m),
+        _ => Err(format!("{m} is not a positive number of minutes")),
+    }
+}
+
+fn positive_minutes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Option::<f64>::deserialize(d)?.map(minutes).transpose().map_err(serde::de::Error::custom)
 }
 
 impl Layer {
@@ -143,7 +157,7 @@ mod tests {
         let w2 = f.resolve("W2", Some("reviewer"), &none);
         assert_eq!(
             (w2.client, w2.model.as_deref(), w2.wall_clock_minutes),
-            (Some(ClientKind::Codex), Some("o4"), Some(30))
+            (Some(ClientKind::Codex), Some("o4"), Some(30.0))
         );
         let flags = Layer { client: Some(ClientKind::Command), command: Some("true".into()), ..Layer::default() };
         assert_eq!(f.resolve("W2", Some("reviewer"), &flags).client, Some(ClientKind::Command));

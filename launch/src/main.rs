@@ -66,9 +66,9 @@ struct Args {
     /// Run each session in a window of the tmux session `coord-<run>`.
     #[arg(long)]
     tmux: bool,
-    /// Stop a session after this many minutes (its attempt fails).
-    #[arg(long)]
-    wall_clock_minutes: Option<u64>,
+    /// Stop a session after this many minutes (its attempt fails); fractions allowed (0.5: 30 s).
+    #[arg(long, value_parser = |s: &str| s.parse::<f64>().map_err(|e| e.to_string()).and_then(config::minutes))]
+    wall_clock_minutes: Option<f64>,
     /// Seconds between SIGTERM and SIGKILL when stopping a session.
     #[arg(long, default_value_t = 10)]
     grace_seconds: u64,

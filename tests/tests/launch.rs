@@ -200,3 +200,58 @@ async fn an_unanswered_shutdown_request_stops_the_session_after_its_grace() {
     b.kill().unwrap();
     b.wait().unwrap();
 }
+
+#[test]
+fn tmux_runs_each_session_in_a_window_of_the_runs_tmux_session() {
+    if !coord_tests::have("tmux", "coord-launch --tmux") {
+        return;
+    }
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    // A tmux server of this test's own, ended below.
+    let sockets = tempfile::Builder::new().prefix("tmx").tempdir().expect("TMUX_TMPDIR");
+    let tmpdir = sockets.path().display().to_string();
+    let seen = p.path().join("windows.txt");
+    // Inside its pane, the session lists the windows of the run's tmux session.
+    let work = format!("tmux list-windows -t coord-R1 -F '#{{window_name}}' > '{}'", seen.display());
+    let command = worker(&work);
+    let out = finish(
+        p.launch()
+            .args(["--run", "R1", "--command", command.as_str(), "--tmux", "--dispatch", "--until-done"])
+            .env("TMUX_TMPDIR", &tmpdir)
+            .spawn(),
+    );
+    let _ = std::process::Command::new("tmux").env("TMUX_TMPDIR", &tmpdir).arg("kill-server").status();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let windows = std::fs::read_to_string(&seen).expect("the session ran in tmux and listed its windows");
+    assert!(windows.lines().any(|w| w == "T1-a1"), "{windows}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let list = rt.block_on(async { sessions(&p.client().await).await });
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!((list[0].state, list[0].exit_code), (SessionState::Exited, Some(0)), "{:?}", list[0]);
+    assert_eq!(list[0].tmux_window.as_deref().map(|w| w.ends_with("T1-a1")), Some(true), "{:?}", list[0]);
+}
+
+#[test]
+fn a_session_past_its_wall_clock_limit_is_stopped_and_its_attempt_fails() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    // The session claims its thread and then never finishes; its limit is 1.2 s.
+    let hang = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && exec sleep 100000";
+    let out = finish(bridge(&p, hang, &["--wall-clock-minutes", "0.02", "--dispatch", "--until-done"]));
+    assert_ne!(out.code, 0, "the run ends failed: {}", out.stderr);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let list = rt.block_on(async { sessions(&p.client().await).await });
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0].state, SessionState::Stopped, "{:?}", list[0]);
+    assert!(list[0].reason.as_deref().unwrap_or("").contains("wall-clock"), "{:?}", list[0]);
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["attempts"][0]["status"], "failed", "{t}");
+}
+
+#[test]
+fn a_wall_clock_limit_that_is_not_a_positive_number_of_minutes_is_refused() {
+    let p = Project::new();
+    let out = p.launch().args(["--run", "R1", "--command", "true", "--wall-clock-minutes", "-1"]).run();
+    assert_eq!(out.code, 30, "{}", out.stderr);
+}
