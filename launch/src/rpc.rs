@@ -1,6 +1,6 @@
 //! The bridge's calls to the daemon, through `coord-client` and the public protocol only.
-//! A call that finds the connection gone (the daemon restarted) connects again, starting
-//! the daemon if needed, and is made once more.
+//! A call that finds the connection gone (the daemon is restarting) connects again,
+//! starting the daemon if needed, and is made again, a bounded number of times.
 
 use coord_client::{Client, ClientError, ConnectOptions};
 use coord_proto::api::*;
@@ -12,16 +12,37 @@ pub struct Rpc {
     client: Option<Client>,
 }
 
-/// Call `$method` with `$params`, reconnecting once if the connection broke.
+/// How many times a call is made when the connection keeps breaking (the daemon is
+/// stopping or starting), with a pause doubling from [`RETRY_FIRST_DELAY`] between tries.
+const CALL_TRIES: u32 = 8;
+const RETRY_FIRST_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether a failed call may succeed on a new connection.
+fn broken(e: &ClientError) -> bool {
+    matches!(e, ClientError::Transport(_) | ClientError::Connect { .. } | ClientError::DaemonUnavailable { .. })
+}
+
+/// Call `$method` with `$params`, reconnecting when the connection broke (bounded: see
+/// [`CALL_TRIES`]).
 macro_rules! call {
     ($self:ident, $method:ident, $params:expr) => {{
         let p = $params;
-        match $self.client().await?.$method(p.clone()).await.map_err(ClientError::from) {
-            Err(ClientError::Transport(_)) | Err(ClientError::Connect { .. }) => {
-                $self.client = None;
-                $self.client().await?.$method(p).await.map_err(ClientError::from)
+        let mut delay = RETRY_FIRST_DELAY;
+        let mut tries = 1;
+        loop {
+            let r = match $self.client().await {
+                Ok(c) => c.$method(p.clone()).await.map_err(ClientError::from),
+                Err(e) => Err(e),
+            };
+            match r {
+                Err(e) if broken(&e) && tries < CALL_TRIES => {
+                    $self.client = None;
+                    tries += 1;
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+                other => break other,
             }
-            other => other,
         }
     }};
 }

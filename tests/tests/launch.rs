@@ -201,6 +201,60 @@ async fn an_unanswered_shutdown_request_stops_the_session_after_its_grace() {
     b.wait().unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_shutdown_stops_the_session_at_once() {
+    use coord_proto::api::ControlApiClient;
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let script = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
+                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
+                  sleep 300 & wait";
+    // A grace far longer than the test: only the worker's approval can stop the session.
+    let mut b = bridge(&p, script, &["--dispatch", "--shutdown-grace-seconds", "3600"]);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    let asked = p.inbox().json_flag().args(["--agent", "lead", "shutdown", "--to", "w1"]).run().ok().json();
+    let request_id = asked["request_id"].as_str().expect("a request id").to_string();
+    let approve = serde_json::json!({"from": "w1", "type": "shutdown_approved", "payload": {"request_id": request_id}});
+    c.control_send(serde_json::from_value(approve).unwrap()).await.expect("the worker approves");
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    assert_eq!((s["state"].as_str(), s["reason"].as_str()), (Some("stopped"), Some("stopped: shutdown")), "{s}");
+    assert!(!pid_alive(s["pid"].as_i64().unwrap()));
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_carries_on_across_a_daemon_restart() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    // The session says it is up, then finishes once the test writes to its fifo.
+    let gate = p.path().join("gate");
+    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
+    let script = format!(
+        "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
+         inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null && \
+         read go < '{}' && {}",
+        gate.display(),
+        worker("true")
+    );
+    let b = bridge(&p, &script, &["--dispatch", "--until-done"]);
+    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    drop(c);
+    // The daemon goes away under the bridge and its session; the session's next write
+    // starts it again, and the bridge follows the run to its end.
+    p.coordd().args(["stop"]).run().ok();
+    std::fs::write(&gate, "go\n").unwrap();
+    let out = finish(b);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let list = sessions(&p.client().await).await;
+    assert_eq!((list.len(), list[0].state, list[0].exit_code), (1, SessionState::Exited, Some(0)), "{list:?}");
+}
+
 #[test]
 fn tmux_runs_each_session_in_a_window_of_the_runs_tmux_session() {
     if !coord_tests::have("tmux", "coord-launch --tmux") {
