@@ -283,13 +283,9 @@ impl Bridge {
         }
     }
 
-    /// How long a task waits before its next session: nothing at first, then doubling
-    /// from a second with each crash in a row, up to [`BACKOFF_MAX`].
+    /// How long a task waits before its next session ([`backoff_after`] its crashes).
     fn backoff(&self, task_id: &str) -> Duration {
-        match self.crashes.get(task_id).copied().unwrap_or(0) {
-            0 => Duration::ZERO,
-            n => Duration::from_secs(1u64 << (n - 1).min(6)).min(BACKOFF_MAX),
-        }
+        backoff_after(self.crashes.get(task_id).copied().unwrap_or(0))
     }
 
     fn next_start(&self) -> Option<Instant> {
@@ -465,4 +461,24 @@ async fn subscribe_shutdowns(client: &Client, after: i64) -> Result<EventStream,
         ..Default::default()
     };
     client.subscribe(f).await
+}
+
+/// The pause before a task's next session after `crashes` crashes in a row: nothing at
+/// first, then doubling from a second, up to [`BACKOFF_MAX`].
+fn backoff_after(crashes: u32) -> Duration {
+    match crashes {
+        0 => Duration::ZERO,
+        n => Duration::from_secs(1u64 << (n - 1).min(6)).min(BACKOFF_MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crash_loop_backs_off_doubling_up_to_a_minute() {
+        let pauses: Vec<u64> = (0..10).map(|n| backoff_after(n).as_secs()).collect();
+        assert_eq!(pauses, [0, 1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    }
 }

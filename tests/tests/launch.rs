@@ -309,3 +309,45 @@ fn a_wall_clock_limit_that_is_not_a_positive_number_of_minutes_is_refused() {
     let out = p.launch().args(["--run", "R1", "--command", "true", "--wall-clock-minutes", "-1"]).run();
     assert_eq!(out.code, 30, "{}", out.stderr);
 }
+
+#[test]
+fn max_sessions_caps_how_many_run_at_once() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1", "T2"]);
+    let out = finish(bridge(&p, &worker("true"), &["--max-sessions", "1", "--dispatch", "--until-done"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut list = rt.block_on(async { sessions(&p.client().await).await });
+    list.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+    assert_eq!(list.len(), 2, "{list:?}");
+    // The second session started only once the first had ended.
+    let first_end = list[0].ended_at.clone().expect("the first session ended");
+    assert!(list[1].started_at >= first_end, "{list:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reassign_stops_the_old_session_and_the_new_worker_gets_one() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    // w1 claims and never finishes; whoever takes over finishes.
+    let script = format!(
+        "if [ \"$COORD_AGENT\" = w1 ]; then inbox claim --agent w1 --thread \"$COORD_THREAD\" >/dev/null; \
+         inbox update --agent w1 --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
+         sleep 300 & wait; else {}; fi",
+        worker("true")
+    );
+    let b = bridge(&p, &script, &["--dispatch", "--until-done"]);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    orch(&p, &["reassign", "--run", "R1", "--task", "T1", "--to", "w2"]);
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    assert_eq!((s["agent"].as_str(), s["state"].as_str()), (Some("w1"), Some("stopped")), "{s}");
+    assert!(s["reason"].as_str().unwrap_or("").contains("reassigned"), "{s}");
+    assert!(!pid_alive(s["pid"].as_i64().unwrap()));
+    let out = finish(b);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let list = sessions(&c).await;
+    assert_eq!(list.iter().map(|s| s.agent.as_str()).collect::<Vec<_>>(), ["w1", "w2"], "{list:?}");
+}
