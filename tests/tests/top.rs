@@ -145,3 +145,28 @@ fn top_follows_a_daemon_restart() {
     assert!(row.trim_end().trim_end_matches('│').trim_end().ends_with('1'), "one unread, read again: {row}");
     t.keys("q");
 }
+
+#[test]
+fn top_shows_a_launched_session_when_it_starts() {
+    let p = Project::new();
+    p.orch().json_flag().args(["run", "create", "--goal", "g", "--id", "R1"]).run().ok();
+    p.orch()
+        .json_flag()
+        .args(["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w1"])
+        .run()
+        .ok();
+    let d = p.orch().json_flag().args(["dispatch", "--run", "R1", "--all-ready"]).run().ok().json();
+    let thread = d["dispatches"][0]["thread_id"].as_str().expect("a dispatched thread").to_string();
+    let top = format!("'{}' top", bin("orch").display());
+    let Some(t) = Tmux::start(&p, &top) else { return };
+    t.wait_for(&["orch top", "no launched sessions"]);
+    // A launcher records its session through the public method, as coord-launch does.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use coord_proto::api::LaunchApiClient;
+        let start = serde_json::json!({"run_id": "R1", "task_id": "T1", "thread_id": thread, "client": "command",
+            "pid": 424242, "launcher": "a-test", "cwd": "/tmp", "log_path": "/tmp/none.log"});
+        p.client().await.session_start(serde_json::from_value(start).unwrap()).await.expect("session recorded");
+    });
+    t.wait_for(&["R1/T1 a1 command @w1 pid 424242"]);
+}
