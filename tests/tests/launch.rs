@@ -180,19 +180,27 @@ fn unsafe_kill(pid: i64) {
     assert!(st.success());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unanswered_shutdown_request_stops_the_session_after_its_grace() {
+/// A session that claims, says it is up and carries on forever (its hooks cannot end it)
+/// gets a shutdown request from the lead; the worker approves it (`approve`) or not. The
+/// session must end stopped for the shutdown, its process gone.
+async fn a_shutdown_stops_the_session(grace_seconds: &str, approve: bool) {
+    use coord_proto::api::ControlApiClient;
     let p = Project::new();
     thread_run(&p, &[], &["T1"]);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    // A worker whose hooks cannot end it: it claims, says so, and carries on forever.
     let script = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
                   inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
                   sleep 300 & wait";
-    let mut b = bridge(&p, script, &["--dispatch", "--shutdown-grace-seconds", "1"]);
+    let mut b = bridge(&p, script, &["--dispatch", "--shutdown-grace-seconds", grace_seconds]);
     let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
-    p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "run over"]).run().ok();
+    let asked = p.inbox().json_flag().args(["--agent", "lead", "shutdown", "--to", "w1"]).run().ok().json();
+    if approve {
+        let request_id = asked["request_id"].as_str().expect("a request id").to_string();
+        let approved =
+            serde_json::json!({"from": "w1", "type": "shutdown_approved", "payload": {"request_id": request_id}});
+        c.control_send(serde_json::from_value(approved).unwrap()).await.expect("the worker approves");
+    }
     let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
     let s = &ended.payload_json["session"];
     assert_eq!((s["state"].as_str(), s["reason"].as_str()), (Some("stopped"), Some("stopped: shutdown")), "{s}");
@@ -202,28 +210,14 @@ async fn an_unanswered_shutdown_request_stops_the_session_after_its_grace() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_shutdown_request_stops_the_session_after_its_grace() {
+    a_shutdown_stops_the_session("1", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_shutdown_stops_the_session_at_once() {
-    use coord_proto::api::ControlApiClient;
-    let p = Project::new();
-    thread_run(&p, &[], &["T1"]);
-    let c = p.client().await;
-    let from = c.server_info().last_event_id;
-    let script = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
-                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
-                  sleep 300 & wait";
     // A grace far longer than the test: only the worker's approval can stop the session.
-    let mut b = bridge(&p, script, &["--dispatch", "--shutdown-grace-seconds", "3600"]);
-    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
-    let asked = p.inbox().json_flag().args(["--agent", "lead", "shutdown", "--to", "w1"]).run().ok().json();
-    let request_id = asked["request_id"].as_str().expect("a request id").to_string();
-    let approve = serde_json::json!({"from": "w1", "type": "shutdown_approved", "payload": {"request_id": request_id}});
-    c.control_send(serde_json::from_value(approve).unwrap()).await.expect("the worker approves");
-    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
-    let s = &ended.payload_json["session"];
-    assert_eq!((s["state"].as_str(), s["reason"].as_str()), (Some("stopped"), Some("stopped: shutdown")), "{s}");
-    assert!(!pid_alive(s["pid"].as_i64().unwrap()));
-    b.kill().unwrap();
-    b.wait().unwrap();
+    a_shutdown_stops_the_session("3600", true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
