@@ -151,6 +151,19 @@ pub async fn stop(pgid: i32, thread: &str, waiter: &mut Waiter, grace: Duration)
         }
     };
     signal_session(pgid, thread, libc::SIGKILL).await;
+    // A process in the middle of an exec shows an empty environment for that instant,
+    // so one scan can miss it: scan again until none of the thread's processes is left.
+    for _ in 0..4 {
+        let t = thread.to_string();
+        let left = tokio::task::spawn_blocking(move || of_thread(&t)).await.unwrap_or_default();
+        if left.is_empty() {
+            break;
+        }
+        for pid in left {
+            // SAFETY: kill sends a signal to one process; no memory is involved.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
     ended
 }
 
@@ -206,16 +219,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let thread = format!("thr_stop_test_{}", std::process::id());
         // A grandchild in a group (and session) of its own, as agent CLIs start their shells.
+        // It writes its own pid once it runs, then blocks opening a fifo no one writes: no
+        // exec follows, so its environment is readable for the whole test (a process in
+        // the middle of an exec shows an empty one).
         let spec = Spec {
             program: "sh".into(),
-            args: vec!["-c".into(), "setsid sleep 300 & echo $! > fifo; wait".into()],
+            args: vec!["-c".into(), "setsid sh -c 'echo $$ > fifo; read x < hold' & wait".into()],
             cwd: dir.path().into(),
             env: vec![("COORD_THREAD".into(), thread.clone())],
         };
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for f in [&fifo, &dir.path().join("hold")] {
+            let c = std::ffi::CString::new(f.to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        }
         let (pid, mut w) = spawn(&spec, &dir.path().join("s.log")).unwrap();
         let detached: i32 =
             tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap().trim().parse().unwrap())
