@@ -15,6 +15,7 @@ pub mod migrate;
 pub mod postgres;
 pub mod queue;
 pub mod repos;
+pub mod rows;
 pub mod select;
 pub mod sqlite;
 

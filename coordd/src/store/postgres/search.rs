@@ -11,9 +11,10 @@
 
 use coord_proto::types::SearchHit;
 
-use super::tx::{Args, Col, PgTx};
+use super::tx::{Args, PgTx};
 use crate::error::{Error, Result};
 use crate::store::repos::{Search, SearchQuery, SearchText};
+use crate::store::rows::Cols;
 
 /// The text search configuration (stemming as SQLite's porter tokenizer).
 const CONFIG: &str = "english";
@@ -109,7 +110,7 @@ impl Search for PgTx<'_> {
                 summary: r.s(8)?,
                 created_at: r.s(9)?,
                 event_id: r.i(10)?,
-                score: r.try_get(11).map_err(|e| Error::Storage(format!("column 11: {e}")))?,
+                score: r.f(11)?,
                 snippet,
             })
         })
