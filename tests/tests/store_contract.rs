@@ -1,9 +1,7 @@
-//! The storage contract, one suite run on both backends through their `Store`: every case
-//! below runs once on SQLite (a file in a temporary directory) and once on PostgreSQL (a
-//! database of its own on the shared test server). Group commit with failing and panicking
-//! jobs, every record read back exactly as written (the shared row layer,
-//! `coordd::store::rows`, over both drivers), and each backend's shipped migrations pinned.
-//! (The end-to-end behaviour is in the suites, which `on_postgres.rs` runs on PostgreSQL.)
+//! The storage contract, one suite: each case runs on SQLite (a file in a temporary
+//! directory) and on PostgreSQL (a database of its own on the shared test server) through
+//! their `Store`. Group commit, every record read back as written (the row layer
+//! `coordd::store::rows` over both drivers), and both backends' migrations pinned.
 
 use coord_proto::types::*;
 use coord_tests::pg;
@@ -16,7 +14,7 @@ use coordd::store::repos::*;
 use coordd::store::sqlite::SqliteStore;
 use coordd::time::Ts;
 
-/// A store under test, and what keeps it alive.
+/// A store under test (and its directory).
 struct Opened {
     store: Box<dyn Store>,
     bus: coordd::bus::Bus,
@@ -36,21 +34,17 @@ async fn postgres() -> Option<Opened> {
     Some(Opened { store: Box::new(store), bus, _dir: None })
 }
 
-/// Each case as `sqlite::case` and `postgres::case`.
+/// Each case as `on_sqlite::case` and `on_postgres::case`.
 macro_rules! contract {
     ($($case:ident),* $(,)?) => {
-        mod on_sqlite {
+        contract!(@on on_sqlite sqlite $($case),*);
+        contract!(@on on_postgres postgres $($case),*);
+    };
+    (@on $module:ident $open:ident $($case:ident),*) => {
+        mod $module {
             $(#[tokio::test(flavor = "multi_thread")]
             async fn $case() {
-                let Some(s) = super::sqlite().await else { return };
-                super::$case(&s).await;
-                s.store.close().await;
-            })*
-        }
-        mod on_postgres {
-            $(#[tokio::test(flavor = "multi_thread")]
-            async fn $case() {
-                let Some(s) = super::postgres().await else { return };
+                let Some(s) = super::$open().await else { return };
                 super::$case(&s).await;
                 s.store.close().await;
             })*
@@ -79,7 +73,7 @@ fn send(n: usize) -> SendParams {
 
 async fn thread_count(store: &dyn Store) -> usize {
     let p = ListParams { limit: Some(100), ..Default::default() };
-    read(store, move |tx| tx.threads_list(&p, 100)).await.unwrap().len()
+    read(store, move |tx| tx.threads().threads_list(&p, 100)).await.unwrap().len()
 }
 
 async fn a_failing_job_rolls_back_alone_within_a_group_commit(s: &Opened) {
@@ -97,7 +91,7 @@ async fn a_failing_job_rolls_back_alone_within_a_group_commit(s: &Opened) {
     });
     let results = futures::future::join_all(jobs).await;
     assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 20);
-    let last = read(store, |tx| tx.last_event_id()).await.unwrap();
+    let last = read(store, |tx| tx.events().last_event_id()).await.unwrap();
     assert_eq!((thread_count(store).await, last), (20, 20), "failed jobs left nothing behind, and no id gap");
     assert_eq!(s.bus.last_event_id(), 20);
     // A panicking job is contained too, and the writer keeps going.
@@ -106,9 +100,8 @@ async fn a_failing_job_rolls_back_alone_within_a_group_commit(s: &Opened) {
     write(store, move |tx| messages::send(tx, now, send(99))).await.unwrap();
 }
 
-/// PostgreSQL aborts a transaction at its first failed statement. A job that ignores the
-/// error must not make the writer report its batch committed; on either backend the other
-/// job of the batch commits.
+/// PostgreSQL aborts a transaction at its first failed statement: a job that ignores the
+/// error must not make the writer report its batch committed; the batch's other job commits.
 async fn a_job_that_swallows_a_failed_statement_is_rolled_back_and_the_batch_goes_on(s: &Opened) {
     let store = &*s.store;
     let now = Ts::from_millis(NOW);
@@ -117,7 +110,7 @@ async fn a_job_that_swallows_a_failed_statement_is_rolled_back_and_the_batch_goe
     let ok = write(store, move |tx| messages::send(tx, now, send(2)));
     let swallowing = write(store, move |tx| {
         // A duplicate key: the statement fails; the job carries on as if it had not.
-        let _ = tx.message_insert(&dup);
+        let _ = tx.messages_mut().message_insert(&dup);
         Ok(())
     });
     let (ok, _swallowing) = futures::future::join(ok, swallowing).await;
@@ -137,6 +130,7 @@ fn some(s: &str) -> Option<String> {
     Some(s.to_string())
 }
 
+/// A protocol enum from its name.
 fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> T {
     s.parse().unwrap()
 }
@@ -219,14 +213,13 @@ async fn inbox_records_read_back_as_written(s: &Opened) {
         task_id: "K1".into(),
         created_at: text(5),
     };
-    let (t, l, e, r) = (thread.clone(), lease.clone(), event.clone(), request.clone());
-    let m = message.clone();
+    let (t, l, e, r, m) = (thread.clone(), lease.clone(), event.clone(), request.clone(), message.clone());
     let event_id = write(store, move |tx| {
-        tx.thread_insert(&t)?;
-        tx.lease_grant(&t.thread_id, &l)?;
-        let id = tx.event_insert(&e)?;
-        tx.message_insert(&Message { event_id: id, ..m.clone() })?;
-        tx.request_insert(&r)?;
+        tx.threads_mut().thread_insert(&t)?;
+        tx.leases_mut().lease_grant(&t.thread_id, &l)?;
+        let id = tx.events_mut().event_insert(&e)?;
+        tx.messages_mut().message_insert(&Message { event_id: id, ..m.clone() })?;
+        tx.requests_mut().request_insert(&r)?;
         Ok(id)
     })
     .await
@@ -258,8 +251,8 @@ async fn inbox_records_read_back_as_written(s: &Opened) {
     };
     let x = mail.clone();
     write(store, move |tx| {
-        tx.mail_insert(&x)?;
-        tx.mail_save(&x)
+        tx.mail_mut().mail_insert(&x)?;
+        tx.mail_mut().mail_save(&x)
     })
     .await
     .unwrap();
@@ -267,11 +260,11 @@ async fn inbox_records_read_back_as_written(s: &Opened) {
     let (stored, got, events, copy, req) = read(store, |tx| {
         let q = EventQuery { after: 0, filter: EventFilter::default() };
         Ok((
-            tx.thread("T1")?.unwrap(),
-            tx.message("M1")?.unwrap(),
-            tx.events_after(&q, 10)?,
-            tx.mail_item("w", "M1")?.unwrap(),
-            tx.request("Q1")?.unwrap(),
+            tx.threads().thread("T1")?.unwrap(),
+            tx.messages().message("M1")?.unwrap(),
+            tx.events().events_after(&q, 10)?,
+            tx.mail().mail_item("w", "M1")?.unwrap(),
+            tx.requests().request("Q1")?.unwrap(),
         ))
     })
     .await
@@ -380,26 +373,26 @@ async fn orch_records_read_back_as_written(s: &Opened) {
         reason: some("stopped"),
         log_tail: some("last line"),
     };
-    let (r, t, a, c, m, l) =
-        (run.clone(), task.clone(), attempt.clone(), council.clone(), member.clone(), session.clone());
+    let (r, t, a, c, m) = (run.clone(), task.clone(), attempt.clone(), council.clone(), member.clone());
+    let l = session.clone();
     write(store, move |tx| {
-        tx.run_insert(&r)?;
-        tx.task_insert(&t)?;
-        tx.attempt_insert(&a)?;
-        tx.council_insert(&c)?;
-        tx.member_insert(&m)?;
-        tx.launch_insert(&l)
+        tx.runs_mut().run_insert(&r)?;
+        tx.tasks_mut().task_insert(&t)?;
+        tx.attempts_mut().attempt_insert(&a)?;
+        tx.councils_mut().council_insert(&c)?;
+        tx.councils_mut().member_insert(&m)?;
+        tx.launches_mut().launch_insert(&l)
     })
     .await
     .unwrap();
     let got = read(store, |tx| {
         Ok((
-            tx.run("R1")?.unwrap(),
-            tx.task("R1", "K1")?.unwrap(),
-            tx.attempt("R1", "K1", 1)?.unwrap(),
-            tx.council("R1", "C1")?.unwrap(),
-            tx.members("R1", "C1")?,
-            tx.launch_session("S1")?.unwrap(),
+            tx.runs().run("R1")?.unwrap(),
+            tx.tasks().task("R1", "K1")?.unwrap(),
+            tx.attempts().attempt("R1", "K1", 1)?.unwrap(),
+            tx.councils().council("R1", "C1")?.unwrap(),
+            tx.councils().members("R1", "C1")?,
+            tx.launches().launch_session("S1")?.unwrap(),
         ))
     })
     .await
@@ -440,12 +433,15 @@ async fn registry_records_read_back_as_written(s: &Opened) {
     };
     let (a, v) = (agent.clone(), reservation.clone());
     write(store, move |tx| {
-        tx.agent_insert(&a)?;
-        tx.reservation_insert(&v)
+        tx.agents_mut().agent_insert(&a)?;
+        tx.reservations_mut().reservation_insert(&v)
     })
     .await
     .unwrap();
-    let (got, active) = read(store, |tx| Ok((tx.agent("w")?.unwrap(), tx.reservations_active()?))).await.unwrap();
+    let (got, active) =
+        read(store, |tx| Ok((tx.agents().agent("w")?.unwrap(), tx.reservations().reservations_active()?)))
+            .await
+            .unwrap();
     assert_eq!(got, agent);
     assert_eq!(active.len(), 1);
     assert_eq!(active[0].reservation, reservation);

@@ -144,6 +144,8 @@ impl<'c> PgTx<'c> {
 }
 
 impl Tx for PgTx<'_> {
+    crate::repositories!();
+
     fn publish(&mut self, event: Event) {
         self.published.push(event);
     }

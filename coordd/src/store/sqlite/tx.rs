@@ -57,6 +57,8 @@ impl<'c> SqliteTx<'c> {
 }
 
 impl Tx for SqliteTx<'_> {
+    crate::repositories!();
+
     fn publish(&mut self, event: Event) {
         self.published.push(event);
     }
