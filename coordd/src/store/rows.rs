@@ -444,6 +444,29 @@ pub fn launch(r: &dyn RowRead) -> Result<LaunchSession> {
     })
 }
 
+/// Columns of [`search_hit`] from `messages m` and `threads t`, before the two each backend
+/// computes: the score (lower is better) and the snippet.
+pub const SEARCH_HIT_COLUMNS: &str = "m.message_id, m.thread_id, t.run_id, t.task_id, t.subject, m.from_agent, \
+     m.to_agent, m.kind, m.summary, m.created_at, m.event_id";
+
+pub fn search_hit(r: &dyn RowRead) -> Result<SearchHit> {
+    Ok(SearchHit {
+        message_id: r.s(0)?,
+        thread_id: r.s(1)?,
+        run_id: r.s(2)?,
+        task_id: r.s(3)?,
+        subject: r.s(4)?,
+        from_agent: r.s(5)?,
+        to_agent: r.s(6)?,
+        kind: r.p(7)?,
+        summary: r.s(8)?,
+        created_at: r.s(9)?,
+        event_id: r.i(10)?,
+        score: r.f(11)?,
+        snippet: r.s(12)?,
+    })
+}
+
 /// Columns of [`request`], from `requests r`.
 pub const REQUEST_COLUMNS: &str =
     "r.request_id, r.msg_type, r.thread_id, r.message_id, r.from_agent, r.to_agent, r.run_id, r.task_id, r.created_at";

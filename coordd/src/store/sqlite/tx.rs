@@ -5,7 +5,7 @@
 //! `store::rows`) and error conversion.
 
 use coord_proto::types::Event;
-use rusqlite::{Connection, Params, Row};
+use rusqlite::{Connection, Params};
 
 use crate::error::{Error, Result};
 use crate::store::repos::Tx;
@@ -97,16 +97,6 @@ impl From<r2d2::Error> for Error {
     fn from(e: r2d2::Error) -> Self {
         Error::Storage(format!("database pool: {e}"))
     }
-}
-
-fn conversion(idx: usize, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into())
-}
-
-/// Read a text column into anything that parses from a string (the protocol's enums).
-pub(super) fn parse_col<T: std::str::FromStr<Err = String>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
-    let s: String = row.get(idx)?;
-    T::from_str(&s).map_err(|e| conversion(idx, e))
 }
 
 /// `?,?,…` for `n` values.
