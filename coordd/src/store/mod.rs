@@ -11,6 +11,7 @@
 //! - [`sqlite`]: the embedded default, one SQLite file in WAL mode.
 //! - [`postgres`]: several daemons (one per host) on one PostgreSQL database.
 
+pub mod assemble;
 pub mod backend;
 pub mod copy;
 pub mod migrate;

@@ -7,6 +7,7 @@ use coord_proto::types::*;
 
 use super::tx::PgTx;
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks};
 use crate::store::rows::{self, ATTEMPT_COLUMNS, Cols, RUN_COLUMNS, TASK_COLUMNS};
 
@@ -53,20 +54,11 @@ impl Runs for PgTx<'_> {
     }
 }
 
-impl PgTx<'_> {
-    fn with_deps(&self, mut tasks: Vec<Task>) -> Result<Vec<Task>> {
-        for t in &mut tasks {
-            t.depends_on = self.task_deps(&t.run_id, &t.task_id)?;
-        }
-        Ok(tasks)
-    }
-}
-
 impl Tasks for PgTx<'_> {
     fn task(&self, run_id: &str, task_id: &str) -> Result<Option<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = $1 AND t.task_id = $2");
         let task = self.map_one(&sql, &[&run_id, &task_id], rows::task)?;
-        Ok(self.with_deps(task.into_iter().collect())?.pop())
+        Ok(assemble::with_deps(self, task.into_iter().collect())?.pop())
     }
 
     fn task_insert(&mut self, t: &Task) -> Result<()> {
@@ -133,7 +125,7 @@ impl Tasks for PgTx<'_> {
              ORDER BY t.prio_rank DESC, t.seq LIMIT {limit}"
         );
         let tasks = self.map(&sql, &[&run_id], rows::task)?;
-        self.with_deps(tasks)
+        assemble::with_deps(self, tasks)
     }
 
     fn task_deps(&self, run_id: &str, task_id: &str) -> Result<Vec<String>> {

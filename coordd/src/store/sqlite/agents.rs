@@ -5,6 +5,7 @@ use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlV
 
 use super::tx::SqliteTx;
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{Agents, Peers, ReservationCounts, ReservationQuery, Reservations, StoredReservation};
 use crate::store::rows::{self, AGENT_COLUMNS, Cols, RESERVATION_COLUMNS, ts_text};
 use crate::time::Ts;
@@ -180,22 +181,13 @@ impl Reservations for SqliteTx<'_> {
     }
 
     fn reservation_counts(&self, task_id: Option<&str>, agent: Option<&str>, now: Ts) -> Result<ReservationCounts> {
-        let rows = self.map(
+        let groups = self.map(
             "SELECT state, expires_at <= ?3, COUNT(*) FROM reservations \
              WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR agent_id = ?2) GROUP BY 1, 2",
             params![task_id, agent, ts_text(now)],
             |r| Ok((r.p::<ReservationState>(0)?, r.b(1)?, r.i(2)? as u64)),
         )?;
-        let mut c = ReservationCounts::default();
-        for row in rows {
-            match row {
-                (ReservationState::Active, true, n) => c.stale += n,
-                (ReservationState::Active, false, n) => c.active += n,
-                (ReservationState::Released, _, n) => c.released += n,
-                (ReservationState::Expired, _, n) => c.expired += n,
-            }
-        }
-        Ok(c)
+        Ok(assemble::reservation_counts(groups))
     }
 }
 

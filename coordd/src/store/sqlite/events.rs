@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlV
 
 use super::tx::SqliteTx;
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{EventQuery, Events, Messages};
 use crate::store::rows::{self, ARTIFACT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS};
 
@@ -76,15 +77,7 @@ impl Messages for SqliteTx<'_> {
             "SELECT {ARTIFACT_COLUMNS} FROM artifacts a JOIN messages m ON m.message_id = a.message_id \
              WHERE m.thread_id = ?1 ORDER BY a.rowid"
         );
-        let mut by_message: std::collections::HashMap<String, Vec<Artifact>> = Default::default();
-        for a in self.map(&sql, [thread_id], rows::artifact)? {
-            by_message.entry(a.message_id.clone()).or_default().push(a);
-        }
-        for m in &mut messages {
-            if let Some(a) = by_message.remove(&m.message_id) {
-                m.artifacts = a;
-            }
-        }
+        assemble::attach_artifacts(&mut messages, self.map(&sql, [thread_id], rows::artifact)?);
         Ok(messages)
     }
 
