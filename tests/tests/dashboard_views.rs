@@ -111,7 +111,8 @@ fn tasks_and_threads_link_to_each_other_in_every_view() {
     let (thr, _) = blocked_task(&p, "wkr", "diesel or sqlx?");
     let plan = r#"{"request_id":"plan-9","plan":"1. tests\n2. code"}"#;
     let request = ["--agent", "wkr", "control", "--type", "plan_approval_request", "--payload", plan];
-    ok(&p, &[&request[..], &["--run", "R1", "--task", "T1"]].concat());
+    let sent = ok(&p, &[&request[..], &["--run", "R1", "--task", "T1"]].concat());
+    let request_href = format!("#threads/{}", thread_id(&sent));
     let url = dashboard_url(&p);
     let thread_href = format!("#threads/{thr}");
     let has = |view: &str, sel: &str, href: &str| {
@@ -120,9 +121,10 @@ fn tasks_and_threads_link_to_each_other_in_every_view() {
 
     b.open_dashboard(&format!("{url}#runs"));
     b.wait_for(&has("runs", ".card.blocked a.thread-link", &thread_href), "the blocked card's thread link");
-    for view in ["agents", "timeline", "control"] {
+    // A request lives in a thread of its own, which its card links to, beside its task.
+    for (view, thread) in [("agents", &thread_href), ("timeline", &thread_href), ("control", &request_href)] {
         b.eval(&format!("location.hash = '#{view}'"));
-        b.wait_for(&has(view, "a.thread-link", &thread_href), &format!("the thread link in {view}"));
+        b.wait_for(&has(view, "a.thread-link", thread), &format!("the thread link in {view}"));
         b.wait_for(&has(view, "a.task-link", "#runs/R1/T1"), &format!("the task link in {view}"));
     }
 
@@ -261,7 +263,8 @@ fn a_run_with_an_open_plan_request_needs_attention_until_it_is_answered() {
     b.wait_for(&format!("{state} === 'needs-attention'"), "needs attention for the open request");
     assert_eq!(b.eval("document.querySelector('.run-head .run-state').dataset.requests"), json!("1"));
 
-    let answer = ["--agent", "lead", "control", "--type", "plan_approval_response", "--payload"];
+    // The run's creator (orch's default, "leader") answers.
+    let answer = ["--agent", "leader", "control", "--type", "plan_approval_response", "--payload"];
     ok(&p, &[&answer[..], &[r#"{"request_id":"plan-7","approved":true}"#]].concat());
     b.wait_for(&format!("{state} === 'active'"), "active again once answered");
 }
