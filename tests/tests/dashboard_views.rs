@@ -22,13 +22,20 @@ fn orch(p: &Project, args: &[&str]) -> Value {
     p.orch().args(args).json_flag().run().ok().json()
 }
 
-/// A run R1 whose task T1 (max 3 attempts) `worker` claimed and failed: its thread.
-fn failed_task(p: &Project, worker: &str) -> String {
+/// A run R1 whose task T1 (max 3 attempts) is dispatched to `worker`, who claimed it: its
+/// thread.
+fn claimed_task(p: &Project, worker: &str) -> String {
     orch(p, &["run", "create", "--goal", "G", "--id", "R1"]);
     orch(p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread"]);
     let d = orch(p, &["dispatch", "--run", "R1", "--task", "T1", "--to", worker]);
     let thr = d["dispatches"][0]["thread_id"].as_str().unwrap().to_string();
     ok(p, &["claim", "--agent", worker, "--thread", &thr]);
+    thr
+}
+
+/// [`claimed_task`], then failed by its worker: its thread.
+fn failed_task(p: &Project, worker: &str) -> String {
+    let thr = claimed_task(p, worker);
     ok(p, &["fail", "--agent", worker, "--thread", &thr, "--summary", "tests do not build"]);
     thr
 }
@@ -44,11 +51,7 @@ fn click(b: &mut Browser, selector: &str) {
 fn a_thread_reads_as_a_conversation_with_its_payloads_and_artifacts_live() {
     let Some(mut b) = Browser::launch() else { return };
     let p = Project::new();
-    orch(&p, &["run", "create", "--goal", "G", "--id", "R1"]);
-    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread"]);
-    let d = orch(&p, &["dispatch", "--run", "R1", "--task", "T1", "--to", "wkr"]);
-    let thr = d["dispatches"][0]["thread_id"].as_str().unwrap().to_string();
-    ok(&p, &["claim", "--agent", "wkr", "--thread", &thr]);
+    let thr = claimed_task(&p, "wkr");
     let payload = r#"{"options":["diesel","sqlx"],"recommended":"sqlx"}"#;
     let question = [
         "update",
@@ -248,11 +251,7 @@ fn no_graph_edge_passes_under_a_node_and_every_label_fits_its_node() {
 fn a_run_with_an_open_plan_request_needs_attention_until_it_is_answered() {
     let Some(mut b) = Browser::launch() else { return };
     let p = Project::new();
-    orch(&p, &["run", "create", "--goal", "G", "--id", "R1"]);
-    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread"]);
-    let d = orch(&p, &["dispatch", "--run", "R1", "--task", "T1", "--to", "wkr"]);
-    let thr = d["dispatches"][0]["thread_id"].as_str().unwrap().to_string();
-    ok(&p, &["claim", "--agent", "wkr", "--thread", &thr]);
+    claimed_task(&p, "wkr");
     b.open_dashboard(&format!("{}#runs", dashboard_url(&p)));
     let state = "document.querySelector('.run-head .run-state')?.dataset.state";
     b.wait_for(&format!("{state} === 'active'"), "an active run");
