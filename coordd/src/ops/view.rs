@@ -7,6 +7,7 @@
 //!   failure message (inbox) and the run's councils.
 //! - [`timeline`]: mail copies with their delivery state.
 
+use coord_proto::ErrorCode;
 use coord_proto::types::*;
 
 use crate::domain::agents as registry;
@@ -78,7 +79,12 @@ fn failed_tasks(tx: &dyn Tx, now: Ts, agent: &str) -> Result<Vec<HeldThread>> {
         if t.task_id.is_empty() || t.run_id.is_empty() {
             continue;
         }
-        let Some(task) = tx.task(&t.run_id, &t.task_id)? else { continue };
+        // A thread may name a run and task that orch does not know (a send's own ids).
+        let task = match model::load_task(tx, &t.run_id, &t.task_id) {
+            Ok(task) => task,
+            Err(e) if e.code() == Some(ErrorCode::NotFound) => continue,
+            Err(e) => return Err(e),
+        };
         if task.status != TaskStatus::Failed {
             continue;
         }
