@@ -151,7 +151,7 @@ fn no_view_is_wider_than_a_phone_or_a_laptop_window() {
     b.open_dashboard(&format!("{url}#runs"));
     for (w, h) in [(390, 844), (1400, 800)] {
         b.viewport(w, h);
-        for view in ["runs", "agents", "timeline", "reservations", "control"] {
+        for view in ["runs", "agents", "timeline", "threads", "reservations", "control"] {
             b.eval(&format!("location.hash = '#{view}'"));
             b.wait_for(&format!("!document.getElementById('view-{view}').hidden"), view);
             b.wait_for(LIVE, "live");

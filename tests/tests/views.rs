@@ -87,3 +87,32 @@ fn the_run_view_names_the_worker_and_the_blocking_question() {
     let unknown = c.call(json!({"jsonrpc": "2.0", "id": 2, "method": "view.run", "params": {"run_id": "nope"}}));
     assert_eq!(unknown["error"]["data"]["code"], "not_found", "{unknown}");
 }
+
+#[test]
+fn the_agents_view_lists_a_failed_task_until_it_is_retried() {
+    let p = Project::new();
+    let d = p.serve();
+    let orch = |args: &[&str]| p.orch().args(args).json_flag().run().ok().json();
+    orch(&["run", "create", "--goal", "G", "--id", "R1"]);
+    orch(&["task", "add", "--run", "R1", "--id", "T1", "--title", "Schema", "--kind", "thread"]);
+    let dispatched = orch(&["dispatch", "--run", "R1", "--task", "T1", "--to", "wkr"]);
+    let thr = dispatched["dispatches"][0]["thread_id"].as_str().unwrap().to_string();
+    ok(&p, &["claim", "--agent", "wkr", "--thread", &thr]);
+    ok(&p, &["fail", "--agent", "wkr", "--thread", &thr, "--summary", "tests do not build"]);
+    let mut c = RawConn::connect(&d.socket);
+    let failed_of = |c: &mut RawConn, agent: &str| {
+        let v = call(c, "view.agents", json!({}));
+        let a = v["agents"].as_array().unwrap().iter().find(|a| a["agent"]["agent_id"] == agent).cloned();
+        a.unwrap_or_else(|| panic!("{agent} in {v}"))["failed_tasks"].clone()
+    };
+    let failed = failed_of(&mut c, "wkr");
+    assert_eq!(failed.as_array().unwrap().len(), 1, "{failed}");
+    assert_eq!(
+        (&failed[0]["thread_id"], &failed[0]["run_id"], &failed[0]["task_id"], &failed[0]["status"]),
+        (&json!(thr), &json!("R1"), &json!("T1"), &json!("failed"))
+    );
+
+    // Retried to another worker: the task no longer stands failed on wkr's attempt.
+    orch(&["retry", "--run", "R1", "--task", "T1", "--to", "wkr-2"]);
+    assert_eq!(failed_of(&mut c, "wkr"), json!([]));
+}

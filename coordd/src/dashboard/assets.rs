@@ -29,6 +29,9 @@ pub static ASSETS: &[Asset] = assets![
     "timeline.js" => JS,
     "reservations.js" => JS,
     "control.js" => JS,
+    "threads.js" => JS,
+    "links.js" => JS,
+    "actions.js" => JS,
     "favicon.ico" => "image/x-icon",
 ];
 
@@ -40,4 +43,31 @@ pub fn favicon() -> &'static Asset {
 /// The asset at `name` (a path under the token, without the leading slash).
 pub fn find(name: &str) -> Option<&'static Asset> {
     ASSETS.iter().find(|a| a.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every module a script imports and every file the page links is embedded (a missing
+    /// one is a 404 that leaves the page blank).
+    #[test]
+    fn every_file_the_page_loads_is_embedded() {
+        let mut wanted = Vec::new();
+        for a in ASSETS {
+            let text = std::str::from_utf8(a.bytes).unwrap_or_default();
+            for quote in ["from './", "href=\""] {
+                for rest in text.split(quote).skip(1) {
+                    let name = rest.split(['\'', '"']).next().unwrap_or_default();
+                    if !name.starts_with('#') && !name.is_empty() {
+                        wanted.push((a.name, name.to_string()));
+                    }
+                }
+            }
+        }
+        assert!(wanted.iter().any(|(_, n)| n == "runs.js"), "{wanted:?}");
+        for (by, name) in wanted {
+            assert!(find(&name).is_some(), "{by} loads {name}, which is not embedded");
+        }
+    }
 }

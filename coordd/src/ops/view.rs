@@ -2,11 +2,12 @@
 //! view from one call. They never write.
 //!
 //! - [`agents`]: the registry + the threads each agent holds (inbox) + its session
-//!   mailbox's queued count (mail).
+//!   mailbox's queued count (mail) + its tasks that stand failed (inbox + orch).
 //! - [`run`]: the run's tasks (orch) with their current worker, blocking question or
 //!   failure message (inbox) and the run's councils.
 //! - [`timeline`]: mail copies with their delivery state.
 
+use coord_proto::ErrorCode;
 use coord_proto::types::*;
 
 use crate::domain::agents as registry;
@@ -38,21 +39,60 @@ pub fn agents(tx: &dyn Tx, now: Ts, p: &AgentsViewParams, last_event_id: i64) ->
             limit: Some(HELD_THREADS_MAX),
             ..Default::default()
         };
-        let threads: Vec<HeldThread> = read::list(tx, now, held)?
-            .into_iter()
-            .map(|t| HeldThread {
-                thread_id: t.thread_id,
-                run_id: t.run_id,
-                task_id: t.task_id,
-                subject: t.subject,
-                status: t.status,
-                lease: t.lease,
-            })
-            .collect();
+        let threads: Vec<HeldThread> = read::list(tx, now, held)?.into_iter().map(held_thread).collect();
+        let failed_tasks = failed_tasks(tx, now, &agent.agent_id)?;
         let activity = activity(&agent, &threads, now);
-        out.push(AgentOverview { agent, activity, pending: counts.pending, urgent: counts.urgent, threads });
+        out.push(AgentOverview {
+            agent,
+            activity,
+            pending: counts.pending,
+            urgent: counts.urgent,
+            threads,
+            failed_tasks,
+        });
     }
     Ok(AgentsView { agents: out, last_event_id })
+}
+
+fn held_thread(t: Thread) -> HeldThread {
+    HeldThread {
+        thread_id: t.thread_id,
+        run_id: t.run_id,
+        task_id: t.task_id,
+        subject: t.subject,
+        status: t.status,
+        lease: t.lease,
+    }
+}
+
+/// The agent's failed task threads whose task still stands failed on that attempt: a task
+/// retried or reassigned since has a newer attempt, and one retried and done is not failed.
+fn failed_tasks(tx: &dyn Tx, now: Ts, agent: &str) -> Result<Vec<HeldThread>> {
+    let q = ListParams {
+        assigned_to: Some(agent.to_string()),
+        statuses: vec![ThreadStatus::Failed],
+        limit: Some(HELD_THREADS_MAX),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for t in read::list(tx, now, q)? {
+        if t.task_id.is_empty() || t.run_id.is_empty() {
+            continue;
+        }
+        // A thread may name a run and task that orch does not know (a send's own ids).
+        let task = match model::load_task(tx, &t.run_id, &t.task_id) {
+            Ok(task) => task,
+            Err(e) if e.code() == Some(ErrorCode::NotFound) => continue,
+            Err(e) => return Err(e),
+        };
+        if task.status != TaskStatus::Failed {
+            continue;
+        }
+        if model::current_attempt(tx, &task)?.is_some_and(|a| a.thread_id == t.thread_id) {
+            out.push(held_thread(t));
+        }
+    }
+    Ok(out)
 }
 
 /// Busy with a live lease, stale with a lapsed one (or long unseen while holding work),

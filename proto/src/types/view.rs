@@ -51,6 +51,11 @@ pub struct AgentOverview {
     pub urgent: u64,
     /// Open threads the agent holds, newest lease first.
     pub threads: Vec<HeldThread>,
+    /// The agent's tasks that failed and stand failed: the task's current attempt is this
+    /// agent's failed thread (not retried or reassigned since). At most 50, newest first;
+    /// empty when none (the dashboard's "failed" state).
+    #[serde(default)]
+    pub failed_tasks: Vec<HeldThread>,
 }
 
 /// Result of `view.agents`: every agent sorted by id.

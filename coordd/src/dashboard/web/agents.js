@@ -3,22 +3,24 @@
 // the time left on its lease, last seen, its open requests, its unread badge (queued mail
 // in its session mailbox, live), and a "send to session" box: Enter queues a message from
 // the overseer, delivered at the session's next hook (`inbox check`); "urgent" raises its
-// priority. (A launched session's state and log tail get a cell of their own here.)
+// priority. An agent whose task failed (and stands failed: `failed_tasks`) is "failed",
+// with links to those tasks. A thread links to its conversation, a task to its run.
 
-import { h, fill, since, until, perFrame, coalesce, errorText, where } from './dom.js';
+import { h, fill, since, until, perFrame, coalesce, errorText } from './dom.js';
 import { firstLine } from './runs.js';
+import { taskLink, threadLink } from './links.js';
 
 /// Events that can change an agent's row: mail, threads and leases, the registry, tasks.
 const RELEVANT = /^(mail|thread|message|lease|agent|task)\./;
 
-/// Attention order: a lower rank comes first. (`failed` is kept for when the view says
-/// which agents' last task failed; it does not yet.)
+/// Attention order: a lower rank comes first.
 const RANK = { blocked: 0, request: 1, failed: 2, busy: 3, idle: 4, offline: 5 };
 
 /// What an agent needs from the lead, from its view row and its open requests.
 export function attention(a, requests) {
   if (a.threads.some((t) => t.status === 'blocked')) return 'blocked';
   if (requests > 0) return 'request';
+  if ((a.failed_tasks || []).length) return 'failed';
   if (a.agent.status === 'offline' || a.activity === 'stale') return 'offline';
   if (a.activity === 'busy') return 'busy';
   return 'idle';
@@ -110,11 +112,13 @@ export function create(ctx, root) {
     row.dataset.need = need;
     fill(c.name, h('b', {}, a.agent.agent_id), a.agent.role ? h('small', { class: 'muted' }, ` ${a.agent.role}`) : null,
       a.agent.registered === false ? h('small', { class: 'muted' }, ' unregistered') : null);
-    fill(c.need, h('span', { class: `pill need-${need}` }, need === 'request' ? 'open request' : need));
+    const failed = a.failed_tasks || [];
+    fill(c.need, h('span', { class: `pill need-${need}` }, need === 'request' ? 'open request' : need),
+      failed.length ? h('div', { class: 'failed-tasks' }, failed.map((f, i) => [i ? ', ' : '', taskLink(f.run_id, f.task_id), ' ', threadLink(f.thread_id, 'thread')])) : null);
     fill(c.reported, h('span', { class: 'reported' }, a.agent.status || '—'));
     const t = a.threads[0];
-    fill(c.thread, t ? [h('span', { class: `pill st-${t.status}` }, t.status), ' ', t.subject,
-      h('small', { class: 'muted id' }, ` ${where(t)}`),
+    fill(c.thread, t ? [h('span', { class: `pill st-${t.status}` }, t.status), ' ', threadLink(t.thread_id, t.subject || t.thread_id),
+      t.task_id ? h('small', { class: 'muted id' }, ' ', taskLink(t.run_id, t.task_id)) : null,
       a.threads.length > 1 ? h('small', { class: 'muted' }, ` +${a.threads.length - 1} more`) : null] : h('span', { class: 'muted' }, '—'));
     fill(c.lease, t && t.lease ? until(t.lease.expires_at) : '—');
     fill(c.seen, a.agent.last_seen_at ? since(a.agent.last_seen_at) : h('span', { class: 'muted' }, 'never'));

@@ -12,6 +12,7 @@ import * as agents from './agents.js';
 import * as timeline from './timeline.js';
 import * as reservations from './reservations.js';
 import * as control from './control.js';
+import * as threads from './threads.js';
 
 /// The person's identity when they send or answer from the page, until the daemon names it
 /// (`dashboard.status`: `orch dashboard --as NAME`).
@@ -41,6 +42,7 @@ const views = {
   timeline: timeline.create(ctx, document.getElementById('view-timeline')),
   reservations: reservations.create(ctx, document.getElementById('view-reservations')),
   control: control.create(ctx, document.getElementById('view-control')),
+  threads: threads.create(ctx, document.getElementById('view-threads')),
 };
 
 /// Newest event applied; a reconnect resumes after it.
@@ -128,7 +130,7 @@ rpc.onclose = () => {
 };
 
 function currentTab() {
-  const tab = (location.hash || '#runs').slice(1);
+  const tab = (location.hash || '#runs').slice(1).split('/')[0];
   return views[tab] ? tab : 'runs';
 }
 

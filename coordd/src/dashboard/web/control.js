@@ -5,9 +5,11 @@
 // the policy's timeout. A request addressed to anyone else (a shutdown request to a
 // worker) is theirs to answer and shows no buttons. An answered card keeps who answered
 // and their reason. A typed message in the stream, or an event on a request's thread,
-// refreshes the list (once per animation frame).
+// refreshes the list (once per animation frame). A card links to its task (in its run) and
+// to the thread the request was sent in.
 
 import { h, fill, clock, coalesce, perFrame, until, errorText } from './dom.js';
+import { taskLink, threadLink } from './links.js';
 
 /// request type -> { label, answer(request, approve, reason) -> [type, payload] }.
 export const HANDLERS = {
@@ -86,7 +88,8 @@ export function create(ctx, root) {
     const deadline = gated ? new Date(Date.parse(r.created_at) + timeout * 1000).toISOString() : null;
     return h('div', { class: `card control ${r.status}`, dataset: { request: r.request_id, type: r.type } },
       h('b', {}, handler ? handler.label : r.type), ' ',
-      h('small', { class: 'muted' }, `${clock(r.created_at)} · ${r.from} → ${r.to}${r.task_id ? ` · ${r.run_id}/${r.task_id}` : ''}`), ' ',
+      h('small', { class: 'muted' }, `${clock(r.created_at)} · ${r.from} → ${r.to}`, r.task_id ? [' · ', taskLink(r.run_id, r.task_id)] : null,
+        r.thread_id ? [' · ', threadLink(r.thread_id, 'thread')] : null), ' ',
       h('span', { class: 'pill' }, r.status), deadline ? [' ', h('small', { class: 'countdown' }, 'the call times out: ', until(deadline, 'timed out'))] : null,
       h('p', {}, r.summary), detail(r) ? h('p', { class: 'body' }, detail(r)) : null,
       handler && r.status === 'open' && mine

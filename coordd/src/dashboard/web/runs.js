@@ -4,10 +4,15 @@
 // progress, and the worker sessions a launcher (`coord-launch`) started for the run's attempts
 // (client, worker, pid, running time or how it ended, the log's last lines), redrawn on
 // `launch.started` and `launch.exited`. A task's status change is applied to the model in place: the node, the
-// counters, the run's state and the side panel are redrawn from it at once.
+// counters, the run's state and the side panel are redrawn from it at once. Failed and
+// blocked tasks carry Retry, Reassign and Cancel (`actions.js`); every task links to its
+// thread's conversation, and `#runs/RUN/TASK` selects a run and its task. The run's state
+// counts the open control requests of its tasks (`control.requests`).
 
 import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
 import { draw, sub } from './graph.js';
+import { taskActions } from './actions.js';
+import { place, threadLink, taskHref } from './links.js';
 
 /// Task events whose only effect on the graph is a node's status.
 const STATUS_ONLY = new Set(['task.ready', 'task.in_progress', 'task.done', 'task.cancelled']);
@@ -17,6 +22,8 @@ export function create(ctx, root) {
   let selected = null;
   let graph = null;
   let picked = null;
+  /// run_id -> its open control requests (permission, plan, shutdown).
+  let requests = new Map();
   const list = h('ul', { class: 'runs' });
   const head = h('div', { class: 'run-head' });
   const canvas = h('div', { class: 'canvas' });
@@ -24,13 +31,17 @@ export function create(ctx, root) {
   fill(root, h('div', { class: 'runs-layout' }, h('nav', { class: 'run-list' }, h('h2', {}, 'Runs'), list), h('div', { class: 'run-main' }, head, canvas), side));
 
   const loadRuns = coalesce(async () => {
-    runs = (await ctx.rpc.call('orch.runList')).runs;
+    const [r, open] = await Promise.all([ctx.rpc.call('orch.runList'), ctx.rpc.call('control.requests', {})]);
+    runs = r.runs;
+    requests = new Map();
+    for (const q of open.requests) if (q.run_id) requests.set(q.run_id, (requests.get(q.run_id) || 0) + 1);
     if (!selected || !runs.some((r) => r.run_id === selected)) {
       const active = runs.filter((r) => r.status === 'active');
       const next = (active[active.length - 1] || runs[runs.length - 1] || {}).run_id || null;
       if (next !== selected) { selected = next; picked = null; }
     }
-    drawList();
+    // The head's run state counts the open requests too.
+    if (graph && graph.run.run_id === selected) drawHead(); else drawList();
   });
 
   const loadRun = coalesce(async () => {
@@ -45,7 +56,7 @@ export function create(ctx, root) {
     fill(list, runs.length ? runs.map((r) => h('li', {
       class: r.run_id === selected ? 'selected' : '', dataset: { run: r.run_id },
       onclick: () => { selected = r.run_id; picked = null; drawList(); loadRun(); },
-    }, runPill(r, graph && graph.run.run_id === r.run_id ? graph.tasks : null), ' ', h('b', {}, r.run_id), ' ', r.goal)) : h('li', { class: 'muted' }, 'No runs yet.'));
+    }, runPill(r, graph && graph.run.run_id === r.run_id ? graph.tasks : null, requests.get(r.run_id)), ' ', h('b', {}, r.run_id), ' ', r.goal)) : h('li', { class: 'muted' }, 'No runs yet.'));
   }
 
   function drawRun() {
@@ -64,7 +75,7 @@ export function create(ctx, root) {
     const counts = {};
     for (const t of graph.tasks) counts[t.task.status] = (counts[t.task.status] || 0) + 1;
     fill(head, h('h2', {}, `${graph.run.run_id}: ${graph.run.goal}`),
-      h('div', { class: 'counts' }, runPill(graph.run, graph.tasks),
+      h('div', { class: 'counts' }, runPill(graph.run, graph.tasks, requests.get(graph.run.run_id)),
         Object.entries(counts).map(([k, n]) => h('span', { class: `pill st-${k}`, dataset: { count: k } }, `${k} ${n}`))));
     drawList();
   }
@@ -79,10 +90,11 @@ export function create(ctx, root) {
       blocked.length ? blocked.map(blockedCard) : h('p', { class: 'muted' }, 'Nothing is blocked.'),
       h('h3', {}, `Failed (${failed.length})`),
       failed.length ? failed.map((t) => h('div', { class: 'card failed', dataset: { task: t.task.task_id } },
-        h('b', {}, `${t.task.task_id} · ${t.task.title}`),
+        taskTitle(t),
         h('p', { class: 'reason' }, t.failure ? (t.failure.summary + (t.failure.body ? `\n${t.failure.body}` : '')) : 'no reason recorded'),
         h('small', { class: 'muted' }, `attempt ${t.task.attempt} of ${t.task.max_attempts} · ${t.worker || ''}`),
-        t.task.attempt < t.task.max_attempts ? h('small', { class: 'retries' }, ' · will be retried') : null)) : h('p', { class: 'muted' }, 'Nothing failed.'),
+        t.task.attempt < t.task.max_attempts ? h('small', { class: 'retries' }, ' · will be retried') : null,
+        taskActions(ctx, graph.run.run_id, t))) : h('p', { class: 'muted' }, 'Nothing failed.'),
       h('h3', {}, `Councils (${graph.councils.length})`),
       graph.councils.map(councilCard),
       h('h3', {}, `Sessions (${(graph.sessions || []).length})`),
@@ -98,8 +110,9 @@ export function create(ctx, root) {
         h('dt', {}, 'assign to'), h('dd', {}, t.task.assign_to || '—'),
         h('dt', {}, 'attempt'), h('dd', {}, `${t.task.attempt} of ${t.task.max_attempts}`),
         h('dt', {}, 'depends on'), h('dd', {}, t.task.depends_on.join(', ') || '—'),
-        h('dt', {}, 'thread'), h('dd', {}, t.thread_id || '—')),
-      t.task.body ? h('p', { class: 'body' }, t.task.body) : null);
+        h('dt', {}, 'thread'), h('dd', {}, threadLink(t.thread_id) || '—')),
+      t.task.body ? h('p', { class: 'body' }, t.task.body) : null,
+      taskActions(ctx, graph.run.run_id, t));
   }
 
   function blockedCard(t) {
@@ -120,10 +133,19 @@ export function create(ctx, root) {
     box.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); send(); } });
     const q = t.question;
     return h('div', { class: 'card blocked', dataset: { task: t.task.task_id } },
-      h('b', {}, `${t.task.task_id} · ${t.task.title}`), h('small', { class: 'muted' }, ` ${t.worker || ''} ${q ? clock(q.created_at) : ''}`),
+      taskTitle(t), h('small', { class: 'muted' }, ` ${t.worker || ''} ${q ? clock(q.created_at) : ''}`),
       h('p', { class: 'question' }, q ? q.summary + (q.body ? `\n${q.body}` : '') : 'blocked (no question recorded)'),
       q ? payloadOf(q) : null,
-      box, h('button', { onclick: send }, 'Answer'), status);
+      q && q.artifacts && q.artifacts.length ? h('ul', { class: 'artifacts' }, q.artifacts.map((a) => h('li', {}, h('code', {}, a.path), ` ${a.kind}`))) : null,
+      box, h('button', { onclick: send }, 'Answer'), status,
+      taskActions(ctx, graph.run.run_id, t));
+  }
+
+  /// A card's title: the task (its link selects it here) and its thread's conversation.
+  function taskTitle(t) {
+    return h('div', { class: 'task-title' },
+      h('a', { href: taskHref(graph.run.run_id, t.task.task_id), class: 'task-link' }, h('b', {}, `${t.task.task_id} · ${t.task.title}`)),
+      t.thread_id ? [' ', threadLink(t.thread_id, 'thread')] : null);
   }
 
   function councilCard(c) {
@@ -155,14 +177,26 @@ export function create(ctx, root) {
     drawSide();
   }
 
+  /// `#runs/RUN/TASK`: select the run and pick the task.
+  function onRoute() {
+    const [tab, run, task] = place();
+    if (tab !== 'runs' || !run) return;
+    const other = run !== selected;
+    selected = run;
+    picked = task || null;
+    if (other) { drawList(); loadRun(); } else if (graph) drawSide();
+  }
+  window.addEventListener('hashchange', onRoute);
+
   return {
     async load() {
+      onRoute();
       await loadRuns();
       await loadRun();
     },
     selected: () => selected,
     onEvent(ev) {
-      if (ev.event_type.startsWith('run.')) {
+      if (ev.event_type.startsWith('run.') || (ev.message && ev.message.type)) {
         refreshRuns().then(() => { if (selected && (!graph || graph.run.run_id !== selected)) refreshRun(); });
       }
       if (!selected || ev.run_id !== selected) return;
@@ -173,31 +207,36 @@ export function create(ctx, root) {
   };
 }
 
-/// A launched session, newest first in the side panel: its task and attempt, state, client,
+/// A launched session, newest first in the side panel: its task and attempt (links to the
+/// task and its thread), state, client,
 /// worker and pid, how long it has run or how it ended, and its log's last lines (or the
 /// log's path while it runs).
 function sessionCard(s) {
   const ended = s.exit_code != null ? `exit ${s.exit_code}` : s.signal != null ? `signal ${s.signal}` : s.state;
   return h('div', { class: `card session ss-${s.state}`, dataset: { session: s.session_id, task: s.task_id, state: s.state } },
-    h('b', {}, `${s.task_id} · attempt ${s.attempt}`), ' ', h('span', { class: `pill ss-${s.state}` }, s.state),
+    h('a', { href: taskHref(s.run_id, s.task_id), class: 'task-link' }, h('b', {}, `${s.task_id} · attempt ${s.attempt}`)), ' ',
+    h('span', { class: `pill ss-${s.state}` }, s.state), ' ', threadLink(s.thread_id, 'thread'),
     h('div', { class: 'muted' }, `${s.client} · @${s.agent} · pid ${s.pid}`),
     h('div', { class: 'how' }, s.state === 'running' ? h('span', {}, 'running for ', since(s.started_at)) : `${ended}${s.reason ? ` · ${s.reason}` : ''}`),
     s.log_tail ? h('pre', { class: 'log-tail' }, s.log_tail) : h('small', { class: 'muted log' }, s.log_path));
 }
 
 /// A run's state for a lead: `needs-attention` while a task is blocked or failed with
-/// attempts left (it will be retried), distinct from `failed` (nothing more will happen).
-export function runState(run, tasks) {
+/// attempts left (it will be retried), or a request of the run waits for an answer
+/// (permission, plan approval, shutdown), distinct from `failed` (nothing more will happen).
+export function runState(run, tasks, openRequests = 0) {
   if (run.status !== 'active' && run.status !== 'failed') return run.status;
+  if (openRequests > 0) return 'needs-attention';
   if (tasks && tasks.some((t) => t.task.status === 'blocked' || (t.task.status === 'failed' && t.task.attempt < t.task.max_attempts))) {
     return 'needs-attention';
   }
   return run.status;
 }
 
-function runPill(run, tasks) {
-  const state = runState(run, tasks);
-  return h('span', { class: `pill st-${state} run-state`, dataset: { state } }, state.replace('-', ' '));
+function runPill(run, tasks, openRequests = 0) {
+  const state = runState(run, tasks, openRequests);
+  const title = openRequests ? `${openRequests} open request${openRequests > 1 ? 's' : ''}` : null;
+  return h('span', { class: `pill st-${state} run-state`, dataset: { state, requests: String(openRequests || 0) }, title }, state.replace('-', ' '));
 }
 
 /// A question's structured payload (options, context), beyond its summary and body.

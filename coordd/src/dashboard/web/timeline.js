@@ -4,7 +4,8 @@
 // or run (menus of the known ones), with "older" paging past the first page and a search
 // box (`messages.search`); and the raw event stream as it arrives.
 
-import { h, fill, clock, coalesce, perFrame, errorText, where } from './dom.js';
+import { h, fill, clock, coalesce, perFrame, errorText } from './dom.js';
+import { whereLinks } from './links.js';
 
 const RELEVANT = /^(mail|thread|message)\./;
 const MAX_EVENTS = 200;
@@ -129,7 +130,7 @@ export function create(ctx, root) {
       fill(list, r.hits.length ? r.hits.map((m) => h('tr', { dataset: { message: m.message_id, hit: '1' } },
         h('td', { dataset: { label: 'time' }, title: m.created_at }, clock(m.created_at)), h('td', { dataset: { label: 'from' } }, m.from_agent),
         h('td', { dataset: { label: 'to' } }, m.to_agent), h('td', { dataset: { label: 'kind' } }, m.kind),
-        h('td', { class: 'summary', dataset: { label: 'message' } }, m.summary), h('td', { dataset: { label: 'thread' } }, h('small', { class: 'muted id' }, where(m))),
+        h('td', { class: 'summary', dataset: { label: 'message' } }, m.summary), h('td', { dataset: { label: 'thread' } }, h('small', { class: 'muted id' }, whereLinks(m))),
         h('td', {}, '')))
         : h('tr', {}, h('td', { colspan: 7, class: 'muted' }, `Nothing matches ${q}.`)));
     } catch (e) {
@@ -147,7 +148,7 @@ export function create(ctx, root) {
       cell('kind', {}, m.kind, m.category ? h('span', { class: 'pill category' }, m.category) : null,
         m.requires_ack ? h('span', { class: 'pill ack', title: 'the recipient must acknowledge it' }, 'ack required') : null,
         m.priority === 'urgent' ? h('span', { class: 'pill urgent' }, 'urgent') : null),
-      cell('message', { class: 'summary' }, m.summary), cell('thread', {}, h('small', { class: 'muted id' }, where(m))),
+      cell('message', { class: 'summary' }, m.summary), cell('thread', {}, h('small', { class: 'muted id' }, whereLinks(m))),
       cell('delivery', {}, m.copies.map((c) => h('span', { class: 'copy' },
         m.copies.length > 1 ? h('small', {}, `${c.to_agent} `) : null,
         h('span', { class: `pill dl-${c.delivery}` }, c.delivery),

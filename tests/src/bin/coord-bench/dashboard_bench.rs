@@ -200,11 +200,18 @@ pub fn screenshots(rt: &tokio::runtime::Runtime, dir: &Path) {
     let c = rt.block_on(p.client());
     rt.block_on(crate::dashboard_scene::build(&c, &p));
     let url = dashboard_url(&p);
-    for view in ["runs", "agents", "timeline", "reservations", "control"] {
-        b.open_dashboard(&format!("{url}#{view}"));
+    // The blocked task's thread: its conversation, question payload and artifact included.
+    let attempt = rt.block_on(c.task_show(TaskRef { run_id: "R1".into(), task_id: "T2".into() })).expect("T2");
+    let thread = attempt.attempts.last().map(|a| a.thread_id.clone()).unwrap_or_default();
+    for view in ["runs", "agents", "timeline", "reservations", "control", "threads"] {
+        let place = if view == "threads" { format!("threads/{thread}") } else { view.to_string() };
+        b.open_dashboard(&format!("{url}#{place}"));
         b.wait_for("document.getElementById('conn').dataset.state === 'live'", "live");
         if view == "runs" {
             b.eval("document.querySelector('g.node[data-task=\"T2\"]')?.dispatchEvent(new MouseEvent('click'))");
+        }
+        if view == "threads" {
+            b.wait_for("document.querySelector('#view-threads li.msg pre.payload')", "the conversation");
         }
         let file = dir.join(format!("dashboard-{view}.png"));
         b.screenshot(&file);
@@ -212,8 +219,9 @@ pub fn screenshots(rt: &tokio::runtime::Runtime, dir: &Path) {
     }
     // The same team on a phone: one column, tables as cards.
     b.viewport(390, 844);
-    for view in ["runs", "agents"] {
-        b.open_dashboard(&format!("{url}#{view}"));
+    for view in ["runs", "agents", "threads"] {
+        let place = if view == "threads" { format!("threads/{thread}") } else { view.to_string() };
+        b.open_dashboard(&format!("{url}#{place}"));
         b.wait_for("document.getElementById('conn').dataset.state === 'live'", "live");
         let file = dir.join(format!("dashboard-phone-{view}.png"));
         b.screenshot(&file);

@@ -66,7 +66,12 @@ pub async fn build(c: &Client, _p: &Project) {
         message: MessageInput {
             summary: "Should posts be soft-deleted or removed?".into(),
             body: Some("Soft delete keeps comments readable; removal is simpler.".into()),
-            ..Default::default()
+            payload_json: Some(serde_json::json!({"options": ["soft delete", "remove"], "recommended": "soft delete"})),
+            artifacts: vec![ArtifactInput {
+                path: "docs/posts-schema.md".into(),
+                kind: Some("report".into()),
+                metadata_json: Some(serde_json::json!({"lines": 84})),
+            }],
         },
     };
     c.update(ask).await.unwrap();
