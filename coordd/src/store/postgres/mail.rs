@@ -4,6 +4,7 @@
 use coord_proto::types::*;
 use postgres::Row;
 
+use super::deferred::MAIL;
 use super::tx::{Args, Col, PgTx, opt_ts_text, ts_text};
 use crate::error::Result;
 use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery};
@@ -56,16 +57,15 @@ fn queued(recipients: &[String], now: Ts, args: &mut Args) -> String {
 
 impl Mail for PgTx<'_> {
     fn mail_insert(&mut self, row: &MailRow) -> Result<()> {
-        self.exec(
-            "INSERT INTO mail (recipient, event_id, message_id, state, priority, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-            &[
-                &row.recipient,
-                &row.event_id,
-                &row.message_id,
-                &row.state.as_str(),
-                &row.priority.as_str(),
-                &opt_ts_text(row.expires_at),
+        self.insert(
+            &MAIL,
+            vec![
+                (&row.recipient).into(),
+                row.event_id.into(),
+                (&row.message_id).into(),
+                row.state.as_str().into(),
+                row.priority.as_str().into(),
+                opt_ts_text(row.expires_at).into(),
             ],
         )?;
         Ok(())
