@@ -14,6 +14,8 @@
 pub mod backend;
 pub mod copy;
 pub mod group_commit;
+#[cfg(test)]
+mod group_commit_tests;
 pub mod migrate;
 pub mod postgres;
 pub mod queue;
