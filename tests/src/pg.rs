@@ -167,6 +167,14 @@ impl Server {
         }
     }
 
+    /// `pgbench` against the database `db` of this server (Debian ships it with the server):
+    /// a command to add the rest of its arguments to.
+    pub fn pgbench(&self, db: &str) -> Command {
+        let mut c = Command::new(self.bin.join("pgbench"));
+        c.arg("-h").arg(&self.socket_dir).args(["-U", ROLE, "-d", db]);
+        c
+    }
+
     /// The URL of a database on this server.
     pub fn url(&self, db: &str) -> String {
         format!("postgres:///{db}?host={}&user={ROLE}", self.socket_dir.display())

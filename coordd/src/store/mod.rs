@@ -8,12 +8,17 @@
 //! - [`backend`]: [`backend::Store`], what a backend provides around transactions: a
 //!   group-committed write path, consistent reads, facts about itself, shutdown.
 //! - [`queue`]: the bounded queue of write jobs in front of each backend's writer thread.
+//! - [`group_commit`]: the one group-commit engine both writers run their batches through,
+//!   over a small connection trait (begin, savepoint, rollback-to, commit).
 //! - [`sqlite`]: the embedded default, one SQLite file in WAL mode.
 //! - [`postgres`]: several daemons (one per host) on one PostgreSQL database.
 
 pub mod assemble;
 pub mod backend;
 pub mod copy;
+pub mod group_commit;
+#[cfg(test)]
+mod group_commit_tests;
 pub mod migrate;
 pub mod postgres;
 pub mod queue;

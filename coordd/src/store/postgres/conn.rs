@@ -9,6 +9,7 @@ use std::time::Duration;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
 
+use super::deferred::{Pending, Table, Val};
 use crate::error::{Error, Result};
 
 /// How long opening a connection may take before the attempt counts as failed.
@@ -20,11 +21,15 @@ const IDLE_IN_TRANSACTION: &str = "30s";
 /// A statement parameter.
 pub type Param<'a> = &'a (dyn ToSql + Sync);
 
-/// One connection with prepared statements cached by their text.
+/// One connection with prepared statements cached by their text, and the inserts held
+/// back to be sent together (see [`deferred`](super::deferred)).
 pub struct PgConn {
     client: Client,
     stmts: HashMap<String, Statement>,
     schema: Option<String>,
+    /// Whether plain inserts of some tables are held back now (the writer's batch without savepoints).
+    deferring: bool,
+    pending: Pending,
 }
 
 /// Parse a `postgres://` URL (or key=value string) into a client configuration, with
@@ -53,7 +58,7 @@ impl PgConn {
                  SET plan_cache_mode = force_custom_plan"
             ))
             .map_err(Error::from)?;
-        Ok(PgConn { client, stmts: HashMap::new(), schema: None })
+        Ok(PgConn { client, stmts: HashMap::new(), schema: None, deferring: false, pending: Pending::default() })
     }
 
     /// The writer's plans: generic ones after a few runs (PostgreSQL's default), which
@@ -90,6 +95,44 @@ impl PgConn {
         Ok(value)
     }
 
+    /// Hold inserts back from now on (`true`), or send each at once (`false`, the default).
+    /// Turning it off drops nothing: call [`PgConn::flush`] or [`PgConn::discard`] first.
+    pub fn defer_inserts(&mut self, on: bool) {
+        self.deferring = on;
+    }
+
+    /// Insert one row of `table`: held back while deferring, else sent at once.
+    pub fn insert(&mut self, table: &'static Table, row: Vec<Val>) -> Result<()> {
+        let was_empty = self.pending.is_empty();
+        self.pending.add(table, row).map_err(Error::Internal)?;
+        if self.deferring {
+            if was_empty {
+                tracing::trace!(table = table.name, "holding inserts back");
+            }
+            return Ok(());
+        }
+        self.flush()
+    }
+
+    /// Send every held insert, table by table in the order first written.
+    pub fn flush(&mut self) -> Result<()> {
+        for rows in self.pending.take() {
+            let s = self.stmt(&rows.sql())?;
+            self.client.execute(&s, &rows.params())?;
+        }
+        Ok(())
+    }
+
+    /// Drop the held inserts (their transaction is being rolled back).
+    pub fn discard(&mut self) {
+        self.pending.take();
+    }
+
+    /// Send the held inserts before `sql` if it may see them (it names a held table).
+    fn flush_for(&mut self, sql: &str) -> Result<()> {
+        if !self.pending.is_empty() && self.pending.named_in(sql) { self.flush() } else { Ok(()) }
+    }
+
     fn stmt(&mut self, sql: &str) -> Result<Statement> {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());
@@ -101,23 +144,28 @@ impl PgConn {
 
     /// A cached statement's rows.
     pub fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        self.flush_for(sql)?;
         let s = self.stmt(sql)?;
         Ok(self.client.query(&s, params)?)
     }
 
-    /// A cached statement's rows affected.
+    /// A cached statement's rows affected (after the held inserts: its foreign keys may
+    /// name them).
     pub fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        self.flush()?;
         let s = self.stmt(sql)?;
         Ok(self.client.execute(&s, params)?)
     }
 
     /// A one-off statement's rows (not cached).
     pub fn query_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        self.flush_for(sql)?;
         Ok(self.client.query(sql, params)?)
     }
 
     /// A one-off statement (not cached).
     pub fn execute_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        self.flush()?;
         Ok(self.client.execute(sql, params)?)
     }
 

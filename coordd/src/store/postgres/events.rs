@@ -4,6 +4,7 @@
 
 use coord_proto::types::*;
 
+use super::deferred::{EVENTS, MESSAGES};
 use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::assemble;
@@ -19,24 +20,22 @@ impl PgTx<'_> {
 
 impl Messages for PgTx<'_> {
     fn message_insert(&mut self, m: &Message) -> Result<()> {
-        self.exec(
-            "INSERT INTO messages (message_id, thread_id, from_agent, to_agent, kind, summary, body, \
-             payload_json, created_at, event_id, category, requires_ack, msg_type) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-            &[
-                &m.message_id,
-                &m.thread_id,
-                &m.from_agent,
-                &m.to_agent,
-                &m.kind.as_str(),
-                &m.summary,
-                &m.body,
-                &m.payload_json.to_string(),
-                &m.created_at,
-                &m.event_id,
-                &m.category.map(|c| c.as_str()),
-                &m.requires_ack,
-                &m.msg_type,
+        self.insert(
+            &MESSAGES,
+            vec![
+                (&m.message_id).into(),
+                (&m.thread_id).into(),
+                (&m.from_agent).into(),
+                (&m.to_agent).into(),
+                m.kind.as_str().into(),
+                (&m.summary).into(),
+                (&m.body).into(),
+                m.payload_json.to_string().into(),
+                (&m.created_at).into(),
+                m.event_id.into(),
+                m.category.map(|c| c.as_str()).into(),
+                m.requires_ack.into(),
+                (&m.msg_type).into(),
             ],
         )?;
         for a in &m.artifacts {
@@ -166,30 +165,27 @@ impl Events for PgTx<'_> {
 
     fn event_insert(&mut self, e: &Event) -> Result<i64> {
         let id = self.next_event_id()?;
-        self.exec(
-            "INSERT INTO events (event_id, run_id, task_id, thread_id, source, event_type, message_id, summary, \
-             payload_json, created_at, actor, assigned_to, created_by, thread_status, message_kind, task_status, \
-             message_type, message_to) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
-            &[
-                &id,
-                &e.run_id,
-                &e.task_id,
-                &e.thread_id,
-                &e.source,
-                &e.event_type.as_str(),
-                &e.message_id,
-                &e.summary,
-                &e.payload_json.to_string(),
-                &e.created_at,
-                &e.actor,
-                &e.assigned_to,
-                &e.created_by,
-                &e.thread_status.map_or("", |s| s.as_str()),
-                &e.message.as_ref().map(|m| m.kind.as_str()),
-                &e.task_status.map(|s| s.as_str()),
-                &e.message.as_ref().and_then(|m| m.msg_type.as_deref()),
-                &e.message.as_ref().map(|m| m.to_agent.as_str()),
+        self.insert(
+            &EVENTS,
+            vec![
+                id.into(),
+                (&e.run_id).into(),
+                (&e.task_id).into(),
+                (&e.thread_id).into(),
+                (&e.source).into(),
+                e.event_type.as_str().into(),
+                (&e.message_id).into(),
+                (&e.summary).into(),
+                e.payload_json.to_string().into(),
+                (&e.created_at).into(),
+                (&e.actor).into(),
+                (&e.assigned_to).into(),
+                (&e.created_by).into(),
+                e.thread_status.map_or("", |s| s.as_str()).into(),
+                e.message.as_ref().map(|m| m.kind.as_str()).into(),
+                e.task_status.map(|s| s.as_str()).into(),
+                e.message.as_ref().and_then(|m| m.msg_type.as_deref()).into(),
+                e.message.as_ref().map(|m| m.to_agent.as_str()).into(),
             ],
         )?;
         Ok(id)

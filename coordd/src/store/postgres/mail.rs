@@ -3,6 +3,7 @@
 
 use coord_proto::types::*;
 
+use super::deferred::MAIL;
 use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery};
@@ -21,16 +22,15 @@ fn queued(recipients: &[String], now: Ts, args: &mut Args) -> String {
 
 impl Mail for PgTx<'_> {
     fn mail_insert(&mut self, row: &MailRow) -> Result<()> {
-        self.exec(
-            "INSERT INTO mail (recipient, event_id, message_id, state, priority, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-            &[
-                &row.recipient,
-                &row.event_id,
-                &row.message_id,
-                &row.state.as_str(),
-                &row.priority.as_str(),
-                &opt_ts_text(row.expires_at),
+        self.insert(
+            &MAIL,
+            vec![
+                (&row.recipient).into(),
+                row.event_id.into(),
+                (&row.message_id).into(),
+                row.state.as_str().into(),
+                row.priority.as_str().into(),
+                opt_ts_text(row.expires_at).into(),
             ],
         )?;
         Ok(())

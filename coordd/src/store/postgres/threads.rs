@@ -2,6 +2,7 @@
 
 use coord_proto::types::*;
 
+use super::deferred::THREADS;
 use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::repos::{FetchQuery, LeaseRow, Leases, StoredThread, Threads};
@@ -23,23 +24,21 @@ impl Threads for PgTx<'_> {
     }
 
     fn thread_insert(&mut self, t: &Thread) -> Result<()> {
-        self.exec(
-            "INSERT INTO threads (thread_id, run_id, task_id, subject, created_by, assigned_to, status, \
-             priority, prio_rank, latest_message_id, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-            &[
-                &t.thread_id,
-                &t.run_id,
-                &t.task_id,
-                &t.subject,
-                &t.created_by,
-                &t.assigned_to,
-                &t.status.as_str(),
-                &t.priority.as_str(),
-                &t.priority.rank(),
-                &t.latest_message_id,
-                &t.created_at,
-                &t.updated_at,
+        self.insert(
+            &THREADS,
+            vec![
+                (&t.thread_id).into(),
+                (&t.run_id).into(),
+                (&t.task_id).into(),
+                (&t.subject).into(),
+                (&t.created_by).into(),
+                (&t.assigned_to).into(),
+                t.status.as_str().into(),
+                t.priority.as_str().into(),
+                t.priority.rank().into(),
+                (&t.latest_message_id).into(),
+                (&t.created_at).into(),
+                (&t.updated_at).into(),
             ],
         )?;
         Ok(())

@@ -10,6 +10,7 @@ use coord_proto::types::Event;
 use postgres::Row;
 
 use super::conn::{Param, PgConn};
+use super::deferred::{Table, Val};
 use crate::error::{Error, Result};
 use crate::store::repos::Tx;
 use crate::store::rows::RowRead;
@@ -117,6 +118,14 @@ impl<'c> PgTx<'c> {
     pub(super) fn exec(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
         self.writes += 1;
         let r = self.conn.borrow_mut().execute(sql, params);
+        self.note(r)
+    }
+
+    /// Insert one row of `table` (held back and sent with others while the writer's batch
+    /// runs without savepoints, see [`super::deferred`]).
+    pub(super) fn insert(&mut self, table: &'static Table, row: Vec<Val>) -> Result<()> {
+        self.writes += 1;
+        let r = self.conn.borrow_mut().insert(table, row);
         self.note(r)
     }
 

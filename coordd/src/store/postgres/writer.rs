@@ -1,6 +1,7 @@
 //! The writer: one thread per instance owns the connection that writes, and group-commits
-//! like the SQLite writer (same batches, same poisoned-batch re-run with a savepoint per
-//! job, same "reply only after COMMIT").
+//! through the same [`group_commit`] engine as the SQLite writer (same batches, same
+//! poisoned-batch re-run with a savepoint per job, same "reply only after COMMIT"); this
+//! file holds what PostgreSQL adds.
 //!
 //! What several instances on one database add, per transaction:
 //!
@@ -24,10 +25,7 @@
 //! A lost connection fails the batch (`storage`, nothing acknowledged); the next batch
 //! connects again.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-
-use coord_proto::types::Event;
 
 use super::conn::PgConn;
 use super::follow::Shared;
@@ -35,6 +33,7 @@ use super::notify::Notifier;
 use super::tx::{EventIds, PgTx};
 use crate::error::{Error, Result};
 use crate::store::backend::WriteJob;
+use crate::store::group_commit::{self, Conn, JobRun, Outcome};
 use crate::store::queue::{MAX_BATCH, Queue, Writer};
 
 /// Start the writer thread on `conn` (reconnecting through `shared` when it is lost).
@@ -53,21 +52,6 @@ fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier
     queue.finished();
 }
 
-/// How a batch's jobs are isolated from each other inside the transaction.
-#[derive(Clone, Copy, PartialEq)]
-enum Isolation {
-    Shared,
-    PerJob,
-}
-
-enum Attempt {
-    Committed(Vec<Event>),
-    /// The transaction could not begin: nothing of the batch reached the server.
-    NotBegun(Error),
-    Failed(Error),
-    Poisoned,
-}
-
 /// Run a batch in one transaction, publish its events, answer its jobs.
 fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shared, notifier: &Notifier) {
     if batch.is_empty() {
@@ -81,10 +65,10 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
             break;
         }
         let Some(c) = conn.as_mut() else { break };
-        match attempt(c, batch, Isolation::Shared, shared) {
-            Attempt::NotBegun(e) if c.is_closed() => {
+        match group_commit::run(&mut Pg::new(c, shared.write_key), batch) {
+            Outcome::NotBegun(e) if c.is_closed() => {
                 *conn = None;
-                outcome = Some(Attempt::Failed(e));
+                outcome = Some(Outcome::Failed(e));
             }
             other => {
                 outcome = Some(other);
@@ -93,33 +77,23 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
         }
     }
     let (Some(c), Some(outcome)) = (conn.as_mut(), outcome) else {
-        fail(batch, &Error::Storage("PostgreSQL is unreachable".into()));
+        group_commit::fail(batch, &Error::Storage("PostgreSQL is unreachable".into()));
         return;
     };
-    let outcome = match outcome {
-        Attempt::Poisoned => {
-            tracing::warn!("a write job failed after writing; running its batch again, one savepoint per job");
-            attempt(c, batch, Isolation::PerJob, shared)
-        }
-        other => other,
-    };
     let commit_err = match outcome {
-        Attempt::Committed(events) => {
+        Outcome::Committed(events) => {
             if let Some(last) = events.last() {
                 notifier.committed(last.event_id);
             }
             shared.publisher.committed(c, events);
             None
         }
-        Attempt::Failed(e) | Attempt::NotBegun(e) => Some(e),
-        Attempt::Poisoned => Some(Error::Internal("a write job failed after writing in its own savepoint".into())),
+        Outcome::Failed(e) | Outcome::NotBegun(e) => Some(e),
     };
     if c.is_closed() {
         *conn = None;
     }
-    for job in batch.drain(..) {
-        job.complete(commit_err.as_ref());
-    }
+    group_commit::complete(batch, commit_err.as_ref());
 }
 
 /// Make sure the writer has a connection; false (logged) when PostgreSQL is unreachable.
@@ -141,93 +115,89 @@ fn connected(conn: &mut Option<PgConn>, shared: &Shared) -> bool {
     }
 }
 
-fn fail(batch: &mut Vec<WriteJob>, e: &Error) {
-    for job in batch.iter_mut() {
-        job.run(None);
+/// The writer's connection as the group-commit engine drives it, with the event ids of
+/// the open transaction (and where they stood at the last savepoint).
+struct Pg<'c> {
+    c: &'c mut PgConn,
+    write_key: i64,
+    ids: EventIds,
+    at_savepoint: EventIds,
+}
+
+impl<'c> Pg<'c> {
+    fn new(c: &'c mut PgConn, write_key: i64) -> Self {
+        Pg { c, write_key, ids: EventIds::default(), at_savepoint: EventIds::default() }
     }
-    for job in batch.drain(..) {
-        job.complete(Some(e));
+
+    fn statement(&mut self, sql: &str, what: &str) -> Result<()> {
+        self.c.batch(sql).map_err(|e| Error::Storage(format!("{what}: {e}")))
     }
 }
 
-fn rollback(c: &mut PgConn) {
-    let _ = c.batch("ROLLBACK");
-}
-
-fn attempt(c: &mut PgConn, batch: &mut [WriteJob], isolation: Isolation, shared: &Shared) -> Attempt {
-    // One round trip: begin, take the write lock, then the counter row (every batch takes
-    // it; only a batch that recorded events stores it back).
-    let begin = format!(
-        "BEGIN; SELECT pg_advisory_xact_lock({}); SELECT last FROM coordd_event_counter FOR UPDATE",
-        shared.write_key
-    );
-    let begun = c.batch_value(&begin).and_then(|v| {
-        v.and_then(|s| s.parse::<i64>().ok()).ok_or_else(|| Error::Storage("the event counter row is missing".into()))
-    });
-    let last = match begun {
-        Ok(last) => last,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot begin a write transaction");
-            rollback(c);
-            for job in batch.iter_mut() {
-                job.run(None);
-            }
-            return Attempt::NotBegun(Error::Storage(format!("cannot begin a write transaction: {e}")));
-        }
-    };
-    let per_job = isolation == Isolation::PerJob;
-    let mut ids = EventIds::locked(last);
-    let mut events = Vec::new();
-    for job in batch.iter_mut() {
-        if per_job && let Err(e) = c.batch("SAVEPOINT job") {
-            rollback(c);
-            return Attempt::Failed(Error::Storage(format!("savepoint failed: {e}")));
-        }
-        let before = ids;
-        let mut tx = PgTx::write(c, &mut ids);
-        let ok = catch_unwind(AssertUnwindSafe(|| job.run(Some(&mut tx)))).unwrap_or_else(|_| {
-            tracing::error!("a write job panicked; it was rolled back");
-            false
+impl Conn for Pg<'_> {
+    /// One round trip: begin, take the write lock, then the counter row (every batch takes
+    /// it; only a batch that recorded events stores it back).
+    fn begin(&mut self, per_job: bool) -> Result<()> {
+        self.c.discard();
+        self.c.defer_inserts(!per_job);
+        let begin = format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({}); SELECT last FROM coordd_event_counter FOR UPDATE",
+            self.write_key
+        );
+        let last = self.c.batch_value(&begin).and_then(|v| {
+            v.and_then(|s| s.parse::<i64>().ok())
+                .ok_or_else(|| Error::Storage("the event counter row is missing".into()))
         });
-        let (dirty, failed_statement, mut published) = (tx.dirty(), tx.statement_failed(), tx.take_published());
+        let last = last.map_err(|e| Error::Storage(format!("cannot begin a write transaction: {e}")))?;
+        self.ids = EventIds::locked(last);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.c.flush().map_err(|e| Error::Storage(format!("cannot write the batch's rows: {e}")))
+    }
+
+    fn savepoint(&mut self) -> Result<()> {
+        self.at_savepoint = self.ids;
+        self.statement("SAVEPOINT job", "savepoint failed")
+    }
+
+    fn release(&mut self) -> Result<()> {
+        self.statement("RELEASE job", "savepoint release failed")
+    }
+
+    fn rollback_to(&mut self) -> Result<()> {
+        self.ids = self.at_savepoint;
+        self.statement("ROLLBACK TO job; RELEASE job", "savepoint rollback failed")
+    }
+
+    /// Store the counter and commit, in one round trip (a failing statement skips the
+    /// rest, and the engine rolls back).
+    fn commit(&mut self) -> Result<()> {
+        let mut sql = String::new();
+        if let Some(last) = self.ids.to_store() {
+            sql.push_str(&format!("UPDATE coordd_event_counter SET last = {last}; "));
+        }
+        sql.push_str("COMMIT");
+        self.c.defer_inserts(false);
+        self.statement(&sql, "commit failed")
+    }
+
+    fn rollback(&mut self) {
+        self.c.discard();
+        self.c.defer_inserts(false);
+        let _ = self.c.batch("ROLLBACK");
+    }
+
+    fn run(&mut self, job: &mut WriteJob) -> JobRun {
+        let mut tx = PgTx::write(self.c, &mut self.ids);
+        let ok = group_commit::run_job(job, &mut tx);
         // A job that swallowed a failed statement left PostgreSQL's transaction aborted:
         // it is rolled back like a failing one.
-        let ok = ok && !failed_statement;
-        if ok {
-            if per_job && let Err(e) = c.batch("RELEASE job") {
-                rollback(c);
-                return Attempt::Failed(Error::Storage(format!("savepoint release failed: {e}")));
-            }
-            events.append(&mut published);
-        } else if per_job {
-            ids = before;
-            if let Err(e) = c.batch("ROLLBACK TO job; RELEASE job") {
-                rollback(c);
-                return Attempt::Failed(Error::Storage(format!("savepoint rollback failed: {e}")));
-            }
-        } else if dirty {
-            rollback(c);
-            return Attempt::Poisoned;
-        }
-        if c.is_closed() {
-            return Attempt::Failed(Error::Storage("the connection to PostgreSQL was lost".into()));
-        }
+        JobRun { ok: ok && !tx.statement_failed(), dirty: tx.dirty(), events: tx.take_published() }
     }
-    if let Err(e) = finish(c, ids) {
-        tracing::error!(error = %e, "commit failed; rolling back the batch");
-        rollback(c);
-        return Attempt::Failed(Error::Storage(format!("commit failed: {e}")));
-    }
-    Attempt::Committed(events)
-}
 
-/// Store the counter and commit, in one round trip (a failing statement skips the rest,
-/// and the caller rolls back).
-fn finish(c: &mut PgConn, ids: EventIds) -> Result<()> {
-    let mut sql = String::new();
-    if let Some(last) = ids.to_store() {
-        sql.push_str(&format!("UPDATE coordd_event_counter SET last = {last}; "));
+    fn lost(&mut self) -> Option<Error> {
+        self.c.is_closed().then(|| Error::Storage("the connection to PostgreSQL was lost".into()))
     }
-    sql.push_str("COMMIT");
-    c.batch(&sql)
 }

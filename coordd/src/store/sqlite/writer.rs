@@ -1,9 +1,10 @@
 //! The single writer: one thread owns the only read-write connection and group-commits.
 //!
 //! It blocks for the first job, drains whatever else is queued (up to [`MAX_BATCH`]), runs
-//! them all inside one `BEGIN IMMEDIATE` transaction (without savepoints; again with a
-//! SAVEPOINT per job if one fails after writing, so that it rolls back alone), commits
-//! once, then publishes the batch's events on the bus and answers each caller. A batch
+//! them all inside one `BEGIN IMMEDIATE` transaction through the shared
+//! [`group_commit`] engine (without savepoints; again with a SAVEPOINT per job if one
+//! fails after writing, so that it rolls back alone), commits once, then publishes the
+//! batch's events on the bus and answers each caller. A batch
 //! that cannot commit (a full disk, a read-only file) fails as a whole with
 //! `io_write_failed`, and the next batch simply tries again. A reply that says ok therefore always follows a durable commit, and
 //! the event stream is published in commit order. With one writer there is no
@@ -20,17 +21,14 @@
 //! measured at 2 GB after 64k sends.) Commits thus wait for a small checkpoint, never for
 //! a large one.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use rusqlite::Connection;
-
-use coord_proto::types::Event;
 
 use super::checkpoint::Checkpointer;
 use super::tx::{SqliteTx, unwritable};
 use crate::bus::Bus;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::store::backend::WriteJob;
+use crate::store::group_commit::{self, Conn, JobRun, Outcome};
 use crate::store::queue::{MAX_BATCH, Queue, Writer};
 
 /// Jobs committed between two WAL checkpoints.
@@ -94,105 +92,71 @@ fn checkpoint(conn: &Connection, mode: &str) {
     }
 }
 
-/// How a batch's jobs are isolated from each other inside the transaction.
-#[derive(Clone, Copy, PartialEq)]
-enum Isolation {
-    /// No savepoints. A job that fails before writing anything needs none; one that fails
-    /// after writing poisons the batch, which is then rolled back and run again per job.
-    Shared,
-    /// A SAVEPOINT per job, so a failing job rolls back alone.
-    PerJob,
+/// The writer's connection as the group-commit engine drives it.
+struct Sqlite<'c>(&'c Connection);
+
+impl Conn for Sqlite<'_> {
+    fn begin(&mut self, _per_job: bool) -> Result<()> {
+        run_cached(self.0, "BEGIN IMMEDIATE").map(drop).map_err(|e| failure("cannot begin a write transaction", &e))
+    }
+
+    fn savepoint(&mut self) -> Result<()> {
+        run_cached(self.0, "SAVEPOINT job").map(drop).map_err(|e| failure("savepoint failed", &e))
+    }
+
+    fn release(&mut self) -> Result<()> {
+        run_cached(self.0, "RELEASE job").map(drop).map_err(|e| failure("savepoint release failed", &e))
+    }
+
+    fn rollback_to(&mut self) -> Result<()> {
+        run_cached(self.0, "ROLLBACK TO job")
+            .and_then(|_| run_cached(self.0, "RELEASE job"))
+            .map(drop)
+            .map_err(|e| failure("savepoint rollback failed", &e))
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        run_cached(self.0, "COMMIT").map(drop).map_err(|e| failure("commit failed", &e))
+    }
+
+    fn rollback(&mut self) {
+        // SQLite may have rolled back by itself (disk full, I/O error).
+        if !self.0.is_autocommit()
+            && let Err(e) = self.0.execute_batch("ROLLBACK")
+        {
+            tracing::error!(error = %e, "rollback failed");
+        }
+    }
+
+    fn run(&mut self, job: &mut WriteJob) -> JobRun {
+        let before = self.0.total_changes();
+        let mut tx = SqliteTx::new(self.0);
+        let ok = group_commit::run_job(job, &mut tx);
+        let events = tx.take_published();
+        JobRun { ok, dirty: self.0.total_changes() != before, events }
+    }
+
+    fn lost(&mut self) -> Option<Error> {
+        // SQLite rolls the whole transaction back by itself on some errors (disk full, I/O
+        // error); the batch then fails as a whole.
+        self.0.is_autocommit().then(rolled_back)
+    }
 }
 
-/// What one attempt at a batch came to.
-enum Attempt {
-    Committed(Vec<Event>),
-    /// The transaction could not be opened or committed; every job fails with this.
-    Failed(Error),
-    /// A job failed after writing; the transaction was rolled back.
-    Poisoned,
-}
-
-/// Run a batch of jobs in one transaction, answer them, publish their events.
-///
-/// The batch first runs without savepoints: nearly every job checks everything before its
-/// first write, and a statement journal per job costs every job a copy of each page it
-/// touches. Should a job fail (or panic) after writing, that attempt is rolled back and
-/// the whole batch runs again, each job in a savepoint of its own (jobs are repeatable,
-/// see `store::backend::Job`).
+/// Run a batch of jobs in one transaction (see [`group_commit`]), answer them, publish
+/// their events.
 pub(super) fn run_batch(conn: &Connection, batch: &mut Vec<WriteJob>, bus: &Bus) {
     if batch.is_empty() {
         return;
     }
-    let outcome = match attempt(conn, batch, Isolation::Shared) {
-        Attempt::Poisoned => {
-            tracing::warn!("a write job failed after writing; running its batch again, one savepoint per job");
-            attempt(conn, batch, Isolation::PerJob)
-        }
-        other => other,
-    };
-    let commit_err = match outcome {
-        Attempt::Committed(events) => {
+    let commit_err = match group_commit::run(&mut Sqlite(conn), batch) {
+        Outcome::Committed(events) => {
             bus.publish(events);
             None
         }
-        Attempt::Failed(e) => Some(e),
-        Attempt::Poisoned => Some(Error::Internal("a write job failed after writing in its own savepoint".into())),
+        Outcome::NotBegun(e) | Outcome::Failed(e) => Some(e),
     };
-    for job in batch.drain(..) {
-        job.complete(commit_err.as_ref());
-    }
-}
-
-fn attempt(conn: &Connection, batch: &mut [WriteJob], isolation: Isolation) -> Attempt {
-    if let Err(e) = run_cached(conn, "BEGIN IMMEDIATE") {
-        tracing::error!(error = %e, "cannot begin write transaction");
-        for job in batch.iter_mut() {
-            job.run(None);
-        }
-        return Attempt::Failed(failure("cannot begin a write transaction", &e));
-    }
-    let mut events = Vec::new();
-    for job in batch.iter_mut() {
-        // SQLite rolls the whole transaction back by itself on some errors (disk full, I/O
-        // error). Then a SAVEPOINT would silently open, and RELEASE commit, a transaction of
-        // its own: so from that point on no job runs, and the batch fails as a whole.
-        if conn.is_autocommit() {
-            return Attempt::Failed(rolled_back());
-        }
-        let per_job = isolation == Isolation::PerJob;
-        if per_job && let Err(e) = run_cached(conn, "SAVEPOINT job") {
-            tracing::error!(error = %e, "savepoint failed");
-        }
-        let before = conn.total_changes();
-        let mut tx = SqliteTx::new(conn);
-        let ok = catch_unwind(AssertUnwindSafe(|| job.run(Some(&mut tx)))).unwrap_or_else(|_| {
-            tracing::error!("a write job panicked; it was rolled back");
-            false
-        });
-        if ok {
-            if per_job {
-                let _ = run_cached(conn, "RELEASE job");
-            }
-            events.append(&mut tx.take_published());
-        } else if per_job {
-            let _ = run_cached(conn, "ROLLBACK TO job").and_then(|_| run_cached(conn, "RELEASE job"));
-        } else if conn.total_changes() != before {
-            let _ = conn.execute_batch("ROLLBACK");
-            return Attempt::Poisoned;
-        }
-    }
-    if conn.is_autocommit() {
-        return Attempt::Failed(rolled_back());
-    }
-    match run_cached(conn, "COMMIT") {
-        Ok(_) => Attempt::Committed(events),
-        Err(e) => {
-            tracing::error!(error = %e, "commit failed; rolling back the batch");
-            let _ = conn.execute_batch("ROLLBACK");
-            Attempt::Failed(failure("commit failed", &e))
-        }
-    }
+    group_commit::complete(batch, commit_err.as_ref());
 }
 
 /// A transaction that could not be opened or committed: `io_write_failed` when the cause
@@ -206,7 +170,6 @@ fn failure(what: &str, e: &rusqlite::Error) -> Error {
 
 /// SQLite rolls a transaction back by itself after some errors (a full disk, an I/O error).
 fn rolled_back() -> Error {
-    tracing::error!("SQLite rolled the write transaction back (disk full or I/O error)");
     Error::WriteFailed(
         "cannot write to the database: SQLite rolled the transaction back after a disk-full or I/O error; \
          nothing of this call was saved, and it can be retried once that is fixed (reads keep working)"

@@ -28,6 +28,7 @@ mod session_bench;
 // The long runs read /proc (resident size, open descriptors) and use Unix sockets.
 #[cfg(target_os = "linux")]
 mod soak_bench;
+mod yardstick;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -178,71 +179,72 @@ fn main() {
         }
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let p = Project::new();
-    let d = p.serve();
-    let pid = d.pid();
     println!(
-        "coord-bench: {} cores, daemon pid {pid}{}",
+        "coord-bench: {} cores{}",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         if quick { " (quick)" } else { "" }
     );
     println!("{:<58} result", "measure");
-    report("daemon RSS, idle", format!("{:.1} MiB", rss_mib(pid)));
-    rt.block_on(async {
+    // Every measure gets a project and daemon of its own, started for it and stopped after
+    // it: nothing an earlier measure left behind (a database of a million threads, a
+    // backlog of the search indexer, running sessions) weighs on a later one, and a measure
+    // reads the same alone (`--only`) as in a full run.
+    let stage = |name: &str| run(name).then(Stage::start);
+    if let Some(s) = stage("subs") {
         // Memory first, on the fresh daemon, before any load fills its page cache.
-        if run("subs") {
-            subscriptions_rss(&p, pid, scale.subscriptions).await;
-        }
-        if run("ready") {
-            orch_bench::ready_queue(&p, scale.ready_tasks).await;
-        }
-        if run("dispatch") {
-            orch_bench::dispatch(&p, scale.dispatch_tasks, scale.worktree_tasks).await;
-        }
-        #[cfg(target_os = "linux")]
-        if run("launch") {
-            launch_bench::launch(&p, 20, Duration::from_secs(if quick { 2 } else { 10 })).await;
-        }
-        if run("orchwake") {
-            orch_bench::done_to_wait(&p, scale.orch_wakes).await;
-        }
-        if run("wake") {
-            wake_latency(&p, scale.wakes).await;
-        }
-        if run("wakeload") {
-            scale_bench::wake_under_load(&p, scale.wakes).await;
-        }
-        if run("sends") {
-            send_throughput(&p, pid, 32, scale.sends_per_client).await;
-        }
-        if run("search") {
-            search_bench::search(&p, scale.cli_sends * 100).await;
-        }
-        if run("claims") {
-            claim_contention(&p, 32, scale.claim_threads).await;
-        }
-        if run("pg") {
-            pg_bench::run(quick).await;
-        }
-        if run("inbox") {
-            control_bench::memory(scale.wakes).await;
-            control_bench::daemon(&p, scale.orch_wakes).await;
-        }
-        if run("permission") {
-            control_bench::permission(&p, scale.cli_sends).await;
-        }
-    });
-    if run("fetch") {
-        rt.block_on(scale_bench::fetch_scaling(&p, scale.fetch_max, scale.cli_sends));
+        report("daemon RSS, idle", format!("{:.1} MiB", rss_mib(s.pid())));
+        rt.block_on(subscriptions_rss(&s.p, s.pid(), scale.subscriptions));
     }
-    if run("cli") {
-        cli_send(&p, scale.cli_sends);
+    if let Some(s) = stage("ready") {
+        rt.block_on(orch_bench::ready_queue(&s.p, scale.ready_tasks));
     }
-    if run("pending") {
-        session_bench::pending(&p, scale.cli_sends);
+    if let Some(s) = stage("dispatch") {
+        rt.block_on(orch_bench::dispatch(&s.p, scale.dispatch_tasks, scale.worktree_tasks));
     }
-    if run("hook") {
-        session_bench::hook(&p, scale.cli_sends);
+    #[cfg(target_os = "linux")]
+    if let Some(s) = stage("launch") {
+        rt.block_on(launch_bench::launch(&s.p, 20, Duration::from_secs(if quick { 2 } else { 10 })));
+    }
+    if let Some(s) = stage("orchwake") {
+        rt.block_on(orch_bench::done_to_wait(&s.p, scale.orch_wakes));
+    }
+    if let Some(s) = stage("wake") {
+        rt.block_on(wake_latency(&s.p, scale.wakes));
+    }
+    if let Some(s) = stage("wakeload") {
+        rt.block_on(scale_bench::wake_under_load(&s.p, scale.wakes));
+    }
+    if let Some(s) = stage("sends") {
+        rt.block_on(send_throughput(&s.p, s.pid(), 32, scale.sends_per_client));
+        report("daemon RSS after the sends (SQLite page cache warm)", format!("{:.1} MiB", rss_mib(s.pid())));
+    }
+    if let Some(s) = stage("search") {
+        rt.block_on(search_bench::search(&s.p, scale.cli_sends * 100));
+    }
+    if let Some(s) = stage("claims") {
+        rt.block_on(claim_contention(&s.p, 32, scale.claim_threads));
+    }
+    if run("pg") {
+        rt.block_on(pg_bench::run(quick));
+    }
+    if let Some(s) = stage("inbox") {
+        rt.block_on(control_bench::memory(scale.wakes));
+        rt.block_on(control_bench::daemon(&s.p, scale.orch_wakes));
+    }
+    if let Some(s) = stage("permission") {
+        rt.block_on(control_bench::permission(&s.p, scale.cli_sends));
+    }
+    if let Some(s) = stage("fetch") {
+        rt.block_on(scale_bench::fetch_scaling(&s.p, scale.fetch_max, scale.cli_sends));
+    }
+    if let Some(s) = stage("cli") {
+        cli_send(&s.p, scale.cli_sends);
+    }
+    if let Some(s) = stage("pending") {
+        session_bench::pending(&s.p, scale.cli_sends);
+    }
+    if let Some(s) = stage("hook") {
+        session_bench::hook(&s.p, scale.cli_sends);
     }
     if run("dashboard") {
         dashboard_bench::run(&rt, quick);
@@ -251,8 +253,32 @@ fn main() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
         dashboard_bench::screenshots(&rt, &dir);
     }
-    report("daemon RSS after the runs above (SQLite page cache warm)", format!("{:.1} MiB", rss_mib(pid)));
-    d.signal("TERM");
+}
+
+/// One measure's own project and daemon; the daemon is stopped (TERM) when it drops.
+struct Stage {
+    p: Project,
+    d: Option<coord_tests::Daemon>,
+}
+
+impl Stage {
+    fn start() -> Stage {
+        let p = Project::new();
+        let d = p.serve();
+        Stage { p, d: Some(d) }
+    }
+
+    fn pid(&self) -> u32 {
+        self.d.as_ref().map_or(0, |d| d.pid())
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        if let Some(d) = self.d.take() {
+            d.signal("TERM");
+        }
+    }
 }
 
 pub(crate) fn report(what: &str, result: String) {
@@ -356,10 +382,18 @@ async fn send_throughput(p: &Project, pid: u32, clients: usize, per_client: usiz
     let total = clients * per_client;
     let secs = t0.elapsed().as_secs_f64();
     let cpu = cpu_secs(pid) - cpu0;
+    let rate = total as f64 / secs;
     report(
         &format!("durable sends/s, {clients} concurrent clients ({total} sends)"),
-        format!("{:.0} /s  (daemon CPU {:.1} µs per send)", total as f64 / secs, cpu * 1e6 / total as f64),
+        format!("{rate:.0} /s  (daemon CPU {:.1} µs per send)", cpu * 1e6 / total as f64),
     );
+    match yardstick::sqlite_single_row(p.path(), 5.0) {
+        Ok(y) => report(
+            "yardstick: single-row WAL transactions/s (python3 sqlite3)",
+            format!("{y:.0} /s  (sends: {:.2} x the yardstick)", rate / y),
+        ),
+        Err(e) => report("yardstick: single-row WAL transactions/s", format!("not measured: {e}")),
+    }
 }
 
 /// CPU time (user + system) the process has used, in seconds, from `/proc/PID/stat`.

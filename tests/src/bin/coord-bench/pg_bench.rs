@@ -129,15 +129,22 @@ pub async fn run(quick: bool) {
     let a = Project::new().with_store(&url).on_host("host-a");
     let b = Project::new().with_store(&url).on_host("host-b");
     let (_da, _db) = (a.serve(), b.serve());
+    let yardstick = tokio::task::block_in_place(|| pgbench_inserts(&server, if quick { 3 } else { 10 }));
+    report(
+        "yardstick: pgbench, single-row insert transactions/s, 32 clients",
+        yardstick.as_ref().map_or_else(|e| format!("not measured: {e}"), |tps| format!("{tps:.0} /s")),
+    );
+    let one = sends(clients(&a, 32).await, per_client).await;
     report(
         &format!("PostgreSQL, one instance: durable sends/s, 32 clients x {per_client}"),
-        format!("{:.0} /s", sends(clients(&a, 32).await, per_client).await),
+        format!("{one:.0} /s{}", ratio(one, &yardstick)),
     );
     let mut both = clients(&a, 16).await;
     both.extend(clients(&b, 16).await);
+    let two = sends(both, per_client).await;
     report(
         &format!("PostgreSQL, two instances: durable sends/s, 16+16 clients x {per_client}"),
-        format!("{:.0} /s", sends(both, per_client).await),
+        format!("{two:.0} /s ({:.2} x one instance){}", two / one, ratio(two, &yardstick)),
     );
     let t = threads(&a.client().await, nthreads).await;
     let mut both = clients(&a, 16).await;
@@ -158,6 +165,38 @@ pub async fn run(quick: bool) {
     let n = if quick { 500 } else { 5000 };
     let db = server.database();
     pg::off_runtime(move || cursor_cost(&db, n));
+}
+
+/// `  (0.42 x the yardstick)`, or nothing when the yardstick was not measured.
+fn ratio(rate: f64, yardstick: &Result<f64, String>) -> String {
+    yardstick.as_ref().map_or(String::new(), |y| format!("  ({:.2} x the yardstick)", rate / y))
+}
+
+/// The yardstick for PostgreSQL sends: `pgbench` (it ships with the server) running one
+/// single-row insert per transaction from 32 clients on 2 threads, for `secs` seconds, on
+/// a database of its own on the same server; transactions per second.
+fn pgbench_inserts(server: &Server, secs: u32) -> Result<f64, String> {
+    let url = server.database();
+    let db = url.trim_start_matches("postgres:///").split('?').next().unwrap_or_default().to_string();
+    pg::off_runtime(|| {
+        Server::connect(&url).batch_execute("CREATE TABLE yard (id BIGSERIAL PRIMARY KEY, body TEXT NOT NULL)")
+    })
+    .map_err(|e| format!("cannot create the yardstick's table: {e}"))?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let script = dir.path().join("insert.sql");
+    std::fs::write(&script, "INSERT INTO yard (body) VALUES ('durable send');\n").map_err(|e| e.to_string())?;
+    let out = server
+        .pgbench(&db)
+        .args(["-n", "-c", "32", "-j", "2", "-T", &secs.to_string(), "-f"])
+        .arg(&script)
+        .output()
+        .map_err(|e| format!("cannot run pgbench: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // "tps = 9876.543210 (without initial connection time)"
+    stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("tps = ")?.split_whitespace().next()?.parse().ok())
+        .ok_or_else(|| format!("no tps in pgbench's output: {stdout} {}", String::from_utf8_lossy(&out.stderr)))
 }
 
 /// The cursor scheme on the server itself: one event per transaction, ids from the
