@@ -53,8 +53,9 @@ pub async fn heartbeat(ctx: &Ctx, a: HeartbeatArgs) -> Res {
 }
 
 pub async fn mail(ctx: &Ctx, a: MailArgs) -> Res {
-    let p = MailParams { agent: ctx.agent()?, state: a.state, task_id: a.task, limit: a.limit };
-    let r = ctx.client().await?.mail_list(p).await?;
+    let p = MailParams { agent: ctx.agent()?, state: a.state, task_id: a.task, limit: a.limit, before_event: None };
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.mail_list(p)).await?;
     ctx.print(&r, || output::mail_table(&r.mail));
     Ok(Outcome::Done)
 }

@@ -157,7 +157,8 @@ pub async fn list(ctx: &Ctx, a: ListArgs) -> Res {
 pub async fn show(ctx: &Ctx, a: ShowArgs) -> Res {
     let thread_id = a.thread.clone();
     let c = ctx.client().await?;
-    let r = c.show(ShowParams { thread_id: a.thread }).await?;
+    let p = ShowParams { thread_id: a.thread, after_event: None };
+    let r = coord_client::pages::all(p, |p| c.show(p)).await?;
     if let Some(agent) = &ctx.agent {
         c.mark_read(MarkReadParams { agent: agent.clone(), thread_id }).await?;
     }

@@ -89,8 +89,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             done()
         }
         Cmd::Task(TaskCmd::List(a)) => {
-            let p = TaskListParams { run_id: a.run, statuses: a.status, limit: None };
-            let v = ctx.client().await?.task_list(p).await?;
+            let p = TaskListParams { run_id: a.run, statuses: a.status, limit: None, after: None };
+            let c = ctx.client().await?;
+            let v = coord_client::pages::all(p, |p| c.task_list(p)).await?;
             ctx.print(&v, || render::tasks(&v.tasks));
             found(&v.tasks)
         }
@@ -170,8 +171,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             done()
         }
         Cmd::Ready(a) => {
-            let p = TaskListParams { run_id: a.run, statuses: vec![], limit: a.limit };
-            let v = ctx.client().await?.ready(p).await?;
+            let p = TaskListParams { run_id: a.run, statuses: vec![], limit: a.limit, after: None };
+            let c = ctx.client().await?;
+            let v = coord_client::pages::all(p, |p| c.ready(p)).await?;
             ctx.print(&v, || render::tasks(&v.tasks));
             found(&v.tasks)
         }
@@ -317,7 +319,7 @@ async fn wait(ctx: &Ctx, a: WaitArgs) -> Res {
         ..Default::default()
     };
     // Make sure the run exists: a wait on a typo would otherwise block forever.
-    c.ready(TaskListParams { run_id: a.run.clone(), statuses: vec![], limit: Some(1) }).await?;
+    c.ready(TaskListParams { run_id: a.run.clone(), statuses: vec![], limit: Some(1), after: None }).await?;
     let report = WaitReport::new("orch", ctx.json);
     let mut sub = c.subscribe(filter).await?.on_notice(report.notices());
     report.waiting(&format!("the next actionable event of run {}", a.run), sub.cursor(), a.timeout_seconds);

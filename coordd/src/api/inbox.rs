@@ -75,7 +75,7 @@ impl InboxApiServer for Api {
     }
 
     async fn show(&self, p: ShowParams) -> RpcResult<ShowResult> {
-        Ok(self.core.read(move |tx, now| read::show(tx, now, &p.thread_id)).await?)
+        Ok(self.core.read(move |tx, now| read::show(tx, now, &p)).await?)
     }
 
     async fn mark_read(&self, p: MarkReadParams) -> RpcResult<MarkReadResult> {

@@ -41,7 +41,7 @@ impl OrchApiServer for Api {
     }
 
     async fn task_list(&self, p: TaskListParams) -> RpcResult<TasksResult> {
-        Ok(TasksResult { tasks: self.core.read(move |tx, _| plan::list_tasks(tx, &p)).await? })
+        Ok(self.core.read(move |tx, _| plan::list_tasks(tx, &p)).await?)
     }
 
     async fn task_show(&self, p: TaskRef) -> RpcResult<TaskView> {
@@ -59,7 +59,7 @@ impl OrchApiServer for Api {
     }
 
     async fn ready(&self, p: TaskListParams) -> RpcResult<TasksResult> {
-        Ok(TasksResult { tasks: self.core.read(move |tx, _| plan::ready(tx, &p)).await? })
+        Ok(self.core.read(move |tx, _| plan::ready(tx, &p)).await?)
     }
 
     async fn dispatch(&self, p: DispatchParams) -> RpcResult<DispatchResult> {
@@ -68,7 +68,8 @@ impl OrchApiServer for Api {
     }
 
     async fn reconcile(&self, p: RunRef) -> RpcResult<TasksResult> {
-        Ok(TasksResult { tasks: self.core.write(move |tx, now| reconcile::run(tx, now, &p.run_id)).await? })
+        let tasks = self.core.write(move |tx, now| reconcile::run(tx, now, &p.run_id)).await?;
+        Ok(plan::tasks_page(tasks))
     }
 
     async fn blocked(&self, p: RunRef) -> RpcResult<BlockedResult> {

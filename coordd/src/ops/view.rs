@@ -9,6 +9,7 @@
 
 use coord_proto::types::*;
 
+use crate::bound;
 use crate::domain::agents as registry;
 use crate::domain::check;
 use crate::domain::inbox::read;
@@ -127,5 +128,6 @@ pub fn timeline(tx: &dyn Tx, now: Ts, p: TimelineParams, last_event_id: i64) -> 
     let q =
         TimelineQuery { agent: p.agent, thread_id: p.thread_id, run_id: p.run_id, before_event: p.before_event, limit };
     let items = tx.mail_timeline(&q)?.into_iter().map(|r| copies::item(r, now)).collect();
-    Ok(TimelineView { items, last_event_id })
+    let page = bound::page_grouped(items, |m: &MailItem| m.event_id);
+    Ok(TimelineView { items: page.items, last_event_id, truncated: page.truncated, next_after: page.next_after })
 }

@@ -97,6 +97,8 @@ pub struct MailQuery {
     /// without a state filter, as withdrawn).
     pub state: Option<MailState>,
     pub task_id: Option<String>,
+    /// Only copies older than this event (paging backwards).
+    pub before_event: Option<i64>,
     pub limit: u32,
 }
 

@@ -40,16 +40,15 @@ pub async fn run(ctx: &Ctx, args: TopArgs) -> Res {
     let mut model = Model::new(args.run.clone());
     let start = client.server_info().last_event_id;
     model.cursor = start;
-    let backlog = client
-        .events_list(EventsListParams {
-            filter: EventFilter {
-                after_event: Some((start - BACKLOG).max(0)),
-                run_id: args.run.clone(),
-                ..Default::default()
-            },
-            limit: Some(BACKLOG as u32),
-        })
-        .await?;
+    let backlog = EventsListParams {
+        filter: EventFilter {
+            after_event: Some((start - BACKLOG).max(0)),
+            run_id: args.run.clone(),
+            ..Default::default()
+        },
+        limit: Some(BACKLOG as u32),
+    };
+    let backlog = coord_client::pages::all(backlog, |p| client.events_list(p)).await?;
     for e in backlog.events.into_iter().filter(|e| e.event_id <= start) {
         model.apply(e);
     }

@@ -210,12 +210,23 @@ pub struct MailParams {
     /// Default 50, at most 500.
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only copies older than this event (paging backwards: a `next_after` of an earlier
+    /// page).
+    #[serde(default)]
+    pub before_event: Option<i64>,
 }
 
 /// Result of `mail.list`: newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MailResult {
     pub mail: Vec<MailItem>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `before_event` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `event_id` of the last (oldest) copy returned.
+    #[serde(default)]
+    pub next_after: Option<i64>,
 }
 
 /// Params of `mail.read` and `mail.ack`.

@@ -396,6 +396,9 @@ pub struct ListParams {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShowParams {
     pub thread_id: String,
+    /// Only messages recorded after this event (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after_event: Option<i64>,
 }
 
 /// Result of `inbox.show`: the thread with its whole history and artifacts.
@@ -403,6 +406,13 @@ pub struct ShowParams {
 pub struct ShowResult {
     pub thread: Thread,
     pub messages: Vec<Message>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after_event` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `event_id` of the last message returned.
+    #[serde(default)]
+    pub next_after: Option<i64>,
 }
 
 /// Params of `inbox.markRead`: the agent has read the thread's messages up to now.

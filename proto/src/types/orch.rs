@@ -191,12 +191,22 @@ pub struct TaskListParams {
     pub statuses: Vec<TaskStatus>,
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only tasks after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `orch.taskList`, `orch.ready` and `orch.reconcile`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TasksResult {
     pub tasks: Vec<Task>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `task_id` of the last task returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Result of `orch.taskShow`.

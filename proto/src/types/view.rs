@@ -122,6 +122,13 @@ pub const TIMELINE_LIMIT_MAX: u32 = 1000;
 pub struct TimelineView {
     pub items: Vec<MailItem>,
     pub last_event_id: i64,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `before_event` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `event_id` of the last (oldest) item returned.
+    #[serde(default)]
+    pub next_after: Option<i64>,
 }
 
 /// Params of `dashboard.start`.

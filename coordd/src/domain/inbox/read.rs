@@ -4,6 +4,7 @@ use coord_proto::DEFAULT_LIMIT;
 use coord_proto::types::*;
 
 use super::thread::{load, view};
+use crate::bound;
 use crate::domain::check;
 use crate::error::Result;
 use crate::store::Tx;
@@ -27,10 +28,15 @@ pub fn list(tx: &dyn Tx, now: Ts, p: ListParams) -> Result<Vec<Thread>> {
 }
 
 /// `inbox.show`: a thread with its full history, each message with its artifacts.
-pub fn show(tx: &dyn Tx, now: Ts, thread_id: &str) -> Result<ShowResult> {
-    check::id("thread_id", thread_id)?;
-    let (thread, _) = load(tx, thread_id, now)?;
-    Ok(ShowResult { thread, messages: tx.thread_messages(thread_id)? })
+pub fn show(tx: &dyn Tx, now: Ts, p: &ShowParams) -> Result<ShowResult> {
+    check::id("thread_id", &p.thread_id)?;
+    let (thread, _) = load(tx, &p.thread_id, now)?;
+    let mut messages = tx.thread_messages(&p.thread_id)?;
+    if let Some(after) = p.after_event {
+        messages.retain(|m| m.event_id > after);
+    }
+    let page = bound::page(messages, |m| m.event_id);
+    Ok(ShowResult { thread, messages: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// `inbox.markRead`: the agent has read the thread's messages up to now.

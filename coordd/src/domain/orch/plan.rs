@@ -8,6 +8,7 @@ use coord_proto::{DEFAULT_LIMIT, ErrorCode};
 use serde_json::json;
 
 use super::model::*;
+use crate::bound;
 use crate::domain::check;
 use crate::error::{Error, Result};
 use crate::store::Tx;
@@ -136,22 +137,39 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
 }
 
 /// `orch.taskList`: a run's tasks in creation order, optionally filtered.
-pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<Vec<Task>> {
+pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<TasksResult> {
     load_run(tx, &p.run_id)?;
     let mut tasks = tx.run_tasks(&p.run_id)?;
     if !p.statuses.is_empty() {
         tasks.retain(|t| p.statuses.contains(&t.status));
     }
+    let mut tasks = bound::after_key(tasks, p.after.as_deref(), |t| &t.task_id)?;
     if let Some(limit) = p.limit {
         tasks.truncate(check::limit(Some(limit), DEFAULT_LIMIT)? as usize);
     }
-    Ok(tasks)
+    Ok(tasks_page(tasks))
 }
 
-/// `orch.ready`: ready tasks, highest priority first, then oldest.
-pub fn ready(tx: &dyn Tx, p: &TaskListParams) -> Result<Vec<Task>> {
+/// `orch.ready`: ready tasks, highest priority first, then oldest. `after` continues a
+/// page: ready tasks are few and read whole, so the cursor is applied to that list.
+pub fn ready(tx: &dyn Tx, p: &TaskListParams) -> Result<TasksResult> {
     load_run(tx, &p.run_id)?;
-    tx.tasks_ready(&p.run_id, check::limit(p.limit, DEFAULT_LIMIT)?)
+    let limit = check::limit(p.limit, DEFAULT_LIMIT)?;
+    let tasks = match &p.after {
+        None => tx.tasks_ready(&p.run_id, limit)?,
+        Some(after) => {
+            let all =
+                bound::after_key(tx.tasks_ready(&p.run_id, coord_proto::MAX_LIMIT)?, Some(after), |t| &t.task_id)?;
+            all.into_iter().take(limit as usize).collect()
+        }
+    };
+    Ok(tasks_page(tasks))
+}
+
+/// A list of tasks bounded by bytes (`orch.taskList`, `orch.ready`, `orch.reconcile`).
+pub fn tasks_page(tasks: Vec<Task>) -> TasksResult {
+    let page = bound::page(tasks, |t: &Task| t.task_id.clone());
+    TasksResult { tasks: page.items, truncated: page.truncated, next_after: page.next_after }
 }
 
 /// Would `task → on` close a cycle? The path from `from` to `target`, when there is one.

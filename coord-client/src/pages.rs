@@ -1,0 +1,125 @@
+//! Following bounded replies: a list or read method stops early when its reply would pass
+//! `coord_proto::MAX_REPLY_BYTES`, sets `truncated` and says where to go on
+//! (`next_after`). [`all`] asks again from there until the list is whole (or the caller's
+//! own `limit` is reached), so a program sees every item exactly once.
+//!
+//! ```no_run
+//! # async fn demo(client: &coord_client::Client) -> Result<(), coord_client::ClientError> {
+//! use coord_proto::api::InboxApiClient;
+//! use coord_proto::types::ShowParams;
+//!
+//! let p = ShowParams { thread_id: "thr_1".into(), ..Default::default() };
+//! let shown = coord_client::pages::all(p, |p| client.show(p)).await?;
+//! println!("{} messages", shown.messages.len());
+//! # Ok(()) }
+//! ```
+
+use std::future::Future;
+
+use coord_proto::types::*;
+
+use crate::ClientError;
+
+/// A bounded result and the params that asked for it: how to ask for the next page.
+pub trait Paged: Sized {
+    /// The method's params.
+    type Params;
+    /// The params for the page after this one, when this one was truncated.
+    fn next(&self, asked: Self::Params) -> Option<Self::Params>;
+    /// Append a later page's items to this one.
+    fn extend(&mut self, later: Self);
+}
+
+/// Call a bounded method until its list is whole: the first page with every later page's
+/// items appended, in order.
+pub async fn all<R, E, F, Fut>(params: R::Params, call: F) -> Result<R, ClientError>
+where
+    R: Paged,
+    R::Params: Clone,
+    F: Fn(R::Params) -> Fut,
+    Fut: Future<Output = Result<R, E>>,
+    ClientError: From<E>,
+{
+    let mut whole = call(params.clone()).await?;
+    let mut next = whole.next(params);
+    while let Some(p) = next {
+        let page = call(p.clone()).await?;
+        next = page.next(p);
+        whole.extend(page);
+    }
+    Ok(whole)
+}
+
+/// What is left of a `limit` (the method's `default` when none was given; `None`: no
+/// limit) after `got` items; `None` when nothing is left.
+fn rest(limit: Option<u32>, default: Option<u32>, got: usize) -> Option<Option<u32>> {
+    match limit.or(default) {
+        None => Some(None),
+        Some(l) => l.checked_sub(got as u32).filter(|r| *r > 0).map(Some),
+    }
+}
+
+impl Paged for ShowResult {
+    type Params = ShowParams;
+    fn next(&self, asked: ShowParams) -> Option<ShowParams> {
+        let after = self.next_after.filter(|_| self.truncated)?;
+        Some(ShowParams { after_event: Some(after), ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        self.messages.extend(later.messages);
+        (self.thread, self.truncated, self.next_after) = (later.thread, later.truncated, later.next_after);
+    }
+}
+
+impl Paged for MailResult {
+    type Params = MailParams;
+    fn next(&self, asked: MailParams) -> Option<MailParams> {
+        let before = self.next_after.filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(MAIL_LIMIT_DEFAULT), self.mail.len())?;
+        Some(MailParams { before_event: Some(before), limit, ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        self.mail.extend(later.mail);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
+}
+
+impl Paged for TasksResult {
+    type Params = TaskListParams;
+    fn next(&self, asked: TaskListParams) -> Option<TaskListParams> {
+        let after = self.next_after.clone().filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, None, self.tasks.len())?;
+        Some(TaskListParams { after: Some(after), limit, ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        self.tasks.extend(later.tasks);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
+}
+
+impl Paged for TimelineView {
+    type Params = TimelineParams;
+    fn next(&self, asked: TimelineParams) -> Option<TimelineParams> {
+        let before = self.next_after.filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(TIMELINE_LIMIT_DEFAULT), self.items.len())?;
+        Some(TimelineParams { before_event: Some(before), limit, ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        self.items.extend(later.items);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
+}
+
+impl Paged for EventsResult {
+    type Params = EventsListParams;
+    fn next(&self, asked: EventsListParams) -> Option<EventsListParams> {
+        let after = self.next_after.filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.events.len())?;
+        let filter = EventFilter { after_event: Some(after), after_message: None, ..asked.filter };
+        Some(EventsListParams { filter, limit })
+    }
+    fn extend(&mut self, later: Self) {
+        self.events.extend(later.events);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
+}
