@@ -123,3 +123,57 @@ impl Paged for EventsResult {
         (self.truncated, self.next_after) = (later.truncated, later.next_after);
     }
 }
+
+/// `Paged` for a list continued with an `after` param naming the last item's id.
+macro_rules! paged_after {
+    ($result:ty, $params:ty, $items:ident) => {
+        impl Paged for $result {
+            type Params = $params;
+            fn next(&self, asked: $params) -> Option<$params> {
+                let after = self.next_after.clone().filter(|_| self.truncated)?;
+                Some(<$params>::from_after(asked, after))
+            }
+            fn extend(&mut self, later: Self) {
+                self.$items.extend(later.$items);
+                (self.truncated, self.next_after) = (later.truncated, later.next_after);
+            }
+        }
+    };
+}
+
+/// Params that continue after an item's id.
+trait FromAfter {
+    fn from_after(self, after: String) -> Self;
+}
+
+macro_rules! from_after {
+    ($($params:ty),*) => {$(
+        impl FromAfter for $params {
+            fn from_after(self, after: String) -> Self {
+                Self { after: Some(after), ..self }
+            }
+        }
+    )*};
+}
+
+from_after!(AgentListParams, SessionListParams, AgentsViewParams, RunViewParams);
+paged_after!(AgentsResult, AgentListParams, agents);
+paged_after!(SessionsResult, SessionListParams, sessions);
+paged_after!(AgentsView, AgentsViewParams, agents);
+paged_after!(RunGraph, RunViewParams, tasks);
+
+/// Complete a `RunView` (`orch.runShow`, `orch.cancel`) whose `tasks` were truncated: the
+/// rest come from `orch.taskList` after its `next_after`, through `task_list`.
+pub async fn complete_run_view<E, F, Fut>(mut view: RunView, task_list: F) -> Result<RunView, ClientError>
+where
+    F: Fn(TaskListParams) -> Fut,
+    Fut: Future<Output = Result<TasksResult, E>>,
+    ClientError: From<E>,
+{
+    if let Some(after) = view.next_after.take().filter(|_| view.truncated) {
+        let p = TaskListParams { run_id: view.run.run_id.clone(), after: Some(after), ..Default::default() };
+        view.tasks.extend(all(p, task_list).await?.tasks);
+        view.truncated = false;
+    }
+    Ok(view)
+}

@@ -32,8 +32,9 @@ pub async fn register(ctx: &Ctx, a: RegisterArgs) -> Res {
 }
 
 pub async fn list(ctx: &Ctx, a: AgentListArgs) -> Res {
-    let p = AgentListParams { role: a.role, status: a.status, include_unregistered: !a.registered };
-    let r = ctx.client().await?.agent_list(p).await?;
+    let p = AgentListParams { role: a.role, status: a.status, include_unregistered: !a.registered, after: None };
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.agent_list(p)).await?;
     ctx.print(&r, || output::agent_table(&r.agents));
     Ok(Outcome::Done)
 }

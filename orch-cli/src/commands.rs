@@ -36,7 +36,8 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Status(a) => {
             // The run's graph, and the requests of its workers still waiting for an answer.
             let c = ctx.client().await?;
-            let v = c.view_run(RunViewParams { run_id: a.run.clone() }).await?;
+            let v = coord_client::pages::all(RunViewParams { run_id: a.run.clone(), after: None }, |p| c.view_run(p))
+                .await?;
             let open = RequestsParams { run_id: Some(a.run), ..Default::default() };
             let requests = c.control_requests(open).await?.requests;
             let mut out = serde_json::to_value(&v).unwrap_or_default();
@@ -55,7 +56,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         }
         Cmd::Top(a) => crate::top::run(ctx, a).await,
         Cmd::Run(RunCmd::Show(a)) => {
-            let v = ctx.client().await?.run_show(RunRef { run_id: a.run }).await?;
+            let c = ctx.client().await?;
+            let v = c.run_show(RunRef { run_id: a.run }).await?;
+            let v = coord_client::pages::complete_run_view(v, |p| c.task_list(p)).await?;
             ctx.print(&v, || render::graph(&v));
             done()
         }

@@ -29,7 +29,7 @@ impl AgentsApiServer for Api {
 
     async fn agent_list(&self, p: AgentListParams) -> RpcResult<AgentsResult> {
         let r = self.core.read(move |tx, _| agents::list(tx, &p)).await;
-        Ok(AgentsResult { agents: r.map_err(|e| e.as_io(false))? })
+        Ok(r.map_err(|e| e.as_io(false))?)
     }
 
     async fn agent_show(&self, p: AgentRef) -> RpcResult<Agent> {

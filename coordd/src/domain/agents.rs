@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::check::{self, invalid_args};
 use super::events::{self, Draft};
+use crate::bound;
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::time::Ts;
@@ -225,8 +226,10 @@ pub fn heartbeat(tx: &mut dyn Tx, now: Ts, p: HeartbeatParams) -> Result<AgentRe
 }
 
 /// `agents.list`: sorted by id.
-pub fn list(tx: &dyn Tx, p: &AgentListParams) -> Result<Vec<Agent>> {
-    tx.agents_list(p)
+pub fn list(tx: &dyn Tx, p: &AgentListParams) -> Result<AgentsResult> {
+    let agents = bound::after_key(tx.agents_list(p)?, p.after.as_deref(), |a| &a.agent_id)?;
+    let page = bound::page(agents, |a: &Agent| a.agent_id.clone());
+    Ok(AgentsResult { agents: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 #[cfg(test)]

@@ -10,11 +10,10 @@
 use coord_proto::types::*;
 
 use crate::bound;
-use crate::domain::agents as registry;
 use crate::domain::check;
 use crate::domain::inbox::read;
 use crate::domain::mail::{copies, delivery};
-use crate::domain::orch::{council, model, plan};
+use crate::domain::orch::{council, model};
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::store::repos::TimelineQuery;
@@ -25,7 +24,8 @@ const HELD_THREADS_MAX: u32 = 50;
 
 /// `view.agents`.
 pub fn agents(tx: &dyn Tx, now: Ts, p: &AgentsViewParams, last_event_id: i64) -> Result<AgentsView> {
-    let list = registry::list(tx, &AgentListParams { include_unregistered: !p.registered_only, ..Default::default() })?;
+    let all = tx.agents_list(&AgentListParams { include_unregistered: !p.registered_only, ..Default::default() })?;
+    let list = bound::after_key(all, p.after.as_deref(), |a| &a.agent_id)?;
     let mut out = Vec::with_capacity(list.len());
     for agent in list {
         if agent.agent_id.starts_with(TASK_RECIPIENT_PREFIX) {
@@ -53,7 +53,8 @@ pub fn agents(tx: &dyn Tx, now: Ts, p: &AgentsViewParams, last_event_id: i64) ->
         let activity = activity(&agent, &threads, now);
         out.push(AgentOverview { agent, activity, pending: counts.pending, urgent: counts.urgent, threads });
     }
-    Ok(AgentsView { agents: out, last_event_id })
+    let page = bound::page(out, |a: &AgentOverview| a.agent.agent_id.clone());
+    Ok(AgentsView { agents: page.items, last_event_id, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// Busy with a live lease, stale with a lapsed one (or long unseen while holding work),
@@ -72,10 +73,12 @@ fn activity(agent: &Agent, threads: &[HeldThread], now: Ts) -> ActivityState {
 }
 
 /// `view.run`.
-pub fn run(tx: &dyn Tx, run_id: &str, last_event_id: i64) -> Result<RunGraph> {
-    let view = plan::view(tx, run_id, last_event_id)?;
-    let mut tasks = Vec::with_capacity(view.tasks.len());
-    for task in view.tasks {
+pub fn run(tx: &dyn Tx, p: &RunViewParams, last_event_id: i64) -> Result<RunGraph> {
+    let run_id = p.run_id.as_str();
+    let run = model::load_run(tx, run_id)?;
+    let all = bound::after_key(tx.run_tasks(run_id)?, p.after.as_deref(), |t| &t.task_id)?;
+    let mut tasks = Vec::with_capacity(all.len());
+    for task in all {
         let attempt = if task.attempt > 0 { model::current_attempt(tx, &task)? } else { None };
         let (mut question, mut failure) = (None, None);
         if let Some(a) = &attempt {
@@ -99,7 +102,9 @@ pub fn run(tx: &dyn Tx, run_id: &str, last_event_id: i64) -> Result<RunGraph> {
     }
     let q = SessionListParams { run_id: Some(run_id.to_string()), ..Default::default() };
     let sessions = tx.launch_list(&q)?;
-    Ok(RunGraph { run: view.run, tasks, councils, sessions, last_event_id })
+    let page = bound::page(tasks, |t: &GraphTask| t.task.task_id.clone());
+    let (truncated, next_after) = (page.truncated, page.next_after);
+    Ok(RunGraph { run, tasks: page.items, councils, sessions, last_event_id, truncated, next_after })
 }
 
 /// `view.timeline`.

@@ -431,9 +431,8 @@ impl InboxMcp {
     async fn list_agents(&self, Parameters(a): Parameters<AgentsArgs>) -> CallToolResult {
         let status = parse_opt("status", a.status.as_deref());
         self.run(|c| async move {
-            let p = AgentListParams { role: a.role, status: status?, include_unregistered: false };
-            let agents: Vec<Value> = c
-                .agent_list(p)
+            let p = AgentListParams { role: a.role, status: status?, include_unregistered: false, after: None };
+            let agents: Vec<Value> = coord_client::pages::all(p, |p| c.agent_list(p))
                 .await?
                 .agents
                 .iter()

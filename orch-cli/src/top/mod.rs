@@ -147,7 +147,7 @@ const SESSIONS_SHOWN: usize = 50;
 /// Read again what the events made stale.
 async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(), CliError> {
     if stale.agents {
-        model.agents = Some(client.view_agents(AgentsViewParams::default()).await?);
+        model.agents = Some(coord_client::pages::all(AgentsViewParams::default(), |p| client.view_agents(p)).await?);
     }
     if stale.blocked {
         let runs: Vec<String> = match &model.run {
@@ -171,7 +171,7 @@ async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(),
     }
     if stale.sessions {
         let q = SessionListParams { run_id: model.run.clone(), ..Default::default() };
-        let mut all = client.session_list(q).await?.sessions;
+        let mut all = coord_client::pages::all(q, |p| client.session_list(p)).await?.sessions;
         // Running ones first, then the newest that ended; a pane's worth.
         all.reverse();
         all.sort_by_key(|s| s.state != SessionState::Running);

@@ -146,12 +146,22 @@ pub struct AgentListParams {
     /// Also list agents that were seen but never registered.
     #[serde(default)]
     pub include_unregistered: bool,
+    /// Only agents after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `agents.list`: sorted by id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentsResult {
     pub agents: Vec<Agent>,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `agent_id` of the last agent returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `agents.show`.

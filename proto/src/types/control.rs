@@ -487,6 +487,13 @@ pub struct ProgressRecentResult {
     pub lines: Vec<ProgressLine>,
     /// The newest `seq` so far (0: none since the daemon started).
     pub last_seq: u64,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after_seq` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `seq` of the last line returned.
+    #[serde(default)]
+    pub next_after: Option<u64>,
 }
 
 #[cfg(test)]

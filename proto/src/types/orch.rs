@@ -148,6 +148,13 @@ pub struct RunView {
     pub run: Run,
     pub tasks: Vec<Task>,
     pub event_id: i64,
+    /// `tasks` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `orch.taskList`'s `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `task_id` of the last task returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `orch.taskAdd`.

@@ -18,7 +18,9 @@ use crate::time::Ts;
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 
 pub fn view(tx: &dyn Tx, run_id: &str, event_id: i64) -> Result<RunView> {
-    Ok(RunView { run: load_run(tx, run_id)?, tasks: tx.run_tasks(run_id)?, event_id })
+    let run = load_run(tx, run_id)?;
+    let TasksResult { tasks, truncated, next_after } = tasks_page(tx.run_tasks(run_id)?);
+    Ok(RunView { run, tasks, event_id, truncated, next_after })
 }
 
 pub fn task_view(tx: &dyn Tx, run_id: &str, task_id: &str) -> Result<TaskView> {
@@ -74,7 +76,7 @@ pub fn create_run(tx: &mut dyn Tx, now: Ts, p: RunCreateParams) -> Result<RunVie
     tx.run_insert(&run)?;
     let payload = json!({"goal": run.goal, "auto_retry": run.auto_retry, "auto_merge": run.auto_merge});
     let id = run_event(tx, EventType::RunCreated, &run, (&run.created_by, &run.goal, &payload), now)?;
-    Ok(RunView { run, tasks: vec![], event_id: id })
+    Ok(RunView { run, tasks: vec![], event_id: id, truncated: false, next_after: None })
 }
 
 /// `orch.taskAdd`.
