@@ -20,23 +20,21 @@ use coord_proto::types::*;
 
 use crate::ClientError;
 
-/// A bounded result and the params that asked for it: how to ask for the next page.
-pub trait Paged: Sized {
-    /// The method's params.
-    type Params;
+/// A bounded result and the params `P` that asked for it: how to ask for the next page.
+pub trait Paged<P>: Sized {
     /// The params for the page after this one, when this one was truncated.
-    fn next(&self, asked: Self::Params) -> Option<Self::Params>;
+    fn next(&self, asked: P) -> Option<P>;
     /// Append a later page's items to this one.
     fn extend(&mut self, later: Self);
 }
 
 /// Call a bounded method until its list is whole: the first page with every later page's
 /// items appended, in order.
-pub async fn all<R, E, F, Fut>(params: R::Params, call: F) -> Result<R, ClientError>
+pub async fn all<P, R, E, F, Fut>(params: P, call: F) -> Result<R, ClientError>
 where
-    R: Paged,
-    R::Params: Clone,
-    F: Fn(R::Params) -> Fut,
+    P: Clone,
+    R: Paged<P>,
+    F: Fn(P) -> Fut,
     Fut: Future<Output = Result<R, E>>,
     ClientError: From<E>,
 {
@@ -59,8 +57,7 @@ fn rest(limit: Option<u32>, default: Option<u32>, got: usize) -> Option<Option<u
     }
 }
 
-impl Paged for ShowResult {
-    type Params = ShowParams;
+impl Paged<ShowParams> for ShowResult {
     fn next(&self, asked: ShowParams) -> Option<ShowParams> {
         let after = self.next_after.filter(|_| self.truncated)?;
         Some(ShowParams { after_event: Some(after), ..asked })
@@ -71,8 +68,7 @@ impl Paged for ShowResult {
     }
 }
 
-impl Paged for MailResult {
-    type Params = MailParams;
+impl Paged<MailParams> for MailResult {
     fn next(&self, asked: MailParams) -> Option<MailParams> {
         let before = self.next_after.filter(|_| self.truncated)?;
         let limit = rest(asked.limit, Some(MAIL_LIMIT_DEFAULT), self.mail.len())?;
@@ -84,8 +80,7 @@ impl Paged for MailResult {
     }
 }
 
-impl Paged for TasksResult {
-    type Params = TaskListParams;
+impl Paged<TaskListParams> for TasksResult {
     fn next(&self, asked: TaskListParams) -> Option<TaskListParams> {
         let after = self.next_after.clone().filter(|_| self.truncated)?;
         let limit = rest(asked.limit, None, self.tasks.len())?;
@@ -97,8 +92,7 @@ impl Paged for TasksResult {
     }
 }
 
-impl Paged for TimelineView {
-    type Params = TimelineParams;
+impl Paged<TimelineParams> for TimelineView {
     fn next(&self, asked: TimelineParams) -> Option<TimelineParams> {
         let before = self.next_after.filter(|_| self.truncated)?;
         let limit = rest(asked.limit, Some(TIMELINE_LIMIT_DEFAULT), self.items.len())?;
@@ -110,8 +104,7 @@ impl Paged for TimelineView {
     }
 }
 
-impl Paged for EventsResult {
-    type Params = EventsListParams;
+impl Paged<EventsListParams> for EventsResult {
     fn next(&self, asked: EventsListParams) -> Option<EventsListParams> {
         let after = self.next_after.filter(|_| self.truncated)?;
         let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.events.len())?;
@@ -127,8 +120,7 @@ impl Paged for EventsResult {
 /// `Paged` for a list continued with an `after` param naming the last item's id.
 macro_rules! paged_after {
     ($result:ty, $params:ty, $items:ident) => {
-        impl Paged for $result {
-            type Params = $params;
+        impl Paged<$params> for $result {
             fn next(&self, asked: $params) -> Option<$params> {
                 let after = self.next_after.clone().filter(|_| self.truncated)?;
                 Some(<$params>::from_after(asked, after))
@@ -176,4 +168,39 @@ where
         view.truncated = false;
     }
     Ok(view)
+}
+
+impl Paged<RequestsParams> for RequestsResult {
+    fn next(&self, asked: RequestsParams) -> Option<RequestsParams> {
+        let after = self.next_after.clone().filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.requests.len())?;
+        Some(RequestsParams { after: Some(after), limit, ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        self.requests.extend(later.requests);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
+}
+
+impl Paged<ListParams> for ThreadsResult {
+    fn next(&self, asked: ListParams) -> Option<ListParams> {
+        let after = self.next_after.clone().filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.threads.len())?;
+        Some(ListParams { after: Some(after), limit, ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        self.threads.extend(later.threads);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
+}
+
+impl Paged<FetchParams> for ThreadsResult {
+    fn next(&self, asked: FetchParams) -> Option<FetchParams> {
+        let after = self.next_after.clone().filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.threads.len())?;
+        Some(FetchParams { after: Some(after), limit, ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        <Self as Paged<ListParams>>::extend(self, later)
+    }
 }

@@ -2,7 +2,7 @@
 //! A call that finds the connection gone (the daemon is restarting) connects again,
 //! starting the daemon if needed, and is made again, a bounded number of times.
 
-use coord_client::pages::Paged;
+use coord_client::pages::Paged as _;
 use coord_client::{Client, ClientError, ConnectOptions};
 use coord_proto::api::*;
 use coord_proto::types::*;

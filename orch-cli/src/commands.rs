@@ -39,7 +39,7 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             let v = coord_client::pages::all(RunViewParams { run_id: a.run.clone(), after: None }, |p| c.view_run(p))
                 .await?;
             let open = RequestsParams { run_id: Some(a.run), ..Default::default() };
-            let requests = c.control_requests(open).await?.requests;
+            let requests = coord_client::pages::all(open, |p| c.control_requests(p)).await?.requests;
             let mut out = serde_json::to_value(&v).unwrap_or_default();
             out["open_requests"] = json!(requests);
             ctx.print(&out, || {

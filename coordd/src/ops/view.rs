@@ -40,6 +40,7 @@ pub fn agents(tx: &dyn Tx, now: Ts, p: &AgentsViewParams, last_event_id: i64) ->
             ..Default::default()
         };
         let threads: Vec<HeldThread> = read::list(tx, now, held)?
+            .threads
             .into_iter()
             .map(|t| HeldThread {
                 thread_id: t.thread_id,

@@ -286,8 +286,8 @@ impl InboxMcp {
         };
         let agent = self.agent.clone();
         self.run(|c| async move {
-            let p = FetchParams { agent, statuses: statuses?, limit: a.limit.or(Some(20)), unread: false };
-            let r = c.fetch(p).await?;
+            let p = FetchParams { agent, statuses: statuses?, limit: a.limit.or(Some(20)), unread: false, after: None };
+            let r = coord_client::pages::all(p, |p| c.fetch(p)).await?;
             Ok(json!({"threads": r.threads.iter().map(thread_view).collect::<Vec<_>>()}))
         })
         .await

@@ -281,12 +281,22 @@ pub struct FetchParams {
     /// Only threads with a message to the agent that the agent has not read yet.
     #[serde(default)]
     pub unread: bool,
+    /// Only threads after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `inbox.fetch` and `inbox.list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadsResult {
     pub threads: Vec<Thread>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `thread_id` of the last thread returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `inbox.claim`.
@@ -390,6 +400,9 @@ pub struct ListParams {
     pub task_id: Option<String>,
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only threads after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Params of `inbox.show`.

@@ -5,7 +5,7 @@ use postgres::Row;
 
 use super::tx::{Args, Col, PgTx, ts_text};
 use crate::error::Result;
-use crate::store::repos::{FetchQuery, LeaseRow, Leases, StoredThread, Threads};
+use crate::store::repos::{FETCH_AFTER, FetchQuery, LIST_AFTER, LeaseRow, Leases, StoredThread, Threads};
 use crate::time::Ts;
 
 /// Columns of [`thread_from_row`], with the lease joined in.
@@ -98,14 +98,18 @@ impl Threads for PgTx<'_> {
         } else {
             ""
         };
+        let after = if q.after.is_some() { FETCH_AFTER.replace("{n}", "$3") } else { String::new() };
         let sql = format!(
             "SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} \
-             WHERE t.assigned_to = $1 AND t.status = ANY($2) {unread} \
+             WHERE t.assigned_to = $1 AND t.status = ANY($2) {unread} {after} \
              ORDER BY t.prio_rank DESC, t.created_at, t.thread_id LIMIT {}",
             q.limit
         );
         let statuses = names(&q.statuses, |s| s.as_str());
-        self.map(&sql, &[&q.agent, &statuses], thread_from_row)
+        match &q.after {
+            Some(after) => self.map(&sql, &[&q.agent, &statuses, after], thread_from_row),
+            None => self.map(&sql, &[&q.agent, &statuses], thread_from_row),
+        }
     }
 
     fn threads_list(&self, p: &ListParams, limit: u32) -> Result<Vec<StoredThread>> {
@@ -127,6 +131,9 @@ impl Threads for PgTx<'_> {
         }
         if !p.statuses.is_empty() {
             clauses.push(format!("t.status = ANY({})", args.push(names(&p.statuses, |s| s.as_str()))));
+        }
+        if let Some(after) = &p.after {
+            clauses.push(LIST_AFTER.replace("{n}", &args.push(after.clone())));
         }
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let sql = format!(
