@@ -204,3 +204,32 @@ impl Paged<FetchParams> for ThreadsResult {
         <Self as Paged<ListParams>>::extend(self, later)
     }
 }
+
+impl Paged<ReservationListParams> for ReservationsResult {
+    fn next(&self, asked: ReservationListParams) -> Option<ReservationListParams> {
+        let after = self.next_after.clone().filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(coord_proto::MAX_LIMIT), self.reservations.len())?;
+        Some(ReservationListParams { after: Some(after), limit, ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        self.reservations.extend(later.reservations);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
+}
+
+impl Paged<SearchParams> for SearchResult {
+    fn next(&self, asked: SearchParams) -> Option<SearchParams> {
+        let offset = self.next_after.filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(SEARCH_LIMIT_DEFAULT), self.hits.len())?;
+        Some(SearchParams { offset: Some(offset), limit, ..asked })
+    }
+    fn extend(&mut self, later: Self) {
+        self.hits.extend(later.hits);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
+}
+
+from_after!(RunListParams, RunPageParams);
+paged_after!(RunsResult, RunListParams, runs);
+paged_after!(BlockedResult, RunPageParams, blocked);
+paged_after!(CouncilsResult, RunPageParams, councils);

@@ -115,8 +115,10 @@ pub async fn reservations(ctx: &Ctx, a: ReservationsArgs) -> Res {
         path: a.path,
         include_history: a.all,
         limit: a.limit,
+        after: None,
     };
-    let r = ctx.client().await?.reservation_list(p).await?;
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.reservation_list(p)).await?;
     ctx.print(&r, || output::reservation_table(&r.reservations));
     Ok(Outcome::Done)
 }

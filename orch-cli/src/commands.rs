@@ -28,7 +28,8 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             done()
         }
         Cmd::Run(RunCmd::List) => {
-            let v = ctx.client().await?.run_list().await?;
+            let c = ctx.client().await?;
+            let v = coord_client::pages::all(RunListParams::default(), |p| c.run_list(p)).await?;
             ctx.print(&v, || render::runs(&v.runs));
             found(&v.runs)
         }
@@ -150,7 +151,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             })
         }
         Cmd::Council(CouncilCmd::List(a)) => {
-            let v = ctx.client().await?.council_list(RunRef { run_id: a.run }).await?;
+            let c = ctx.client().await?;
+            let p = RunPageParams { run_id: a.run, after: None };
+            let v = coord_client::pages::all(p, |p| c.council_list(p)).await?;
             ctx.print(&v, || render::councils(&v.councils));
             found(&v.councils)
         }
@@ -218,7 +221,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         }
         Cmd::Wait(a) => wait(ctx, a).await,
         Cmd::Blocked(a) => {
-            let v = ctx.client().await?.blocked(RunRef { run_id: a.run }).await?;
+            let c = ctx.client().await?;
+            let p = RunPageParams { run_id: a.run, after: None };
+            let v = coord_client::pages::all(p, |p| c.blocked(p)).await?;
             ctx.print(&v, || render::blocked(&v.blocked));
             found(&v.blocked)
         }

@@ -152,8 +152,7 @@ async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(),
     if stale.blocked {
         let runs: Vec<String> = match &model.run {
             Some(r) => vec![r.clone()],
-            None => client
-                .run_list()
+            None => coord_client::pages::all(RunListParams::default(), |p| client.run_list(p))
                 .await?
                 .runs
                 .into_iter()
@@ -163,7 +162,8 @@ async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(),
         };
         let mut blocked = Vec::new();
         for run in runs {
-            for b in client.blocked(RunRef { run_id: run.clone() }).await?.blocked {
+            let p = RunPageParams { run_id: run.clone(), after: None };
+            for b in coord_client::pages::all(p, |p| client.blocked(p)).await?.blocked {
                 blocked.push((run.clone(), b));
             }
         }

@@ -332,12 +332,23 @@ pub struct ReservationListParams {
     pub include_history: bool,
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only reservations after this one in the list's order (a `next_after` of an earlier
+    /// page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `reservations.list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReservationsResult {
     pub reservations: Vec<Reservation>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `reservation_id` of the last one returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `reservations.check`: may `agent` commit changes to these paths?

@@ -152,6 +152,13 @@ pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<TasksResult> {
     Ok(tasks_page(tasks))
 }
 
+/// `orch.runList`: runs, oldest first.
+pub fn list_runs(tx: &dyn Tx, p: &RunListParams) -> Result<RunsResult> {
+    let runs = bound::after_key(tx.runs_list()?, p.after.as_deref(), |r| &r.run_id)?;
+    let page = bound::page(runs, |r: &Run| r.run_id.clone());
+    Ok(RunsResult { runs: page.items, truncated: page.truncated, next_after: page.next_after })
+}
+
 /// `orch.ready`: ready tasks, highest priority first, then oldest. `after` continues a
 /// page: ready tasks are few and read whole, so the cursor is applied to that list.
 pub fn ready(tx: &dyn Tx, p: &TaskListParams) -> Result<TasksResult> {
