@@ -17,6 +17,7 @@
 use std::future::Future;
 
 use coord_proto::types::*;
+use coord_proto::{DEFAULT_LIMIT, MAX_LIMIT};
 
 use crate::ClientError;
 
@@ -57,73 +58,28 @@ fn rest(limit: Option<u32>, default: Option<u32>, got: usize) -> Option<Option<u
     }
 }
 
-impl Paged<ShowParams> for ShowResult {
-    fn next(&self, asked: ShowParams) -> Option<ShowParams> {
-        let after = self.next_after.filter(|_| self.truncated)?;
-        Some(ShowParams { after_event: Some(after), ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        self.messages.extend(later.messages);
-        (self.thread, self.truncated, self.next_after) = (later.thread, later.truncated, later.next_after);
-    }
-}
-
-impl Paged<MailParams> for MailResult {
-    fn next(&self, asked: MailParams) -> Option<MailParams> {
-        let before = self.next_after.filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, Some(MAIL_LIMIT_DEFAULT), self.mail.len())?;
-        Some(MailParams { before_event: Some(before), limit, ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        self.mail.extend(later.mail);
-        (self.truncated, self.next_after) = (later.truncated, later.next_after);
-    }
-}
-
-impl Paged<TaskListParams> for TasksResult {
-    fn next(&self, asked: TaskListParams) -> Option<TaskListParams> {
-        let after = self.next_after.clone().filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, None, self.tasks.len())?;
-        Some(TaskListParams { after: Some(after), limit, ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        self.tasks.extend(later.tasks);
-        (self.truncated, self.next_after) = (later.truncated, later.next_after);
-    }
-}
-
-impl Paged<TimelineParams> for TimelineView {
-    fn next(&self, asked: TimelineParams) -> Option<TimelineParams> {
-        let before = self.next_after.filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, Some(TIMELINE_LIMIT_DEFAULT), self.items.len())?;
-        Some(TimelineParams { before_event: Some(before), limit, ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        self.items.extend(later.items);
-        (self.truncated, self.next_after) = (later.truncated, later.next_after);
-    }
-}
-
-impl Paged<EventsListParams> for EventsResult {
-    fn next(&self, asked: EventsListParams) -> Option<EventsListParams> {
-        let after = self.next_after.filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.events.len())?;
-        let filter = EventFilter { after_event: Some(after), after_message: None, ..asked.filter };
-        Some(EventsListParams { filter, limit })
-    }
-    fn extend(&mut self, later: Self) {
-        self.events.extend(later.events);
-        (self.truncated, self.next_after) = (later.truncated, later.next_after);
-    }
-}
-
-/// `Paged` for a list continued with an `after` param naming the last item's id.
-macro_rules! paged_after {
-    ($result:ty, $params:ty, $items:ident) => {
+/// `Paged` for a result whose `$items` continue with the param `$cursor` set to its
+/// `next_after`; with `limit $default` (the method's default `limit`, `None` for none),
+/// each later page asks only for what is left of the caller's `limit`.
+macro_rules! paged {
+    ($result:ty, $params:ident, $items:ident, $cursor:ident) => {
         impl Paged<$params> for $result {
             fn next(&self, asked: $params) -> Option<$params> {
-                let after = self.next_after.clone().filter(|_| self.truncated)?;
-                Some(<$params>::from_after(asked, after))
+                let cursor = self.next_after.as_ref().cloned().filter(|_| self.truncated)?;
+                Some($params { $cursor: Some(cursor), ..asked })
+            }
+            fn extend(&mut self, later: Self) {
+                self.$items.extend(later.$items);
+                (self.truncated, self.next_after) = (later.truncated, later.next_after);
+            }
+        }
+    };
+    ($result:ty, $params:ident, $items:ident, $cursor:ident, limit $default:expr) => {
+        impl Paged<$params> for $result {
+            fn next(&self, asked: $params) -> Option<$params> {
+                let cursor = self.next_after.as_ref().cloned().filter(|_| self.truncated)?;
+                let limit = rest(asked.limit, $default, self.$items.len())?;
+                Some($params { $cursor: Some(cursor), limit, ..asked })
             }
             fn extend(&mut self, later: Self) {
                 self.$items.extend(later.$items);
@@ -133,26 +89,46 @@ macro_rules! paged_after {
     };
 }
 
-/// Params that continue after an item's id.
-trait FromAfter {
-    fn from_after(self, after: String) -> Self;
+paged!(ShowResult, ShowParams, messages, after_event);
+paged!(AgentsResult, AgentListParams, agents, after);
+paged!(SessionsResult, SessionListParams, sessions, after);
+paged!(AgentsView, AgentsViewParams, agents, after);
+paged!(RunGraph, RunViewParams, tasks, after);
+paged!(BlockedResult, RunPageParams, blocked, after);
+paged!(CouncilsResult, RunPageParams, councils, after);
+paged!(MailResult, MailParams, mail, before_event, limit Some(MAIL_LIMIT_DEFAULT));
+paged!(TimelineView, TimelineParams, items, before_event, limit Some(TIMELINE_LIMIT_DEFAULT));
+paged!(TasksResult, TaskListParams, tasks, after, limit None);
+paged!(RequestsResult, RequestsParams, requests, after, limit Some(DEFAULT_LIMIT));
+paged!(ThreadsResult, ListParams, threads, after, limit Some(DEFAULT_LIMIT));
+paged!(ThreadsResult, FetchParams, threads, after, limit Some(DEFAULT_LIMIT));
+paged!(ReservationsResult, ReservationListParams, reservations, after, limit Some(MAX_LIMIT));
+paged!(SearchResult, SearchParams, hits, offset, limit Some(SEARCH_LIMIT_DEFAULT));
+
+impl Paged<RunListParams> for RunsResult {
+    fn next(&self, _: RunListParams) -> Option<RunListParams> {
+        Some(RunListParams { after: Some(self.next_after.clone().filter(|_| self.truncated)?) })
+    }
+    fn extend(&mut self, later: Self) {
+        self.runs.extend(later.runs);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
 }
 
-macro_rules! from_after {
-    ($($params:ty),*) => {$(
-        impl FromAfter for $params {
-            fn from_after(self, after: String) -> Self {
-                Self { after: Some(after), ..self }
-            }
-        }
-    )*};
+/// Events continue with the filter's `after_event` (a cursor the filter's own
+/// `after_message` would otherwise override).
+impl Paged<EventsListParams> for EventsResult {
+    fn next(&self, asked: EventsListParams) -> Option<EventsListParams> {
+        let after = self.next_after.filter(|_| self.truncated)?;
+        let limit = rest(asked.limit, Some(DEFAULT_LIMIT), self.events.len())?;
+        let filter = EventFilter { after_event: Some(after), after_message: None, ..asked.filter };
+        Some(EventsListParams { filter, limit })
+    }
+    fn extend(&mut self, later: Self) {
+        self.events.extend(later.events);
+        (self.truncated, self.next_after) = (later.truncated, later.next_after);
+    }
 }
-
-from_after!(AgentListParams, SessionListParams, AgentsViewParams, RunViewParams);
-paged_after!(AgentsResult, AgentListParams, agents);
-paged_after!(SessionsResult, SessionListParams, sessions);
-paged_after!(AgentsView, AgentsViewParams, agents);
-paged_after!(RunGraph, RunViewParams, tasks);
 
 /// Complete a `RunView` (`orch.runShow`, `orch.cancel`) whose `tasks` were truncated: the
 /// rest come from `orch.taskList` after its `next_after`, through `task_list`.
@@ -169,67 +145,3 @@ where
     }
     Ok(view)
 }
-
-impl Paged<RequestsParams> for RequestsResult {
-    fn next(&self, asked: RequestsParams) -> Option<RequestsParams> {
-        let after = self.next_after.clone().filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.requests.len())?;
-        Some(RequestsParams { after: Some(after), limit, ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        self.requests.extend(later.requests);
-        (self.truncated, self.next_after) = (later.truncated, later.next_after);
-    }
-}
-
-impl Paged<ListParams> for ThreadsResult {
-    fn next(&self, asked: ListParams) -> Option<ListParams> {
-        let after = self.next_after.clone().filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.threads.len())?;
-        Some(ListParams { after: Some(after), limit, ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        self.threads.extend(later.threads);
-        (self.truncated, self.next_after) = (later.truncated, later.next_after);
-    }
-}
-
-impl Paged<FetchParams> for ThreadsResult {
-    fn next(&self, asked: FetchParams) -> Option<FetchParams> {
-        let after = self.next_after.clone().filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, Some(coord_proto::DEFAULT_LIMIT), self.threads.len())?;
-        Some(FetchParams { after: Some(after), limit, ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        <Self as Paged<ListParams>>::extend(self, later)
-    }
-}
-
-impl Paged<ReservationListParams> for ReservationsResult {
-    fn next(&self, asked: ReservationListParams) -> Option<ReservationListParams> {
-        let after = self.next_after.clone().filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, Some(coord_proto::MAX_LIMIT), self.reservations.len())?;
-        Some(ReservationListParams { after: Some(after), limit, ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        self.reservations.extend(later.reservations);
-        (self.truncated, self.next_after) = (later.truncated, later.next_after);
-    }
-}
-
-impl Paged<SearchParams> for SearchResult {
-    fn next(&self, asked: SearchParams) -> Option<SearchParams> {
-        let offset = self.next_after.filter(|_| self.truncated)?;
-        let limit = rest(asked.limit, Some(SEARCH_LIMIT_DEFAULT), self.hits.len())?;
-        Some(SearchParams { offset: Some(offset), limit, ..asked })
-    }
-    fn extend(&mut self, later: Self) {
-        self.hits.extend(later.hits);
-        (self.truncated, self.next_after) = (later.truncated, later.next_after);
-    }
-}
-
-from_after!(RunListParams, RunPageParams);
-paged_after!(RunsResult, RunListParams, runs);
-paged_after!(BlockedResult, RunPageParams, blocked);
-paged_after!(CouncilsResult, RunPageParams, councils);

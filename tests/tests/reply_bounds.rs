@@ -209,3 +209,61 @@ fn a_message_larger_than_the_bound_comes_alone_and_whole() {
     assert_eq!(summaries(rest["messages"].as_array().unwrap(), &[]), ["m1"]);
     assert_eq!(rest["truncated"], false);
 }
+
+#[test]
+fn mail_check_delivers_what_fits_and_the_rest_on_the_next_check() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    thread_of_big_messages(&mut c);
+    let (mut delivered, mut checks) = (Vec::new(), 0);
+    loop {
+        let (r, size) = call(&mut c, "mail.check", json!({"agent": "w"}));
+        assert!(size <= MAX_REPLY_BYTES, "a reply of {size} bytes");
+        checks += 1;
+        delivered.extend(r["messages"].as_array().unwrap().iter().cloned());
+        if r["truncated"] != true {
+            break;
+        }
+    }
+    let mut got = summaries(&delivered, &[]);
+    got.sort_by_key(|s| s[1..].parse::<usize>().unwrap());
+    assert_eq!(got, in_order(ITEMS), "every queued message delivered once");
+    assert!(checks >= 2, "20 MiB of mail in one check");
+    let (again, _) = call(&mut c, "mail.check", json!({"agent": "w"}));
+    assert_eq!(again["messages"], json!([]), "nothing left queued");
+}
+
+/// Threads are small (a subject is at most 1000 characters), so their lists reach the
+/// bound only in the thousands: here the cursor itself is checked, page by page.
+#[test]
+fn inbox_list_and_fetch_continue_after_the_thread_their_cursor_names() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    for i in 0..5 {
+        call(&mut c, "inbox.send", json!({"from": "lead", "to": "w", "summary": format!("t{i}")}));
+    }
+    for (method, params) in [("inbox.list", json!({"limit": 2})), ("inbox.fetch", json!({"agent": "w", "limit": 2}))] {
+        let (all, _) = call(&mut c, method, json!({"agent": "w", "limit": 100}));
+        let all: Vec<Value> = all["threads"].as_array().unwrap().iter().map(|t| t["thread_id"].clone()).collect();
+        assert_eq!(all.len(), 5);
+        let (mut seen, mut p) = (Vec::new(), params);
+        loop {
+            let (r, _) = call(&mut c, method, p.clone());
+            let page = r["threads"].as_array().unwrap();
+            seen.extend(page.iter().map(|t| t["thread_id"].clone()));
+            if page.len() < 2 {
+                break;
+            }
+            p["after"] = page.last().unwrap()["thread_id"].clone();
+        }
+        assert_eq!(seen, all, "{method}: pages after each cursor give every thread once, in order");
+    }
+    c.send_line(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "inbox.list", "params": {"after": "thr_none"}})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(c.recv()["error"]["data"]["code"], "not_found", "a cursor naming no thread is refused");
+}

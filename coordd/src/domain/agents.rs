@@ -336,7 +336,10 @@ mod tests {
         assert_eq!(seen.last_seen_at.as_deref(), Some(m.clock.now().to_string().as_str()));
         assert!(m.events().is_empty(), "bookkeeping records no event");
         let p = AgentListParams::default();
-        assert!(m.read(|tx, _| list(tx, &p)).unwrap().agents.is_empty(), "unregistered agents are listed only on request");
+        assert!(
+            m.read(|tx, _| list(tx, &p)).unwrap().agents.is_empty(),
+            "unregistered agents are listed only on request"
+        );
         let r = m.write(|tx, now| register(tx, now, reg("w-1", "backend"))).unwrap();
         assert!(r.agent.registered, "registering a recorded agent is not a duplicate");
         assert_eq!(r.agent.version, 2);

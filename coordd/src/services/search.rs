@@ -38,7 +38,7 @@ pub async fn search(core: &Core, p: SearchParams) -> Result<SearchResult> {
     let mut q = search::query(p)?;
     q.limit = q.limit.saturating_add(offset);
     catch_up(core).await?;
-    Ok(core.read(move |tx, _| Ok(search::page(tx.messages_search(&q)?, offset))).await?)
+    core.read(move |tx, _| Ok(search::page(tx.messages_search(&q)?, offset))).await
 }
 
 /// The next published event that recorded a message; `None` when the bus is gone.
