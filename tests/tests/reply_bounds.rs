@@ -58,13 +58,16 @@ fn thread_of_big_messages(c: &mut RawConn) -> String {
     thread
 }
 
-fn summaries(items: &[Value], path: &[&str]) -> Vec<String> {
-    let at = |v: &Value| path.iter().fold(v.clone(), |v, k| v[k].clone());
-    items.iter().map(|i| at(i)["summary"].as_str().unwrap().to_string()).collect()
+fn summaries(items: &[Value]) -> Vec<String> {
+    items.iter().map(|i| i["summary"].as_str().unwrap().to_string()).collect()
 }
 
 fn in_order(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("m{i}")).collect()
+}
+
+fn newest_first(n: usize) -> Vec<String> {
+    in_order(n).into_iter().rev().collect()
 }
 
 #[test]
@@ -74,7 +77,7 @@ fn inbox_show_pages_a_thread_of_large_messages() {
     let mut c = RawConn::connect(&d.socket);
     let thread = thread_of_big_messages(&mut c);
     let (messages, n) = pages(&mut c, "inbox.show", json!({"thread_id": thread}), "messages", "after_event");
-    assert_eq!(summaries(&messages, &[]), in_order(ITEMS), "every message once, in order");
+    assert_eq!(summaries(&messages), in_order(ITEMS), "every message once, in order");
     assert!(n >= 2, "20 MiB of messages in one reply");
 }
 
@@ -84,7 +87,7 @@ fn inbox_show_on_the_command_line_prints_every_message() {
     let d = p.serve();
     let thread = thread_of_big_messages(&mut RawConn::connect(&d.socket));
     let shown = ok(&p, &["show", "--thread", &thread]);
-    assert_eq!(summaries(shown["messages"].as_array().unwrap(), &[]), in_order(ITEMS));
+    assert_eq!(summaries(shown["messages"].as_array().unwrap()), in_order(ITEMS));
     assert_eq!(shown["truncated"], false);
 }
 
@@ -95,9 +98,7 @@ fn mail_list_pages_backwards_through_large_mail() {
     let mut c = RawConn::connect(&d.socket);
     thread_of_big_messages(&mut c);
     let (mail, n) = pages(&mut c, "mail.list", json!({"agent": "w", "limit": 500}), "mail", "before_event");
-    let mut newest_first = in_order(ITEMS);
-    newest_first.reverse();
-    assert_eq!(summaries(&mail, &[]), newest_first, "every copy once, newest first");
+    assert_eq!(summaries(&mail), newest_first(ITEMS), "every copy once, newest first");
     assert!(n >= 2);
 }
 
@@ -117,9 +118,7 @@ fn view_timeline_pages_backwards_through_large_mail() {
     let mut c = RawConn::connect(&d.socket);
     thread_of_big_messages(&mut c);
     let (items, n) = pages(&mut c, "view.timeline", json!({"limit": 1000}), "items", "before_event");
-    let mut newest_first = in_order(ITEMS);
-    newest_first.reverse();
-    assert_eq!(summaries(&items, &[]), newest_first);
+    assert_eq!(summaries(&items), newest_first(ITEMS));
     assert!(n >= 2);
 }
 
@@ -186,7 +185,7 @@ fn control_requests_page_large_requests() {
         call(&mut c, "control.send", p);
     }
     let (requests, n) = pages(&mut c, "control.requests", json!({"limit": 1000}), "requests", "after");
-    assert_eq!(summaries(&requests, &[]), in_order(ITEMS), "open requests, oldest first, each once");
+    assert_eq!(summaries(&requests), in_order(ITEMS), "open requests, oldest first, each once");
     assert!(n >= 2);
 }
 
@@ -206,7 +205,7 @@ fn a_message_larger_than_the_bound_comes_alone_and_whole() {
     assert_eq!(alone[0]["body"].as_str().unwrap().len(), huge.len(), "and whole");
     assert_eq!(first["truncated"], true);
     let (rest, _) = call(&mut c, "inbox.show", json!({"thread_id": thread, "after_event": first["next_after"]}));
-    assert_eq!(summaries(rest["messages"].as_array().unwrap(), &[]), ["m1"]);
+    assert_eq!(summaries(rest["messages"].as_array().unwrap()), ["m1"]);
     assert_eq!(rest["truncated"], false);
 }
 
@@ -226,7 +225,7 @@ fn mail_check_delivers_what_fits_and_the_rest_on_the_next_check() {
             break;
         }
     }
-    let mut got = summaries(&delivered, &[]);
+    let mut got = summaries(&delivered);
     got.sort_by_key(|s| s[1..].parse::<usize>().unwrap());
     assert_eq!(got, in_order(ITEMS), "every queued message delivered once");
     assert!(checks >= 2, "20 MiB of mail in one check");
