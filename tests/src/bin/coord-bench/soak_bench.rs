@@ -233,9 +233,10 @@ pub fn replies(socket: &std::path::Path, pid: u32) {
         report(
             &format!("{method} of 40 messages of 1 MiB"),
             format!(
-                "{got} items in {pages} pages, largest reply {:.1} MiB; RSS {before} -> {} MiB (highest seen {peak} MiB)",
+                "{got} items in {pages} pages, largest reply {:.1} MiB; RSS {before} -> {} MiB (highest seen {peak} MiB, peak of the run {} MiB)",
                 largest as f64 / 1048576.0,
-                proc_mib(pid, "VmRSS")
+                proc_mib(pid, "VmRSS"),
+                proc_mib(pid, "VmHWM")
             ),
         );
     }
