@@ -9,7 +9,7 @@ use super::Api;
 use crate::caller;
 use crate::domain::orch::attempts::{self, Mode};
 use crate::domain::orch::plan::DepChange;
-use crate::domain::orch::{council, edit, plan, reconcile};
+use crate::domain::orch::{council, edit, model, plan, reconcile};
 use crate::ops;
 use crate::services::{dispatch, merge, worktrees};
 
@@ -150,7 +150,7 @@ impl Api {
         let acting = caller::acting();
         let run_id = run_id.to_string();
         self.core
-            .read(move |tx, _| match tx.run(&run_id)? {
+            .read(move |tx, _| match model::find_run(tx, &run_id)? {
                 Some(run) => acting.check_owner(tx, &run.created_by, &format!("run {run_id}")),
                 None => Ok(()),
             })

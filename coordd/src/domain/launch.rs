@@ -51,6 +51,7 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
         return Err(Error::invalid(format!("pid must be positive, not {}", p.pid)));
     }
     let attempt = tx
+        .attempts()
         .attempt_by_thread(&p.thread_id)?
         .filter(|a| a.run_id == p.run_id && a.task_id == p.task_id)
         .ok_or_else(|| {
@@ -83,7 +84,7 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
         reason: None,
         log_tail: None,
     };
-    tx.launch_insert(&s)?;
+    tx.launches_mut().launch_insert(&s)?;
     let summary = format!("{} session for {} (attempt {}) started, pid {}", s.client, s.task_id, s.attempt, s.pid);
     let id = record(tx, EventType::LaunchStarted, &s, &summary, now)?;
     Ok((s, id))
@@ -101,6 +102,7 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
         check::text("reason", r)?;
     }
     let mut s = tx
+        .launches()
         .launch_session(&p.session_id)?
         .ok_or_else(|| Error::app(ErrorCode::SessionNotFound, format!("no launched session '{}'", p.session_id)))?;
     if s.state != SessionState::Running {
@@ -120,7 +122,7 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
     s.signal = p.signal;
     s.reason = p.reason;
     s.log_tail = p.log_tail.as_deref().map(tail);
-    tx.launch_save(&s)?;
+    tx.launches_mut().launch_save(&s)?;
     let how = match (s.exit_code, s.signal) {
         (Some(c), _) => format!("exit code {c}"),
         (None, Some(sig)) => format!("signal {sig}"),
@@ -138,7 +140,7 @@ pub fn list(tx: &dyn Tx, p: &SessionListParams) -> Result<SessionsResult> {
             check::id(name, v)?;
         }
     }
-    let sessions = bound::after_key(tx.launch_list(p)?, p.after.as_deref(), |s| &s.session_id)?;
+    let sessions = bound::after_key(tx.launches().launch_list(p)?, p.after.as_deref(), |s| &s.session_id)?;
     let page = bound::page(sessions, |s: &LaunchSession| s.session_id.clone());
     Ok(SessionsResult { sessions: page.items, truncated: page.truncated, next_after: page.next_after })
 }

@@ -7,6 +7,7 @@ use coord_proto::types::{SearchHit, SearchParams, SearchResult};
 use crate::bound;
 use crate::domain::check;
 use crate::error::{Error, Result};
+use crate::store::Tx;
 use crate::store::repos::{SearchQuery, SearchText};
 use crate::time::Ts;
 
@@ -75,6 +76,21 @@ pub fn page(hits: Vec<SearchHit>, offset: u32) -> SearchResult {
     let page = bound::page(hits, |_| ());
     let next_after = page.truncated.then(|| offset + page.items.len() as u32);
     SearchResult { hits: page.items, truncated: page.truncated, next_after }
+}
+
+/// Are messages waiting to be indexed?
+pub fn pending(tx: &dyn Tx) -> Result<bool> {
+    tx.search().search_pending()
+}
+
+/// Index up to `limit` waiting messages, oldest first; how many were indexed.
+pub fn index(tx: &mut dyn Tx, limit: u32) -> Result<u32> {
+    tx.search_mut().search_index_pending(limit)
+}
+
+/// Indexed messages matching `q`, best first.
+pub fn find(tx: &dyn Tx, q: &SearchQuery) -> Result<Vec<coord_proto::types::SearchHit>> {
+    tx.search().messages_search(q)
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@ const HELD_THREADS_MAX: u32 = 50;
 
 /// `view.agents`.
 pub fn agents(tx: &dyn Tx, now: Ts, p: &AgentsViewParams, last_event_id: i64) -> Result<AgentsView> {
-    let all = tx.agents_list(&AgentListParams { include_unregistered: !p.registered_only, ..Default::default() })?;
+    let all =
+        tx.agents().agents_list(&AgentListParams { include_unregistered: !p.registered_only, ..Default::default() })?;
     let list = bound::after_key(all, p.after.as_deref(), |a| &a.agent_id)?;
     let mut out = Vec::with_capacity(list.len());
     for agent in list {
@@ -77,15 +78,19 @@ fn activity(agent: &Agent, threads: &[HeldThread], now: Ts) -> ActivityState {
 pub fn run(tx: &dyn Tx, p: &RunViewParams, last_event_id: i64) -> Result<RunGraph> {
     let run_id = p.run_id.as_str();
     let run = model::load_run(tx, run_id)?;
-    let all = bound::after_key(tx.run_tasks(run_id)?, p.after.as_deref(), |t| &t.task_id)?;
+    let all = bound::after_key(tx.tasks().run_tasks(run_id)?, p.after.as_deref(), |t| &t.task_id)?;
     let mut tasks = Vec::with_capacity(all.len());
     for task in all {
         let attempt = if task.attempt > 0 { model::current_attempt(tx, &task)? } else { None };
         let (mut question, mut failure) = (None, None);
         if let Some(a) = &attempt {
             match task.status {
-                TaskStatus::Blocked => question = tx.latest_message_of_kind(&a.thread_id, MessageKind::Question)?,
-                TaskStatus::Failed => failure = tx.latest_message_of_kind(&a.thread_id, MessageKind::Result)?,
+                TaskStatus::Blocked => {
+                    question = tx.messages().latest_message_of_kind(&a.thread_id, MessageKind::Question)?
+                }
+                TaskStatus::Failed => {
+                    failure = tx.messages().latest_message_of_kind(&a.thread_id, MessageKind::Result)?
+                }
                 _ => {}
             }
         }
@@ -98,11 +103,11 @@ pub fn run(tx: &dyn Tx, p: &RunViewParams, last_event_id: i64) -> Result<RunGrap
         });
     }
     let mut councils = Vec::new();
-    for i in 1..=tx.councils_count(run_id)? {
+    for i in 1..=tx.councils().councils_count(run_id)? {
         councils.push(council::show(tx, run_id, &format!("C{i}"))?);
     }
     let q = SessionListParams { run_id: Some(run_id.to_string()), ..Default::default() };
-    let sessions = tx.launch_list(&q)?;
+    let sessions = tx.launches().launch_list(&q)?;
     let page = bound::page(tasks, |t: &GraphTask| t.task.task_id.clone());
     let (truncated, next_after) = (page.truncated, page.next_after);
     Ok(RunGraph { run, tasks: page.items, councils, sessions, last_event_id, truncated, next_after })
@@ -133,7 +138,7 @@ pub fn timeline(tx: &dyn Tx, now: Ts, p: TimelineParams, last_event_id: i64) -> 
     }
     let q =
         TimelineQuery { agent: p.agent, thread_id: p.thread_id, run_id: p.run_id, before_event: p.before_event, limit };
-    let items = tx.mail_timeline(&q)?.into_iter().map(|r| copies::item(r, now)).collect();
+    let items = tx.mail().mail_timeline(&q)?.into_iter().map(|r| copies::item(r, now)).collect();
     let page = bound::page_grouped(items, |m: &MailItem| m.event_id);
     Ok(TimelineView { items: page.items, last_event_id, truncated: page.truncated, next_after: page.next_after })
 }

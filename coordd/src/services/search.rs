@@ -25,10 +25,10 @@ pub const MAX_LAG: Duration = Duration::from_secs(10);
 
 /// Index everything not indexed yet.
 async fn catch_up(core: &Core) -> Result<()> {
-    if !core.read(|tx, _| tx.search_pending()).await? {
+    if !core.read(|tx, _| search::pending(tx)).await? {
         return Ok(());
     }
-    while core.write(|tx, _| tx.search_index_pending(INDEX_BATCH)).await? == INDEX_BATCH {}
+    while core.write(|tx, _| search::index(tx, INDEX_BATCH)).await? == INDEX_BATCH {}
     Ok(())
 }
 
@@ -38,7 +38,7 @@ pub async fn search(core: &Core, p: SearchParams) -> Result<SearchResult> {
     let mut q = search::query(p)?;
     q.limit = q.limit.saturating_add(offset);
     catch_up(core).await?;
-    core.read(move |tx, _| Ok(search::page(tx.messages_search(&q)?, offset))).await
+    core.read(move |tx, _| Ok(search::page(search::find(tx, &q)?, offset))).await
 }
 
 /// The next published event that recorded a message; `None` when the bus is gone.

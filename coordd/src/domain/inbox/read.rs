@@ -19,14 +19,14 @@ pub fn fetch(tx: &dyn Tx, now: Ts, p: FetchParams) -> Result<ThreadsResult> {
     let statuses = if p.statuses.is_empty() { vec![ThreadStatus::Pending] } else { p.statuses };
     let after = cursor(tx, now, p.after)?;
     let q = FetchQuery { agent: p.agent, statuses, unread: p.unread, after, limit };
-    Ok(threads_page(tx.threads_fetch(&q)?.into_iter().map(|t| view(t, now)).collect()))
+    Ok(threads_page(tx.threads().threads_fetch(&q)?.into_iter().map(|t| view(t, now)).collect()))
 }
 
 /// `inbox.list`: threads matching every given filter, newest activity first.
 pub fn list(tx: &dyn Tx, now: Ts, p: ListParams) -> Result<ThreadsResult> {
     let limit = check::limit(p.limit, DEFAULT_LIMIT)?;
     cursor(tx, now, p.after.clone())?;
-    Ok(threads_page(tx.threads_list(&p, limit)?.into_iter().map(|t| view(t, now)).collect()))
+    Ok(threads_page(tx.threads().threads_list(&p, limit)?.into_iter().map(|t| view(t, now)).collect()))
 }
 
 /// A page cursor naming a thread: it must exist, or the page would silently be empty.
@@ -47,7 +47,7 @@ fn threads_page(threads: Vec<Thread>) -> ThreadsResult {
 pub fn show(tx: &dyn Tx, now: Ts, p: &ShowParams) -> Result<ShowResult> {
     check::id("thread_id", &p.thread_id)?;
     let (thread, _) = load(tx, &p.thread_id, now)?;
-    let mut messages = tx.thread_messages(&p.thread_id)?;
+    let mut messages = tx.messages().thread_messages(&p.thread_id)?;
     if let Some(after) = p.after_event {
         messages.retain(|m| m.event_id > after);
     }
@@ -60,7 +60,7 @@ pub fn mark_read(tx: &mut dyn Tx, now: Ts, p: MarkReadParams) -> Result<MarkRead
     check::agent("agent", &p.agent)?;
     check::id("thread_id", &p.thread_id)?;
     load(tx, &p.thread_id, now)?;
-    let last = tx.last_message_event(&p.thread_id)?;
-    tx.read_mark(&p.agent, &p.thread_id, last)?;
+    let last = tx.messages().last_message_event(&p.thread_id)?;
+    tx.threads_mut().read_mark(&p.agent, &p.thread_id, last)?;
     Ok(MarkReadResult { thread_id: p.thread_id, agent: p.agent, read_through_event: last })
 }
