@@ -18,13 +18,15 @@
 //! them; their errors convert into [`ClientError`] with `?`). This crate adds the socket
 //! transport, daemon auto-start, the protocol-version handshake, [`ClientError`] and
 //! [`EventStream`], the event subscription behind every wait, which survives a lost
-//! connection or a daemon restart (see [`stream`]).
+//! connection or a daemon restart (see [`stream`]), and [`pages::all`], which follows a
+//! bounded list's `next_after` until it is whole.
 
 pub mod autostart;
 pub mod codex;
 #[cfg(windows)]
 mod detached;
 mod error;
+pub mod pages;
 pub mod stream;
 pub mod transport;
 

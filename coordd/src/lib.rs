@@ -16,6 +16,7 @@
 
 pub mod activity;
 pub mod api;
+pub mod bound;
 pub mod bus;
 pub mod caller;
 pub mod control;

@@ -32,8 +32,9 @@ pub async fn register(ctx: &Ctx, a: RegisterArgs) -> Res {
 }
 
 pub async fn list(ctx: &Ctx, a: AgentListArgs) -> Res {
-    let p = AgentListParams { role: a.role, status: a.status, include_unregistered: !a.registered };
-    let r = ctx.client().await?.agent_list(p).await?;
+    let p = AgentListParams { role: a.role, status: a.status, include_unregistered: !a.registered, after: None };
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.agent_list(p)).await?;
     ctx.print(&r, || output::agent_table(&r.agents));
     Ok(Outcome::Done)
 }
@@ -53,8 +54,9 @@ pub async fn heartbeat(ctx: &Ctx, a: HeartbeatArgs) -> Res {
 }
 
 pub async fn mail(ctx: &Ctx, a: MailArgs) -> Res {
-    let p = MailParams { agent: ctx.agent()?, state: a.state, task_id: a.task, limit: a.limit };
-    let r = ctx.client().await?.mail_list(p).await?;
+    let p = MailParams { agent: ctx.agent()?, state: a.state, task_id: a.task, limit: a.limit, before_event: None };
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.mail_list(p)).await?;
     ctx.print(&r, || output::mail_table(&r.mail));
     Ok(Outcome::Done)
 }
@@ -113,8 +115,10 @@ pub async fn reservations(ctx: &Ctx, a: ReservationsArgs) -> Res {
         path: a.path,
         include_history: a.all,
         limit: a.limit,
+        after: None,
     };
-    let r = ctx.client().await?.reservation_list(p).await?;
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.reservation_list(p)).await?;
     ctx.print(&r, || output::reservation_table(&r.reservations));
     Ok(Outcome::Done)
 }

@@ -73,8 +73,10 @@ pub async fn requests(ctx: &Ctx, a: RequestsArgs) -> Res {
         types: a.types,
         include_closed: a.all,
         limit: a.limit,
+        after: None,
     };
-    let r = ctx.client().await?.control_requests(p).await?;
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.control_requests(p)).await?;
     ctx.print(&r, || print_requests(&r.requests));
     Ok(if r.requests.is_empty() { Outcome::NoMatch } else { Outcome::Done })
 }

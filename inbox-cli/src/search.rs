@@ -24,8 +24,10 @@ pub async fn search(ctx: &Ctx, a: SearchArgs) -> Res {
         limit: a.limit,
         mark_open: Some(open.into()),
         mark_close: Some(close.into()),
+        offset: None,
     };
-    let r = ctx.client().await?.search(p).await?;
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.search(p)).await?;
     ctx.print(&r, || output::search_hits(&r.hits));
     Ok(if r.hits.is_empty() { Outcome::NoMatch } else { Outcome::Done })
 }

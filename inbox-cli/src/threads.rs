@@ -64,8 +64,9 @@ pub async fn send(ctx: &Ctx, a: SendArgs) -> Res {
 }
 
 pub async fn fetch(ctx: &Ctx, a: FetchArgs) -> Res {
-    let p = FetchParams { agent: ctx.agent()?, statuses: a.status, limit: a.limit, unread: a.unread };
-    let r = ctx.client().await?.fetch(p).await?;
+    let p = FetchParams { agent: ctx.agent()?, statuses: a.status, limit: a.limit, unread: a.unread, after: None };
+    let c = ctx.client().await?;
+    let r = coord_client::pages::all(p, |p| c.fetch(p)).await?;
     threads(ctx, &r);
     Ok(if r.threads.is_empty() { Outcome::NoMatch } else { Outcome::Done })
 }
@@ -149,15 +150,18 @@ pub async fn list(ctx: &Ctx, a: ListArgs) -> Res {
         run_id: a.run,
         task_id: a.task,
         limit: a.limit,
+        after: None,
     };
-    threads(ctx, &ctx.client().await?.list(p).await?);
+    let c = ctx.client().await?;
+    threads(ctx, &coord_client::pages::all(p, |p| c.list(p)).await?);
     Ok(Outcome::Done)
 }
 
 pub async fn show(ctx: &Ctx, a: ShowArgs) -> Res {
     let thread_id = a.thread.clone();
     let c = ctx.client().await?;
-    let r = c.show(ShowParams { thread_id: a.thread }).await?;
+    let p = ShowParams { thread_id: a.thread, after_event: None };
+    let r = coord_client::pages::all(p, |p| c.show(p)).await?;
     if let Some(agent) = &ctx.agent {
         c.mark_read(MarkReadParams { agent: agent.clone(), thread_id }).await?;
     }

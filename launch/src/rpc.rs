@@ -2,6 +2,7 @@
 //! A call that finds the connection gone (the daemon is restarting) connects again,
 //! starting the daemon if needed, and is made again, a bounded number of times.
 
+use coord_client::pages::Paged as _;
 use coord_client::{Client, ClientError, ConnectOptions};
 use coord_proto::api::*;
 use coord_proto::types::*;
@@ -64,8 +65,19 @@ impl Rpc {
         Ok(self.client.as_ref().expect("just connected"))
     }
 
+    /// The run with every task: a view truncated by the reply bound is completed with
+    /// `orch.taskList` pages.
     pub async fn run_show(&mut self, run_id: &str) -> Result<RunView, ClientError> {
-        call!(self, run_show, RunRef { run_id: run_id.to_string() })
+        let mut view: RunView = call!(self, run_show, RunRef { run_id: run_id.to_string() })?;
+        let mut next = view.next_after.take().filter(|_| view.truncated);
+        view.truncated = false;
+        while let Some(after) = next {
+            let p = TaskListParams { run_id: run_id.to_string(), after: Some(after), ..Default::default() };
+            let page: TasksResult = call!(self, task_list, p)?;
+            next = page.next_after.filter(|_| page.truncated);
+            view.tasks.extend(page.tasks);
+        }
+        Ok(view)
     }
 
     pub async fn task_show(&mut self, run_id: &str, task_id: &str) -> Result<TaskView, ClientError> {
@@ -84,7 +96,15 @@ impl Rpc {
         call!(self, session_exit, p)
     }
 
+    /// Every matching session, following the reply bound's pages.
     pub async fn session_list(&mut self, p: SessionListParams) -> Result<SessionsResult, ClientError> {
-        call!(self, session_list, p)
+        let mut whole: SessionsResult = call!(self, session_list, p.clone())?;
+        let mut next = whole.next(p);
+        while let Some(p) = next {
+            let page: SessionsResult = call!(self, session_list, p.clone())?;
+            next = page.next(p);
+            whole.extend(page);
+        }
+        Ok(whole)
     }
 }

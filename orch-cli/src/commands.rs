@@ -28,7 +28,8 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             done()
         }
         Cmd::Run(RunCmd::List) => {
-            let v = ctx.client().await?.run_list().await?;
+            let c = ctx.client().await?;
+            let v = coord_client::pages::all(RunListParams::default(), |p| c.run_list(p)).await?;
             ctx.print(&v, || render::runs(&v.runs));
             found(&v.runs)
         }
@@ -36,9 +37,10 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         Cmd::Status(a) => {
             // The run's graph, and the requests of its workers still waiting for an answer.
             let c = ctx.client().await?;
-            let v = c.view_run(RunViewParams { run_id: a.run.clone() }).await?;
+            let v = coord_client::pages::all(RunViewParams { run_id: a.run.clone(), after: None }, |p| c.view_run(p))
+                .await?;
             let open = RequestsParams { run_id: Some(a.run), ..Default::default() };
-            let requests = c.control_requests(open).await?.requests;
+            let requests = coord_client::pages::all(open, |p| c.control_requests(p)).await?.requests;
             let mut out = serde_json::to_value(&v).unwrap_or_default();
             out["open_requests"] = json!(requests);
             ctx.print(&out, || {
@@ -55,7 +57,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         }
         Cmd::Top(a) => crate::top::run(ctx, a).await,
         Cmd::Run(RunCmd::Show(a)) => {
-            let v = ctx.client().await?.run_show(RunRef { run_id: a.run }).await?;
+            let c = ctx.client().await?;
+            let v = c.run_show(RunRef { run_id: a.run }).await?;
+            let v = coord_client::pages::complete_run_view(v, |p| c.task_list(p)).await?;
             ctx.print(&v, || render::graph(&v));
             done()
         }
@@ -89,8 +93,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             done()
         }
         Cmd::Task(TaskCmd::List(a)) => {
-            let p = TaskListParams { run_id: a.run, statuses: a.status, limit: None };
-            let v = ctx.client().await?.task_list(p).await?;
+            let p = TaskListParams { run_id: a.run, statuses: a.status, limit: None, after: None };
+            let c = ctx.client().await?;
+            let v = coord_client::pages::all(p, |p| c.task_list(p)).await?;
             ctx.print(&v, || render::tasks(&v.tasks));
             found(&v.tasks)
         }
@@ -146,7 +151,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             })
         }
         Cmd::Council(CouncilCmd::List(a)) => {
-            let v = ctx.client().await?.council_list(RunRef { run_id: a.run }).await?;
+            let c = ctx.client().await?;
+            let p = RunPageParams { run_id: a.run, after: None };
+            let v = coord_client::pages::all(p, |p| c.council_list(p)).await?;
             ctx.print(&v, || render::councils(&v.councils));
             found(&v.councils)
         }
@@ -170,8 +177,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
             done()
         }
         Cmd::Ready(a) => {
-            let p = TaskListParams { run_id: a.run, statuses: vec![], limit: a.limit };
-            let v = ctx.client().await?.ready(p).await?;
+            let p = TaskListParams { run_id: a.run, statuses: vec![], limit: a.limit, after: None };
+            let c = ctx.client().await?;
+            let v = coord_client::pages::all(p, |p| c.ready(p)).await?;
             ctx.print(&v, || render::tasks(&v.tasks));
             found(&v.tasks)
         }
@@ -213,7 +221,9 @@ pub async fn run(ctx: &Ctx, cmd: Cmd) -> Res {
         }
         Cmd::Wait(a) => wait(ctx, a).await,
         Cmd::Blocked(a) => {
-            let v = ctx.client().await?.blocked(RunRef { run_id: a.run }).await?;
+            let c = ctx.client().await?;
+            let p = RunPageParams { run_id: a.run, after: None };
+            let v = coord_client::pages::all(p, |p| c.blocked(p)).await?;
             ctx.print(&v, || render::blocked(&v.blocked));
             found(&v.blocked)
         }
@@ -317,7 +327,7 @@ async fn wait(ctx: &Ctx, a: WaitArgs) -> Res {
         ..Default::default()
     };
     // Make sure the run exists: a wait on a typo would otherwise block forever.
-    c.ready(TaskListParams { run_id: a.run.clone(), statuses: vec![], limit: Some(1) }).await?;
+    c.ready(TaskListParams { run_id: a.run.clone(), statuses: vec![], limit: Some(1), after: None }).await?;
     let report = WaitReport::new("orch", ctx.json);
     let mut sub = c.subscribe(filter).await?.on_notice(report.notices());
     report.waiting(&format!("the next actionable event of run {}", a.run), sub.cursor(), a.timeout_seconds);

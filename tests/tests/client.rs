@@ -62,7 +62,8 @@ async fn rpc_errors_carry_their_application_code() {
     let p = Project::new();
     let _d = p.serve();
     let c = p.client().await;
-    let err = ClientError::from(c.show(ShowParams { thread_id: "thr_none".into() }).await.unwrap_err());
+    let err =
+        ClientError::from(c.show(ShowParams { thread_id: "thr_none".into(), ..Default::default() }).await.unwrap_err());
     match &err {
         ClientError::Rpc { app, code, .. } => {
             assert_eq!(*app, Some(coord_proto::ErrorCode::NotFound));

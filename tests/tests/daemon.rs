@@ -35,7 +35,7 @@ async fn acknowledged_writes_survive_kill_9() {
     let events = c.events_list(EventsListParams { limit: Some(1000), ..Default::default() }).await.unwrap();
     let ids: Vec<i64> = events.events.iter().map(|e| e.event_id).collect();
     assert_eq!(ids, (1..=201).collect::<Vec<_>>(), "the event stream is complete and gap-free");
-    let t = c.show(ShowParams { thread_id: claim.thread.thread_id.clone() }).await.unwrap();
+    let t = c.show(ShowParams { thread_id: claim.thread.thread_id.clone(), ..Default::default() }).await.unwrap();
     assert_eq!(t.thread.status, ThreadStatus::Claimed);
     assert_eq!(t.thread.lease.unwrap().generation, 1);
     drop(c);

@@ -87,7 +87,7 @@ async fn racing_claims_across_instances_have_exactly_one_winner() {
         let winners: Vec<_> = wins.iter().filter(|(w, _, _)| w == t).collect();
         assert_eq!(winners.len(), 1, "exactly one grant for {t}: {winners:?}");
         assert_eq!(winners[0].2, 1, "the first grant's generation");
-        let shown = lead.show(ShowParams { thread_id: t.clone() }).await.unwrap().thread;
+        let shown = lead.show(ShowParams { thread_id: t.clone(), ..Default::default() }).await.unwrap().thread;
         assert_eq!(shown.assigned_to, winners[0].1, "the stored holder is the one told it won");
     }
 }

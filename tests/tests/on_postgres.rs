@@ -34,6 +34,8 @@ mod permission;
 mod progress;
 #[path = "raw_socket.rs"]
 mod raw_socket;
+#[path = "reply_bounds.rs"]
+mod reply_bounds;
 #[path = "reservations.rs"]
 mod reservations;
 #[path = "search.rs"]

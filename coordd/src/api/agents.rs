@@ -29,7 +29,7 @@ impl AgentsApiServer for Api {
 
     async fn agent_list(&self, p: AgentListParams) -> RpcResult<AgentsResult> {
         let r = self.core.read(move |tx, _| agents::list(tx, &p)).await;
-        Ok(AgentsResult { agents: r.map_err(|e| e.as_io(false))? })
+        Ok(r.map_err(|e| e.as_io(false))?)
     }
 
     async fn agent_show(&self, p: AgentRef) -> RpcResult<Agent> {
@@ -55,7 +55,7 @@ impl AgentsApiServer for Api {
 
     async fn reservation_list(&self, p: ReservationListParams) -> RpcResult<ReservationsResult> {
         let r = self.core.read(move |tx, now| reservations::list(tx, now, p.clone())).await;
-        Ok(ReservationsResult { reservations: r.map_err(|e| e.as_io(false))? })
+        Ok(r.map_err(|e| e.as_io(false))?)
     }
 
     async fn reservation_check(&self, p: CheckPathsParams) -> RpcResult<CheckPathsResult> {

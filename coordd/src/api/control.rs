@@ -13,6 +13,7 @@ use jsonrpsee::{PendingSubscriptionSink, SubscriptionSink};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::Api;
+use crate::bound;
 use crate::caller;
 use crate::domain::credentials;
 use crate::domain::inbox::control;
@@ -78,7 +79,8 @@ impl ControlApiServer for Api {
     async fn progress_recent(&self, f: ProgressFilter) -> RpcResult<ProgressRecentResult> {
         progress::check_filter(&f)?;
         let (lines, last_seq) = self.progress.recent(&f, f.after_seq.unwrap_or(0));
-        Ok(ProgressRecentResult { lines, last_seq })
+        let page = bound::page(lines, |l: &ProgressLine| l.seq);
+        Ok(ProgressRecentResult { lines: page.items, last_seq, truncated: page.truncated, next_after: page.next_after })
     }
 
     async fn progress_subscribe(&self, pending: PendingSubscriptionSink, f: ProgressFilter) -> SubscriptionResult {

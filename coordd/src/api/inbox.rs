@@ -30,8 +30,7 @@ impl InboxApiServer for Api {
     }
 
     async fn fetch(&self, p: FetchParams) -> RpcResult<ThreadsResult> {
-        let threads = self.core.read_as(&p.agent.clone(), move |tx, now| read::fetch(tx, now, p.clone())).await?;
-        Ok(ThreadsResult { threads })
+        Ok(self.core.read_as(&p.agent.clone(), move |tx, now| read::fetch(tx, now, p.clone())).await?)
     }
 
     async fn claim(&self, p: ClaimParams) -> RpcResult<LeaseResult> {
@@ -71,11 +70,11 @@ impl InboxApiServer for Api {
     }
 
     async fn list(&self, p: ListParams) -> RpcResult<ThreadsResult> {
-        Ok(ThreadsResult { threads: self.core.read(move |tx, now| read::list(tx, now, p.clone())).await? })
+        Ok(self.core.read(move |tx, now| read::list(tx, now, p.clone())).await?)
     }
 
     async fn show(&self, p: ShowParams) -> RpcResult<ShowResult> {
-        Ok(self.core.read(move |tx, now| read::show(tx, now, &p.thread_id)).await?)
+        Ok(self.core.read(move |tx, now| read::show(tx, now, &p)).await?)
     }
 
     async fn mark_read(&self, p: MarkReadParams) -> RpcResult<MarkReadResult> {

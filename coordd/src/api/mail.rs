@@ -15,7 +15,7 @@ use crate::workspace::sessions;
 impl MailApiServer for Api {
     async fn mail_list(&self, p: MailParams) -> RpcResult<MailResult> {
         let r = self.core.read_as(&p.agent.clone(), move |tx, now| copies::list(tx, now, p.clone())).await;
-        Ok(MailResult { mail: r.map_err(|e| e.as_io(false))? })
+        Ok(r.map_err(|e| e.as_io(false))?)
     }
 
     async fn mail_read(&self, p: MailRef) -> RpcResult<MailItemResult> {

@@ -27,8 +27,8 @@ impl OrchApiServer for Api {
         Ok(self.core.write_checked(Some(&creator), move |tx, now| plan::create_run(tx, now, p.clone())).await?)
     }
 
-    async fn run_list(&self) -> RpcResult<RunsResult> {
-        Ok(RunsResult { runs: self.core.read(|tx, _| plan::runs(tx)).await? })
+    async fn run_list(&self, p: RunListParams) -> RpcResult<RunsResult> {
+        Ok(self.core.read(move |tx, _| plan::list_runs(tx, &p)).await?)
     }
 
     async fn run_show(&self, p: RunRef) -> RpcResult<RunView> {
@@ -41,7 +41,7 @@ impl OrchApiServer for Api {
     }
 
     async fn task_list(&self, p: TaskListParams) -> RpcResult<TasksResult> {
-        Ok(TasksResult { tasks: self.core.read(move |tx, _| plan::list_tasks(tx, &p)).await? })
+        Ok(self.core.read(move |tx, _| plan::list_tasks(tx, &p)).await?)
     }
 
     async fn task_show(&self, p: TaskRef) -> RpcResult<TaskView> {
@@ -59,7 +59,7 @@ impl OrchApiServer for Api {
     }
 
     async fn ready(&self, p: TaskListParams) -> RpcResult<TasksResult> {
-        Ok(TasksResult { tasks: self.core.read(move |tx, _| plan::ready(tx, &p)).await? })
+        Ok(self.core.read(move |tx, _| plan::ready(tx, &p)).await?)
     }
 
     async fn dispatch(&self, p: DispatchParams) -> RpcResult<DispatchResult> {
@@ -68,11 +68,12 @@ impl OrchApiServer for Api {
     }
 
     async fn reconcile(&self, p: RunRef) -> RpcResult<TasksResult> {
-        Ok(TasksResult { tasks: self.core.write(move |tx, now| reconcile::run(tx, now, &p.run_id)).await? })
+        let tasks = self.core.write(move |tx, now| reconcile::run(tx, now, &p.run_id)).await?;
+        Ok(plan::tasks_page(tasks))
     }
 
-    async fn blocked(&self, p: RunRef) -> RpcResult<BlockedResult> {
-        Ok(self.core.read(move |tx, _| attempts::blocked(tx, &p.run_id)).await?)
+    async fn blocked(&self, p: RunPageParams) -> RpcResult<BlockedResult> {
+        Ok(self.core.read(move |tx, _| attempts::blocked(tx, &p)).await?)
     }
 
     async fn answer(&self, p: AnswerParams) -> RpcResult<MessageResult> {
@@ -117,8 +118,8 @@ impl OrchApiServer for Api {
         Ok(self.core.read(move |tx, _| council::show(tx, &p.run_id, &p.council_id)).await?)
     }
 
-    async fn council_list(&self, p: RunRef) -> RpcResult<CouncilsResult> {
-        Ok(CouncilsResult { councils: self.core.read(move |tx, _| council::list(tx, &p.run_id)).await? })
+    async fn council_list(&self, p: RunPageParams) -> RpcResult<CouncilsResult> {
+        Ok(self.core.read(move |tx, _| council::list(tx, &p)).await?)
     }
 
     async fn task_edit(&self, p: TaskEditParams) -> RpcResult<TaskView> {

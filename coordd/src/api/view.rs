@@ -18,7 +18,7 @@ impl ViewApiServer for Api {
 
     async fn view_run(&self, p: RunViewParams) -> RpcResult<RunGraph> {
         let last = self.core.bus.last_event_id();
-        Ok(self.core.read(move |tx, _| view::run(tx, &p.run_id, last)).await?)
+        Ok(self.core.read(move |tx, _| view::run(tx, &p, last)).await?)
     }
 
     async fn view_timeline(&self, p: TimelineParams) -> RpcResult<TimelineView> {

@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::check::{self, invalid_args};
 use super::events::{self, Draft};
+use crate::bound;
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::time::Ts;
@@ -227,8 +228,10 @@ pub fn heartbeat(tx: &mut dyn Tx, now: Ts, p: HeartbeatParams) -> Result<AgentRe
 }
 
 /// `agents.list`: sorted by id.
-pub fn list(tx: &dyn Tx, p: &AgentListParams) -> Result<Vec<Agent>> {
-    tx.agents().agents_list(p)
+pub fn list(tx: &dyn Tx, p: &AgentListParams) -> Result<AgentsResult> {
+    let agents = bound::after_key(tx.agents().agents_list(p)?, p.after.as_deref(), |a| &a.agent_id)?;
+    let page = bound::page(agents, |a: &Agent| a.agent_id.clone());
+    Ok(AgentsResult { agents: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 #[cfg(test)]
@@ -335,7 +338,10 @@ mod tests {
         assert_eq!(seen.last_seen_at.as_deref(), Some(m.clock.now().to_string().as_str()));
         assert!(m.events().is_empty(), "bookkeeping records no event");
         let p = AgentListParams::default();
-        assert!(m.read(|tx, _| list(tx, &p)).unwrap().is_empty(), "unregistered agents are listed only on request");
+        assert!(
+            m.read(|tx, _| list(tx, &p)).unwrap().agents.is_empty(),
+            "unregistered agents are listed only on request"
+        );
         let r = m.write(|tx, now| register(tx, now, reg("w-1", "backend"))).unwrap();
         assert!(r.agent.registered, "registering a recorded agent is not a duplicate");
         assert_eq!(r.agent.version, 2);

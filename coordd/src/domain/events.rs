@@ -8,6 +8,7 @@ use coord_proto::types::*;
 use serde_json::Value;
 
 use super::check;
+use crate::bound::{ITEMS_BUDGET, fit};
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::store::repos::EventQuery;
@@ -223,29 +224,17 @@ pub fn list(tx: &dyn Tx, p: EventsListParams) -> Result<EventsResult> {
     let limit = check::limit(p.limit, DEFAULT_LIMIT)?;
     let last_event_id = tx.events().last_event_id()?;
     let q = resolve(tx, p.filter, 0)?;
-    let page = tx.events().events_page(&q, limit, coord_proto::MAX_REPLY_BYTES)?;
-    let (events, truncated) = bounded(page, limit, coord_proto::MAX_REPLY_BYTES);
+    let page = tx.events().events_page(&q, limit, ITEMS_BUDGET)?;
+    let (events, truncated) = bounded(page, limit, ITEMS_BUDGET);
     let next_after = if truncated { events.last().map(|e| e.event_id) } else { None };
     Ok(EventsResult { events, last_event_id, truncated, next_after })
 }
 
 /// Keep the events of `page` (read with at most `limit`) that fit in `max_bytes` (always
-/// the first, however large); whether the list stopped early for the bound.
+/// the first, however large: `bound::fit`); whether the list stopped early for the bound.
 fn bounded(page: Vec<Event>, limit: u32, max_bytes: usize) -> (Vec<Event>, bool) {
-    let read = page.len();
-    let weights: Vec<usize> = page.iter().map(crate::bus::weight).collect();
     // A backend may itself stop reading at the bound, before `limit` (events_page).
-    let stopped_early = read < limit as usize && weights.iter().sum::<usize>() >= max_bytes;
-    let mut bytes = 0;
-    let fit = weights
-        .iter()
-        .take_while(|w| {
-            bytes += **w;
-            bytes <= max_bytes
-        })
-        .count()
-        .max(1.min(read));
-    let mut kept = page;
-    kept.truncate(fit);
-    (kept, fit < read || stopped_early)
+    let stopped_early = page.len() < limit as usize && page.iter().map(crate::bus::weight).sum::<usize>() >= max_bytes;
+    let (kept, cut) = fit(page, max_bytes, crate::bus::weight);
+    (kept, cut || stopped_early)
 }

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::check;
 use super::events::{self, Draft, SOURCE_LAUNCH};
+use crate::bound;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::store::Tx;
@@ -139,7 +140,9 @@ pub fn list(tx: &dyn Tx, p: &SessionListParams) -> Result<SessionsResult> {
             check::id(name, v)?;
         }
     }
-    Ok(SessionsResult { sessions: tx.launches().launch_list(p)? })
+    let sessions = bound::after_key(tx.launches().launch_list(p)?, p.after.as_deref(), |s| &s.session_id)?;
+    let page = bound::page(sessions, |s: &LaunchSession| s.session_id.clone());
+    Ok(SessionsResult { sessions: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 fn record(tx: &mut dyn Tx, event_type: EventType, s: &LaunchSession, summary: &str, now: Ts) -> Result<i64> {

@@ -2,8 +2,9 @@
 //! match; each backend quotes them in its own query language, so they cannot fail to
 //! parse). `syntax: "fts5"` hands the query to SQLite's FTS5 as written.
 
-use coord_proto::types::SearchParams;
+use coord_proto::types::{SearchHit, SearchParams, SearchResult};
 
+use crate::bound;
 use crate::domain::check;
 use crate::error::{Error, Result};
 use crate::store::Tx;
@@ -11,7 +12,7 @@ use crate::store::repos::{SearchQuery, SearchText};
 use crate::time::Ts;
 
 /// Hits returned when no limit is given.
-pub const DEFAULT_HITS: u32 = 20;
+pub const DEFAULT_HITS: u32 = coord_proto::types::SEARCH_LIMIT_DEFAULT;
 /// Longest snippet marker accepted.
 const MAX_MARK: usize = 32;
 
@@ -66,6 +67,15 @@ pub fn query(p: SearchParams) -> Result<SearchQuery> {
         mark_open: mark("mark_open", p.mark_open)?,
         mark_close: mark("mark_close", p.mark_close)?,
     })
+}
+
+/// The hits after the first `offset`, bounded by bytes (`bound::page`); when truncated,
+/// `next_after` is the `offset` of the next page.
+pub fn page(hits: Vec<SearchHit>, offset: u32) -> SearchResult {
+    let hits: Vec<SearchHit> = hits.into_iter().skip(offset as usize).collect();
+    let page = bound::page(hits, |_| ());
+    let next_after = page.truncated.then(|| offset + page.items.len() as u32);
+    SearchResult { hits: page.items, truncated: page.truncated, next_after }
 }
 
 /// Are messages waiting to be indexed?

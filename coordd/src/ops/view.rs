@@ -10,11 +10,11 @@
 use coord_proto::ErrorCode;
 use coord_proto::types::*;
 
-use crate::domain::agents as registry;
+use crate::bound;
 use crate::domain::check;
 use crate::domain::inbox::read;
 use crate::domain::mail::{copies, delivery};
-use crate::domain::orch::{council, model, plan};
+use crate::domain::orch::{council, model};
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::store::repos::TimelineQuery;
@@ -25,7 +25,9 @@ const HELD_THREADS_MAX: u32 = 50;
 
 /// `view.agents`.
 pub fn agents(tx: &dyn Tx, now: Ts, p: &AgentsViewParams, last_event_id: i64) -> Result<AgentsView> {
-    let list = registry::list(tx, &AgentListParams { include_unregistered: !p.registered_only, ..Default::default() })?;
+    let all =
+        tx.agents().agents_list(&AgentListParams { include_unregistered: !p.registered_only, ..Default::default() })?;
+    let list = bound::after_key(all, p.after.as_deref(), |a| &a.agent_id)?;
     let mut out = Vec::with_capacity(list.len());
     for agent in list {
         if agent.agent_id.starts_with(TASK_RECIPIENT_PREFIX) {
@@ -39,7 +41,7 @@ pub fn agents(tx: &dyn Tx, now: Ts, p: &AgentsViewParams, last_event_id: i64) ->
             limit: Some(HELD_THREADS_MAX),
             ..Default::default()
         };
-        let threads: Vec<HeldThread> = read::list(tx, now, held)?.into_iter().map(held_thread).collect();
+        let threads: Vec<HeldThread> = read::list(tx, now, held)?.threads.into_iter().map(held_thread).collect();
         let failed_tasks = failed_tasks(tx, now, &agent.agent_id)?;
         let activity = activity(&agent, &threads, now);
         out.push(AgentOverview {
@@ -51,7 +53,8 @@ pub fn agents(tx: &dyn Tx, now: Ts, p: &AgentsViewParams, last_event_id: i64) ->
             failed_tasks,
         });
     }
-    Ok(AgentsView { agents: out, last_event_id })
+    let page = bound::page(out, |a: &AgentOverview| a.agent.agent_id.clone());
+    Ok(AgentsView { agents: page.items, last_event_id, truncated: page.truncated, next_after: page.next_after })
 }
 
 fn held_thread(t: Thread) -> HeldThread {
@@ -75,7 +78,7 @@ fn failed_tasks(tx: &dyn Tx, now: Ts, agent: &str) -> Result<Vec<HeldThread>> {
         ..Default::default()
     };
     let mut out = Vec::new();
-    for t in read::list(tx, now, q)? {
+    for t in read::list(tx, now, q)?.threads {
         if t.task_id.is_empty() || t.run_id.is_empty() {
             continue;
         }
@@ -111,10 +114,12 @@ fn activity(agent: &Agent, threads: &[HeldThread], now: Ts) -> ActivityState {
 }
 
 /// `view.run`.
-pub fn run(tx: &dyn Tx, run_id: &str, last_event_id: i64) -> Result<RunGraph> {
-    let view = plan::view(tx, run_id, last_event_id)?;
-    let mut tasks = Vec::with_capacity(view.tasks.len());
-    for task in view.tasks {
+pub fn run(tx: &dyn Tx, p: &RunViewParams, last_event_id: i64) -> Result<RunGraph> {
+    let run_id = p.run_id.as_str();
+    let run = model::load_run(tx, run_id)?;
+    let all = bound::after_key(tx.tasks().run_tasks(run_id)?, p.after.as_deref(), |t| &t.task_id)?;
+    let mut tasks = Vec::with_capacity(all.len());
+    for task in all {
         let attempt = if task.attempt > 0 { model::current_attempt(tx, &task)? } else { None };
         let (mut question, mut failure) = (None, None);
         if let Some(a) = &attempt {
@@ -142,7 +147,9 @@ pub fn run(tx: &dyn Tx, run_id: &str, last_event_id: i64) -> Result<RunGraph> {
     }
     let q = SessionListParams { run_id: Some(run_id.to_string()), ..Default::default() };
     let sessions = tx.launches().launch_list(&q)?;
-    Ok(RunGraph { run: view.run, tasks, councils, sessions, last_event_id })
+    let page = bound::page(tasks, |t: &GraphTask| t.task.task_id.clone());
+    let (truncated, next_after) = (page.truncated, page.next_after);
+    Ok(RunGraph { run, tasks: page.items, councils, sessions, last_event_id, truncated, next_after })
 }
 
 /// `view.timeline`.
@@ -171,5 +178,6 @@ pub fn timeline(tx: &dyn Tx, now: Ts, p: TimelineParams, last_event_id: i64) -> 
     let q =
         TimelineQuery { agent: p.agent, thread_id: p.thread_id, run_id: p.run_id, before_event: p.before_event, limit };
     let items = tx.mail().mail_timeline(&q)?.into_iter().map(|r| copies::item(r, now)).collect();
-    Ok(TimelineView { items, last_event_id })
+    let page = bound::page_grouped(items, |m: &MailItem| m.event_id);
+    Ok(TimelineView { items: page.items, last_event_id, truncated: page.truncated, next_after: page.next_after })
 }

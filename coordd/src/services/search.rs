@@ -34,10 +34,11 @@ async fn catch_up(core: &Core) -> Result<()> {
 
 /// `messages.search`.
 pub async fn search(core: &Core, p: SearchParams) -> Result<SearchResult> {
-    let q = search::query(p)?;
+    let offset = p.offset.unwrap_or(0);
+    let mut q = search::query(p)?;
+    q.limit = q.limit.saturating_add(offset);
     catch_up(core).await?;
-    let hits = core.read(move |tx, _| search::find(tx, &q)).await?;
-    Ok(SearchResult { hits })
+    core.read(move |tx, _| Ok(search::page(search::find(tx, &q)?, offset))).await
 }
 
 /// The next published event that recorded a message; `None` when the bus is gone.

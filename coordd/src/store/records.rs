@@ -32,8 +32,21 @@ pub struct FetchQuery {
     pub statuses: Vec<ThreadStatus>,
     /// Only threads holding a message to the agent, from someone else, past its read mark.
     pub unread: bool,
+    /// Only threads after this one in the list's order (a page's cursor).
+    pub after: Option<String>,
     pub limit: u32,
 }
+
+/// `inbox.fetch`'s page cursor as SQL: threads after thread `{n}` in the order
+/// `prio_rank DESC, created_at, thread_id` (`{n}` is the placeholder of its id).
+pub const FETCH_AFTER: &str = "AND EXISTS (SELECT 1 FROM threads c WHERE c.thread_id = {n} \
+     AND (t.prio_rank < c.prio_rank OR (t.prio_rank = c.prio_rank \
+     AND (t.created_at > c.created_at OR (t.created_at = c.created_at AND t.thread_id > c.thread_id)))))";
+
+/// `inbox.list`'s page cursor as SQL: threads after thread `{n}` in the order
+/// `updated_at DESC, thread_id`.
+pub const LIST_AFTER: &str = "EXISTS (SELECT 1 FROM threads c WHERE c.thread_id = {n} \
+     AND (t.updated_at < c.updated_at OR (t.updated_at = c.updated_at AND t.thread_id > c.thread_id)))";
 
 /// A filter over stored events: those after `after` that match `filter` (its cursors are
 /// already resolved into `after`).
@@ -90,6 +103,8 @@ pub struct MailQuery {
     /// without a state filter, as withdrawn).
     pub state: Option<MailState>,
     pub task_id: Option<String>,
+    /// Only copies older than this event (paging backwards).
+    pub before_event: Option<i64>,
     pub limit: u32,
 }
 
@@ -188,6 +203,8 @@ pub struct RequestQuery {
     pub run_id: Option<String>,
     pub types: Vec<String>,
     pub include_closed: bool,
+    /// Only requests after this one in the list's order (a page's cursor).
+    pub after: Option<String>,
     pub limit: u32,
 }
 

@@ -47,7 +47,7 @@ impl InboxMcp {
     async fn requests(&self) -> CallToolResult {
         let p = RequestsParams { to: Some(self.agent.clone()), ..Default::default() };
         self.run(|c| async move {
-            let r = c.control_requests(p).await?;
+            let r = coord_client::pages::all(p, |p| c.control_requests(p)).await?;
             Ok(json!({"requests": r.requests.iter().map(request_view).collect::<Vec<_>>()}))
         })
         .await

@@ -59,8 +59,7 @@ impl InboxMcp {
                 limit: a.limit,
                 ..Default::default()
             };
-            let hits: Vec<_> = c
-                .search(p)
+            let hits: Vec<_> = coord_client::pages::all(p, |p| c.search(p))
                 .await?
                 .hits
                 .into_iter()

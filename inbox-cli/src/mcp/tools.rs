@@ -286,8 +286,8 @@ impl InboxMcp {
         };
         let agent = self.agent.clone();
         self.run(|c| async move {
-            let p = FetchParams { agent, statuses: statuses?, limit: a.limit.or(Some(20)), unread: false };
-            let r = c.fetch(p).await?;
+            let p = FetchParams { agent, statuses: statuses?, limit: a.limit.or(Some(20)), unread: false, after: None };
+            let r = coord_client::pages::all(p, |p| c.fetch(p)).await?;
             Ok(json!({"threads": r.threads.iter().map(thread_view).collect::<Vec<_>>()}))
         })
         .await
@@ -431,9 +431,8 @@ impl InboxMcp {
     async fn list_agents(&self, Parameters(a): Parameters<AgentsArgs>) -> CallToolResult {
         let status = parse_opt("status", a.status.as_deref());
         self.run(|c| async move {
-            let p = AgentListParams { role: a.role, status: status?, include_unregistered: false };
-            let agents: Vec<Value> = c
-                .agent_list(p)
+            let p = AgentListParams { role: a.role, status: status?, include_unregistered: false, after: None };
+            let agents: Vec<Value> = coord_client::pages::all(p, |p| c.agent_list(p))
                 .await?
                 .agents
                 .iter()

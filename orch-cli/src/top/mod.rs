@@ -40,16 +40,15 @@ pub async fn run(ctx: &Ctx, args: TopArgs) -> Res {
     let mut model = Model::new(args.run.clone());
     let start = client.server_info().last_event_id;
     model.cursor = start;
-    let backlog = client
-        .events_list(EventsListParams {
-            filter: EventFilter {
-                after_event: Some((start - BACKLOG).max(0)),
-                run_id: args.run.clone(),
-                ..Default::default()
-            },
-            limit: Some(BACKLOG as u32),
-        })
-        .await?;
+    let backlog = EventsListParams {
+        filter: EventFilter {
+            after_event: Some((start - BACKLOG).max(0)),
+            run_id: args.run.clone(),
+            ..Default::default()
+        },
+        limit: Some(BACKLOG as u32),
+    };
+    let backlog = coord_client::pages::all(backlog, |p| client.events_list(p)).await?;
     for e in backlog.events.into_iter().filter(|e| e.event_id <= start) {
         model.apply(e);
     }
@@ -148,13 +147,12 @@ const SESSIONS_SHOWN: usize = 50;
 /// Read again what the events made stale.
 async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(), CliError> {
     if stale.agents {
-        model.agents = Some(client.view_agents(AgentsViewParams::default()).await?);
+        model.agents = Some(coord_client::pages::all(AgentsViewParams::default(), |p| client.view_agents(p)).await?);
     }
     if stale.blocked {
         let runs: Vec<String> = match &model.run {
             Some(r) => vec![r.clone()],
-            None => client
-                .run_list()
+            None => coord_client::pages::all(RunListParams::default(), |p| client.run_list(p))
                 .await?
                 .runs
                 .into_iter()
@@ -164,7 +162,8 @@ async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(),
         };
         let mut blocked = Vec::new();
         for run in runs {
-            for b in client.blocked(RunRef { run_id: run.clone() }).await?.blocked {
+            let p = RunPageParams { run_id: run.clone(), after: None };
+            for b in coord_client::pages::all(p, |p| client.blocked(p)).await?.blocked {
                 blocked.push((run.clone(), b));
             }
         }
@@ -172,7 +171,7 @@ async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(),
     }
     if stale.sessions {
         let q = SessionListParams { run_id: model.run.clone(), ..Default::default() };
-        let mut all = client.session_list(q).await?.sessions;
+        let mut all = coord_client::pages::all(q, |p| client.session_list(p)).await?.sessions;
         // Running ones first, then the newest that ended; a pane's worth.
         all.reverse();
         all.sort_by_key(|s| s.state != SessionState::Running);

@@ -12,7 +12,7 @@ pub trait OrchApi {
     async fn run_create(&self, params: RunCreateParams) -> RpcResult<RunView>;
 
     #[method(name = "orch.runList")]
-    async fn run_list(&self) -> RpcResult<RunsResult>;
+    async fn run_list(&self, params: RunListParams) -> RpcResult<RunsResult>;
 
     /// The run with all its tasks (what `orch status` draws).
     #[method(name = "orch.runShow")]
@@ -45,7 +45,7 @@ pub trait OrchApi {
     async fn reconcile(&self, params: RunRef) -> RpcResult<TasksResult>;
 
     #[method(name = "orch.blocked")]
-    async fn blocked(&self, params: RunRef) -> RpcResult<BlockedResult>;
+    async fn blocked(&self, params: RunPageParams) -> RpcResult<BlockedResult>;
 
     #[method(name = "orch.answer")]
     async fn answer(&self, params: AnswerParams) -> RpcResult<MessageResult>;
@@ -75,7 +75,7 @@ pub trait OrchApi {
 
     /// A run's councils, oldest first.
     #[method(name = "orch.councilList")]
-    async fn council_list(&self, params: RunRef) -> RpcResult<CouncilsResult>;
+    async fn council_list(&self, params: RunPageParams) -> RpcResult<CouncilsResult>;
 
     /// Change a task's fields (`orch task edit`, `orch task assign`).
     #[method(name = "orch.taskEdit")]

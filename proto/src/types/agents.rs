@@ -146,12 +146,22 @@ pub struct AgentListParams {
     /// Also list agents that were seen but never registered.
     #[serde(default)]
     pub include_unregistered: bool,
+    /// Only agents after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `agents.list`: sorted by id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentsResult {
     pub agents: Vec<Agent>,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `agent_id` of the last agent returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `agents.show`.
@@ -210,12 +220,23 @@ pub struct MailParams {
     /// Default 50, at most 500.
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only copies older than this event (paging backwards: a `next_after` of an earlier
+    /// page).
+    #[serde(default)]
+    pub before_event: Option<i64>,
 }
 
 /// Result of `mail.list`: newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MailResult {
     pub mail: Vec<MailItem>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `before_event` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `event_id` of the last (oldest) copy returned.
+    #[serde(default)]
+    pub next_after: Option<i64>,
 }
 
 /// Params of `mail.read` and `mail.ack`.
@@ -311,12 +332,23 @@ pub struct ReservationListParams {
     pub include_history: bool,
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only reservations after this one in the list's order (a `next_after` of an earlier
+    /// page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `reservations.list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReservationsResult {
     pub reservations: Vec<Reservation>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `reservation_id` of the last one returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `reservations.check`: may `agent` commit changes to these paths?

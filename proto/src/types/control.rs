@@ -279,6 +279,9 @@ pub struct RequestsParams {
     pub include_closed: bool,
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only requests after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// One request with its state.
@@ -306,6 +309,13 @@ pub struct RequestView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestsResult {
     pub requests: Vec<RequestView>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `request_id` of the last request returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -487,6 +497,13 @@ pub struct ProgressRecentResult {
     pub lines: Vec<ProgressLine>,
     /// The newest `seq` so far (0: none since the daemon started).
     pub last_seq: u64,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after_seq` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `seq` of the last line returned.
+    #[serde(default)]
+    pub next_after: Option<u64>,
 }
 
 #[cfg(test)]

@@ -281,12 +281,22 @@ pub struct FetchParams {
     /// Only threads with a message to the agent that the agent has not read yet.
     #[serde(default)]
     pub unread: bool,
+    /// Only threads after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `inbox.fetch` and `inbox.list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadsResult {
     pub threads: Vec<Thread>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `thread_id` of the last thread returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `inbox.claim`.
@@ -390,12 +400,18 @@ pub struct ListParams {
     pub task_id: Option<String>,
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only threads after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Params of `inbox.show`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShowParams {
     pub thread_id: String,
+    /// Only messages recorded after this event (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after_event: Option<i64>,
 }
 
 /// Result of `inbox.show`: the thread with its whole history and artifacts.
@@ -403,6 +419,13 @@ pub struct ShowParams {
 pub struct ShowResult {
     pub thread: Thread,
     pub messages: Vec<Message>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after_event` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `event_id` of the last message returned.
+    #[serde(default)]
+    pub next_after: Option<i64>,
 }
 
 /// Params of `inbox.markRead`: the agent has read the thread's messages up to now.

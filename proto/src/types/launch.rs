@@ -113,6 +113,9 @@ pub struct SessionListParams {
     /// Only sessions still running.
     #[serde(default)]
     pub running_only: bool,
+    /// Only sessions after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `launch.sessionExit`.
@@ -128,4 +131,11 @@ pub struct SessionExitResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionsResult {
     pub sessions: Vec<LaunchSession>,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `session_id` of the last session returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }

@@ -126,6 +126,23 @@ pub struct RunRef {
     pub run_id: String,
 }
 
+/// Params of `orch.runList`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunListParams {
+    /// Only runs after this one, oldest first (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
+}
+
+/// Params of a list of one run's items (`orch.blocked`, `orch.councilList`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunPageParams {
+    pub run_id: String,
+    /// Only items after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
+}
+
 /// Params of `orch.cancel` and `orch.cancel`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CancelTaskParams {
@@ -140,6 +157,13 @@ pub struct CancelTaskParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunsResult {
     pub runs: Vec<Run>,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `run_id` of the last run returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Result of `orch.runShow`, `orch status` and `orch.cancel`: the run and all its tasks.
@@ -148,6 +172,13 @@ pub struct RunView {
     pub run: Run,
     pub tasks: Vec<Task>,
     pub event_id: i64,
+    /// `tasks` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `orch.taskList`'s `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `task_id` of the last task returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `orch.taskAdd`.
@@ -191,12 +222,22 @@ pub struct TaskListParams {
     pub statuses: Vec<TaskStatus>,
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only tasks after this one in the list's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// Result of `orch.taskList`, `orch.ready` and `orch.reconcile`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TasksResult {
     pub tasks: Vec<Task>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `task_id` of the last task returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Result of `orch.taskShow`.
@@ -285,6 +326,13 @@ pub struct BlockedTask {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BlockedResult {
     pub blocked: Vec<BlockedTask>,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `task_id` of the last blocked task returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `orch.worktreeList` and `orch.worktreePrune`.
@@ -506,4 +554,11 @@ pub struct RunFinishResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CouncilsResult {
     pub councils: Vec<Council>,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `council_id` of the last council returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }

@@ -36,6 +36,10 @@ pub struct SearchParams {
     /// At most this many hits (default 20, at most 500).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Skip this many of the best hits first (a `next_after` of an earlier page). Ranks
+    /// are recomputed on each call, so messages written meanwhile can shift them.
+    #[serde(default)]
+    pub offset: Option<u32>,
     /// What marks the start and end of a match in snippets (default `**` and `**`).
     #[serde(default)]
     pub mark_open: Option<String>,
@@ -64,8 +68,18 @@ pub struct SearchHit {
     pub snippet: String,
 }
 
+/// Hits `messages.search` returns when no `limit` is given.
+pub const SEARCH_LIMIT_DEFAULT: u32 = 20;
+
 /// Result of `messages.search`, best hits first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResult {
     pub hits: Vec<SearchHit>,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `offset` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the number of hits before the next page.
+    #[serde(default)]
+    pub next_after: Option<u32>,
 }

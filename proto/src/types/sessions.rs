@@ -46,6 +46,10 @@ pub struct CheckParams {
 pub struct CheckResult {
     pub messages: Vec<MailItem>,
     pub event_id: Option<i64>,
+    /// Delivery stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): the rest stay queued, and the next check delivers them.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 /// Params of `mail.pending`.
@@ -71,6 +75,10 @@ pub struct PendingResult {
     /// With `remind`: the queued messages nobody was reminded of yet.
     #[serde(default)]
     pub new: Vec<MailItem>,
+    /// `new` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`] (protocol
+    /// §1.7): the rest are not marked reminded, and the next call returns them.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 /// Result of `mail.withdraw`.

@@ -27,6 +27,9 @@ pub struct AgentsViewParams {
     /// Also list agents that were seen but never registered (default true).
     #[serde(default)]
     pub registered_only: bool,
+    /// Only agents after this one, by id (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// A thread an agent holds (claimed, in progress or blocked), with its lease.
@@ -64,12 +67,22 @@ pub struct AgentsView {
     pub agents: Vec<AgentOverview>,
     /// The newest event when the view was read: subscribe after it.
     pub last_event_id: i64,
+    /// `agents` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the id of the last agent returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `view.run`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunViewParams {
     pub run_id: String,
+    /// Only tasks after this one in the run's order (a `next_after` of an earlier page).
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// A task as a node of the run's graph.
@@ -97,6 +110,13 @@ pub struct RunGraph {
     #[serde(default)]
     pub sessions: Vec<LaunchSession>,
     pub last_event_id: i64,
+    /// `tasks` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `task_id` of the last task returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `view.timeline`: who sent what to whom, newest first. At most one of
@@ -127,6 +147,13 @@ pub const TIMELINE_LIMIT_MAX: u32 = 1000;
 pub struct TimelineView {
     pub items: Vec<MailItem>,
     pub last_event_id: i64,
+    /// The list stopped early, before its `limit`, to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `before_event` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `event_id` of the last (oldest) item returned.
+    #[serde(default)]
+    pub next_after: Option<i64>,
 }
 
 /// Params of `dashboard.start`.

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::shutdown;
 use super::thread::{Append, load, open};
+use crate::bound;
 use crate::domain::check;
 use crate::error::{Error, Result};
 use crate::ids;
@@ -284,6 +285,7 @@ pub fn requests(tx: &dyn Tx, now: Ts, p: RequestsParams) -> Result<RequestsResul
         run_id: p.run_id,
         types: p.types,
         include_closed: p.include_closed,
+        after: p.after,
         limit,
     };
     let mut out = Vec::new();
@@ -293,7 +295,8 @@ pub fn requests(tx: &dyn Tx, now: Ts, p: RequestsParams) -> Result<RequestsResul
             out.push(v);
         }
     }
-    Ok(RequestsResult { requests: out })
+    let page = bound::page(out, |r: &RequestView| r.request_id.clone());
+    Ok(RequestsResult { requests: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 fn view(tx: &dyn Tx, now: Ts, row: RequestRow, thread_status: ThreadStatus) -> Result<RequestView> {

@@ -50,11 +50,11 @@ fn each_role_does_what_it_says_to_its_thread() {
     assert_eq!((a.thread.thread_id.as_str(), a.thread.status), (req.thread.thread_id.as_str(), ThreadStatus::Done));
     assert_eq!(a.message.to_agent, "w1");
     let mine = MailParams { agent: "w1".into(), ..Default::default() };
-    let mail = m.read(|tx, now| crate::domain::mail::copies::list(tx, now, mine)).unwrap();
+    let mail = m.read(|tx, now| crate::domain::mail::copies::list(tx, now, mine)).unwrap().mail;
     assert!(mail.iter().all(|c| c.message_id != a.message.message_id), "an answer is not mail");
     // The answered request's copy, never delivered, no longer waits in the lead's session.
     let lead = MailParams { agent: "lead".into(), ..Default::default() };
-    let copies = m.read(|tx, now| crate::domain::mail::copies::list(tx, now, lead)).unwrap();
+    let copies = m.read(|tx, now| crate::domain::mail::copies::list(tx, now, lead)).unwrap().mail;
     let copy = copies.iter().find(|c| c.message_id == req.message.message_id).unwrap();
     assert_eq!(copy.delivery, Delivery::Withdrawn);
 }

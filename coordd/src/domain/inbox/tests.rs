@@ -141,7 +141,7 @@ fn fetch_serves_higher_priorities_first_then_the_oldest() {
     }
     let p = FetchParams { agent: "w".into(), ..Default::default() };
     let got: Vec<String> =
-        m.read(|tx, now| read::fetch(tx, now, p)).unwrap().into_iter().map(|t| t.thread_id).collect();
+        m.read(|tx, now| read::fetch(tx, now, p)).unwrap().threads.into_iter().map(|t| t.thread_id).collect();
     assert_eq!(got, [ids[2].clone(), ids[4].clone(), ids[1].clone(), ids[3].clone(), ids[0].clone()]);
 }
 
@@ -153,7 +153,7 @@ fn unread_fetch_sees_only_threads_with_news_for_the_agent() {
     let p = MarkReadParams { agent: "w".into(), thread_id: a.clone() };
     m.write(|tx, now| read::mark_read(tx, now, p)).unwrap();
     let p = FetchParams { agent: "w".into(), unread: true, ..Default::default() };
-    let got = m.read(|tx, now| read::fetch(tx, now, p)).unwrap();
+    let got = m.read(|tx, now| read::fetch(tx, now, p)).unwrap().threads;
     assert_eq!(got.len(), 1);
     assert_ne!(got[0].thread_id, a);
 }

@@ -10,6 +10,7 @@ use coord_proto::types::*;
 use serde_json::json;
 
 use super::peers;
+use crate::bound;
 use crate::domain::check;
 use crate::domain::events::{self, Draft};
 use crate::error::{Error, Result};
@@ -201,15 +202,20 @@ pub fn item(row: MailRow, now: Ts) -> MailItem {
 }
 
 /// `mail.list`: an agent's mail, newest first.
-pub fn list(tx: &dyn Tx, now: Ts, p: MailParams) -> Result<Vec<MailItem>> {
+pub fn list(tx: &dyn Tx, now: Ts, p: MailParams) -> Result<MailResult> {
     check::agent("agent", &p.agent)?;
     let limit = match p.limit {
         None => MAIL_LIMIT_DEFAULT,
         Some(n) if (1..=MAIL_LIMIT_MAX).contains(&n) => n,
         Some(n) => return Err(check::invalid_args(format!("limit must be 1 to {MAIL_LIMIT_MAX}, got {n}"))),
     };
-    let q = MailQuery { recipient: p.agent, state: p.state, task_id: p.task_id, limit };
-    Ok(tx.mail().mail_list(&q)?.into_iter().map(|r| item(r, now)).collect())
+    if p.before_event.is_some_and(|e| e < 0) {
+        return Err(check::invalid_args("before_event must not be negative"));
+    }
+    let q = MailQuery { recipient: p.agent, state: p.state, task_id: p.task_id, before_event: p.before_event, limit };
+    let items = tx.mail().mail_list(&q)?.into_iter().map(|r| item(r, now)).collect();
+    let page = bound::page(items, |m: &MailItem| m.event_id);
+    Ok(MailResult { mail: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// The recipient's copy, or `message_not_found` (no such message) / `not_recipient`.

@@ -11,6 +11,7 @@ use coord_proto::types::*;
 use serde_json::json;
 
 use super::copies::{self, item, task_recipient};
+use crate::bound;
 use crate::domain::check;
 use crate::domain::events::{self, Draft};
 use crate::error::{Error, Result};
@@ -57,13 +58,13 @@ pub fn check(tx: &mut dyn Tx, now: Ts, p: CheckParams) -> Result<CheckResult> {
         handed_over(tx, now, &recipients, &p)?
     };
     if rows.is_empty() {
-        return Ok(CheckResult { messages: vec![], event_id: None });
+        return Ok(CheckResult { messages: vec![], event_id: None, truncated: false });
     }
+    let (rows, truncated) = fitting(rows, now, |row| row.delivered_at = Some(now));
     let mut messages = Vec::with_capacity(rows.len());
-    for mut row in rows {
-        row.delivered_at = Some(now);
+    for (row, m) in rows {
         tx.mail_mut().mail_save(&row)?;
-        messages.push(item(row, now));
+        messages.push(m);
     }
     let owner = p.agent.clone().unwrap_or_else(|| recipients[0].clone());
     let ids: Vec<&str> = messages.iter().map(|m| m.message_id.as_str()).collect();
@@ -72,7 +73,21 @@ pub fn check(tx: &mut dyn Tx, now: Ts, p: CheckParams) -> Result<CheckResult> {
     let task = p.task_id.as_deref().unwrap_or_default();
     let draft = Draft::about(EventType::MailDelivered, &owner, task, &owner, &summary, &payload, now);
     let event_id = events::record(tx, &draft)?;
-    Ok(CheckResult { messages, event_id: Some(event_id) })
+    Ok(CheckResult { messages, event_id: Some(event_id), truncated })
+}
+
+/// The leading `rows`, changed by `mark`, whose items fit in one reply (`bound::fit`; the
+/// rest stay queued for the next call), with their items; whether some were left.
+fn fitting(rows: Vec<MailRow>, now: Ts, mark: impl Fn(&mut MailRow)) -> (Vec<(MailRow, MailItem)>, bool) {
+    let marked = rows
+        .into_iter()
+        .map(|mut row| {
+            mark(&mut row);
+            let m = item(row.clone(), now);
+            (row, m)
+        })
+        .collect();
+    bound::fit(marked, bound::ITEMS_BUDGET, |(_, m)| bound::json_size(m))
 }
 
 /// The mailbox's queued copies of the messages a check names (`message_ids`): mail handed
@@ -96,7 +111,7 @@ fn handed_over(tx: &dyn Tx, now: Ts, recipients: &[String], p: &CheckParams) -> 
 pub fn pending(tx: &dyn Tx, now: Ts, p: &PendingParams) -> Result<PendingResult> {
     let recipients = mailbox(tx, p.agent.as_deref(), p.task_id.as_deref())?;
     let (pending, urgent) = tx.mail().mail_queued_count(&recipients, now)?;
-    Ok(PendingResult { pending, urgent, new: Vec::new() })
+    Ok(PendingResult { pending, urgent, new: Vec::new(), truncated: false })
 }
 
 /// `mail.pending` with `remind`: also the queued mail nobody was reminded of, now marked.
@@ -104,13 +119,13 @@ pub fn remind(tx: &mut dyn Tx, now: Ts, p: PendingParams) -> Result<PendingResul
     let recipients = mailbox(tx, p.agent.as_deref(), p.task_id.as_deref())?;
     let (pending, urgent) = tx.mail().mail_queued_count(&recipients, now)?;
     let q = QueuedQuery { recipients, now, priorities: vec![], unreminded: true, limit: MAX_CHECK };
-    let mut new = Vec::new();
-    for mut row in tx.mail().mail_queued(&q)? {
-        row.reminded_at = Some(now);
+    let (rows, truncated) = fitting(tx.mail().mail_queued(&q)?, now, |row| row.reminded_at = Some(now));
+    let mut new = Vec::with_capacity(rows.len());
+    for (row, m) in rows {
         tx.mail_mut().mail_save(&row)?;
-        new.push(item(row, now));
+        new.push(m);
     }
-    Ok(PendingResult { pending, urgent, new })
+    Ok(PendingResult { pending, urgent, new, truncated })
 }
 
 /// `mail.withdraw`: the sender takes back every copy not delivered yet.

@@ -25,7 +25,7 @@ fn send(to: &str) -> SendParams {
 
 fn mail_of(m: &Memory, agent: &str) -> Vec<MailItem> {
     let p = MailParams { agent: agent.into(), ..Default::default() };
-    m.read(|tx, now| copies::list(tx, now, p)).unwrap()
+    m.read(|tx, now| copies::list(tx, now, p)).unwrap().mail
 }
 
 #[test]

@@ -16,6 +16,7 @@ use coord_proto::types::*;
 use serde_json::{Value, json};
 
 use super::model::*;
+use crate::bound;
 use crate::domain::check;
 use crate::error::{Error, Result};
 use crate::store::Tx;
@@ -292,13 +293,18 @@ pub fn answer_target(tx: &dyn Tx, p: AnswerParams) -> Result<ReplyParams> {
 }
 
 /// `orch.blocked`: blocked tasks with the question that blocks each.
-pub fn blocked(tx: &dyn Tx, run_id: &str) -> Result<BlockedResult> {
-    load_run(tx, run_id)?;
+pub fn blocked(tx: &dyn Tx, p: &RunPageParams) -> Result<BlockedResult> {
+    load_run(tx, &p.run_id)?;
+    let tasks = tx.tasks().run_tasks(&p.run_id)?;
     let mut out = Vec::new();
-    for task in tx.tasks().run_tasks(run_id)?.into_iter().filter(|t| t.status == TaskStatus::Blocked) {
+    for task in bound::after_key(tasks, p.after.as_deref(), |t| &t.task_id)?.into_iter() {
+        if task.status != TaskStatus::Blocked {
+            continue;
+        }
         let Some(a) = current_attempt(tx, &task)? else { continue };
         let question = tx.messages().latest_message_of_kind(&a.thread_id, MessageKind::Question)?;
         out.push(BlockedTask { task, thread_id: a.thread_id, worker: a.worker, question });
     }
-    Ok(BlockedResult { blocked: out })
+    let page = bound::page(out, |b: &BlockedTask| b.task.task_id.clone());
+    Ok(BlockedResult { blocked: page.items, truncated: page.truncated, next_after: page.next_after })
 }

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::model::*;
+use crate::bound;
 use crate::domain::check;
 use crate::error::{Error, Result};
 use crate::store::Tx;
@@ -202,9 +203,12 @@ fn check_votes(tx: &dyn Tx, member: &MemberRow, payload: &Value) -> Result<()> {
 }
 
 /// `orch.councilList`: a run's councils, oldest first.
-pub fn list(tx: &dyn Tx, run_id: &str) -> Result<Vec<Council>> {
-    load_run(tx, run_id)?;
-    tx.councils().councils_of(run_id)?.iter().map(|c| show(tx, run_id, &c.council_id)).collect()
+pub fn list(tx: &dyn Tx, p: &RunPageParams) -> Result<CouncilsResult> {
+    load_run(tx, &p.run_id)?;
+    let stored = bound::after_key(tx.councils().councils_of(&p.run_id)?, p.after.as_deref(), |c| &c.council_id)?;
+    let councils = stored.iter().map(|c| show(tx, &p.run_id, &c.council_id)).collect::<Result<Vec<_>>>()?;
+    let page = bound::page(councils, |c: &Council| c.council_id.clone());
+    Ok(CouncilsResult { councils: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// The vote to open once every reviewer brainstormed: one thread per reviewer.

@@ -8,6 +8,7 @@ use coord_proto::{DEFAULT_LIMIT, ErrorCode};
 use serde_json::json;
 
 use super::model::*;
+use crate::bound;
 use crate::domain::check;
 use crate::error::{Error, Result};
 use crate::store::Tx;
@@ -27,7 +28,9 @@ pub fn tasks_of(tx: &dyn Tx, run_id: &str) -> Result<Vec<Task>> {
 }
 
 pub fn view(tx: &dyn Tx, run_id: &str, event_id: i64) -> Result<RunView> {
-    Ok(RunView { run: load_run(tx, run_id)?, tasks: tasks_of(tx, run_id)?, event_id })
+    let run = load_run(tx, run_id)?;
+    let TasksResult { tasks, truncated, next_after } = tasks_page(tx.tasks().run_tasks(run_id)?);
+    Ok(RunView { run, tasks, event_id, truncated, next_after })
 }
 
 pub fn task_view(tx: &dyn Tx, run_id: &str, task_id: &str) -> Result<TaskView> {
@@ -83,7 +86,7 @@ pub fn create_run(tx: &mut dyn Tx, now: Ts, p: RunCreateParams) -> Result<RunVie
     tx.runs_mut().run_insert(&run)?;
     let payload = json!({"goal": run.goal, "auto_retry": run.auto_retry, "auto_merge": run.auto_merge});
     let id = run_event(tx, EventType::RunCreated, &run, (&run.created_by, &run.goal, &payload), now)?;
-    Ok(RunView { run, tasks: vec![], event_id: id })
+    Ok(RunView { run, tasks: vec![], event_id: id, truncated: false, next_after: None })
 }
 
 /// `orch.taskAdd`.
@@ -146,22 +149,47 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
 }
 
 /// `orch.taskList`: a run's tasks in creation order, optionally filtered.
-pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<Vec<Task>> {
+pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<TasksResult> {
     load_run(tx, &p.run_id)?;
     let mut tasks = tx.tasks().run_tasks(&p.run_id)?;
     if !p.statuses.is_empty() {
         tasks.retain(|t| p.statuses.contains(&t.status));
     }
+    let mut tasks = bound::after_key(tasks, p.after.as_deref(), |t| &t.task_id)?;
     if let Some(limit) = p.limit {
         tasks.truncate(check::limit(Some(limit), DEFAULT_LIMIT)? as usize);
     }
-    Ok(tasks)
+    Ok(tasks_page(tasks))
 }
 
-/// `orch.ready`: ready tasks, highest priority first, then oldest.
-pub fn ready(tx: &dyn Tx, p: &TaskListParams) -> Result<Vec<Task>> {
+/// `orch.runList`: runs, oldest first.
+pub fn list_runs(tx: &dyn Tx, p: &RunListParams) -> Result<RunsResult> {
+    let runs = bound::after_key(tx.runs().runs_list()?, p.after.as_deref(), |r| &r.run_id)?;
+    let page = bound::page(runs, |r: &Run| r.run_id.clone());
+    Ok(RunsResult { runs: page.items, truncated: page.truncated, next_after: page.next_after })
+}
+
+/// `orch.ready`: ready tasks, highest priority first, then oldest. `after` continues a
+/// page: ready tasks are few and read whole, so the cursor is applied to that list.
+pub fn ready(tx: &dyn Tx, p: &TaskListParams) -> Result<TasksResult> {
     load_run(tx, &p.run_id)?;
-    tx.tasks().tasks_ready(&p.run_id, check::limit(p.limit, DEFAULT_LIMIT)?)
+    let limit = check::limit(p.limit, DEFAULT_LIMIT)?;
+    let tasks = match &p.after {
+        None => tx.tasks().tasks_ready(&p.run_id, limit)?,
+        Some(after) => {
+            let all = bound::after_key(tx.tasks().tasks_ready(&p.run_id, coord_proto::MAX_LIMIT)?, Some(after), |t| {
+                &t.task_id
+            })?;
+            all.into_iter().take(limit as usize).collect()
+        }
+    };
+    Ok(tasks_page(tasks))
+}
+
+/// A list of tasks bounded by bytes (`orch.taskList`, `orch.ready`, `orch.reconcile`).
+pub fn tasks_page(tasks: Vec<Task>) -> TasksResult {
+    let page = bound::page(tasks, |t: &Task| t.task_id.clone());
+    TasksResult { tasks: page.items, truncated: page.truncated, next_after: page.next_after }
 }
 
 /// Would `task → on` close a cycle? The path from `from` to `target`, when there is one.

@@ -82,7 +82,7 @@ fn readiness_follows_dependencies_and_cycles_are_refused() {
     let m = Memory::new();
     setup(&m);
     let q = TaskListParams { run_id: "R1".into(), ..Default::default() };
-    let ready = m.read(|tx, _| plan::ready(tx, &q)).unwrap();
+    let ready = m.read(|tx, _| plan::ready(tx, &q)).unwrap().tasks;
     assert_eq!(ready.iter().map(|t| t.task_id.as_str()).collect::<Vec<_>>(), ["T1"]);
     let p = DepParams { run_id: "R1".into(), task_id: "T1".into(), on: "T3".into() };
     let e = m.write(|tx, now| plan::change_dep(tx, now, p, plan::DepChange::Add)).unwrap_err();

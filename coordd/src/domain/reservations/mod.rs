@@ -13,6 +13,7 @@ mod tests;
 use coord_proto::types::*;
 use coord_proto::{AppError, ErrorCode, MAX_LIMIT};
 
+use crate::bound;
 use crate::domain::check::{self, invalid_args};
 use crate::domain::events::{self, Draft};
 use crate::error::{Error, Result};
@@ -174,18 +175,20 @@ pub fn release(tx: &mut dyn Tx, now: Ts, p: ReleaseParams) -> Result<ReleaseResu
 
 /// `reservations.list`: active reservations (or the whole history), filtered; with a path,
 /// only those whose scope covers it.
-pub fn list(tx: &dyn Tx, now: Ts, p: ReservationListParams) -> Result<Vec<Reservation>> {
+pub fn list(tx: &dyn Tx, now: Ts, p: ReservationListParams) -> Result<ReservationsResult> {
     let limit = check::limit(p.limit, MAX_LIMIT)? as usize;
     let path = p.path.as_deref().map(|p| glob::normalize(p).map_err(invalid_args)).transpose()?;
     let q = ReservationQuery { agent: p.agent, task_id: p.task_id, include_history: p.include_history };
-    Ok(tx
-        .reservations()
-        .reservations_list(&q)?
+    let all = tx.reservations().reservations_list(&q)?;
+    let after = bound::after_key(all, p.after.as_deref(), |s| &s.reservation.reservation_id)?;
+    let listed = after
         .into_iter()
         .map(|s| view(s, now))
         .filter(|r| path.as_deref().is_none_or(|f| glob::covers(&r.scope, f)))
         .take(limit)
-        .collect())
+        .collect();
+    let page = bound::page(listed, |r: &Reservation| r.reservation_id.clone());
+    Ok(ReservationsResult { reservations: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// `reservations.check`: the paths that lie in another agent's live exclusive reservation.

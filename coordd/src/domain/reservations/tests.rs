@@ -41,7 +41,7 @@ fn generations_grow_across_takeovers() {
     let own = m.write(|tx, now| reserve(tx, now, p("a", "src/**", false))).unwrap();
     assert_eq!((own.reservation.generation, own.taken_over.len(), own.renewed), (5, 0, false));
     let all = ReservationListParams { include_history: true, ..Default::default() };
-    let history = m.read(|tx, now| list(tx, now, all)).unwrap();
+    let history = m.read(|tx, now| list(tx, now, all)).unwrap().reservations;
     assert_eq!(history.len(), 5);
     assert_eq!(history.iter().filter(|r| r.state == ReservationState::Active).count(), 1);
 }

@@ -65,10 +65,11 @@ impl Mail for PgTx<'_> {
     fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>> {
         let sql = format!(
             "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.recipient = $1 AND ($2::text IS NULL OR x.state = $2) \
-             AND ($3::text IS NULL OR t.task_id = $3) ORDER BY x.event_id DESC LIMIT {}",
+             AND ($3::text IS NULL OR t.task_id = $3) AND ($4::bigint IS NULL OR x.event_id < $4) \
+             ORDER BY x.event_id DESC LIMIT {}",
             q.limit
         );
-        self.map(&sql, &[&q.recipient, &q.state.map(|s| s.as_str()), &q.task_id], rows::mail)
+        self.map(&sql, &[&q.recipient, &q.state.map(|s| s.as_str()), &q.task_id, &q.before_event], rows::mail)
     }
 
     fn mail_queued(&self, q: &QueuedQuery) -> Result<Vec<MailRow>> {

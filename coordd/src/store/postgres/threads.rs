@@ -5,7 +5,7 @@ use coord_proto::types::*;
 use super::deferred::THREADS;
 use super::tx::{Args, PgTx};
 use crate::error::Result;
-use crate::store::repos::{FetchQuery, LeaseRow, Leases, StoredThread, Threads};
+use crate::store::repos::{FETCH_AFTER, FetchQuery, LIST_AFTER, LeaseRow, Leases, StoredThread, Threads};
 use crate::store::rows::{self, LEASE_COLUMNS, THREAD_COLUMNS, THREAD_FROM, ts_text};
 use crate::time::Ts;
 
@@ -62,14 +62,18 @@ impl Threads for PgTx<'_> {
         } else {
             ""
         };
+        let after = if q.after.is_some() { FETCH_AFTER.replace("{n}", "$3") } else { String::new() };
         let sql = format!(
             "SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} \
-             WHERE t.assigned_to = $1 AND t.status = ANY($2) {unread} \
+             WHERE t.assigned_to = $1 AND t.status = ANY($2) {unread} {after} \
              ORDER BY t.prio_rank DESC, t.created_at, t.thread_id LIMIT {}",
             q.limit
         );
         let statuses = names(&q.statuses, |s| s.as_str());
-        self.map(&sql, &[&q.agent, &statuses], rows::thread)
+        match &q.after {
+            Some(after) => self.map(&sql, &[&q.agent, &statuses, after], rows::thread),
+            None => self.map(&sql, &[&q.agent, &statuses], rows::thread),
+        }
     }
 
     fn threads_list(&self, p: &ListParams, limit: u32) -> Result<Vec<StoredThread>> {
@@ -91,6 +95,9 @@ impl Threads for PgTx<'_> {
         }
         if !p.statuses.is_empty() {
             clauses.push(format!("t.status = ANY({})", args.push(names(&p.statuses, |s| s.as_str()))));
+        }
+        if let Some(after) = &p.after {
+            clauses.push(LIST_AFTER.replace("{n}", &args.push(after.clone())));
         }
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let sql = format!(

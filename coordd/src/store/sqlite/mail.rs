@@ -84,13 +84,15 @@ impl Mail for SqliteTx<'_> {
         let sql = format!(
             "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.recipient = ?1 AND (?2 IS NULL OR x.state = ?2) \
              AND (?2 IS NULL OR x.withdrawn_at IS NULL) \
-             AND (?3 IS NULL OR t.task_id = ?3) ORDER BY x.event_id DESC LIMIT {}",
+             AND (?3 IS NULL OR t.task_id = ?3) AND (?4 IS NULL OR x.event_id < ?4) \
+             ORDER BY x.event_id DESC LIMIT {}",
             q.limit
         );
         let args = vec![
             SqlValue::Text(q.recipient.clone()),
             q.state.map_or(SqlValue::Null, |s| SqlValue::Text(s.as_str().into())),
             q.task_id.clone().map_or(SqlValue::Null, SqlValue::Text),
+            q.before_event.map_or(SqlValue::Null, SqlValue::Integer),
         ];
         self.mail_rows(&sql, args)
     }

@@ -64,8 +64,15 @@ impl Requests for SqliteTx<'_> {
         if !q.include_closed {
             clauses.push("t.status NOT IN ('done', 'failed', 'cancelled')".into());
         }
+        let (order, past) = if q.include_closed { ("DESC", "<") } else { ("ASC", ">") };
+        if let Some(after) = &q.after {
+            args.push(SqlValue::Text(after.clone()));
+            let n = args.len();
+            clauses.push(format!(
+                "(r.created_at, r.request_id) {past} (SELECT created_at, request_id FROM requests WHERE request_id = ?{n})"
+            ));
+        }
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
-        let order = if q.include_closed { "DESC" } else { "ASC" };
         let sql = format!(
             "SELECT {REQUEST_COLUMNS}, t.status FROM requests r JOIN threads t ON t.thread_id = r.thread_id {filter} \
              ORDER BY r.created_at {order}, r.request_id {order} LIMIT {}",

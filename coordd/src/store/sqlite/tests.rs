@@ -36,7 +36,8 @@ fn plan_with(conn: &Connection, sql: &str, params: &[&dyn rusqlite::ToSql]) -> V
 #[test]
 fn fetch_is_served_in_order_by_its_index() {
     let m = Memory::new();
-    let q = FetchQuery { agent: "w".into(), statuses: vec![ThreadStatus::Pending], unread: false, limit: 50 };
+    let q =
+        FetchQuery { agent: "w".into(), statuses: vec![ThreadStatus::Pending], unread: false, after: None, limit: 50 };
     m.read(|tx, _| tx.threads().threads_fetch(&q)).unwrap();
     // The very statement `threads_fetch` runs.
     let p = plan_with(m.conn(), &super::threads::fetch_sql(&q), &[&"w", &"pending"]);

@@ -5,7 +5,7 @@ use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
 use super::tx::{SqliteTx, marks};
 use crate::error::Result;
-use crate::store::repos::{FetchQuery, LeaseRow, Leases, StoredThread, Threads};
+use crate::store::repos::{FETCH_AFTER, FetchQuery, LIST_AFTER, LeaseRow, Leases, StoredThread, Threads};
 use crate::store::rows::{self, LEASE_COLUMNS, THREAD_COLUMNS, THREAD_FROM, ts_text};
 use crate::time::Ts;
 
@@ -62,6 +62,9 @@ impl Threads for SqliteTx<'_> {
     fn threads_fetch(&self, q: &FetchQuery) -> Result<Vec<StoredThread>> {
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(q.agent.clone())];
         args.extend(q.statuses.iter().map(|s| SqlValue::Text(s.as_str().into())));
+        if let Some(after) = &q.after {
+            args.push(SqlValue::Text(after.clone()));
+        }
         self.query_threads(&fetch_sql(q), args)
     }
 
@@ -87,6 +90,10 @@ impl Threads for SqliteTx<'_> {
         if !p.statuses.is_empty() {
             clauses.push(format!("t.status IN ({})", marks(args.len() + 1, p.statuses.len())));
             args.extend(p.statuses.iter().map(|s| SqlValue::Text(s.as_str().into())));
+        }
+        if let Some(after) = &p.after {
+            args.push(SqlValue::Text(after.clone()));
+            clauses.push(LIST_AFTER.replace("{n}", &format!("?{}", args.len())));
         }
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let sql = format!(
@@ -177,11 +184,15 @@ pub(super) fn fetch_sql(q: &FetchQuery) -> String {
     } else {
         ""
     };
+    let after = match q.after {
+        Some(_) => FETCH_AFTER.replace("{n}", &format!("?{}", 2 + q.statuses.len())),
+        None => String::new(),
+    };
     // Served in order by idx_threads_fetch (assigned_to, status, prio_rank DESC,
     // created_at, thread_id) when one status is asked for: no sort.
     format!(
         "SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} \
-         WHERE t.assigned_to = ?1 AND t.status IN ({}) {unread} \
+         WHERE t.assigned_to = ?1 AND t.status IN ({}) {unread} {after} \
          ORDER BY t.prio_rank DESC, t.created_at, t.thread_id LIMIT {}",
         marks(2, q.statuses.len()),
         q.limit

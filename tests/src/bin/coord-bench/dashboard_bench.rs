@@ -93,7 +93,7 @@ fn view_calls(rt: &tokio::runtime::Runtime, c: &Client, tasks: usize) {
         report(what, format!("p50 {}", ms(percentile(&lat, 0.5))));
     };
     time(&format!("  view.run, {tasks} tasks"), &|| {
-        rt.block_on(c.view_run(RunViewParams { run_id: "R1".into() })).unwrap();
+        rt.block_on(c.view_run(RunViewParams { run_id: "R1".into(), after: None })).unwrap();
     });
     time("  view.agents", &|| {
         rt.block_on(c.view_agents(AgentsViewParams::default())).unwrap();

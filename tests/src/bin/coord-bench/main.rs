@@ -9,10 +9,10 @@
 //! docs/ and is never run by default). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 //!
-//! Three long runs happen only when named: `--only soak` (100 simulated agents for 10
+//! Four long runs happen only when named: `--only soak` (100 simulated agents for 10
 //! minutes; `--agents N`, `--minutes M` or `--seconds S`, `--think-ms T`), `--only crash-loop` (20 rounds of
-//! `kill -9`; `--rounds N`) and `--only abuse` (the memory abuse of issue 14 through the raw
-//! socket).
+//! `kill -9`; `--rounds N`), `--only abuse` (the memory abuse of issue 14 through the raw
+//! socket) and `--only replies` (lists of 1 MiB messages read page by page, issue 26).
 
 mod control_bench;
 mod dashboard_bench;
@@ -67,6 +67,8 @@ Options:
                           (--agents N, --minutes M or --seconds S, --think-ms T)
   --only crash-loop       rounds of kill -9 (--rounds N, default 20)
   --only abuse            the memory abuse of issue 14 through the raw socket
+  --only replies          lists of 1 MiB messages read page by page (issue 26): the
+                          largest reply and the daemon's resident size
   --sends-per-client N    sends per client in the send measure (default 2000)
   -h, --help              print this help
 
@@ -120,7 +122,7 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
-    if let Some(long @ ("soak" | "crash-loop" | "abuse")) = only.as_deref() {
+    if let Some(long @ ("soak" | "crash-loop" | "abuse" | "replies")) = only.as_deref() {
         #[cfg(not(target_os = "linux"))]
         {
             eprintln!("coord-bench: --only {long} reads /proc and runs on Linux only");
@@ -139,6 +141,8 @@ fn main() {
             let d = p.serve();
             if long == "abuse" {
                 soak_bench::abuse(&p, &d.socket, d.pid());
+            } else if long == "replies" {
+                soak_bench::replies(&d.socket, d.pid());
             } else {
                 let s = soak_bench::Soak {
                     agents: number("--agents", 100) as usize,

@@ -1,6 +1,6 @@
 //! Long runs that are not CI tests: the 100-agent soak (`--only soak`), the long crash loop
-//! (`--only crash-loop`), and the memory abuse the issue measured through the raw socket
-//! (`--only abuse`).
+//! (`--only crash-loop`), the memory abuse the issue measured through the raw socket
+//! (`--only abuse`), and lists of large messages read page by page (`--only replies`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -185,4 +185,59 @@ pub fn abuse(p: &Project, socket: &std::path::Path, pid: u32) {
         );
     }
     let _ = p;
+}
+
+/// Issue 26's measurement: lists of 1 MiB messages read whole, page after page (40
+/// messages in one thread; `events.list` with `limit` 1000, `inbox.show`, `mail.list`,
+/// `view.timeline`): the largest reply line and the daemon's resident size meanwhile.
+pub fn replies(socket: &std::path::Path, pid: u32) {
+    use serde_json::{Value, json};
+    let s = UnixStream::connect(socket).unwrap();
+    let mut c = (s.try_clone().unwrap(), BufReader::new(s));
+    let mut call = |method: &str, params: Value| -> (Value, usize) {
+        let line = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        c.0.write_all(line.as_bytes()).unwrap();
+        c.0.write_all(b"\n").unwrap();
+        let mut reply = String::new();
+        c.1.read_line(&mut reply).unwrap();
+        (serde_json::from_str::<Value>(&reply).unwrap()["result"].clone(), reply.len())
+    };
+    let body = "x".repeat(1024 * 1024);
+    let (sent, _) = call("inbox.send", json!({"from": "lead", "to": "r", "summary": "m", "body": body}));
+    let thread = sent["thread"]["thread_id"].clone();
+    for _ in 1..40 {
+        call(
+            "inbox.reply",
+            json!({"from": "lead", "thread_id": thread, "kind": "progress", "summary": "m", "body": body}),
+        );
+    }
+    let lists = [
+        ("events.list", json!({"thread_id": thread, "limit": 1000}), "events", "after_event"),
+        ("inbox.show", json!({"thread_id": thread}), "messages", "after_event"),
+        ("mail.list", json!({"agent": "r", "limit": 500}), "mail", "before_event"),
+        ("view.timeline", json!({"thread_id": thread, "limit": 1000}), "items", "before_event"),
+    ];
+    for (method, mut params, items, cursor) in lists {
+        let before = proc_mib(pid, "VmRSS");
+        let (mut largest, mut pages, mut got, mut peak) = (0, 0, 0, before);
+        loop {
+            let (r, size) = call(method, params.clone());
+            (largest, pages) = (largest.max(size), pages + 1);
+            got += r[items].as_array().map_or(0, Vec::len);
+            peak = peak.max(proc_mib(pid, "VmRSS"));
+            if r["truncated"] != true {
+                break;
+            }
+            params[cursor] = r["next_after"].clone();
+        }
+        report(
+            &format!("{method} of 40 messages of 1 MiB"),
+            format!(
+                "{got} items in {pages} pages, largest reply {:.1} MiB; RSS {before} -> {} MiB (highest seen {peak} MiB, peak of the run {} MiB)",
+                largest as f64 / 1048576.0,
+                proc_mib(pid, "VmRSS"),
+                proc_mib(pid, "VmHWM")
+            ),
+        );
+    }
 }
