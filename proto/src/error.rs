@@ -37,7 +37,7 @@ macro_rules! error_codes {
     ($( $(#[$doc:meta])* $var:ident = $num:literal, $name:literal, $exit:ident; )+) => {
         /// Stable application error codes. The number travels as the JSON-RPC error
         /// `code`; the snake_case name travels in `error.data.code`.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
         pub enum ErrorCode {
             $( $(#[$doc])* #[serde(rename = $name)] $var, )+
         }
@@ -166,7 +166,7 @@ impl std::fmt::Display for ErrorCode {
 }
 
 /// The `data` member of an application error object: `{"code": "<name>", ...details}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorData {
     /// The stable snake_case name of the error.
     pub code: ErrorCode,
@@ -179,25 +179,32 @@ pub struct ErrorData {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct AppError {
+    /// Stable error name (`snake_case`).
     pub code: ErrorCode,
+    /// Human-readable message; the code, not this text, is stable.
     pub message: String,
+    /// Structured details of the error, when it has some.
     pub details: Option<serde_json::Value>,
 }
 
 impl AppError {
+    /// An error with this code and message and no details.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         AppError { code, message: message.into(), details: None }
     }
 
+    /// The same error carrying structured details.
     pub fn with_details(mut self, details: serde_json::Value) -> Self {
         self.details = Some(details);
         self
     }
 
+    /// An `invalid_input` error.
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidInput, message)
     }
 
+    /// A `not_found` error.
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::NotFound, message)
     }

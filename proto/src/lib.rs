@@ -6,6 +6,8 @@
 //! it only describes what travels over the socket. `docs/protocol.md` documents the same
 //! contract for tools written in other languages.
 
+#![deny(missing_docs)]
+
 pub mod api;
 pub mod error;
 mod exit;

@@ -8,6 +8,7 @@ use crate::types::*;
 
 #[rpc(server, client)]
 pub trait AgentsApi {
+    /// Register an agent (or update a recorded one): its name, role, display name and model.
     #[method(name = "agents.register")]
     async fn agent_register(&self, params: RegisterParams) -> RpcResult<AgentResult>;
 
@@ -15,6 +16,7 @@ pub trait AgentsApi {
     #[method(name = "agents.list")]
     async fn agent_list(&self, params: AgentListParams) -> RpcResult<AgentsResult>;
 
+    /// One agent, registered or recorded (the Agent itself, not wrapped).
     #[method(name = "agents.show")]
     async fn agent_show(&self, params: AgentRef) -> RpcResult<Agent>;
 
@@ -23,15 +25,20 @@ pub trait AgentsApi {
     #[method(name = "agents.authenticate")]
     async fn agent_authenticate(&self, params: AuthenticateParams) -> RpcResult<AuthenticateResult>;
 
+    /// Advance an agent's `last_seen_at`; a changed `status` is stored with event
+    /// `agent.status`.
     #[method(name = "agents.heartbeat")]
     async fn agent_heartbeat(&self, params: HeartbeatParams) -> RpcResult<AgentResult>;
 
+    /// Reserve a file scope for a task.
     #[method(name = "reservations.reserve")]
     async fn reserve(&self, params: ReserveParams) -> RpcResult<ReserveResult>;
 
+    /// Release the caller's active reservation of exactly this (normalised) scope.
     #[method(name = "reservations.release")]
     async fn release(&self, params: ReleaseParams) -> RpcResult<ReleaseResult>;
 
+    /// Reservations that match every given filter.
     #[method(name = "reservations.list")]
     async fn reservation_list(&self, params: ReservationListParams) -> RpcResult<ReservationsResult>;
 

@@ -17,6 +17,7 @@ pub trait ControlApi {
     #[method(name = "control.requests")]
     async fn control_requests(&self, params: RequestsParams) -> RpcResult<RequestsResult>;
 
+    /// The permission policy: which tool calls of which agents need whose approval.
     #[method(name = "policy.get")]
     async fn policy_get(&self) -> RpcResult<PolicyResult>;
 

@@ -12,9 +12,11 @@ pub trait MailApi {
     #[method(name = "mail.list")]
     async fn mail_list(&self, params: MailParams) -> RpcResult<MailResult>;
 
+    /// Mark one mail row read for its recipient (delivering it if it was still queued).
     #[method(name = "mail.read")]
     async fn mail_read(&self, params: MailRef) -> RpcResult<MailItemResult>;
 
+    /// Acknowledge one mail row for its recipient.
     #[method(name = "mail.ack")]
     async fn mail_ack(&self, params: MailRef) -> RpcResult<MailItemResult>;
 
@@ -30,9 +32,13 @@ pub trait MailApi {
     #[method(name = "mail.withdraw")]
     async fn mail_withdraw(&self, params: MailRef) -> RpcResult<WithdrawResult>;
 
+    /// Link two tasks so that their sessions can address each other (`inbox.send` with
+    /// `to_peer`). Symmetric and idempotent; `event_id` is null when the link already
+    /// existed.
     #[method(name = "peers.link")]
     async fn peers_link(&self, params: PeerLinkParams) -> RpcResult<PeersResult>;
 
+    /// The peers linked to a task.
     #[method(name = "peers.list")]
     async fn peers_list(&self, params: PeerListParams) -> RpcResult<PeersResult>;
 

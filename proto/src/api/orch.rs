@@ -8,9 +8,11 @@ use crate::types::*;
 
 #[rpc(server, client)]
 pub trait OrchApi {
+    /// Create a run.
     #[method(name = "orch.runCreate")]
     async fn run_create(&self, params: RunCreateParams) -> RpcResult<RunView>;
 
+    /// Every run, oldest first (`created_at`, then `run_id`).
     #[method(name = "orch.runList")]
     async fn run_list(&self) -> RpcResult<RunsResult>;
 
@@ -18,18 +20,23 @@ pub trait OrchApi {
     #[method(name = "orch.runShow")]
     async fn run_show(&self, params: RunRef) -> RpcResult<RunView>;
 
+    /// Add a task to a run.
     #[method(name = "orch.taskAdd")]
     async fn task_add(&self, params: TaskAddParams) -> RpcResult<TaskView>;
 
+    /// The tasks of a run, filtered by status if asked.
     #[method(name = "orch.taskList")]
     async fn task_list(&self, params: TaskListParams) -> RpcResult<TasksResult>;
 
+    /// One task with the ids of the tasks that depend on it and every attempt, oldest first.
     #[method(name = "orch.taskShow")]
     async fn task_show(&self, params: TaskRef) -> RpcResult<TaskView>;
 
+    /// Make `task_id` depend on `on`.
     #[method(name = "orch.depAdd")]
     async fn dep_add(&self, params: DepParams) -> RpcResult<TaskView>;
 
+    /// Make `task_id` stop depending on `on`.
     #[method(name = "orch.depRemove")]
     async fn dep_remove(&self, params: DepParams) -> RpcResult<TaskView>;
 
@@ -37,6 +44,11 @@ pub trait OrchApi {
     #[method(name = "orch.ready")]
     async fn ready(&self, params: TaskListParams) -> RpcResult<TasksResult>;
 
+    /// Hand ready tasks to workers. A dispatch is the durable handoff, not the execution: for
+    /// each task it creates attempt N (its first is 1), the attempt's inbox thread and, for a
+    /// `code` task, a git worktree on a new branch; the task becomes `dispatched`. Starting
+    /// the worker process is up to the caller (a launcher), which gets what it needs in the
+    /// result.
     #[method(name = "orch.dispatch")]
     async fn dispatch(&self, params: DispatchParams) -> RpcResult<DispatchResult>;
 
@@ -44,15 +56,21 @@ pub trait OrchApi {
     #[method(name = "orch.reconcile")]
     async fn reconcile(&self, params: RunRef) -> RpcResult<TasksResult>;
 
+    /// Blocked tasks, each with the question that blocks it.
     #[method(name = "orch.blocked")]
     async fn blocked(&self, params: RunRef) -> RpcResult<BlockedResult>;
 
+    /// Answer a blocked task's question in the current attempt's thread: the same as
+    /// `inbox.reply` with kind `answer`, sent to the attempt's worker. It wakes the worker's
+    /// `inbox wait-reply`, and the task goes back to `in_progress`.
     #[method(name = "orch.answer")]
     async fn answer(&self, params: AnswerParams) -> RpcResult<MessageResult>;
 
+    /// Open a new attempt for a `failed` or `cancelled` task.
     #[method(name = "orch.retry")]
     async fn retry(&self, params: RetryParams) -> RpcResult<DispatchResult>;
 
+    /// Move a task with a live attempt to another worker.
     #[method(name = "orch.reassign")]
     async fn reassign(&self, params: RetryParams) -> RpcResult<DispatchResult>;
 
@@ -60,12 +78,19 @@ pub trait OrchApi {
     #[method(name = "orch.cancel")]
     async fn orch_cancel(&self, params: CancelTaskParams) -> RpcResult<RunView>;
 
+    /// The worktrees of attempts, with whether each can be pruned.
     #[method(name = "orch.worktreeList")]
     async fn worktree_list(&self, params: WorktreeParams) -> RpcResult<WorktreesResult>;
 
+    /// Remove the worktrees of finished attempts whose work cannot be lost, and say what was
+    /// kept and why. It changes git and the file system, never the database, and appends no
+    /// event.
     #[method(name = "orch.worktreePrune")]
     async fn worktree_prune(&self, params: WorktreeParams) -> RpcResult<WorktreesResult>;
 
+    /// Start a council review: a fixed set of reviewers brainstorm recommendations on a
+    /// topic, the recommendations are grouped, and every reviewer votes on every group. Both
+    /// phases are carried by ordinary inbox threads, so reviewers need only `inbox`.
     #[method(name = "orch.councilStart")]
     async fn council_start(&self, params: CouncilStartParams) -> RpcResult<Council>;
 

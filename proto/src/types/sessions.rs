@@ -13,21 +13,29 @@ string_enum!(
     /// session by `mail.check`), then read, then acked; or it ended expired (its
     /// `expires_at` passed while queued) or withdrawn (the sender took it back).
     Delivery {
+        /// Waiting for the recipient's session to take it.
         Queued = "queued",
+        /// `mail.check` delivered it into the session.
         Delivered = "delivered",
+        /// The recipient read it.
         Read = "read",
+        /// The recipient acked it.
         Acked = "acked",
+        /// Still queued when its `expires_at` passed.
         Expired = "expired",
+        /// The sender withdrew it before delivery.
         Withdrawn = "withdrawn",
     }
 );
 
 /// Params of `mail.check`: deliver the queued mail of an agent and/or a task. An agent's
 /// mailbox also holds the mail addressed to the tasks it is running (threads it holds).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckParams {
+    /// Only this agent.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Only this task.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Only deliver these priorities (empty: all).
@@ -42,17 +50,21 @@ pub struct CheckParams {
 
 /// Result of `mail.check`: the messages delivered now (urgent first, then oldest first).
 /// A second check returns none of them again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckResult {
+    /// The messages.
     pub messages: Vec<MailItem>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: Option<i64>,
 }
 
 /// Params of `mail.pending`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PendingParams {
+    /// Only this agent.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Only this task.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Also return the queued messages not reminded of before, and mark them reminded
@@ -62,7 +74,7 @@ pub struct PendingParams {
 }
 
 /// Result of `mail.pending`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PendingResult {
     /// Queued messages (not delivered, expired or withdrawn).
     pub pending: u64,
@@ -74,46 +86,57 @@ pub struct PendingResult {
 }
 
 /// Result of `mail.withdraw`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WithdrawResult {
+    /// The message (`msg_…`).
     pub message_id: String,
     /// The recipients whose queued copy was withdrawn.
     pub recipients: Vec<String>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
 }
 
 /// Params of `peers.link`: two tasks become each other's peer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerLinkParams {
+    /// Only this task.
     pub task_id: String,
+    /// The task to link to.
     pub peer_task_id: String,
 }
 
 /// Params of `peers.list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerListParams {
+    /// Only this task.
     pub task_id: String,
 }
 
 /// Result of `peers.link` and `peers.list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeersResult {
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// The peers.
     pub peers: Vec<String>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     #[serde(default)]
     pub event_id: Option<i64>,
 }
 
 /// Params of `session.installHooks`: write the hooks and agent instructions into a
 /// worktree.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InstallHooksParams {
     /// The directory (worktree) to write into; absolute.
     pub dir: String,
+    /// Only this agent.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Only this task.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// Only this thread.
     #[serde(default)]
     pub thread_id: Option<String>,
     /// The `inbox` executable the hooks and MCP server run (default: beside coordd).
@@ -138,8 +161,9 @@ pub struct InstallHooksParams {
 pub const HOOK_CLIENTS: [&str; 2] = ["claude", "codex"];
 
 /// Result of `session.installHooks`: the files written or merged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InstallHooksResult {
+    /// The files.
     pub files: Vec<String>,
     /// What was left alone, and why (e.g. a tracked `.mcp.json`).
     #[serde(default)]
