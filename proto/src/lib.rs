@@ -11,6 +11,7 @@
 pub mod api;
 pub mod error;
 mod exit;
+pub mod openrpc;
 pub mod types;
 
 pub use error::{AppError, ErrorCode};

@@ -224,3 +224,30 @@ fn events_list_stops_before_its_reply_passes_the_bound_and_says_where_to_go_on()
     assert_eq!(seen, (1..=last).collect::<Vec<i64>>(), "every event once, in order");
     assert_eq!(pages, 2, "1000 events asked for, two bounded pages given");
 }
+
+fn openrpc_file() -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openrpc.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("docs/openrpc.json")).expect("openrpc.json is JSON")
+}
+
+#[test]
+fn rpc_discover_answers_the_committed_openrpc_document_naming_every_method() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    let discovered = call(&mut c, "rpc.discover", json!({}));
+    assert!(discovered["error"].is_null(), "{}", discovered["error"]);
+    if discovered["result"] != openrpc_file() {
+        // Not printed: the document is 350 KB.
+        let out = std::env::temp_dir().join("coordd-rpc-discover.json");
+        std::fs::write(&out, serde_json::to_string_pretty(&discovered["result"]).unwrap()).unwrap();
+        panic!("rpc.discover differs from docs/openrpc.json; the daemon's answer is in {}", out.display());
+    }
+    let mut documented: Vec<&str> =
+        discovered["result"]["methods"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    documented.sort();
+    let hello = call(&mut c, "system.hello", json!({}));
+    let served: Vec<&str> =
+        hello["result"]["methods"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert_eq!(documented, served, "the OpenRPC methods are not the methods the daemon serves");
+}
