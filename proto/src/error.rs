@@ -141,7 +141,7 @@ error_codes! {
     /// exempt).
     UnknownRecipient = 1106, "unknown_recipient", NotFound;
     /// A task id is required and missing: a categorised `inbox.send`, `reservations.reserve` (named
-    /// `missing_bead_id`, exit 40, before protocol documents of §12).
+    /// `missing_bead_id`, exit 40, before protocol documents of §8).
     MissingTaskId = 1107, "missing_task_id", Invalid;
     /// `mail.read`/`mail.ack`: no such message; `mail.read`: not sent to the caller.
     MessageNotFound = 1108, "message_not_found", NotFound;
@@ -170,7 +170,7 @@ error_codes! {
     /// a secret (§3.58).
     LeadRequired = 1122, "lead_required", Invalid;
     /// `control.send` of an answer by someone other than the agent the request was addressed to
-    /// (or, for a request to the lead, the dashboard's overseer: §11.4) (§10).
+    /// (or, for a request to the lead, the dashboard's overseer: §3.66) (§3.59).
     ResponseForbidden = 1201, "response_forbidden", Conflict;
     /// `control.send` with a `message_id` already used by a different message (another sender or
     /// type).
@@ -189,10 +189,10 @@ error_codes! {
     /// working. `system.hello`'s `read_only` says why.
     ReadOnly = 1323, "read_only", Internal;
     /// `dashboard.start`: the daemon cannot listen on the port asked for (in use, or not allowed)
-    /// (§11).
+    /// (§3.64).
     PortUnavailable = 1160, "port_unavailable", Conflict;
     /// `orch.runFinish`: a task's merge is in conflict, or merging the integration branch into the
-    /// target branch conflicts; nothing was changed (§12.4).
+    /// target branch conflicts; nothing was changed (§3.69).
     MergeConflict = 1203, "merge_conflict", Conflict;
     /// A wait or subscription's cursor is past the latest id: `events.subscribe` with `after_event`
     /// above the latest event (every `wait-reply`, `watch`, `orch wait`, MCP `wait_reply`),
@@ -200,13 +200,13 @@ error_codes! {
     /// wake such a wait; take the cursor from a write's `event_id`, or give none. `details`:
     /// `{"latest"}`: the latest event id (or progress line number).
     CursorAhead = 1301, "cursor_ahead", Invalid;
-    /// `launch.sessionExit`: no launched session has that id (§13).
+    /// `launch.sessionExit`: no launched session has that id (§3.70).
     SessionNotFound = 1400, "session_not_found", NotFound;
-    /// `launch.sessionExit`: the session's end was already recorded (§13).
+    /// `launch.sessionExit`: the session's end was already recorded (§3.70).
     SessionEnded = 1401, "session_ended", Conflict;
     /// A call from the dashboard's page writes as an agent other than its overseer (without that
     /// agent's secret), sets the policy, or starts or stops the dashboard; allowed with `coordd
-    /// serve --dashboard-acts-as-anyone` (§11.4).
+    /// serve --dashboard-acts-as-anyone` (§3.66).
     PageActsAsOverseer = 1420, "page_acts_as_overseer", Conflict;
 }
 

@@ -123,3 +123,102 @@ fn openrpc_json_is_current() {
     text.push('\n');
     ensure_file_contents(&root().join("docs/openrpc.json"), &text);
 }
+
+#[test]
+fn protocol_md_tables_are_current() {
+    let path = root().join("docs/protocol.md");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    let doc = openrpc::document();
+    text = replace_between(&text, "methods", &method_table(&doc));
+    text = replace_between(&text, "errors", &error_table());
+    text = replace_between(&text, "contents", &contents(&text));
+    ensure_file_contents(&path, &text);
+}
+
+/// Replace what lies between `<!-- generated:NAME -->` and `<!-- end:NAME -->`.
+fn replace_between(text: &str, name: &str, table: &str) -> String {
+    let (start, end) = (format!("<!-- generated:{name} -->\n"), format!("<!-- end:{name} -->"));
+    let a = text.find(&start).unwrap_or_else(|| panic!("docs/protocol.md lacks the marker {start}"));
+    let b = text.find(&end).unwrap_or_else(|| panic!("docs/protocol.md lacks the marker {end}"));
+    format!("{}{table}{}", &text[..a + start.len()], &text[b..])
+}
+
+/// The contents list: every chapter (`## `) and section (`### `) with its GitHub anchor.
+fn contents(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        fenced ^= line.starts_with("```");
+        let (indent, title) = match (line.strip_prefix("## "), line.strip_prefix("### ")) {
+            _ if fenced => continue,
+            (Some(t), _) if t.starts_with(|c: char| c.is_ascii_digit()) => ("", t),
+            (_, Some(t)) => ("   ", t),
+            _ => continue,
+        };
+        out += &format!("{indent}* [{}]({})\n", title.replace('`', ""), anchor(title));
+    }
+    out
+}
+
+/// GitHub's anchor for a heading: lower case, spaces to hyphens, other punctuation dropped.
+fn anchor(title: &str) -> String {
+    let slug: String = title
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect();
+    format!("#{slug}")
+}
+
+/// Markdown cell text: one line, pipes escaped.
+fn cell(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+/// The type a schema names (`#/components/schemas/X` → `X`), or its JSON type.
+fn type_name(schema: &serde_json::Value) -> String {
+    match schema.get("$ref").and_then(|r| r.as_str()) {
+        Some(r) => format!("`{}`", r.rsplit('/').next().unwrap()),
+        None => match schema.get("type") {
+            Some(t) => format!("`{}`", t.as_str().unwrap_or("value")),
+            None => "any JSON".to_string(),
+        },
+    }
+}
+
+fn method_table(doc: &serde_json::Value) -> String {
+    let mut out = String::from(
+        "| Method | What it does, who may call it, the events it appends | Params | Result |\n|---|---|---|---|\n",
+    );
+    for m in doc["methods"].as_array().unwrap() {
+        let params = m.get("x-params-schema").map_or_else(
+            || if m["paramStructure"] == "by-position" { "subscription id".to_string() } else { "none".to_string() },
+            type_name,
+        );
+        let result = match m.get("x-notification") {
+            Some(n) => format!(
+                "subscription id, then `{}` notifications of {}",
+                n["method"].as_str().unwrap(),
+                type_name(&n["params"]["result"])
+            ),
+            None => type_name(&m["result"]["schema"]),
+        };
+        let what = m.get("description").or(m.get("summary")).and_then(|d| d.as_str()).unwrap_or("");
+        out += &format!("| `{}` | {} | {params} | {result} |\n", m["name"].as_str().unwrap(), cell(what));
+    }
+    out
+}
+
+fn error_table() -> String {
+    let mut out = String::from("| Code | `data.code` | Meaning | CLI exit code |\n|---|---|---|---|\n");
+    let mut codes = coord_proto::ErrorCode::ALL.to_vec();
+    codes.sort_by_key(|c| c.rpc_code());
+    for c in codes {
+        out += &format!("| {} | `{}` | {} | {} |\n", c.rpc_code(), c.as_str(), cell(&c.meaning()), c.exit().code());
+    }
+    out
+}

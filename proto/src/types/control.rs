@@ -217,7 +217,7 @@ pub fn payload_request_id(payload: &Value) -> Option<&str> {
 pub struct ControlSendParams {
     /// The sender (the event's actor).
     pub from: String,
-    /// A type of §10.1, or any other name (no whitespace, ≤ 200 characters).
+    /// A type of §4.21, or any other name (no whitespace, ≤ 200 characters).
     #[serde(rename = "type")]
     pub msg_type: String,
     /// The recipient. Optional for a response (it goes to the requester) and when a run or
