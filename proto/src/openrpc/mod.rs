@@ -201,7 +201,8 @@ fn errors() -> Value {
     Value::Object(out)
 }
 
-/// `x-events`: every event type with its meaning and the events a leader must act on.
+/// `x-events`: every event type with its meaning, whether a leader must act on it, and
+/// what its `payload_json` holds.
 fn events(g: &SchemaGenerator, event_types: &Schema) -> Value {
     let schema = resolve(g, event_types.as_value());
     let described: Map<String, Value> = schema
@@ -218,6 +219,7 @@ fn events(g: &SchemaGenerator, event_types: &Schema) -> Value {
                 "name": t.as_str(),
                 "description": described.get(t.as_str()).cloned().unwrap_or(Value::Null),
                 "actionable": EventType::ACTIONABLE.contains(t),
+                "payload": t.payload(),
             })
         })
         .collect()

@@ -366,6 +366,7 @@ impl EventType {
 
 mod agents;
 mod control;
+mod event_payloads;
 mod inbox;
 mod launch;
 mod orch;
