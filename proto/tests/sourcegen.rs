@@ -22,7 +22,7 @@ fn ensure_file_contents(path: &Path, text: &str) {
     }
     std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     panic!(
-        "{} was not up to date and has been updated; rerun `cargo test -p coord-proto --test sourcegen` and commit it",
+        "{} was not up to date and has been updated; rerun `cargo test -p coord-proto --test sourcegen` until it passes and commit the result",
         path.strip_prefix(root()).unwrap_or(path).display()
     );
 }
