@@ -150,7 +150,7 @@ pub fn secret_agent(secret: &str) -> Option<&str> {
 /// Params of `agents.authenticate`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AuthenticateParams {
-    /// Only this agent.
+    /// The agent this connection proves it acts for.
     pub agent_id: String,
     /// The agent's secret, as given by `agents.register`.
     pub secret: String,
@@ -196,9 +196,9 @@ pub struct AgentRef {
 /// Params of `agents.heartbeat`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HeartbeatParams {
-    /// Only this agent.
+    /// The agent whose heartbeat this is.
     pub agent_id: String,
-    /// Only this state.
+    /// Its new status, if it changed.
     #[serde(default)]
     pub status: Option<AgentStatus>,
 }
@@ -357,7 +357,7 @@ pub struct ReserveResult {
 /// Params of `reservations.release`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReleaseParams {
-    /// Only this agent.
+    /// The owner releasing the reservation.
     pub agent: String,
     /// A path or glob relative to the project root.
     pub scope: String,

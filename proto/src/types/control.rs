@@ -243,7 +243,7 @@ pub struct ControlSendParams {
     /// The new thread's run and task. Default: `""`.
     #[serde(default)]
     pub run_id: Option<String>,
-    /// Only this task.
+    /// The new thread's task.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Priority. Default: by role.
@@ -427,7 +427,7 @@ pub struct PolicyResult {
 /// Params of `policy.check`: would this tool call be gated?
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PolicyCheckParams {
-    /// Only this agent.
+    /// The agent that would make the tool call.
     pub agent: String,
     /// The tool to be called.
     pub tool_name: String,
@@ -483,15 +483,15 @@ fn progress_type() -> ProgressType {
 /// (no `id`) to fire and forget.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgressParams {
-    /// Only this agent.
+    /// The agent reporting the line.
     pub agent: String,
-    /// Only this task.
+    /// Its task, if any.
     #[serde(default)]
     pub task_id: Option<String>,
-    /// Only this type.
+    /// The kind of line (default `progress`).
     #[serde(rename = "type", default = "progress_type")]
     pub line_type: ProgressType,
-    /// Only lines of this tool call.
+    /// The tool call it reports on, if any.
     #[serde(default)]
     pub tool_use_id: Option<String>,
     /// The line's data, as reported.

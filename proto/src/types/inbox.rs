@@ -393,7 +393,7 @@ pub struct ClaimParams {
 pub struct RenewParams {
     /// Must be the lease holder.
     pub agent: String,
-    /// Only this thread.
+    /// The thread (`thr_…`).
     pub thread_id: String,
     /// 1 to 604800. The lease then runs at least until now + lease_seconds. Default: 900.
     #[serde(default)]
@@ -419,7 +419,7 @@ pub struct LeaseResult {
 pub struct UpdateParams {
     /// Must be the lease holder.
     pub agent: String,
-    /// Only this thread.
+    /// The thread (`thr_…`).
     pub thread_id: String,
     /// `in_progress` (the default) or `blocked`.
     #[serde(default)]
@@ -440,7 +440,7 @@ pub struct ReplyParams {
     /// Defaults to the thread's assignee, or its creator when the assignee replies.
     #[serde(default)]
     pub to: Option<String>,
-    /// Only this thread.
+    /// The thread (`thr_…`).
     pub thread_id: String,
     /// `answer` (the default), `question`, `progress` or `control`.
     #[serde(default)]
@@ -455,7 +455,7 @@ pub struct ReplyParams {
 pub struct FinishParams {
     /// Must be the lease holder, with a live lease.
     pub agent: String,
-    /// Only this thread.
+    /// The thread (`thr_…`).
     pub thread_id: String,
     /// Checked as in §3.7.
     #[serde(default)]
@@ -470,7 +470,7 @@ pub struct FinishParams {
 pub struct CancelParams {
     /// Who cancels.
     pub agent: String,
-    /// Only this thread.
+    /// The thread (`thr_…`).
     pub thread_id: String,
     /// Why; becomes the cancel message's summary.
     pub reason: String,
@@ -508,7 +508,7 @@ pub struct ListParams {
 /// Params of `inbox.show`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ShowParams {
-    /// Only this thread.
+    /// The thread (`thr_…`).
     pub thread_id: String,
 }
 
@@ -524,7 +524,7 @@ pub struct ShowResult {
 /// Params of `inbox.markRead`: the agent has read the thread's messages up to now.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MarkReadParams {
-    /// Only this agent.
+    /// The agent whose read mark moves.
     pub agent: String,
     /// Terminal threads are allowed.
     pub thread_id: String,

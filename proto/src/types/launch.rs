@@ -74,9 +74,9 @@ pub struct LaunchSession {
 /// Params of `launch.sessionStart`: record a session that was just started.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionStartParams {
-    /// Only this run.
+    /// The run of the attempt.
     pub run_id: String,
-    /// Only this task.
+    /// The task of the attempt.
     pub task_id: String,
     /// The attempt's thread; it must be the task's attempt.
     pub thread_id: String,
@@ -84,7 +84,7 @@ pub struct SessionStartParams {
     pub client: String,
     /// Daemon process id.
     pub pid: i64,
-    /// Only sessions of this launcher.
+    /// Name of the launcher that started it (for example `coord-launch:R1`).
     pub launcher: String,
     /// Working directory of the session.
     pub cwd: String,

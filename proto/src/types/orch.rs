@@ -168,7 +168,7 @@ pub struct RunRef {
 /// Params of `orch.cancel` and `orch.cancel`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CancelTaskParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
     /// Cancel this task only; without it, the whole run.
     #[serde(default)]
@@ -198,7 +198,7 @@ pub struct RunView {
 /// Params of `orch.taskAdd`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskAddParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
     /// Unique in the run (§2.4).
     pub task_id: String,
@@ -244,7 +244,7 @@ pub struct TaskRef {
 /// Params of `orch.taskList` and `orch.ready`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskListParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
     /// Only these statuses. Default: all.
     #[serde(default)]
@@ -275,7 +275,7 @@ pub struct TaskView {
 /// Params of `orch.depAdd` and `orch.depRemove`: `task_id` depends on `on`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DepParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
     /// The dependent task.
     pub task_id: String,
@@ -286,7 +286,7 @@ pub struct DepParams {
 /// Params of `orch.dispatch`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DispatchParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
     /// Dispatch this task (it must be ready); without it, `all_ready` must be set.
     #[serde(default)]
@@ -325,9 +325,9 @@ pub struct DispatchResult {
 /// Params of `orch.retry` and `orch.reassign` (`to` is required for reassign).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RetryParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
-    /// Only this task.
+    /// The task.
     pub task_id: String,
     /// The worker of the new attempt. Default: the previous attempt's worker, else the task's
     /// `assign_to`.
@@ -338,9 +338,9 @@ pub struct RetryParams {
 /// Params of `orch.answer`: reply in the current attempt's thread.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AnswerParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
-    /// Only this task.
+    /// The task.
     pub task_id: String,
     /// Defaults to the run's creator.
     #[serde(default)]
@@ -526,9 +526,9 @@ pub struct Council {
 /// any time before it is done (a live attempt keeps its worker: reassign moves it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskEditParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
-    /// Only this task.
+    /// The task.
     pub task_id: String,
     /// Title.
     #[serde(default)]
@@ -572,7 +572,7 @@ pub struct TaskRemoveResult {
 /// Params of `orch.merge`: merge done code tasks into the run's integration branch.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MergeParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
     /// This task; without it, every done task whose merge is pending.
     #[serde(default)]
@@ -620,7 +620,7 @@ pub struct MergeResult {
 /// Params of `orch.runFinish`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunFinishParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
     /// The branch to merge into (default: the run's base branch).
     #[serde(default)]

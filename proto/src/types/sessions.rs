@@ -32,10 +32,10 @@ string_enum!(
 /// mailbox also holds the mail addressed to the tasks it is running (threads it holds).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckParams {
-    /// Only this agent.
+    /// The agent whose mailbox this is.
     #[serde(default)]
     pub agent: Option<String>,
-    /// Only this task.
+    /// The task whose mailbox this is.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Only deliver these priorities (empty: all).
@@ -61,10 +61,10 @@ pub struct CheckResult {
 /// Params of `mail.pending`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PendingParams {
-    /// Only this agent.
+    /// The agent whose mailbox this is.
     #[serde(default)]
     pub agent: Option<String>,
-    /// Only this task.
+    /// The task whose mailbox this is.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Also return the queued messages not reminded of before, and mark them reminded
@@ -99,7 +99,7 @@ pub struct WithdrawResult {
 /// Params of `peers.link`: two tasks become each other's peer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerLinkParams {
-    /// Only this task.
+    /// The task to link (to `peer_task_id`).
     pub task_id: String,
     /// The task to link to.
     pub peer_task_id: String,
@@ -108,7 +108,7 @@ pub struct PeerLinkParams {
 /// Params of `peers.list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerListParams {
-    /// Only this task.
+    /// The task whose peers to list.
     pub task_id: String,
 }
 
@@ -130,13 +130,13 @@ pub struct PeersResult {
 pub struct InstallHooksParams {
     /// The directory (worktree) to write into; absolute.
     pub dir: String,
-    /// Only this agent.
+    /// The agent the installed hooks act for.
     #[serde(default)]
     pub agent: Option<String>,
-    /// Only this task.
+    /// The task the session works on, if any.
     #[serde(default)]
     pub task_id: Option<String>,
-    /// Only this thread.
+    /// The thread the session works on, if any.
     #[serde(default)]
     pub thread_id: Option<String>,
     /// The `inbox` executable the hooks and MCP server run (default: beside coordd).

@@ -73,7 +73,7 @@ pub struct AgentsView {
 /// Params of `view.run`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunViewParams {
-    /// Only this run.
+    /// The run.
     pub run_id: String,
 }
 
