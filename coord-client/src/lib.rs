@@ -22,6 +22,7 @@
 //! bounded list's `next_after` until it is whole.
 
 pub mod autostart;
+mod backoff;
 pub mod codex;
 #[cfg(windows)]
 mod detached;
@@ -40,6 +41,7 @@ use coord_proto::api::{AgentsApiClient, SystemApiClient};
 use coord_proto::types::*;
 use jsonrpsee::core::client::ClientBuilder;
 
+pub use backoff::Backoff;
 pub use coord_ipc::{ProjectPaths, paths};
 pub use error::ClientError;
 pub use stream::{EventStream, Notice};
@@ -177,13 +179,12 @@ impl Client {
             }
             autostart::Started::AlreadyRunning => {
                 // Another daemon won the lock a moment ago and binds right after taking it.
-                let mut delay = Duration::from_millis(2);
-                for _ in 0..12 {
+                let mut backoff = Backoff::new(Duration::from_millis(2), Duration::from_secs(5));
+                while backoff.pauses() < 12 {
                     if socket::connect(&paths.socket).await.is_ok() {
                         break;
                     }
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
+                    backoff.pause().await;
                 }
             }
         }

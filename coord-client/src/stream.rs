@@ -138,7 +138,7 @@ impl EventStream {
         }
         self.tell(Notice::Reconnecting { after_event: self.cursor, reason });
         let started = Instant::now();
-        let mut delay = RECONNECT_FIRST_DELAY;
+        let mut backoff = crate::Backoff::new(RECONNECT_FIRST_DELAY, RECONNECT_MAX_DELAY);
         loop {
             // The current connection may still be fine (only the subscription ended).
             if let Some(c) = self.own.as_ref().filter(|c| c.is_connected()) {
@@ -161,8 +161,7 @@ impl EventStream {
                 Err(e) if !transient(&e) || started.elapsed() >= RECONNECT_GIVE_UP => return Err(e),
                 Err(_) => {}
             }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(RECONNECT_MAX_DELAY);
+            backoff.pause().await;
         }
     }
 

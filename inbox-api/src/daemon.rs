@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use coord_client::{Client, ClientError, ConnectOptions};
+use coord_client::{Backoff, Client, ClientError, ConnectOptions};
 use coord_proto::api::ControlApiClient;
 use coord_proto::types::{ANY_TYPE, ControlSendParams, EventFilter};
 use tokio::sync::{Notify, mpsc, watch};
@@ -231,10 +231,14 @@ impl Inbox for DaemonInbox {
     }
 }
 
-/// Sleep `backoff` (doubling it up to [`MAX_BACKOFF`]); false if stopped meanwhile.
-async fn pause(backoff: &mut Duration, stop: &mut watch::Receiver<bool>) -> bool {
-    let wait = *backoff;
-    *backoff = (*backoff * 2).min(MAX_BACKOFF);
+/// The backoff of the feed's and the outbox's retries.
+fn backoff() -> Backoff {
+    Backoff::new(Duration::from_millis(20), MAX_BACKOFF)
+}
+
+/// Sleep the backoff's next pause; false if stopped meanwhile.
+async fn pause(backoff: &mut Backoff, stop: &mut watch::Receiver<bool>) -> bool {
+    let wait = backoff.next_delay();
     tokio::select! {
         _ = tokio::time::sleep(wait) => true,
         _ = stop.wait_for(|s| *s) => false,
@@ -245,7 +249,7 @@ async fn pause(backoff: &mut Duration, stop: &mut watch::Receiver<bool>) -> bool
 /// break.
 async fn feed(opts: DaemonInboxOptions, local: MemoryInbox, shared: Arc<Shared>) {
     let mut stop = shared.stop.subscribe();
-    let mut backoff = Duration::from_millis(20);
+    let mut backoff = backoff();
     while !*stop.borrow() {
         let client = match Client::connect(opts.connect.clone()).await {
             Ok(c) => c,
@@ -270,7 +274,7 @@ async fn feed(opts: DaemonInboxOptions, local: MemoryInbox, shared: Arc<Shared>)
         };
         shared.connected.store(true, Ordering::SeqCst);
         shared.ready.send_replace(true);
-        backoff = Duration::from_millis(20);
+        backoff.reset();
         loop {
             let next = tokio::select! {
                 n = sub.next() => n,
@@ -307,7 +311,7 @@ async fn write_out(connect: ConnectOptions, agent: String, mut queued: mpsc::Rec
             _ = ready.wait_for(|r| *r) => {}
             _ = stop.wait_for(|s| *s) => {}
         }
-        let mut backoff = Duration::from_millis(20);
+        let mut backoff = backoff();
         let p = ControlSendParams {
             from: if msg.from.is_empty() { agent.clone() } else { msg.from.clone() },
             msg_type: msg.msg_type.as_str().to_string(),
@@ -335,8 +339,7 @@ async fn write_out(connect: ConnectOptions, agent: String, mut queued: mpsc::Rec
                     // Not written, or written with the reply lost: the same id makes a
                     // retry return the first write.
                     client = None;
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    backoff.pause().await;
                 }
             }
         }

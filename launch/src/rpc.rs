@@ -28,19 +28,16 @@ fn broken(e: &ClientError) -> bool {
 macro_rules! call {
     ($self:ident, $method:ident, $params:expr) => {{
         let p = $params;
-        let mut delay = RETRY_FIRST_DELAY;
-        let mut tries = 1;
+        let mut backoff = coord_client::Backoff::new(RETRY_FIRST_DELAY, std::time::Duration::MAX);
         loop {
             let r = match $self.client().await {
                 Ok(c) => c.$method(p.clone()).await.map_err(ClientError::from),
                 Err(e) => Err(e),
             };
             match r {
-                Err(e) if broken(&e) && tries < CALL_TRIES => {
+                Err(e) if broken(&e) && backoff.pauses() + 1 < CALL_TRIES => {
                     $self.client = None;
-                    tries += 1;
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
+                    backoff.pause().await;
                 }
                 other => break other,
             }

@@ -6,9 +6,12 @@
 //! it only describes what travels over the socket. `docs/protocol.md` documents the same
 //! contract for tools written in other languages.
 
+#![deny(missing_docs)]
+
 pub mod api;
 pub mod error;
 mod exit;
+pub mod openrpc;
 pub mod types;
 
 pub use error::{AppError, ErrorCode};

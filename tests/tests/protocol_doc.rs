@@ -224,3 +224,103 @@ fn events_list_stops_before_its_reply_passes_the_bound_and_says_where_to_go_on()
     assert_eq!(seen, (1..=last).collect::<Vec<i64>>(), "every event once, in order");
     assert_eq!(pages, 2, "1000 events asked for, two bounded pages given");
 }
+
+fn openrpc_file() -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openrpc.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("docs/openrpc.json")).expect("openrpc.json is JSON")
+}
+
+#[test]
+fn rpc_discover_answers_the_committed_openrpc_document_naming_every_method() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    let discovered = call(&mut c, "rpc.discover", json!({}));
+    assert!(discovered["error"].is_null(), "{}", discovered["error"]);
+    if discovered["result"] != openrpc_file() {
+        // Not printed: the document is 350 KB.
+        let out = std::env::temp_dir().join("coordd-rpc-discover.json");
+        std::fs::write(&out, serde_json::to_string_pretty(&discovered["result"]).unwrap()).unwrap();
+        panic!("rpc.discover differs from docs/openrpc.json; the daemon's answer is in {}", out.display());
+    }
+    let mut documented: Vec<&str> =
+        discovered["result"]["methods"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    documented.sort();
+    let hello = call(&mut c, "system.hello", json!({}));
+    let served: Vec<&str> =
+        hello["result"]["methods"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert_eq!(documented, served, "the OpenRPC methods are not the methods the daemon serves");
+}
+
+/// Every request in a code block of protocol.md (`--> {…}` lines, batches item by item,
+/// and bare request lines), as `(line number, method, params)`. Lines that are not JSON
+/// (placeholders such as `...`) are left out.
+fn request_examples(doc: &str) -> Vec<(usize, String, Value)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (n, line) in doc.lines().enumerate() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let text = line.trim().strip_prefix("--> ").unwrap_or(line.trim());
+        let Ok(v) = serde_json::from_str::<Value>(text) else { continue };
+        if !fenced {
+            continue;
+        }
+        let items = match v {
+            Value::Array(items) => items,
+            v => vec![v],
+        };
+        for item in items {
+            if let (Some(method), None) = (item["method"].as_str(), item.get("result")) {
+                let params = match &item["params"] {
+                    Value::Null => json!({}),
+                    Value::Array(a) if a.len() == 1 => a[0].clone(),
+                    p => p.clone(),
+                };
+                out.push((n + 1, method.to_string(), params));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn request_examples_match_their_schemas_and_the_daemon_agrees() {
+    let doc = doc();
+    let openrpc = openrpc_file();
+    let p = Project::new();
+    let d = p.serve();
+    let mut checked = 0;
+    for (line, method, params) in request_examples(&doc) {
+        // Stopping the daemon or opening a listener would change what the others see.
+        if ["system.shutdown", "dashboard.start"].contains(&method.as_str()) {
+            continue;
+        }
+        let Some(m) = openrpc["methods"].as_array().unwrap().iter().find(|m| m["name"] == method) else {
+            continue; // an unknown method, shown as such
+        };
+        let Some(schema) = m.get("x-params-schema") else { continue };
+        let root = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$ref": schema["$ref"],
+            "components": openrpc["components"],
+        });
+        let valid = jsonschema::validator_for(&root).expect("the schema compiles").is_valid(&params);
+        // The daemon reads the same params first: -32602 is its answer to a wrong shape. A
+        // connection of its own each, so that no subscription's notification comes between.
+        let answer = call(&mut RawConn::connect(&d.socket), &method, params.clone());
+        let refused = answer["error"]["code"] == INVALID_PARAMS;
+        assert_eq!(
+            valid,
+            !refused,
+            "protocol.md line {line}: {method} {params}: the schema says {}, the daemon answered {answer}",
+            if valid { "valid" } else { "invalid" }
+        );
+        checked += 1;
+    }
+    assert!(checked >= 15, "only {checked} request examples were found in protocol.md");
+}
+
+const INVALID_PARAMS: i32 = coord_proto::error::INVALID_PARAMS;

@@ -1,4 +1,4 @@
-//! `system.*`.
+//! `system.*` and `rpc.discover`.
 
 use coord_proto::PROTOCOL_VERSION;
 use coord_proto::api::SystemApiServer;
@@ -32,5 +32,10 @@ impl SystemApiServer for Api {
         tracing::info!(reason = params.reason.as_deref().unwrap_or("requested"), "shutdown requested");
         let _ = self.shutdown.send(true);
         Ok(ShutdownResult { pid: std::process::id() })
+    }
+
+    async fn discover(&self) -> RpcResult<serde_json::Value> {
+        static DOCUMENT: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+        Ok(DOCUMENT.get_or_init(coord_proto::openrpc::document).clone())
     }
 }

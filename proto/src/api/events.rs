@@ -8,6 +8,8 @@ use crate::types::*;
 #[rpc(server, client)]
 pub trait EventsApi {
     /// Read the event stream without waiting.
+    ///
+    /// Who may call: anyone (read-only).
     #[method(name = "events.list")]
     async fn events_list(&self, params: EventsListParams) -> RpcResult<EventsResult>;
 
@@ -16,6 +18,8 @@ pub trait EventsApi {
     /// that does not read its events is cut loose: its last notification carries an error
     /// (`error::SUBSCRIBER_TOO_SLOW`) with the cursor to subscribe again after. (The server
     /// receives the connection's extensions: its outbox.)
+    ///
+    /// Who may call: anyone.
     #[subscription(
         name = "events.subscribe" => "events.event",
         unsubscribe = "events.unsubscribe",

@@ -34,12 +34,16 @@ pub use search::{SearchApiClient, SearchApiServer};
 pub use system::{SystemApiClient, SystemApiServer};
 pub use view::{ViewApiClient, ViewApiServer};
 
-/// The subscription behind every wait, and its notification and unsubscribe methods.
+/// The subscription behind every wait.
 pub const EVENTS_SUBSCRIBE: &str = "events.subscribe";
+/// The notification that carries each event of an `events.subscribe` subscription.
 pub const EVENTS_NOTIFICATION: &str = "events.event";
+/// Ends an `events.subscribe` subscription.
 pub const EVENTS_UNSUBSCRIBE: &str = "events.unsubscribe";
 
-/// The live feed of progress lines, and its notification and unsubscribe methods.
+/// The live feed of progress lines.
 pub const PROGRESS_SUBSCRIBE: &str = "progress.subscribe";
+/// The notification that carries each line of a `progress.subscribe` subscription.
 pub const PROGRESS_NOTIFICATION: &str = "progress.line";
+/// Ends a `progress.subscribe` subscription.
 pub const PROGRESS_UNSUBSCRIBE: &str = "progress.unsubscribe";

@@ -10,23 +10,31 @@ pub const BROADCAST: &str = "broadcast";
 
 /// Shortest and longest registered agent id, in characters.
 pub const AGENT_ID_MIN: usize = 3;
+/// See [`AGENT_ID_MIN`].
 pub const AGENT_ID_MAX: usize = 48;
 
 /// Reservation TTL bounds and default, in minutes.
 pub const RESERVATION_TTL_MIN: u32 = 5;
+/// See [`RESERVATION_TTL_MIN`].
 pub const RESERVATION_TTL_MAX: u32 = 1440;
+/// See [`RESERVATION_TTL_MIN`].
 pub const RESERVATION_TTL_DEFAULT: u32 = 120;
 
 /// Default and largest `limit` of `mail.list`.
 pub const MAIL_LIMIT_DEFAULT: u32 = 50;
+/// See [`MAIL_LIMIT_DEFAULT`].
 pub const MAIL_LIMIT_MAX: u32 = 500;
 
 string_enum!(
     /// What an agent says it is doing (`agents.heartbeat`).
     AgentStatus {
+        /// At registration.
         Idle = "idle",
+        /// Working.
         Busy = "busy",
+        /// Waiting on someone.
         Waiting = "waiting",
+        /// Gone.
         Offline = "offline",
     }
 );
@@ -34,9 +42,13 @@ string_enum!(
 string_enum!(
     /// Category of a mail message. HANDOFF and BLOCKED require an ack by default.
     Category {
+        /// Work handed over; requires an ack by default.
         Handoff = "HANDOFF",
+        /// The sender is blocked; requires an ack by default.
         Blocked = "BLOCKED",
+        /// A decision to record.
         Decision = "DECISION",
+        /// For information.
         Info = "INFO",
     }
 );
@@ -51,8 +63,11 @@ impl Category {
 string_enum!(
     /// A recipient's state of one message: unread, then read, then acked (terminal).
     MailState {
+        /// Not read yet.
         Unread = "unread",
+        /// Read by the recipient.
         Read = "read",
+        /// Acked by the recipient. Terminal.
         Acked = "acked",
     }
 );
@@ -61,7 +76,9 @@ string_enum!(
     /// Stored state of a reservation. An `active` one whose `expires_at` has passed is
     /// stale (see [`Reservation::stale`]) until someone takes it over or its owner releases it.
     ReservationState {
+        /// Held (stale once its `expires_at` has passed, flagged `stale: true`).
         Active = "active",
+        /// Released by its owner.
         Released = "released",
         /// Taken over after it went stale.
         Expired = "expired",
@@ -69,14 +86,19 @@ string_enum!(
 );
 
 /// An agent of the project: registered, or recorded when first seen (unless strict).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Agent {
+    /// Agent name.
     pub agent_id: String,
+    /// The id by default; `""` for a recorded agent.
     pub display_name: String,
+    /// `""` for a recorded agent.
     pub role: String,
+    /// Life-cycle state.
     pub status: AgentStatus,
     /// False for an agent recorded because it was seen, not registered.
     pub registered: bool,
+    /// When it was registered or first recorded.
     pub created_at: String,
     /// Advances on every call the agent makes; none for an agent only ever written to.
     pub last_seen_at: Option<String>,
@@ -85,11 +107,13 @@ pub struct Agent {
 }
 
 /// Params of `agents.register`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RegisterParams {
     /// `^[a-z0-9]+(?:-[a-z0-9]+)*$`, 3 to 48 characters.
     pub agent_id: String,
+    /// Not blank (trimmed), ≤ 100 characters.
     pub role: String,
+    /// ≤ 200 characters (trimmed). Default: the id.
     #[serde(default)]
     pub display_name: Option<String>,
     /// Update the display name and role of an existing agent instead of failing.
@@ -101,8 +125,9 @@ pub struct RegisterParams {
 }
 
 /// Result of `agents.register` and `agents.heartbeat`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentResult {
+    /// Agent name.
     pub agent: Agent,
     /// The event recorded, if the call changed anything but `last_seen_at`.
     pub event_id: Option<i64>,
@@ -123,24 +148,30 @@ pub fn secret_agent(secret: &str) -> Option<&str> {
 }
 
 /// Params of `agents.authenticate`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AuthenticateParams {
+    /// The agent this connection proves it acts for.
     pub agent_id: String,
+    /// The agent's secret, as given by `agents.register`.
     pub secret: String,
 }
 
 /// Result of `agents.authenticate`: every agent this connection is now authenticated as.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AuthenticateResult {
+    /// Agent name.
     pub agent_id: String,
+    /// Whether the secret matched.
     pub authenticated: Vec<String>,
 }
 
 /// Params of `agents.list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentListParams {
+    /// The role.
     #[serde(default)]
     pub role: Option<String>,
+    /// Only this state.
     #[serde(default)]
     pub status: Option<AgentStatus>,
     /// Also list agents that were seen but never registered.
@@ -152,8 +183,9 @@ pub struct AgentListParams {
 }
 
 /// Result of `agents.list`: sorted by id.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentsResult {
+    /// The agents.
     pub agents: Vec<Agent>,
     /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
     /// (protocol §1.7): continue with `after` = `next_after`.
@@ -165,56 +197,80 @@ pub struct AgentsResult {
 }
 
 /// Params of `agents.show`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentRef {
+    /// Agent name.
     pub agent_id: String,
 }
 
 /// Params of `agents.heartbeat`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HeartbeatParams {
+    /// The agent whose heartbeat this is.
     pub agent_id: String,
+    /// Its new status, if it changed.
     #[serde(default)]
     pub status: Option<AgentStatus>,
 }
 
 /// One message as one recipient sees it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MailItem {
+    /// The message (`msg_…`).
     pub message_id: String,
+    /// The thread (`thr_…`).
     pub thread_id: String,
+    /// The thread's.
     pub run_id: String,
     /// The task (the seed's bead) of the message's thread.
     pub task_id: String,
+    /// Sender.
     pub from_agent: String,
     /// This recipient (also for a broadcast).
     pub to_agent: String,
+    /// Mail category (`HANDOFF`, `BLOCKED`, `DECISION`, `INFO`), or null.
     pub category: Option<Category>,
     /// The thread's subject.
     pub subject: String,
+    /// The message's.
     pub summary: String,
+    /// Full text, `""` if none.
     pub body: String,
+    /// Kind.
     pub kind: MessageKind,
+    /// Whether the recipient is asked to ack it.
     pub requires_ack: bool,
+    /// This recipient's state.
     pub state: MailState,
+    /// The thread's priority when sent (`urgent` mail is surfaced first).
     pub priority: Priority,
     /// The whole lifecycle: queued, delivered, read, acked, expired or withdrawn.
     pub delivery: Delivery,
+    /// When the message was sent.
     pub created_at: String,
+    /// When `mail.check` delivered this copy (or it was read or acked).
     pub delivered_at: Option<String>,
+    /// When the recipient read it, or null.
     pub read_at: Option<String>,
+    /// When the recipient acked it, or null.
     pub acked_at: Option<String>,
+    /// From `expires_in_seconds`: a copy still queued past it is `expired`.
     pub expires_at: Option<String>,
+    /// When the sender withdrew it.
     pub withdrawn_at: Option<String>,
+    /// The event that recorded the message.
     pub event_id: i64,
 }
 
 /// Params of `mail.list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MailParams {
+    /// The recipient.
     pub agent: String,
+    /// Only items in this state. Default: all.
     #[serde(default)]
     pub state: Option<MailState>,
+    /// Only messages of threads with this `task_id`. Default: all.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Default 50, at most 500.
@@ -227,8 +283,9 @@ pub struct MailParams {
 }
 
 /// Result of `mail.list`: newest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MailResult {
+    /// The mail.
     pub mail: Vec<MailItem>,
     /// The list stopped early, before its `limit`, to keep the reply under
     /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `before_event` = `next_after`.
@@ -240,44 +297,56 @@ pub struct MailResult {
 }
 
 /// Params of `mail.read` and `mail.ack`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MailRef {
+    /// Agent name.
     pub agent: String,
+    /// The message (`msg_…`).
     pub message_id: String,
 }
 
 /// Result of `mail.read` and `mail.ack`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MailItemResult {
+    /// The mail.
     pub mail: MailItem,
     /// The event recorded, or none when the state did not change.
     pub event_id: Option<i64>,
 }
 
 /// A file-scope reservation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reservation {
+    /// `res_…`.
     pub reservation_id: String,
     /// A path or glob, relative to the project (repository) root.
     pub scope: String,
+    /// Holder.
     pub agent_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
     /// Shared reservations coexist with each other, never with an exclusive one.
     pub shared: bool,
+    /// State.
     pub state: ReservationState,
     /// Active, but `expires_at` has passed: anyone may take it over.
     pub stale: bool,
     /// Fencing generation of the scope: one more than any reservation it replaced.
     pub generation: i64,
+    /// A renewal moves `expires_at` only.
     pub created_at: String,
+    /// When it expires.
     pub expires_at: String,
+    /// When it was released or taken over.
     pub released_at: Option<String>,
 }
 
 /// Params of `reservations.reserve`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReserveParams {
+    /// The holder.
     pub agent: String,
+    /// A path or glob relative to the project root (below).
     pub scope: String,
     /// Required (`missing_task_id` without it).
     #[serde(default)]
@@ -285,6 +354,7 @@ pub struct ReserveParams {
     /// Minutes, 5 to 1440; default 120.
     #[serde(default)]
     pub ttl_minutes: Option<u32>,
+    /// Shared reservations coexist with each other, never with an exclusive one. Default: `false`.
     #[serde(default)]
     pub shared: bool,
     /// Take over overlapping reservations that have expired.
@@ -293,35 +363,43 @@ pub struct ReserveParams {
 }
 
 /// Result of `reservations.reserve`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReserveResult {
+    /// The reservation.
     pub reservation: Reservation,
     /// Stale reservations this one took over (now `expired`).
     pub taken_over: Vec<Reservation>,
     /// True when the agent already held this exact scope and the call extended it.
     pub renewed: bool,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
 }
 
 /// Params of `reservations.release`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReleaseParams {
+    /// The owner releasing the reservation.
     pub agent: String,
+    /// A path or glob relative to the project root.
     pub scope: String,
 }
 
 /// Result of `reservations.release`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReleaseResult {
+    /// The reservation.
     pub reservation: Reservation,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
 }
 
 /// Params of `reservations.list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReservationListParams {
+    /// Only this holder.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Only this task.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Only reservations whose scope covers this file: who holds it?
@@ -330,6 +408,7 @@ pub struct ReservationListParams {
     /// Include released and expired ones (the history), newest first.
     #[serde(default)]
     pub include_history: bool,
+    /// 1 to 10000. Default: 10000.
     #[serde(default)]
     pub limit: Option<u32>,
     /// Only reservations after this one in the list's order (a `next_after` of an earlier
@@ -339,8 +418,9 @@ pub struct ReservationListParams {
 }
 
 /// Result of `reservations.list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReservationsResult {
+    /// The reservations.
     pub reservations: Vec<Reservation>,
     /// The list stopped early, before its `limit`, to keep the reply under
     /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
@@ -352,39 +432,46 @@ pub struct ReservationsResult {
 }
 
 /// Params of `reservations.check`: may `agent` commit changes to these paths?
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckPathsParams {
     /// The committing agent; none means every holder is someone else.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Files to check, relative to the project root.
     pub paths: Vec<String>,
 }
 
 /// A path inside another agent's active exclusive reservation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathConflict {
+    /// The path.
     pub path: String,
+    /// The reservation.
     pub reservation: Reservation,
 }
 
 /// Result of `reservations.check`: empty `conflicts` means the commit may go ahead.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckPathsResult {
+    /// The conflicts.
     pub conflicts: Vec<PathConflict>,
 }
 
 /// Params of `inbox.status`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatusParams {
+    /// Only this task.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// Only this agent.
     #[serde(default)]
     pub agent: Option<String>,
 }
 
 /// A message that requires an ack and has none yet.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnackedItem {
+    /// The mail.
     #[serde(flatten)]
     pub mail: MailItem,
     /// Seconds since the message was sent.
@@ -392,31 +479,39 @@ pub struct UnackedItem {
 }
 
 /// Counts of mail (per recipient) and reservations by state.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatusCounts {
+    /// How many unread mail rows.
     pub unread: u64,
+    /// How many read mail rows.
     pub read: u64,
+    /// How many acked mail rows.
     pub acked: u64,
     /// Messages requiring an ack that have none yet.
     pub unacked_required: u64,
+    /// How many reservations are active.
     pub reservations_active: u64,
+    /// How many reservations are stale.
     pub reservations_stale: u64,
+    /// How many reservations are released.
     pub reservations_released: u64,
+    /// How many reservations are expired.
     pub reservations_expired: u64,
 }
 
 /// Result of `inbox.status`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatusResult {
     /// Active reservations, stale ones included (flagged).
     pub reservations: Vec<Reservation>,
     /// Unacked messages that require an ack, oldest first.
     pub unacked: Vec<UnackedItem>,
+    /// The counts.
     pub counts: StatusCounts,
 }
 
 /// Params of `inbox.init`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InitParams {
     /// Require registration: sends from or to unknown agents then fail. Unset leaves the
     /// setting as it is.

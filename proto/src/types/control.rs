@@ -180,6 +180,20 @@ impl Serialize for MessageType {
     }
 }
 
+impl schemars::JsonSchema for MessageType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MessageType".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let known: Vec<&str> = MessageType::KNOWN.iter().map(|t| t.as_str()).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "description": format!("A known type ({}) or any other name, passed through untouched.", known.join(", ")),
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for MessageType {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(MessageType::from_name(&String::deserialize(d)?))
@@ -199,9 +213,11 @@ pub fn payload_request_id(payload: &Value) -> Option<&str> {
 // ---------------------------------------------------------------------------------------
 
 /// Params of `control.send`: one typed message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ControlSendParams {
+    /// The sender (the event's actor).
     pub from: String,
+    /// A type of §4.21, or any other name (no whitespace, ≤ 200 characters).
     #[serde(rename = "type")]
     pub msg_type: String,
     /// The recipient. Optional for a response (it goes to the requester) and when a run or
@@ -218,24 +234,31 @@ pub struct ControlSendParams {
     /// Defaults to a line made from the type and payload.
     #[serde(default)]
     pub summary: Option<String>,
+    /// Full text, `""` if none. Default: `""`.
     #[serde(default)]
     pub body: Option<String>,
     /// Add a notice to this open thread instead of opening one.
     #[serde(default)]
     pub thread_id: Option<String>,
+    /// The new thread's run and task. Default: `""`.
     #[serde(default)]
     pub run_id: Option<String>,
+    /// The new thread's task.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// Priority. Default: by role.
     #[serde(default)]
     pub priority: Option<Priority>,
 }
 
 /// Result of `control.send`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ControlSendResult {
+    /// The thread.
     pub thread: Thread,
+    /// The message.
     pub message: Message,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
     /// The request this message opened or answered.
     #[serde(default)]
@@ -249,8 +272,11 @@ string_enum!(
     /// Where a request stands: open until answered (its response closes the thread) or
     /// cancelled (`inbox.cancel` on its thread, e.g. when the requester gave up).
     RequestStatus {
+        /// No response yet.
         Open = "open",
+        /// A response closed it.
         Answered = "answered",
+        /// Its thread was cancelled.
         Cancelled = "cancelled",
         /// A shutdown request past its `expires_at`, never answered.
         Expired = "expired",
@@ -258,8 +284,9 @@ string_enum!(
 );
 
 /// Params of `control.requests`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RequestsParams {
+    /// Only this request.
     #[serde(default)]
     pub request_id: Option<String>,
     /// Requests addressed to this agent.
@@ -268,6 +295,7 @@ pub struct RequestsParams {
     /// Requests made by this agent.
     #[serde(default)]
     pub from: Option<String>,
+    /// Only this run.
     #[serde(default)]
     pub run_id: Option<String>,
     /// Request types (empty: all).
@@ -277,6 +305,7 @@ pub struct RequestsParams {
     /// oldest first.
     #[serde(default)]
     pub include_closed: bool,
+    /// Most rows to return (1 to 10000).
     #[serde(default)]
     pub limit: Option<u32>,
     /// Only requests after this one in the list's order (a `next_after` of an earlier page).
@@ -285,20 +314,32 @@ pub struct RequestsParams {
 }
 
 /// One request with its state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RequestView {
+    /// The request this answers (its `request_id`).
     pub request_id: String,
+    /// Typed message type.
     #[serde(rename = "type")]
     pub msg_type: String,
+    /// Life-cycle state.
     pub status: RequestStatus,
+    /// Sender.
     pub from: String,
+    /// Recipient.
     pub to: String,
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// The thread (`thr_…`).
     pub thread_id: String,
+    /// The message (`msg_…`).
     pub message_id: String,
+    /// One-line summary.
     pub summary: String,
+    /// The typed payload, a JSON object.
     pub payload: Value,
+    /// When it was created.
     pub created_at: String,
     /// The answer, once there is one.
     #[serde(default)]
@@ -306,8 +347,9 @@ pub struct RequestView {
 }
 
 /// Result of `control.requests`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RequestsResult {
+    /// The requests.
     pub requests: Vec<RequestView>,
     /// The list stopped early, before its `limit`, to keep the reply under
     /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
@@ -332,7 +374,7 @@ fn default_timeout() -> u64 {
 }
 
 /// The permission policy: gated tool calls and who approves them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Policy {
     /// Grows by one with every change (0: never set).
     #[serde(default)]
@@ -344,6 +386,7 @@ pub struct Policy {
     /// permission flow.
     #[serde(default = "default_timeout")]
     pub timeout_seconds: u64,
+    /// The rules, in order.
     #[serde(default)]
     pub rules: Vec<PolicyRule>,
 }
@@ -355,7 +398,7 @@ impl Default for Policy {
 }
 
 /// One gated pattern.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PolicyRule {
     /// A Claude Code permission rule: `Bash(git push*)`, `Write(src/**)`, `mcp__*`, `WebFetch`.
     pub tool: String,
@@ -368,7 +411,7 @@ pub struct PolicyRule {
 }
 
 /// Params of `policy.set`: replace the policy.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PolicySetParams {
     /// Who changes it (the event's actor).
     pub actor: String,
@@ -380,20 +423,25 @@ pub struct PolicySetParams {
 }
 
 /// Result of `policy.get` and `policy.set`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PolicyResult {
+    /// The policy.
     pub policy: Policy,
     /// The snapshot file the permission hooks read.
     pub file: String,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     #[serde(default)]
     pub event_id: Option<i64>,
 }
 
 /// Params of `policy.check`: would this tool call be gated?
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PolicyCheckParams {
+    /// The agent that would make the tool call.
     pub agent: String,
+    /// The tool to be called.
     pub tool_name: String,
+    /// The tool's input, as the client would run it.
     #[serde(default = "empty_object")]
     pub tool_input: Value,
     /// The session's directory, for path rules (default: the project root).
@@ -402,14 +450,17 @@ pub struct PolicyCheckParams {
 }
 
 /// Result of `policy.check`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PolicyCheckResult {
+    /// Whether the call waits for an approver.
     pub gated: bool,
     /// The first rule that matched.
     #[serde(default)]
     pub rule: Option<PolicyRule>,
+    /// Who must approve it.
     #[serde(default)]
     pub approver: Option<String>,
+    /// How long a gated hook waits for the answer.
     pub timeout_seconds: u64,
 }
 
@@ -425,8 +476,11 @@ pub const MAX_PROGRESS_DATA: usize = 4096;
 string_enum!(
     /// What a progress line is: the seed's `progress`, `log` or `result`.
     ProgressType {
+        /// A progress note.
         Progress = "progress",
+        /// A log line.
         Log = "log",
+        /// A final result.
         Result = "result",
     }
 );
@@ -437,33 +491,46 @@ fn progress_type() -> ProgressType {
 
 /// Params of `progress.report`: one line from a tool subprocess. Send it as a notification
 /// (no `id`) to fire and forget.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgressParams {
+    /// The agent reporting the line.
     pub agent: String,
+    /// Its task, if any.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// The kind of line (default `progress`).
     #[serde(rename = "type", default = "progress_type")]
     pub line_type: ProgressType,
+    /// The tool call it reports on, if any.
     #[serde(default)]
     pub tool_use_id: Option<String>,
+    /// The line's data, as reported.
     pub data: String,
+    /// Free metadata, as reported.
     #[serde(default)]
     pub meta: Option<Value>,
 }
 
 /// A progress line as subscribers see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgressLine {
     /// Grows by one per line accepted since the daemon started (not durable).
     pub seq: u64,
+    /// Agent name.
     pub agent: String,
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// Typed message type.
     #[serde(rename = "type")]
     pub line_type: ProgressType,
+    /// The tool call this is about.
     pub tool_use_id: String,
+    /// The line's data, as reported.
     pub data: String,
+    /// Free metadata, as reported.
     #[serde(default)]
     pub meta: Option<Value>,
+    /// When it was reported.
     pub at: String,
     /// Lines this subscriber missed just before this one because it read too slowly.
     #[serde(default)]
@@ -471,18 +538,22 @@ pub struct ProgressLine {
 }
 
 /// Result of `progress.report`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgressReportResult {
+    /// Sequence number of the stored line.
     pub seq: u64,
 }
 
 /// Which progress lines `progress.subscribe` and `progress.recent` return.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgressFilter {
+    /// Only this agent.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Only this task.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// Only lines of this tool call.
     #[serde(default)]
     pub tool_use_id: Option<String>,
     /// Lines after this `seq` from the recent history first (a subscription without it
@@ -492,8 +563,9 @@ pub struct ProgressFilter {
 }
 
 /// Result of `progress.recent`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgressRecentResult {
+    /// The lines.
     pub lines: Vec<ProgressLine>,
     /// The newest `seq` so far (0: none since the daemon started).
     pub last_seq: u64,

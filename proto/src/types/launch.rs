@@ -21,13 +21,17 @@ string_enum!(
 );
 
 /// One worker session a launcher started for an attempt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaunchSession {
+    /// The launched session (`ses_…`).
     pub session_id: String,
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
     /// The attempt's number and thread.
     pub attempt: u32,
+    /// The thread (`thr_…`).
     pub thread_id: String,
     /// The agent the attempt is assigned to.
     pub agent: String,
@@ -46,12 +50,17 @@ pub struct LaunchSession {
     /// The tmux window it runs in, when it runs in one.
     #[serde(default)]
     pub tmux_window: Option<String>,
+    /// State.
     pub state: SessionState,
+    /// When it started.
     pub started_at: String,
+    /// When it ended, or null while it runs.
     #[serde(default)]
     pub ended_at: Option<String>,
+    /// Exit code, when the process exited.
     #[serde(default)]
     pub exit_code: Option<i32>,
+    /// Signal that ended it, when one did.
     #[serde(default)]
     pub signal: Option<i32>,
     /// Why it ended, in a line (e.g. "cancelled", "exited 3 without done or fail").
@@ -63,17 +72,25 @@ pub struct LaunchSession {
 }
 
 /// Params of `launch.sessionStart`: record a session that was just started.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionStartParams {
+    /// The run of the attempt.
     pub run_id: String,
+    /// The task of the attempt.
     pub task_id: String,
     /// The attempt's thread; it must be the task's attempt.
     pub thread_id: String,
+    /// The agent CLI: `claude` or `codex`.
     pub client: String,
+    /// Daemon process id.
     pub pid: i64,
+    /// Name of the launcher that started it (for example `coord-launch:R1`).
     pub launcher: String,
+    /// Working directory of the session.
     pub cwd: String,
+    /// Where the session's output is logged.
     pub log_path: String,
+    /// The tmux window it runs in, if any.
     #[serde(default)]
     pub tmux_window: Option<String>,
     /// Defaults to the daemon's host.
@@ -82,17 +99,22 @@ pub struct SessionStartParams {
 }
 
 /// Params of `launch.sessionExit`: record how a session ended.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionExitParams {
+    /// The launched session (`ses_…`).
     pub session_id: String,
     /// `exited`, `stopped` or `lost`.
     pub state: Option<SessionState>,
+    /// Exit code, when the process exited.
     #[serde(default)]
     pub exit_code: Option<i32>,
+    /// Signal that ended it, when one did.
     #[serde(default)]
     pub signal: Option<i32>,
+    /// Why, in words.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Last lines of its log.
     #[serde(default)]
     pub log_tail: Option<String>,
     /// Fail the attempt's thread if it is still open (the session ended without `done` or
@@ -102,12 +124,15 @@ pub struct SessionExitParams {
 }
 
 /// Params of `launch.sessionList`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionListParams {
+    /// Only this run.
     #[serde(default)]
     pub run_id: Option<String>,
+    /// Only this task.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// Only sessions of this launcher.
     #[serde(default)]
     pub launcher: Option<String>,
     /// Only sessions still running.
@@ -119,17 +144,20 @@ pub struct SessionListParams {
 }
 
 /// Result of `launch.sessionExit`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionExitResult {
+    /// The session.
     pub session: LaunchSession,
     /// Whether the call failed the attempt's thread.
     pub failed_attempt: bool,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
 }
 
 /// Result of `launch.sessionList`: oldest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionsResult {
+    /// The sessions.
     pub sessions: Vec<LaunchSession>,
     /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
     /// (protocol §1.7): continue with `after` = `next_after`.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 macro_rules! string_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
         pub enum $name { $($(#[$vm])* #[serde(rename = $s)] $var),+ }
 
         impl $name {
@@ -47,12 +47,19 @@ macro_rules! string_enum {
 string_enum!(
     /// Lifecycle state of a thread.
     ThreadStatus {
+        /// Created and not yet claimed.
         Pending = "pending",
+        /// A lease was just granted (by any claim, including a re-claim).
         Claimed = "claimed",
+        /// The holder reported progress, or a blocked thread received an `answer`.
         InProgress = "in_progress",
+        /// The holder asked a question and waits.
         Blocked = "blocked",
+        /// Finished successfully. Terminal.
         Done = "done",
+        /// Finished unsuccessfully. Terminal.
         Failed = "failed",
+        /// Cancelled by someone. Terminal.
         Cancelled = "cancelled",
     }
 );
@@ -73,15 +80,21 @@ string_enum!(
         Ready = "ready",
         /// An attempt's thread was created; no worker has claimed it yet.
         Dispatched = "dispatched",
+        /// The attempt's thread is claimed or in progress.
         InProgress = "in_progress",
+        /// The worker asked a question.
         Blocked = "blocked",
+        /// The current attempt's thread is done. Terminal.
         Done = "done",
+        /// The current attempt's thread failed. Terminal, but `orch.retry` can open a new attempt.
         Failed = "failed",
+        /// Cancelled. Terminal, but `orch.retry` can open a new attempt.
         Cancelled = "cancelled",
     }
 );
 
 impl TaskStatus {
+    /// Done, failed and cancelled tasks take no further attempt unless retried.
     pub const fn is_terminal(self) -> bool {
         matches!(self, TaskStatus::Done | TaskStatus::Failed | TaskStatus::Cancelled)
     }
@@ -95,9 +108,13 @@ impl TaskStatus {
 string_enum!(
     /// Lifecycle state of an orch run.
     RunStatus {
+        /// Work remains.
         Active = "active",
+        /// Every task is done or cancelled, at least one done.
         Done = "done",
+        /// Some task failed with no automatic retry pending.
         Failed = "failed",
+        /// Terminal: the run accepts no further orch writes.
         Cancelled = "cancelled",
     }
 );
@@ -107,6 +124,7 @@ string_enum!(
     MergeState {
         /// Done, waiting for `orch merge` (or the run's automatic merge).
         Pending = "pending",
+        /// In the integration branch.
         Merged = "merged",
         /// The merge conflicted; a resolution task was opened.
         Conflict = "conflict",
@@ -116,7 +134,9 @@ string_enum!(
 string_enum!(
     /// What a task's attempt gets: `code` a git worktree, `thread` only an inbox thread.
     TaskKind {
+        /// The default: each attempt gets a git worktree.
         Code = "code",
+        /// An inbox thread only.
         Thread = "thread",
     }
 );
@@ -126,7 +146,9 @@ string_enum!(
     AttemptStatus {
         /// Its thread is open.
         Live = "live",
+        /// Its thread is done.
         Done = "done",
+        /// Its thread failed.
         Failed = "failed",
         /// Cancelled, or replaced by a reassign.
         Cancelled = "cancelled",
@@ -136,9 +158,13 @@ string_enum!(
 string_enum!(
     /// Phase of a council review.
     CouncilPhase {
+        /// Reviewers write recommendations.
         Brainstorm = "brainstorm",
+        /// Reviewers vote on the grouped recommendations.
         Voting = "voting",
+        /// Every reviewer voted.
         Done = "done",
+        /// The run was cancelled while the council was open.
         Cancelled = "cancelled",
     }
 );
@@ -146,12 +172,19 @@ string_enum!(
 string_enum!(
     /// Kind of a message inside a thread.
     MessageKind {
+        /// The work itself (a new thread's first message).
         Task = "task",
+        /// A progress report.
         Progress = "progress",
+        /// The holder asks a question (blocks the thread).
         Question = "question",
+        /// An answer to a question.
         Answer = "answer",
+        /// The final message of a done or failed thread.
         Result = "result",
+        /// A control message (cancel, typed messages).
         Control = "control",
+        /// Accepted by `inbox.send`; no daemon operation produces it by itself.
         Event = "event",
     }
 );
@@ -164,8 +197,11 @@ impl MessageKind {
 string_enum!(
     /// Priority of a thread; `fetch` returns higher priorities first.
     Priority {
+        /// Served last.
         Low = "low",
+        /// The default.
         Normal = "normal",
+        /// Served before `normal`.
         High = "high",
         /// Sessions surface urgent mail first (and a Stop hook blocks on it).
         Urgent = "urgent",
@@ -231,8 +267,11 @@ string_enum!(
         TaskInProgress = "task.in_progress",
         /// orch: the worker is blocked and asked a question.
         TaskBlocked = "task.blocked",
+        /// Reconcile: the attempt's thread is done.
         TaskDone = "task.done",
+        /// Reconcile: the attempt's thread failed.
         TaskFailed = "task.failed",
+        /// The attempt's thread was cancelled, or `orch.cancel` of a task without a live attempt.
         TaskCancelled = "task.cancelled",
         /// orch: a council review started (brainstorm threads opened).
         CouncilStarted = "council.started",
@@ -327,6 +366,7 @@ impl EventType {
 
 mod agents;
 mod control;
+mod event_payloads;
 mod inbox;
 mod launch;
 mod orch;

@@ -5,15 +5,21 @@ use serde::{Deserialize, Serialize};
 use super::*;
 
 /// A run: one goal, decomposed into tasks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Run {
+    /// §2.3.
     pub run_id: String,
+    /// What the run is for.
     pub goal: String,
+    /// Life-cycle state.
     pub status: RunStatus,
+    /// The leader (default `"leader"`).
     pub created_by: String,
     /// Automatic retries per failed task (0: none).
     pub auto_retry: u32,
+    /// When it was created.
     pub created_at: String,
+    /// Last status change.
     pub updated_at: String,
     /// Merge each done code task into the integration branch as soon as it is done.
     #[serde(default)]
@@ -33,26 +39,37 @@ pub struct Run {
 }
 
 /// A task of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Task {
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// Title.
     pub title: String,
+    /// `""` if none.
     pub body: String,
+    /// Acceptance criteria, `""` if none.
     pub acceptance: String,
+    /// Priority.
     pub priority: Priority,
     /// Preferred worker (used by dispatch when no `to` is given).
     pub assign_to: Option<String>,
     /// Role hint for launchers.
     pub role: Option<String>,
+    /// Kind.
     pub kind: TaskKind,
+    /// How many attempts the task may use.
     pub max_attempts: u32,
+    /// Life-cycle state.
     pub status: TaskStatus,
     /// Number of the current (latest) attempt; 0 before the first dispatch.
     pub attempt: u32,
     /// Tasks this one depends on.
     pub depends_on: Vec<String>,
+    /// When it was created.
     pub created_at: String,
+    /// Last status change.
     pub updated_at: String,
     /// For a done code task with a branch: whether its work is in the integration branch
     /// (`pending` until merged; dependents wait for `merged`).
@@ -67,23 +84,35 @@ pub struct Task {
 }
 
 /// One attempt at a task: an inbox thread, and a git worktree for code tasks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Attempt {
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// 1, 2, ...
     pub attempt: u32,
+    /// The attempt's inbox thread.
     pub thread_id: String,
+    /// The agent it was dispatched to (a claim by another agent does not change it).
     pub worker: String,
+    /// Life-cycle state.
     pub status: AttemptStatus,
+    /// Repository path, when the attempt has a worktree.
     pub repo: Option<String>,
+    /// The attempt's git worktree, `""` for a thread task.
     pub worktree_path: Option<String>,
+    /// `orch/<run>/<task>/a<n>`.
     pub branch: Option<String>,
+    /// Full commit id the branch started from.
     pub base_rev: Option<String>,
     /// The branch the base was taken from (for "merged into the base branch").
     pub base_branch: Option<String>,
     /// The attempt this one replaced (retry or reassign).
     pub previous_thread_id: Option<String>,
+    /// When it started.
     pub started_at: String,
+    /// When the attempt stopped being live.
     pub ended_at: Option<String>,
     /// The host whose daemon made the attempt (its worktree lives there); `null` for
     /// attempts recorded before hosts were.
@@ -92,27 +121,36 @@ pub struct Attempt {
 }
 
 /// What a dispatch created, for a launcher to start a worker with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Dispatch {
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// Attempt number, from 1.
     pub attempt: u32,
+    /// The new thread. The worker claims it with `inbox.claim`.
     pub thread_id: String,
+    /// The worker.
     pub assigned_to: String,
+    /// Where the worker works, or `null` without a worktree.
     pub worktree_path: Option<String>,
+    /// Git branch of the attempt.
     pub branch: Option<String>,
+    /// Git revision the branch starts from.
     pub base_rev: Option<String>,
 }
 
 /// Params of `orch.runCreate`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunCreateParams {
     /// Defaults to `R<n>`, the next free number.
     #[serde(default)]
     pub run_id: Option<String>,
+    /// What the run is for. Not blank, ≤ 4000 characters.
     pub goal: String,
     /// Defaults to `leader`.
     #[serde(default)]
     pub created_by: Option<String>,
+    /// Automatic retries per failed task (§2.7). Default: 0.
     #[serde(default)]
     pub auto_retry: Option<u32>,
     /// Merge each done code task into the run's integration branch automatically.
@@ -121,13 +159,14 @@ pub struct RunCreateParams {
 }
 
 /// Params naming a run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunRef {
+    /// The run (`run_…`).
     pub run_id: String,
 }
 
 /// Params of `orch.runList`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunListParams {
     /// Only runs after this one, oldest first (a `next_after` of an earlier page).
     #[serde(default)]
@@ -135,8 +174,9 @@ pub struct RunListParams {
 }
 
 /// Params of a list of one run's items (`orch.blocked`, `orch.councilList`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunPageParams {
+    /// The run.
     pub run_id: String,
     /// Only items after this one in the list's order (a `next_after` of an earlier page).
     #[serde(default)]
@@ -144,18 +184,21 @@ pub struct RunPageParams {
 }
 
 /// Params of `orch.cancel` and `orch.cancel`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CancelTaskParams {
+    /// The run.
     pub run_id: String,
     /// Cancel this task only; without it, the whole run.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// Not blank, ≤ 4000 characters.
     pub reason: String,
 }
 
 /// Result of `orch.runList`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunsResult {
+    /// The runs.
     pub runs: Vec<Run>,
     /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
     /// (protocol §1.7): continue with `after` = `next_after`.
@@ -167,10 +210,13 @@ pub struct RunsResult {
 }
 
 /// Result of `orch.runShow`, `orch status` and `orch.cancel`: the run and all its tasks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunView {
+    /// The run.
     pub run: Run,
+    /// The tasks.
     pub tasks: Vec<Task>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
     /// `tasks` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
     /// (protocol §1.7): continue with `orch.taskList`'s `after` = `next_after`.
@@ -182,21 +228,32 @@ pub struct RunView {
 }
 
 /// Params of `orch.taskAdd`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskAddParams {
+    /// The run.
     pub run_id: String,
+    /// Unique in the run (§2.4).
     pub task_id: String,
+    /// Not blank, ≤ 4000 characters. Becomes the dispatched thread's summary and, as `[run/task]
+    /// title`, its subject.
     pub title: String,
+    /// Instructions for the worker. Default: `""`.
     #[serde(default)]
     pub body: Option<String>,
+    /// Acceptance criteria, passed to the worker. Default: `""`.
     #[serde(default)]
     pub acceptance: Option<String>,
+    /// Tasks of the same run that must be `done` first. Entries are trimmed; blank entries and
+    /// duplicates are dropped. Each must already exist. Default: `[]`.
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// The worker `orch.dispatch` uses when it is given no `to`. Default: null.
     #[serde(default)]
     pub assign_to: Option<String>,
+    /// Free hint for launchers, stored as given. Default: null.
     #[serde(default)]
     pub role: Option<String>,
+    /// Order in `orch.ready`; also the dispatched thread's priority. Default: `normal`.
     #[serde(default)]
     pub priority: Option<Priority>,
     /// Defaults to `code`.
@@ -208,18 +265,23 @@ pub struct TaskAddParams {
 }
 
 /// Params naming a task.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskRef {
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
 }
 
 /// Params of `orch.taskList` and `orch.ready`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskListParams {
+    /// The run.
     pub run_id: String,
+    /// Only these statuses. Default: all.
     #[serde(default)]
     pub statuses: Vec<TaskStatus>,
+    /// If given, 1 to 10000. Default: none (every task).
     #[serde(default)]
     pub limit: Option<u32>,
     /// Only tasks after this one in the list's order (a `next_after` of an earlier page).
@@ -228,8 +290,9 @@ pub struct TaskListParams {
 }
 
 /// Result of `orch.taskList`, `orch.ready` and `orch.reconcile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TasksResult {
+    /// The tasks.
     pub tasks: Vec<Task>,
     /// The list stopped early, before its `limit`, to keep the reply under
     /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
@@ -241,28 +304,36 @@ pub struct TasksResult {
 }
 
 /// Result of `orch.taskShow`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskView {
+    /// The task.
     pub task: Task,
+    /// The dependents.
     pub dependents: Vec<String>,
+    /// The attempts.
     pub attempts: Vec<Attempt>,
 }
 
 /// Params of `orch.depAdd` and `orch.depRemove`: `task_id` depends on `on`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DepParams {
+    /// The run.
     pub run_id: String,
+    /// The dependent task.
     pub task_id: String,
+    /// The task it depends on.
     pub on: String,
 }
 
 /// Params of `orch.dispatch`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DispatchParams {
+    /// The run.
     pub run_id: String,
     /// Dispatch this task (it must be ready); without it, `all_ready` must be set.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// Dispatch every ready task instead (in `orch.ready` order). Default: `false`.
     #[serde(default)]
     pub all_ready: bool,
     /// Worker for every dispatched task (default: each task's `assign_to`).
@@ -283,8 +354,9 @@ pub struct DispatchParams {
 }
 
 /// Result of `orch.dispatch`, `orch.retry` and `orch.reassign`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DispatchResult {
+    /// The dispatches.
     pub dispatches: Vec<Dispatch>,
     /// The newest event the call recorded (0 when it recorded none): pass it to
     /// `orch wait --after-event` so nothing the workers do next is missed.
@@ -293,38 +365,50 @@ pub struct DispatchResult {
 }
 
 /// Params of `orch.retry` and `orch.reassign` (`to` is required for reassign).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RetryParams {
+    /// The run.
     pub run_id: String,
+    /// The task.
     pub task_id: String,
+    /// The worker of the new attempt. Default: the previous attempt's worker, else the task's
+    /// `assign_to`.
     #[serde(default)]
     pub to: Option<String>,
 }
 
 /// Params of `orch.answer`: reply in the current attempt's thread.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AnswerParams {
+    /// The run.
     pub run_id: String,
+    /// The task.
     pub task_id: String,
     /// Defaults to the run's creator.
     #[serde(default)]
     pub from: Option<String>,
+    /// The message.
     #[serde(flatten)]
     pub message: MessageInput,
 }
 
 /// A blocked task with the question that blocks it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BlockedTask {
+    /// The task.
     pub task: Task,
+    /// The thread (`thr_…`).
     pub thread_id: String,
+    /// The agent working on it.
     pub worker: String,
+    /// The question the worker asked.
     pub question: Option<Message>,
 }
 
 /// Result of `orch.blocked`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BlockedResult {
+    /// The blocked.
     pub blocked: Vec<BlockedTask>,
     /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
     /// (protocol §1.7): continue with `after` = `next_after`.
@@ -336,8 +420,9 @@ pub struct BlockedResult {
 }
 
 /// Params of `orch.worktreeList` and `orch.worktreePrune`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorktreeParams {
+    /// Only this run (`1003` if unknown). Default: all runs.
     #[serde(default)]
     pub run_id: Option<String>,
     /// Prune: also remove worktrees with unmerged commits or uncommitted changes.
@@ -346,13 +431,19 @@ pub struct WorktreeParams {
 }
 
 /// A worktree of an attempt, as listed or pruned.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorktreeInfo {
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// Attempt number, from 1.
     pub attempt: u32,
+    /// The worktree directory.
     pub path: String,
+    /// Git branch of the attempt.
     pub branch: Option<String>,
+    /// Status of the attempt owning the worktree.
     pub attempt_status: AttemptStatus,
     /// Whether the directory still exists.
     pub exists: bool,
@@ -362,12 +453,15 @@ pub struct WorktreeInfo {
 }
 
 /// Result of `orch.worktreeList` (`worktrees`) and `orch.worktreePrune` (`removed`, `kept`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorktreesResult {
+    /// The worktrees.
     #[serde(default)]
     pub worktrees: Vec<WorktreeInfo>,
+    /// The removed.
     #[serde(default)]
     pub removed: Vec<WorktreeInfo>,
+    /// The kept.
     #[serde(default)]
     pub kept: Vec<WorktreeInfo>,
     /// Worktrees of attempts made on other hosts (several daemons on one PostgreSQL
@@ -381,10 +475,13 @@ pub struct WorktreesResult {
 }
 
 /// Params of `orch.councilStart`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CouncilStartParams {
+    /// The run the council belongs to.
     pub run_id: String,
+    /// Not blank, ≤ 4000 characters.
     pub topic: String,
+    /// What to review. Default: `""`.
     #[serde(default)]
     pub body: Option<String>,
     /// Defaults to `reviewer-1`, `reviewer-2`, `reviewer-3`.
@@ -393,99 +490,138 @@ pub struct CouncilStartParams {
 }
 
 /// Params naming a council.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CouncilRef {
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The council id.
     pub council_id: String,
 }
 
 /// One reviewer of a council, with its threads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CouncilMember {
+    /// Agent name.
     pub reviewer: String,
+    /// The member's brainstorm thread.
     pub brainstorm_thread_id: String,
+    /// The brainstorm thread has ended (done, failed or cancelled).
     pub brainstorm_done: bool,
+    /// Set when voting starts.
     pub vote_thread_id: Option<String>,
+    /// The vote thread has ended.
     pub vote_done: bool,
 }
 
 /// A group of recommendations with its votes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CouncilGroup {
+    /// `G1`, `G2`, ...
     pub group_id: String,
+    /// The title of the group's first recommendation.
     pub title: String,
     /// Every detail given for the group, by reviewer.
     pub details: Vec<ProposalDetail>,
+    /// Reviewers who proposed it, each once, in reviewer order.
     pub proposed_by: Vec<String>,
+    /// Reviewers whose vote payload says `"approve"` for this group.
     pub approve: u32,
+    /// Reviewers whose vote payload says `"reject"`.
     pub reject: u32,
+    /// Reviewers whose vote thread has ended with anything else for this group: `"abstain"`,
+    /// another value, no entry, or a thread that failed or was cancelled. Reviewers still voting
+    /// are not counted.
     pub abstain: u32,
     /// `approved`, `rejected` or `no_majority` (strict majority of reviewers).
     pub verdict: String,
 }
 
 /// What one reviewer proposed for a group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProposalDetail {
+    /// Agent name.
     pub reviewer: String,
+    /// The title of the group's first recommendation.
     pub title: String,
+    /// Full proposal text.
     pub detail: String,
 }
 
 /// A council review.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Council {
+    /// The run (`run_…`).
     pub run_id: String,
+    /// `C1`, `C2`, ...
     pub council_id: String,
+    /// What the council is about.
     pub topic: String,
+    /// Full text, `""` if none.
     pub body: String,
+    /// Phase of the council.
     pub phase: CouncilPhase,
+    /// In the order reviewers were given.
     pub members: Vec<CouncilMember>,
     /// Filled once voting starts.
     pub groups: Vec<CouncilGroup>,
+    /// When it was created.
     pub created_at: String,
+    /// The `council.started` event for `orch.councilStart`, 0 for `orch.councilShow`.
     pub event_id: i64,
 }
 
 /// Params of `orch.taskEdit`: the fields to change (omitted ones stay). Title, body and
 /// acceptance only before the task is dispatched; the worker, priority, role and limits
 /// any time before it is done (a live attempt keeps its worker: reassign moves it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskEditParams {
+    /// The run.
     pub run_id: String,
+    /// The task.
     pub task_id: String,
+    /// Title.
     #[serde(default)]
     pub title: Option<String>,
+    /// Full text, `""` if none.
     #[serde(default)]
     pub body: Option<String>,
+    /// The acceptance.
     #[serde(default)]
     pub acceptance: Option<String>,
+    /// Priority.
     #[serde(default)]
     pub priority: Option<Priority>,
     /// The worker dispatch gives it (`orch task assign`).
     #[serde(default)]
     pub assign_to: Option<String>,
+    /// The role.
     #[serde(default)]
     pub role: Option<String>,
+    /// Kind.
     #[serde(default)]
     pub kind: Option<TaskKind>,
+    /// How many attempts the task may use.
     #[serde(default)]
     pub max_attempts: Option<u32>,
 }
 
 /// Result of `orch.taskRemove`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskRemoveResult {
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
     /// Tasks that depended on it and lost that dependency.
     pub dependents: Vec<String>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
 }
 
 /// Params of `orch.merge`: merge done code tasks into the run's integration branch.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MergeParams {
+    /// The run.
     pub run_id: String,
     /// This task; without it, every done task whose merge is pending.
     #[serde(default)]
@@ -493,13 +629,15 @@ pub struct MergeParams {
 }
 
 /// What merging one task did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MergeOutcome {
+    /// The task id, unique within its run.
     pub task_id: String,
     /// `merged` or `conflict`.
     pub state: MergeState,
     /// The task's branch.
     pub branch: String,
+    /// The run's integration branch.
     pub integration_branch: String,
     /// The integration branch's new tip (merged), or its unchanged tip (conflict).
     pub commit: String,
@@ -520,15 +658,18 @@ pub struct MergeOutcome {
 }
 
 /// Result of `orch.merge`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MergeResult {
+    /// The merged.
     pub merged: Vec<MergeOutcome>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
 }
 
 /// Params of `orch.runFinish`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunFinishParams {
+    /// The run.
     pub run_id: String,
     /// The branch to merge into (default: the run's base branch).
     #[serde(default)]
@@ -536,23 +677,28 @@ pub struct RunFinishParams {
 }
 
 /// Result of `orch.runFinish`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunFinishResult {
+    /// The run.
     pub run: Run,
     /// Tasks merged into the integration branch first.
     pub merged: Vec<MergeOutcome>,
+    /// The branch the integration branch was merged into.
     pub into: String,
     /// The branch's new tip.
     pub commit: String,
+    /// Whether the merge was a fast-forward.
     pub fast_forward: bool,
     /// The branch already held everything.
     pub up_to_date: bool,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
 }
 
 /// Result of `orch.councilList`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CouncilsResult {
+    /// The councils.
     pub councils: Vec<Council>,
     /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
     /// (protocol §1.7): continue with `after` = `next_after`.

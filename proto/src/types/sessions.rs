@@ -13,21 +13,29 @@ string_enum!(
     /// session by `mail.check`), then read, then acked; or it ended expired (its
     /// `expires_at` passed while queued) or withdrawn (the sender took it back).
     Delivery {
+        /// Waiting for the recipient's session to take it.
         Queued = "queued",
+        /// `mail.check` delivered it into the session.
         Delivered = "delivered",
+        /// The recipient read it.
         Read = "read",
+        /// The recipient acked it.
         Acked = "acked",
+        /// Still queued when its `expires_at` passed.
         Expired = "expired",
+        /// The sender withdrew it before delivery.
         Withdrawn = "withdrawn",
     }
 );
 
 /// Params of `mail.check`: deliver the queued mail of an agent and/or a task. An agent's
 /// mailbox also holds the mail addressed to the tasks it is running (threads it holds).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckParams {
+    /// The agent whose mailbox this is.
     #[serde(default)]
     pub agent: Option<String>,
+    /// The task whose mailbox this is.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Only deliver these priorities (empty: all).
@@ -42,9 +50,11 @@ pub struct CheckParams {
 
 /// Result of `mail.check`: the messages delivered now (urgent first, then oldest first).
 /// A second check returns none of them again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckResult {
+    /// The messages.
     pub messages: Vec<MailItem>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: Option<i64>,
     /// Delivery stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
     /// (protocol §1.7): the rest stay queued, and the next check delivers them.
@@ -53,10 +63,12 @@ pub struct CheckResult {
 }
 
 /// Params of `mail.pending`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PendingParams {
+    /// The agent whose mailbox this is.
     #[serde(default)]
     pub agent: Option<String>,
+    /// The task whose mailbox this is.
     #[serde(default)]
     pub task_id: Option<String>,
     /// Also return the queued messages not reminded of before, and mark them reminded
@@ -66,7 +78,7 @@ pub struct PendingParams {
 }
 
 /// Result of `mail.pending`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PendingResult {
     /// Queued messages (not delivered, expired or withdrawn).
     pub pending: u64,
@@ -82,46 +94,57 @@ pub struct PendingResult {
 }
 
 /// Result of `mail.withdraw`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WithdrawResult {
+    /// The message (`msg_…`).
     pub message_id: String,
     /// The recipients whose queued copy was withdrawn.
     pub recipients: Vec<String>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
 }
 
 /// Params of `peers.link`: two tasks become each other's peer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerLinkParams {
+    /// The task to link (to `peer_task_id`).
     pub task_id: String,
+    /// The task to link to.
     pub peer_task_id: String,
 }
 
 /// Params of `peers.list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerListParams {
+    /// The task whose peers to list.
     pub task_id: String,
 }
 
 /// Result of `peers.link` and `peers.list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeersResult {
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// The peers.
     pub peers: Vec<String>,
+    /// The event that recorded the change; usable as an `after_event` cursor.
     #[serde(default)]
     pub event_id: Option<i64>,
 }
 
 /// Params of `session.installHooks`: write the hooks and agent instructions into a
 /// worktree.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InstallHooksParams {
     /// The directory (worktree) to write into; absolute.
     pub dir: String,
+    /// The agent the installed hooks act for.
     #[serde(default)]
     pub agent: Option<String>,
+    /// The task the session works on, if any.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// The thread the session works on, if any.
     #[serde(default)]
     pub thread_id: Option<String>,
     /// The `inbox` executable the hooks and MCP server run (default: beside coordd).
@@ -146,8 +169,9 @@ pub struct InstallHooksParams {
 pub const HOOK_CLIENTS: [&str; 2] = ["claude", "codex"];
 
 /// Result of `session.installHooks`: the files written or merged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InstallHooksResult {
+    /// The files.
     pub files: Vec<String>,
     /// What was left alone, and why (e.g. a tracked `.mcp.json`).
     #[serde(default)]

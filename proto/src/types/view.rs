@@ -22,7 +22,7 @@ string_enum!(
 );
 
 /// Params of `view.agents`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentsViewParams {
     /// Also list agents that were seen but never registered (default true).
     #[serde(default)]
@@ -33,20 +33,28 @@ pub struct AgentsViewParams {
 }
 
 /// A thread an agent holds (claimed, in progress or blocked), with its lease.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HeldThread {
+    /// The thread (`thr_…`).
     pub thread_id: String,
+    /// The run (`run_…`).
     pub run_id: String,
+    /// The task id, unique within its run.
     pub task_id: String,
+    /// The subject.
     pub subject: String,
+    /// Life-cycle state.
     pub status: ThreadStatus,
+    /// The lease.
     pub lease: Option<LeaseView>,
 }
 
 /// One agent with its live picture.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentOverview {
+    /// Agent name.
     pub agent: Agent,
+    /// What the agent is doing now.
     pub activity: ActivityState,
     /// Queued mail in the agent's session mailbox (its own and its running tasks').
     pub pending: u64,
@@ -62,8 +70,9 @@ pub struct AgentOverview {
 }
 
 /// Result of `view.agents`: every agent sorted by id.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentsView {
+    /// The agents.
     pub agents: Vec<AgentOverview>,
     /// The newest event when the view was read: subscribe after it.
     pub last_event_id: i64,
@@ -77,8 +86,9 @@ pub struct AgentsView {
 }
 
 /// Params of `view.run`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunViewParams {
+    /// The run.
     pub run_id: String,
     /// Only tasks after this one in the run's order (a `next_after` of an earlier page).
     #[serde(default)]
@@ -86,8 +96,9 @@ pub struct RunViewParams {
 }
 
 /// A task as a node of the run's graph.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphTask {
+    /// The task.
     pub task: Task,
     /// The agent of the current attempt (not the default assignee), if dispatched.
     pub worker: Option<String>,
@@ -101,14 +112,18 @@ pub struct GraphTask {
 
 /// Result of `view.run`: the run, its tasks as a graph (edges are `task.depends_on`) and
 /// its councils.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunGraph {
+    /// The run.
     pub run: Run,
+    /// The tasks.
     pub tasks: Vec<GraphTask>,
+    /// The councils.
     pub councils: Vec<Council>,
     /// The sessions launchers started for the run's attempts, oldest first.
     #[serde(default)]
     pub sessions: Vec<LaunchSession>,
+    /// The newest event the view reflects; subscribe after it to follow changes.
     pub last_event_id: i64,
     /// `tasks` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
     /// (protocol §1.7): continue with `after` = `next_after`.
@@ -121,13 +136,15 @@ pub struct RunGraph {
 
 /// Params of `view.timeline`: who sent what to whom, newest first. At most one of
 /// `agent`, `thread_id` and `run_id` narrows it; none gives the whole project.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelineParams {
     /// Mail sent by or to this agent.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Only this thread.
     #[serde(default)]
     pub thread_id: Option<String>,
+    /// Only this run.
     #[serde(default)]
     pub run_id: Option<String>,
     /// Only copies of messages older than this event (paging backwards).
@@ -140,12 +157,15 @@ pub struct TimelineParams {
 
 /// Default and largest `limit` of `view.timeline`.
 pub const TIMELINE_LIMIT_DEFAULT: u32 = 200;
+/// See [`TIMELINE_LIMIT_DEFAULT`].
 pub const TIMELINE_LIMIT_MAX: u32 = 1000;
 
 /// Result of `view.timeline`: one entry per message and recipient, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelineView {
+    /// The items.
     pub items: Vec<MailItem>,
+    /// The newest event the view reflects; subscribe after it to follow changes.
     pub last_event_id: i64,
     /// The list stopped early, before its `limit`, to keep the reply under
     /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `before_event` = `next_after`.
@@ -157,7 +177,7 @@ pub struct TimelineView {
 }
 
 /// Params of `dashboard.start`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DashboardStartParams {
     /// Loopback port to listen on; default: the port already in use, else a free one.
     #[serde(default)]
@@ -169,13 +189,16 @@ pub struct DashboardStartParams {
 }
 
 /// Result of `dashboard.start` and `dashboard.status`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DashboardInfo {
+    /// Whether the dashboard listener is running.
     pub running: bool,
     /// `http://127.0.0.1:PORT/TOKEN/` (none when not running). The token in it is the only
     /// credential: keep the URL private.
     pub url: Option<String>,
+    /// TCP port it listens on.
     pub port: Option<u16>,
+    /// When it started.
     pub started_at: Option<String>,
     /// The person the page acts as (none when not running).
     #[serde(default)]
@@ -183,7 +206,7 @@ pub struct DashboardInfo {
 }
 
 /// Result of `dashboard.stop`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DashboardStopResult {
     /// False when no dashboard was being served.
     pub stopped: bool,

@@ -1,4 +1,4 @@
-// Control requests (protocol §10): permission requests, plan approvals and shutdown
+// Control requests (protocol §3.59): permission requests, plan approvals and shutdown
 // requests, from `control.requests`, newest first. The overseer answers, always as
 // themselves, what is addressed to the lead or to them: such an open request gets Approve
 // and Deny (with an optional reason) and, when a gated call waits on it, its countdown to

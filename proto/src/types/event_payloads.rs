@@ -1,0 +1,50 @@
+//! What each event type carries in its `payload_json`, for the OpenRPC document's
+//! `x-events` (and so `rpc.discover`). The match is exhaustive: a new event type does not
+//! compile until its payload is described here. `docs/protocol.md` §4.16 and §4.20 give the
+//! summaries and who the actor is.
+
+use super::EventType;
+
+impl EventType {
+    /// The shape of this event's `payload_json`, in words (field names in JSON).
+    pub const fn payload(self) -> &'static str {
+        use EventType::*;
+        match self {
+            ThreadCreated | MessageSent | ThreadProgress | ThreadBlocked | ThreadReplied | ThreadDone
+            | ThreadFailed | ThreadCancelled => "the recorded message's payload (the full message is in `message`)",
+            ThreadClaimed | LeaseRenewed => r#"{"generation","expires_at"}"#,
+            LeaseExpired => r#"{"agent","expires_at","generation"}"#,
+            RunCreated => r#"{"goal","auto_retry"}"#,
+            RunDone | RunFailed | RunResumed => r#"{"total","done","failed"} (task counts)"#,
+            RunCancelled => "{}",
+            TaskAdded => r#"{"depends_on","kind","priority"}"#,
+            TaskDepsChanged => r#"{"depends_on","added","on"}"#,
+            TaskReady => r#"{}, or {"after": task} when a finished task released it"#,
+            TaskDispatched => {
+                r#"the Dispatch plus "mode": "dispatched", "retried" or "reassigned"; from a reconcile repair {"attempt","thread_id","worker"}"#
+            }
+            TaskInProgress | TaskBlocked | TaskDone => r#"{"attempt","thread_id","worker"}"#,
+            TaskFailed => r#"{"attempt","thread_id","worker","auto_retry": bool}"#,
+            TaskCancelled => r#"{"attempt","thread_id","worker"} (reconcile), or {"reason"} (orch.cancel)"#,
+            CouncilStarted => r#"{"council_id","reviewers"}"#,
+            CouncilVoting => r#"{"council_id","groups": n}"#,
+            CouncilDone => r#"{"council_id"}"#,
+            AgentRegistered => "the Agent",
+            AgentStatus => r#"{"agent_id","status","previous"}"#,
+            MailRead | MailAcked => r#"{"message_id","recipient","from_agent","state","category"}"#,
+            ReservationCreated | ReservationReleased => "the Reservation",
+            ReservationExpired => "the expired Reservation",
+            SettingsChanged => r#"{"strict_agents": bool} or {"require_credentials": bool}"#,
+            MailDelivered => r#"{"message_ids": [...], "recipients": [...]}"#,
+            MailWithdrawn => "the withdrawn message",
+            PeersLinked => r#"{"task_id","peer_task_id"}"#,
+            PolicyChanged => r#"{"version","rules","lead"}"#,
+            TaskMerged => "the MergeOutcome",
+            TaskMergeConflict => r#"the MergeOutcome, with "resolution_task""#,
+            TaskEdited => "the changed fields",
+            TaskRemoved => r#"{"title","dependents"}"#,
+            RunMerged => r#"{"into","commit","fast_forward","integration_branch"}"#,
+            LaunchStarted | LaunchExited => r#"{"session": LaunchSession}"#,
+        }
+    }
+}
