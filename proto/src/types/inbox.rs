@@ -126,6 +126,26 @@ pub struct Event {
     /// The message the event recorded, when there is one.
     #[serde(default)]
     pub message: Option<Message>,
+    /// The mail copies the message's send gave its recipients, so a live view can add them
+    /// without reading them back. Only on message events delivered live by a subscription
+    /// of the daemon that wrote them (absent from `events.list`, from a replay after a
+    /// cursor, and from another daemon's events on a shared PostgreSQL store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<EventMail>,
+}
+
+/// The copies a message got when it was written (an event's `mail`): every one of them
+/// starts queued in its recipient's session mailbox.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventMail {
+    /// One per copy: an agent, or `task:<id>` for mail to a task. Empty when the message
+    /// got no copy (sent to its own sender, or an answer to a typed request).
+    pub recipients: Vec<String>,
+    /// The copies' priority (the send's, else the thread's).
+    pub priority: Priority,
+    /// When the queued copies expire (`expires_in_seconds`), if they do.
+    #[serde(default)]
+    pub expires_at: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------

@@ -5,11 +5,9 @@
 // the overseer, delivered at the session's next hook (`inbox check`); "urgent" raises its
 // priority. (A launched session's state and log tail get a cell of their own here.)
 
-import { h, fill, since, until, perFrame, coalesce, errorText, where } from './dom.js';
+import { h, fill, since, until, live, errorText, where } from './dom.js';
 import { firstLine } from './runs.js';
-
-/// Events that can change an agent's row: mail, threads and leases, the registry, tasks.
-const RELEVANT = /^(mail|thread|message|lease|agent|task)\./;
+import { applyToAgents } from './agents_live.js';
 
 /// Attention order: a lower rank comes first. (`failed` is kept for when the view says
 /// which agents' last task failed; it does not yet.)
@@ -35,17 +33,23 @@ export function create(ctx, root) {
     h('thead', {}, h('tr', {}, COLUMNS.map((c) => h('th', {}, c)))),
     body));
 
-  const load = coalesce(async () => {
-    const [v, r] = await Promise.all([
-      ctx.rpc.call('view.agents', {}),
-      ctx.rpc.call('control.requests', {}),
-    ]);
-    view = v;
-    openBy = new Map();
-    for (const q of r.requests) openBy.set(q.from, (openBy.get(q.from) || 0) + 1);
-    draw();
+  // Events change the model in place (agents_live.js); what they cannot carry is read
+  // again, at most once per animation frame.
+  const model = live({
+    async fetch() {
+      const [v, r] = await Promise.all([
+        ctx.rpc.call('view.agents', {}),
+        ctx.rpc.call('control.requests', {}),
+      ]);
+      view = v;
+      openBy = new Map();
+      for (const q of r.requests) openBy.set(q.from, (openBy.get(q.from) || 0) + 1);
+      return v.last_event_id;
+    },
+    apply: (ev) => applyToAgents(view.agents, ev),
+    draw,
   });
-  const refresh = perFrame(load);
+  const load = () => model.load();
 
   function draw() {
     const seen = new Set();
@@ -130,8 +134,6 @@ export function create(ctx, root) {
 
   return {
     load,
-    onEvent(ev) {
-      if (RELEVANT.test(ev.event_type) || (ev.message && ev.message.type)) refresh();
-    },
+    onEvent: model.onEvent,
   };
 }

@@ -159,6 +159,7 @@ fn event_from_row(r: &Row) -> Result<Event> {
         payload_json: r.json(12)?,
         created_at: r.s(13)?,
         message: None,
+        mail: None,
     })
 }
 

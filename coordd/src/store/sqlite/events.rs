@@ -179,6 +179,7 @@ fn event_from_row(row: &Row<'_>) -> rusqlite::Result<Event> {
         payload_json: json_col(row, 12)?,
         created_at: row.get(13)?,
         message: None,
+        mail: None,
     })
 }
 
