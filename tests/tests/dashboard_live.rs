@@ -43,21 +43,24 @@ fn page_with_one_message(b: &mut Browser, p: &Project, agent: &str) {
     b.wait_for("document.body.dataset.loaded === '1'", "every view loaded");
 }
 
-/// Keep the events the page receives from now on instead of applying them.
-fn hold_events(b: &mut Browser) {
+/// Send `n` messages to `to` (the i-th from `from(i)`) while the page holds its events, then
+/// hand it every one of them in one go (one task, so no animation frame comes in between);
+/// the last send's output.
+fn burst(b: &mut Browser, p: &Project, n: u64, to: &str, from: &dyn Fn(u64) -> String) -> serde_json::Value {
     b.eval(
         "(() => { const rpc = window.__coord.rpc; const key = [...rpc.subs.keys()][0];
            window.__apply = rpc.subs.get(key); window.__held = [];
            rpc.subs.set(key, (ev) => { window.__held.push(ev); document.body.dataset.held = window.__held.length; });
            window.__release = () => { rpc.subs.set(key, window.__apply); for (const ev of window.__held) window.__apply(ev); }; })()",
     );
-}
-
-/// Once the page holds event `last`, hand it every held event in one go (one task, so no
-/// animation frame comes in between).
-fn release_through(b: &mut Browser, last: i64) {
-    b.wait_for(&format!("window.__held.some((ev) => ev.event_id === {last})"), "the held events");
+    let mut last = json!(null);
+    for i in 0..n {
+        last = ok(p, &["send", "--from", &from(i), "--to", to, "--summary", &format!("burst {i}")]);
+    }
+    let id = last["event_id"].as_i64().unwrap();
+    b.wait_for(&format!("window.__held.some((ev) => ev.event_id === {id})"), "the held events");
     b.eval("window.__release()");
+    last
 }
 
 #[test]
@@ -89,13 +92,8 @@ fn a_burst_of_sends_is_applied_in_place() {
     let p = Project::new();
     page_with_one_message(&mut b, &p, "bob-2");
     let before = view_calls(&mut b);
-    hold_events(&mut b);
     let n = 30;
-    let mut last = json!(null);
-    for i in 0..n {
-        last = ok(&p, &["send", "--from", "lead", "--to", "bob-2", "--summary", &format!("burst {i}")]);
-    }
-    release_through(&mut b, last["event_id"].as_i64().unwrap());
+    let last = burst(&mut b, &p, n, "bob-2", &|_| "lead".into());
 
     b.wait_for(&copy(&message_id(&last), "bob-2", "queued"), "the last row");
     b.wait_for(&badge("bob-2", n + 1), "the badge to count the burst");
@@ -110,14 +108,9 @@ fn a_burst_of_events_the_page_cannot_apply_costs_one_refetch() {
     let p = Project::new();
     page_with_one_message(&mut b, &p, "bob-3");
     let before = view_calls(&mut b);
-    hold_events(&mut b);
     // Each from a sender the page has never seen: the agents view must read the new rows.
     let n = 20;
-    let mut last = json!(null);
-    for i in 0..n {
-        last = ok(&p, &["send", "--from", &format!("new-{i}"), "--to", "bob-3", "--summary", &format!("hello {i}")]);
-    }
-    release_through(&mut b, last["event_id"].as_i64().unwrap());
+    burst(&mut b, &p, n, "bob-3", &|i| format!("new-{i}"));
 
     b.wait_for(&badge("bob-3", n + 1), "the badge to count the burst");
     b.wait_for("document.querySelector('tr[data-agent=\"new-19\"]') !== null", "the new senders' rows");

@@ -238,12 +238,13 @@ async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
     let p = Project::new();
     let _d = p.serve();
     let c = p.client().await;
-    for agent in ["w2", "w1"] {
+    for agent in ["wkr-2", "wkr-1"] {
         c.agent_register(RegisterParams { agent_id: agent.into(), role: "worker".into(), ..Default::default() })
             .await
             .unwrap();
     }
-    let mut sub = c.subscribe(EventFilter { event_types: vec![EventType::ThreadCreated], ..Default::default() }).await.unwrap();
+    let mut sub =
+        c.subscribe(EventFilter { event_types: vec![EventType::ThreadCreated], ..Default::default() }).await.unwrap();
     let sent = c
         .send(SendParams {
             from: "lead".into(),
@@ -260,7 +261,7 @@ async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
     let mail = ev.mail.expect("a live message event names its copies");
     let mut recipients = mail.recipients.clone();
     recipients.sort();
-    assert_eq!(recipients, ["w1", "w2"], "every registered agent but the sender");
+    assert_eq!(recipients, ["wkr-1", "wkr-2"], "every registered agent but the sender");
     assert_eq!(mail.priority, Priority::Urgent);
     assert!(mail.expires_at.is_some_and(|t| t > sent.message.created_at));
 
