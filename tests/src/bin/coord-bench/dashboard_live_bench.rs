@@ -30,6 +30,9 @@ const TARGET: &str = "bench-target";
 /// Concurrent senders of the burst, and of the background load.
 const BURST_WRITERS: usize = 8;
 const LOAD_WRITERS: usize = 2;
+/// Each background sender's pause between sends: a steady load the page can keep up with
+/// (a flood would push a sample's row out of the 200 shown before a frame draws it).
+const LOAD_PAUSE: Duration = Duration::from_millis(20);
 
 /// Records when each timeline row and each count of the target's badge first appear, and
 /// the page's longest task (Chromium's `longtask` entries, 50 ms and over).
@@ -92,7 +95,7 @@ fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg").map(|s| s.split(' ').next().unwrap_or("?").to_string()).unwrap_or_default()
 }
 
-/// Sends to the seed's agents (not the target) on their own connections until `stop`.
+/// Sends to the seed's agents (not the target) on their own connections, paced, until `stop`.
 fn background_load(rt: &tokio::runtime::Runtime, p: &Project, stop: Arc<AtomicBool>, sent: Arc<AtomicU64>) {
     for w in 0..LOAD_WRITERS {
         let c = rt.block_on(p.client());
@@ -103,6 +106,7 @@ fn background_load(rt: &tokio::runtime::Runtime, p: &Project, stop: Arc<AtomicBo
                 c.send(send_to(&format!("agent-{}", (w as u64 + i) % 20), format!("load {i}"))).await.unwrap();
                 sent.fetch_add(1, Ordering::Relaxed);
                 i += 1;
+                tokio::time::sleep(LOAD_PAUSE).await;
             }
         });
     }
