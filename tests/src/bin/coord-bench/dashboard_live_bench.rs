@@ -172,12 +172,16 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     let sent = (burst_n / BURST_WRITERS) * BURST_WRITERS;
     let count = base + sent as u64;
     b.wait_for(&format!("window.__rows['{newest}'] && window.__badge['{count}']"), "the burst's last row and badge");
-    let seen = b.eval(&format!("[window.__rows['{newest}'], window.__badge['{count}'], window.__longest]"));
+    let seen = b.eval(&format!(
+        "[window.__rows['{newest}'], window.__badge['{count}'], window.__longest,
+          Math.round(performance.timeOrigin + window.__coord.lastEventAt)]"
+    ));
     let lag = |v: &Value| v.as_i64().unwrap() - last_commit;
     report(
         &format!("burst of {sent} sends ({:.0}/s) → drawn after the last commit", sent as f64 / took.as_secs_f64()),
         format!("row {} ms, badge {} ms", lag(&seen[0]), lag(&seen[1])),
     );
+    report("  … its last event received by the page", format!("{} ms", lag(&seen[3])));
     report(
         "  the page meanwhile: longest task, views read again",
         format!("{:.0} ms, {}", seen[2].as_f64().unwrap_or(0.0), refetches(&mut b) - before),
