@@ -233,7 +233,7 @@ async fn event_json(core: &Core, p: &Published) -> Result<Option<Arc<Box<RawValu
     let id = p.event.event_id;
     p.loaded(|| async move {
         let page = EventQuery { after: id - 1, filter: EventFilter::default() };
-        let found = core.read(move |tx, _| tx.events_page(&page, 1, 1)).await?;
+        let found = core.read(move |tx, _| events::page(tx, &page, 1, 1)).await?;
         match found.into_iter().next() {
             Some(mut e) if e.event_id == id => {
                 // The store keeps no note of the copies; the slim event still carries it.
@@ -254,7 +254,7 @@ async fn event_json(core: &Core, p: &Published) -> Result<Option<Arc<Box<RawValu
 async fn replay(core: &Core, q: &EventQuery, mut cursor: i64, sub: &Subscriber) -> Result<i64, SubscriptionError> {
     loop {
         let page = EventQuery { after: cursor, filter: q.filter.clone() };
-        let events = core.read(move |tx, _| tx.events_page(&page, REPLAY_PAGE, REPLAY_PAGE_BYTES)).await?;
+        let events = core.read(move |tx, _| events::page(tx, &page, REPLAY_PAGE, REPLAY_PAGE_BYTES)).await?;
         if events.is_empty() {
             return Ok(cursor);
         }

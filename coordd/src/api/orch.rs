@@ -9,7 +9,7 @@ use super::Api;
 use crate::caller;
 use crate::domain::orch::attempts::{self, Mode};
 use crate::domain::orch::plan::DepChange;
-use crate::domain::orch::{council, edit, plan, reconcile};
+use crate::domain::orch::{council, edit, model, plan, reconcile};
 use crate::ops;
 use crate::services::{dispatch, merge, worktrees};
 
@@ -28,7 +28,7 @@ impl OrchApiServer for Api {
     }
 
     async fn run_list(&self) -> RpcResult<RunsResult> {
-        Ok(RunsResult { runs: self.core.read(|tx, _| tx.runs_list()).await? })
+        Ok(RunsResult { runs: self.core.read(|tx, _| plan::runs(tx)).await? })
     }
 
     async fn run_show(&self, p: RunRef) -> RpcResult<RunView> {
@@ -149,7 +149,7 @@ impl Api {
         let acting = caller::acting();
         let run_id = run_id.to_string();
         self.core
-            .read(move |tx, _| match tx.run(&run_id)? {
+            .read(move |tx, _| match model::find_run(tx, &run_id)? {
                 Some(run) => acting.check_owner(tx, &run.created_by, &format!("run {run_id}")),
                 None => Ok(()),
             })

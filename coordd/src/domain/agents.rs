@@ -47,7 +47,7 @@ pub fn check_agent_id(id: &str) -> Result<()> {
 
 /// Is the project in strict-agents mode?
 pub fn strict(tx: &dyn Tx) -> Result<bool> {
-    Ok(tx.setting(STRICT_KEY)?.as_deref() == Some("true"))
+    Ok(tx.agents().setting(STRICT_KEY)?.as_deref() == Some("true"))
 }
 
 /// `inbox.init`: apply the strict-agents setting when given (recording `settings.changed`
@@ -55,7 +55,7 @@ pub fn strict(tx: &dyn Tx) -> Result<bool> {
 pub fn init(tx: &mut dyn Tx, now: Ts, p: InitParams) -> Result<bool> {
     let Some(on) = p.strict_agents else { return strict(tx) };
     if strict(tx)? != on {
-        tx.setting_put(STRICT_KEY, if on { "true" } else { "false" })?;
+        tx.agents_mut().setting_put(STRICT_KEY, if on { "true" } else { "false" })?;
         let payload = json!({ STRICT_KEY: on });
         let summary = format!("strict agents {}", if on { "on" } else { "off" });
         events::record(tx, &Draft::about(EventType::SettingsChanged, "", "", "", &summary, &payload, now))?;
@@ -66,11 +66,13 @@ pub fn init(tx: &mut dyn Tx, now: Ts, p: InitParams) -> Result<bool> {
 /// An agent, or `agent_not_found`.
 pub fn show(tx: &dyn Tx, agent_id: &str) -> Result<Agent> {
     check::agent_name("agent_id", agent_id)?;
-    tx.agent(agent_id)?.ok_or_else(|| Error::app(ErrorCode::AgentNotFound, format!("agent '{agent_id}' not found")))
+    tx.agents()
+        .agent(agent_id)?
+        .ok_or_else(|| Error::app(ErrorCode::AgentNotFound, format!("agent '{agent_id}' not found")))
 }
 
 fn is_registered(tx: &dyn Tx, agent_id: &str) -> Result<bool> {
-    Ok(tx.agent(agent_id)?.is_some_and(|a| a.registered))
+    Ok(tx.agents().agent(agent_id)?.is_some_and(|a| a.registered))
 }
 
 /// In strict mode, an agent acting on mail or reservations must be registered
@@ -126,10 +128,10 @@ fn unregistered(agent_id: &str, seen: Option<Ts>, now: Ts) -> Agent {
 /// agent. Nothing happens in strict mode or when the agent exists. No event of its own:
 /// the message that named it is the event.
 pub fn record_named(tx: &mut dyn Tx, agent_id: &str, now: Ts) -> Result<()> {
-    if agent_id == BROADCAST || tx.agent(agent_id)?.is_some() || strict(tx)? {
+    if agent_id == BROADCAST || tx.agents().agent(agent_id)?.is_some() || strict(tx)? {
         return Ok(());
     }
-    tx.agent_insert(&unregistered(agent_id, None, now))
+    tx.agents_mut().agent_insert(&unregistered(agent_id, None, now))
 }
 
 /// The agent made a call: advance its `last_seen_at`, recording it first if it is unknown
@@ -139,8 +141,8 @@ pub fn touch(tx: &mut dyn Tx, agent_id: &str, now: Ts) -> Result<()> {
     if agent_id.is_empty() || agent_id == BROADCAST || check::agent("agent", agent_id).is_err() {
         return Ok(());
     }
-    if !tx.agent_touch(agent_id, now)? && !strict(tx)? {
-        tx.agent_insert(&unregistered(agent_id, Some(now), now))?;
+    if !tx.agents_mut().agent_touch(agent_id, now)? && !strict(tx)? {
+        tx.agents_mut().agent_insert(&unregistered(agent_id, Some(now), now))?;
     }
     Ok(())
 }
@@ -159,7 +161,7 @@ pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams) -> Result<AgentResu
     if display.is_some_and(|d| d.chars().count() > MAX_DISPLAY) {
         return Err(invalid_args(format!("display name is longer than {MAX_DISPLAY} characters")));
     }
-    let (agent, summary) = match tx.agent(&p.agent_id)? {
+    let (agent, summary) = match tx.agents().agent(&p.agent_id)? {
         Some(a) if a.registered && !p.force_update => {
             return Err(Error::app(
                 ErrorCode::DuplicateAgentId,
@@ -183,7 +185,7 @@ pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams) -> Result<AgentResu
                 last_seen_at: Some(now.to_string()),
                 ..a
             };
-            tx.agent_save(&agent)?;
+            tx.agents_mut().agent_save(&agent)?;
             (agent, summary)
         }
         None => {
@@ -197,7 +199,7 @@ pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams) -> Result<AgentResu
                 last_seen_at: Some(now.to_string()),
                 version: 1,
             };
-            tx.agent_insert(&agent)?;
+            tx.agents_mut().agent_insert(&agent)?;
             (agent, format!("registered {} ({role})", p.agent_id))
         }
     };
@@ -216,7 +218,7 @@ pub fn heartbeat(tx: &mut dyn Tx, now: Ts, p: HeartbeatParams) -> Result<AgentRe
         return Ok(AgentResult { agent: before, event_id: None, secret: None });
     };
     let agent = Agent { status, ..before.clone() };
-    tx.agent_save(&agent)?;
+    tx.agents_mut().agent_save(&agent)?;
     let payload = json!({ "agent_id": agent.agent_id, "status": status, "previous": before.status });
     let summary = format!("{} is {status}", agent.agent_id);
     let draft = Draft::about(EventType::AgentStatus, &agent.agent_id, "", &agent.agent_id, &summary, &payload, now);
@@ -226,7 +228,7 @@ pub fn heartbeat(tx: &mut dyn Tx, now: Ts, p: HeartbeatParams) -> Result<AgentRe
 
 /// `agents.list`: sorted by id.
 pub fn list(tx: &dyn Tx, p: &AgentListParams) -> Result<Vec<Agent>> {
-    tx.agents_list(p)
+    tx.agents().agents_list(p)
 }
 
 #[cfg(test)]
@@ -321,7 +323,7 @@ mod tests {
         assert_eq!(e.code(), Some(ErrorCode::InvalidArgs));
         let e = m.write(|tx, now| register(tx, now, reg("w-1", &"r".repeat(MAX_ROLE + 1)))).unwrap_err();
         assert_eq!(e.code(), Some(ErrorCode::InvalidArgs));
-        assert!(m.read(|tx, _| tx.agent("w-1")).unwrap().is_none());
+        assert!(m.read(|tx, _| tx.agents().agent("w-1")).unwrap().is_none());
     }
 
     #[test]
@@ -364,7 +366,7 @@ mod tests {
         .unwrap();
         m.write(|tx, now| touch(tx, "ghost", now)).unwrap();
         m.write(|tx, now| record_named(tx, "ghost", now)).unwrap();
-        assert!(m.read(|tx, _| tx.agent("ghost")).unwrap().is_none(), "strict mode records no unknown agent");
+        assert!(m.read(|tx, _| tx.agents().agent("ghost")).unwrap().is_none(), "strict mode records no unknown agent");
         let p = HeartbeatParams { agent_id: "ghost".into(), status: None };
         let e = m.write(|tx, now| heartbeat(tx, now, p)).unwrap_err();
         assert_eq!(e.code(), Some(ErrorCode::AgentNotFound));

@@ -24,14 +24,14 @@ const REQUIRE_KEY: &str = "require_credentials";
 
 /// Is the project in require-credentials mode?
 pub fn required(tx: &dyn Tx) -> Result<bool> {
-    Ok(tx.setting(REQUIRE_KEY)?.as_deref() == Some("true"))
+    Ok(tx.agents().setting(REQUIRE_KEY)?.as_deref() == Some("true"))
 }
 
 /// Turn the mode on or off (recording `settings.changed` when it changes); whether it is on.
 pub fn set_required(tx: &mut dyn Tx, now: Ts, on: Option<bool>) -> Result<bool> {
     let Some(on) = on else { return required(tx) };
     if required(tx)? != on {
-        tx.setting_put(REQUIRE_KEY, if on { "true" } else { "false" })?;
+        tx.agents_mut().setting_put(REQUIRE_KEY, if on { "true" } else { "false" })?;
         let payload = json!({ REQUIRE_KEY: on });
         let summary = format!("require credentials {}", if on { "on" } else { "off" });
         events::record(tx, &Draft::about(EventType::SettingsChanged, "", "", "", &summary, &payload, now))?;
@@ -71,13 +71,13 @@ fn hash(secret: &str) -> String {
 /// Issue a new secret for `agent_id` (replacing any earlier one) and store its hash.
 pub fn issue(tx: &mut dyn Tx, agent_id: &str, now: Ts) -> Result<String> {
     let secret = crate::ids::new_secret(agent_id)?;
-    tx.credential_put(agent_id, &hash(&secret), now)?;
+    tx.agents_mut().credential_put(agent_id, &hash(&secret), now)?;
     Ok(secret)
 }
 
 /// Whether `agent_id` has a secret.
 pub fn has_secret(tx: &dyn Tx, agent_id: &str) -> Result<bool> {
-    Ok(tx.credential_hash(agent_id)?.is_some())
+    Ok(tx.agents().credential_hash(agent_id)?.is_some())
 }
 
 /// Check `secret` against `agent_id`'s, in constant time; the same error whether the agent
@@ -85,7 +85,7 @@ pub fn has_secret(tx: &dyn Tx, agent_id: &str) -> Result<bool> {
 pub fn verify(tx: &dyn Tx, agent_id: &str, secret: &str) -> Result<()> {
     // An agent without a secret is compared against a hash no secret has, so the time
     // taken does not tell which agents exist.
-    let stored = tx.credential_hash(agent_id)?.unwrap_or_else(|| "-".repeat(64));
+    let stored = tx.agents().credential_hash(agent_id)?.unwrap_or_else(|| "-".repeat(64));
     let presented = hash(secret);
     if bool::from(presented.as_bytes().ct_eq(stored.as_bytes())) {
         Ok(())
@@ -171,7 +171,7 @@ mod tests {
         let m = Memory::new();
         let secret = m.write(|tx, now| issue(tx, "w-one", now)).unwrap();
         assert_eq!(secret_agent(&secret), Some("w-one"));
-        let stored = m.read(|tx, _| tx.credential_hash("w-one")).unwrap().unwrap();
+        let stored = m.read(|tx, _| tx.agents().credential_hash("w-one")).unwrap().unwrap();
         assert_ne!(stored, secret);
         assert!(!stored.contains(secret.rsplit('_').next().unwrap()), "only a hash is kept");
         assert!(m.read(|tx, _| verify(tx, "w-one", &secret)).is_ok());

@@ -132,7 +132,7 @@ impl<'a> Draft<'a> {
 /// Store an event and queue it for publication after the commit; returns its id.
 pub fn record(tx: &mut dyn Tx, d: &Draft<'_>) -> Result<i64> {
     let mut e = d.event();
-    e.event_id = tx.event_insert(&e)?;
+    e.event_id = tx.events_mut().event_insert(&e)?;
     let id = e.event_id;
     tx.publish(e);
     Ok(id)
@@ -142,7 +142,7 @@ pub fn record(tx: &mut dyn Tx, d: &Draft<'_>) -> Result<i64> {
 /// (`cursor_ahead`), since nothing could ever wake it.
 pub fn resolve_wait(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQuery> {
     if let Some(n) = f.after_event.filter(|n| *n > 0) {
-        let latest = tx.last_event_id()?;
+        let latest = tx.events().last_event_id()?;
         if n > latest {
             return Err(Error::cursor_ahead("after_event", "event", n, latest));
         }
@@ -164,7 +164,7 @@ pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQ
     }
     if let Some(t) = &f.thread_id {
         check::id("thread_id", t)?;
-        if !tx.thread_exists(t)? {
+        if !tx.threads().thread_exists(t)? {
             return Err(Error::not_found(format!("thread '{t}' not found")));
         }
     }
@@ -175,7 +175,7 @@ pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQ
     };
     if let Some(mid) = &f.after_message {
         let (ev, thread) =
-            tx.message_cursor(mid)?.ok_or_else(|| Error::not_found(format!("message '{mid}' not found")))?;
+            tx.messages().message_cursor(mid)?.ok_or_else(|| Error::not_found(format!("message '{mid}' not found")))?;
         if let Some(t) = &f.thread_id
             && *t != thread
         {
@@ -187,6 +187,12 @@ pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQ
 }
 
 /// Does a live event pass the filter? Must agree with `Events::events_after`.
+/// Stored events matching `q`, oldest first: at most `limit`, and the backend may stop once
+/// they weigh `max_bytes` (always at least one).
+pub fn page(tx: &dyn Tx, q: &EventQuery, limit: u32, max_bytes: usize) -> Result<Vec<Event>> {
+    tx.events().events_page(q, limit, max_bytes)
+}
+
 pub fn matches(q: &EventQuery, e: &Event) -> bool {
     let f = &q.filter;
     let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
@@ -216,9 +222,9 @@ fn what_happened(f: &EventFilter, e: &Event) -> bool {
 /// `events.list`: stored events after the cursor (from the start by default).
 pub fn list(tx: &dyn Tx, p: EventsListParams) -> Result<EventsResult> {
     let limit = check::limit(p.limit, DEFAULT_LIMIT)?;
-    let last_event_id = tx.last_event_id()?;
+    let last_event_id = tx.events().last_event_id()?;
     let q = resolve(tx, p.filter, 0)?;
-    let page = tx.events_page(&q, limit, coord_proto::MAX_REPLY_BYTES)?;
+    let page = tx.events().events_page(&q, limit, coord_proto::MAX_REPLY_BYTES)?;
     let (events, truncated) = bounded(page, limit, coord_proto::MAX_REPLY_BYTES);
     let next_after = if truncated { events.last().map(|e| e.event_id) } else { None };
     Ok(EventsResult { events, last_event_id, truncated, next_after })

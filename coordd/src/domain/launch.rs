@@ -50,6 +50,7 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
         return Err(Error::invalid(format!("pid must be positive, not {}", p.pid)));
     }
     let attempt = tx
+        .attempts()
         .attempt_by_thread(&p.thread_id)?
         .filter(|a| a.run_id == p.run_id && a.task_id == p.task_id)
         .ok_or_else(|| {
@@ -82,7 +83,7 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
         reason: None,
         log_tail: None,
     };
-    tx.launch_insert(&s)?;
+    tx.launches_mut().launch_insert(&s)?;
     let summary = format!("{} session for {} (attempt {}) started, pid {}", s.client, s.task_id, s.attempt, s.pid);
     let id = record(tx, EventType::LaunchStarted, &s, &summary, now)?;
     Ok((s, id))
@@ -100,6 +101,7 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
         check::text("reason", r)?;
     }
     let mut s = tx
+        .launches()
         .launch_session(&p.session_id)?
         .ok_or_else(|| Error::app(ErrorCode::SessionNotFound, format!("no launched session '{}'", p.session_id)))?;
     if s.state != SessionState::Running {
@@ -119,7 +121,7 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
     s.signal = p.signal;
     s.reason = p.reason;
     s.log_tail = p.log_tail.as_deref().map(tail);
-    tx.launch_save(&s)?;
+    tx.launches_mut().launch_save(&s)?;
     let how = match (s.exit_code, s.signal) {
         (Some(c), _) => format!("exit code {c}"),
         (None, Some(sig)) => format!("signal {sig}"),
@@ -137,7 +139,7 @@ pub fn list(tx: &dyn Tx, p: &SessionListParams) -> Result<SessionsResult> {
             check::id(name, v)?;
         }
     }
-    Ok(SessionsResult { sessions: tx.launch_list(p)? })
+    Ok(SessionsResult { sessions: tx.launches().launch_list(p)? })
 }
 
 fn record(tx: &mut dyn Tx, event_type: EventType, s: &LaunchSession, summary: &str, now: Ts) -> Result<i64> {

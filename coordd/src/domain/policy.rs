@@ -25,7 +25,7 @@ pub const MAX_RULES: usize = 1000;
 
 /// The stored policy, or the empty default (version 0) when none was ever set.
 pub fn load(tx: &dyn Tx) -> Result<Policy> {
-    match tx.setting(KEY)? {
+    match tx.agents().setting(KEY)? {
         None => Ok(Policy::default()),
         Some(text) => serde_json::from_str(&text).map_err(|e| Error::Storage(format!("stored policy: {e}"))),
     }
@@ -76,7 +76,7 @@ pub fn set(tx: &mut dyn Tx, now: Ts, p: PolicySetParams) -> Result<(Policy, i64)
     }
     let policy = Policy { version: current.version + 1, ..p.policy };
     let text = serde_json::to_string(&policy).map_err(|e| Error::Internal(e.to_string()))?;
-    tx.setting_put(KEY, &text)?;
+    tx.agents_mut().setting_put(KEY, &text)?;
     let summary = format!("permission policy v{}: {} rule(s)", policy.version, policy.rules.len());
     let payload = json!({"version": policy.version, "rules": policy.rules.len(), "lead": policy.lead});
     let event_id = events::record(

@@ -6,6 +6,7 @@ use coord_proto::types::SearchParams;
 
 use crate::domain::check;
 use crate::error::{Error, Result};
+use crate::store::Tx;
 use crate::store::repos::{SearchQuery, SearchText};
 use crate::time::Ts;
 
@@ -65,6 +66,21 @@ pub fn query(p: SearchParams) -> Result<SearchQuery> {
         mark_open: mark("mark_open", p.mark_open)?,
         mark_close: mark("mark_close", p.mark_close)?,
     })
+}
+
+/// Are messages waiting to be indexed?
+pub fn pending(tx: &dyn Tx) -> Result<bool> {
+    tx.search().search_pending()
+}
+
+/// Index up to `limit` waiting messages, oldest first; how many were indexed.
+pub fn index(tx: &mut dyn Tx, limit: u32) -> Result<u32> {
+    tx.search_mut().search_index_pending(limit)
+}
+
+/// Indexed messages matching `q`, best first.
+pub fn find(tx: &dyn Tx, q: &SearchQuery) -> Result<Vec<coord_proto::types::SearchHit>> {
+    tx.search().messages_search(q)
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ pub fn release(tx: &mut dyn Tx, now: Ts, p: ReleaseParams) -> Result<ReleaseResu
 /// registration, and only the lead or an admin may register or update another
 /// (`authenticated`: `None` for the daemon itself).
 pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams, authenticated: Option<&[String]>) -> Result<AgentResult> {
-    let was_registered = tx.agent(&p.agent_id)?.is_some_and(|a| a.registered);
+    let was_registered = tx.agents().agent(&p.agent_id)?.is_some_and(|a| a.registered);
     let itself = authenticated.is_some_and(|a| a.contains(&p.agent_id));
     if !(was_registered && itself) {
         roles::authorize(tx, authenticated, "the roster (agents.register)")?;

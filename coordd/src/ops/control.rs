@@ -23,6 +23,7 @@ pub fn send(tx: &mut dyn Tx, now: Ts, mut p: ControlSendParams, overseer: Option
     if let Some(m) = control::existing(tx, &p)? {
         let (thread, _) = thread::load(tx, &m.thread_id, now)?;
         let request_id = tx
+            .requests()
             .request_of_thread(&m.thread_id)?
             .filter(|r| r.message_id == m.message_id || payload_request_id(&m.payload_json) == Some(&r.request_id))
             .map(|r| r.request_id);
@@ -68,7 +69,8 @@ pub fn send(tx: &mut dyn Tx, now: Ts, mut p: ControlSendParams, overseer: Option
 /// The lead a response's request was sent to, if it was sent to the lead (its run's
 /// creator, else the policy's lead).
 fn lead_of_request(tx: &dyn Tx, p: &ControlSendParams) -> Result<Option<String>> {
-    let Some(request) = payload_request_id(&p.payload).map(|id| tx.request(id)).transpose()?.flatten() else {
+    let Some(request) = payload_request_id(&p.payload).map(|id| tx.requests().request(id)).transpose()?.flatten()
+    else {
         return Ok(None);
     };
     let lead = lead(tx, Some(&request.run_id))?;
@@ -78,7 +80,7 @@ fn lead_of_request(tx: &dyn Tx, p: &ControlSendParams) -> Result<Option<String>>
 /// Who leads: the run's creator, else the policy's lead.
 fn lead(tx: &dyn Tx, run_id: Option<&str>) -> Result<Option<String>> {
     if let Some(run_id) = run_id.filter(|r| !r.is_empty()) {
-        let run = tx.run(run_id)?.ok_or_else(|| Error::not_found(format!("run '{run_id}' not found")))?;
+        let run = tx.runs().run(run_id)?.ok_or_else(|| Error::not_found(format!("run '{run_id}' not found")))?;
         return Ok(Some(run.created_by));
     }
     policy::lead(tx)

@@ -114,8 +114,8 @@ pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelParams) -> Result<MessageResult
 /// queued for the recipient's session are withdrawn (`mail.withdrawn`), so no hook
 /// surfaces a request that is settled.
 pub fn settle_request(tx: &mut dyn Tx, now: Ts, thread_id: &str) -> Result<()> {
-    let Some(request) = tx.request_of_thread(thread_id)? else { return Ok(()) };
-    if tx.mail_queued_copies(&request.message_id, now)?.is_empty() {
+    let Some(request) = tx.requests().request_of_thread(thread_id)? else { return Ok(()) };
+    if tx.mail().mail_queued_copies(&request.message_id, now)?.is_empty() {
         return Ok(());
     }
     let p = MailRef { agent: request.from_agent, message_id: request.message_id };
@@ -136,7 +136,7 @@ pub fn reconcile(tx: &mut dyn Tx, now: Ts, thread: &Thread, actor: &str) -> Resu
     if thread.run_id.is_empty() {
         return Ok(());
     }
-    if let Some(attempt) = tx.attempt_by_thread(&thread.thread_id)? {
+    if let Some(attempt) = tx.attempts().attempt_by_thread(&thread.thread_id)? {
         orch::on_attempt_thread(tx, now, attempt, thread.status, actor)?;
         return Ok(());
     }

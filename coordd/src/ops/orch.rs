@@ -33,7 +33,7 @@ pub fn record_attempts(tx: &mut dyn Tx, now: Ts, run_id: &str, plans: &[Plan], m
         out.push(d);
     }
     model::refresh_run(tx, run_id, &run.created_by, now)?;
-    Ok(DispatchResult { dispatches: out, event_id: tx.last_event_id()? })
+    Ok(DispatchResult { dispatches: out, event_id: tx.events().last_event_id()? })
 }
 
 /// `orch.answer`: an `answer` in the current attempt's thread, which wakes the worker's
@@ -56,7 +56,7 @@ pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelTaskParams, acting: &Acting) ->
     };
     if c.whole_run {
         for thread_id in council::cancel_open(tx, now, &c.run.run_id)? {
-            if tx.thread(&thread_id)?.is_some_and(|t| !t.thread.status.is_terminal()) {
+            if tx.threads().thread(&thread_id)?.is_some_and(|t| !t.thread.status.is_terminal()) {
                 cancel_thread(tx, thread_id)?;
             }
         }

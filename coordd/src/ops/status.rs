@@ -24,6 +24,7 @@ pub fn status(tx: &dyn Tx, now: Ts, p: &StatusParams) -> Result<StatusResult> {
         .collect();
     // Unacked: messages to the agent, or from it and still waiting for someone's ack.
     let unacked = tx
+        .mail()
         .mail_unacked(task, agent, MAX_UNACKED)?
         .into_iter()
         .map(|row| {
@@ -32,7 +33,7 @@ pub fn status(tx: &dyn Tx, now: Ts, p: &StatusParams) -> Result<StatusResult> {
         })
         .collect();
     let mut counts = StatusCounts::default();
-    for (state, requires_ack, n) in tx.mail_counts(task, agent)? {
+    for (state, requires_ack, n) in tx.mail().mail_counts(task, agent)? {
         match state {
             MailState::Unread => counts.unread += n,
             MailState::Read => counts.read += n,
@@ -42,7 +43,7 @@ pub fn status(tx: &dyn Tx, now: Ts, p: &StatusParams) -> Result<StatusResult> {
             counts.unacked_required += n;
         }
     }
-    let r = tx.reservation_counts(task, agent, now)?;
+    let r = tx.reservations().reservation_counts(task, agent, now)?;
     counts.reservations_active = r.active;
     counts.reservations_stale = r.stale;
     counts.reservations_released = r.released;

@@ -16,7 +16,7 @@ fn a_send_writes_the_message_its_copies_and_its_one_event() {
     let m = Memory::new();
     let p = SendParams { from: "lead".into(), to: "w".into(), message: msg("t"), ..Default::default() };
     let sent = m.write(|tx, now| messages::send(tx, now, p)).unwrap();
-    let copy = m.read(|tx, _| tx.mail_item("w", &sent.message.message_id)).unwrap().unwrap();
+    let copy = m.read(|tx, _| tx.mail().mail_item("w", &sent.message.message_id)).unwrap().unwrap();
     assert_eq!(copy.event_id, sent.event_id);
     assert_eq!(m.events().len(), 1);
 }
@@ -44,7 +44,7 @@ fn a_failing_operation_leaves_nothing_behind() {
     let e = m.write(|tx, now| messages::send(tx, now, bad_category)).unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::InvalidCategory));
     assert!(m.events().is_empty());
-    assert!(m.read(|tx, _| tx.agent("w")).unwrap().is_none(), "no recipient recorded either");
+    assert!(m.read(|tx, _| tx.agents().agent("w")).unwrap().is_none(), "no recipient recorded either");
 }
 
 #[test]

@@ -79,8 +79,12 @@ pub fn run(tx: &dyn Tx, run_id: &str, last_event_id: i64) -> Result<RunGraph> {
         let (mut question, mut failure) = (None, None);
         if let Some(a) = &attempt {
             match task.status {
-                TaskStatus::Blocked => question = tx.latest_message_of_kind(&a.thread_id, MessageKind::Question)?,
-                TaskStatus::Failed => failure = tx.latest_message_of_kind(&a.thread_id, MessageKind::Result)?,
+                TaskStatus::Blocked => {
+                    question = tx.messages().latest_message_of_kind(&a.thread_id, MessageKind::Question)?
+                }
+                TaskStatus::Failed => {
+                    failure = tx.messages().latest_message_of_kind(&a.thread_id, MessageKind::Result)?
+                }
                 _ => {}
             }
         }
@@ -93,11 +97,11 @@ pub fn run(tx: &dyn Tx, run_id: &str, last_event_id: i64) -> Result<RunGraph> {
         });
     }
     let mut councils = Vec::new();
-    for i in 1..=tx.councils_count(run_id)? {
+    for i in 1..=tx.councils().councils_count(run_id)? {
         councils.push(council::show(tx, run_id, &format!("C{i}"))?);
     }
     let q = SessionListParams { run_id: Some(run_id.to_string()), ..Default::default() };
-    let sessions = tx.launch_list(&q)?;
+    let sessions = tx.launches().launch_list(&q)?;
     Ok(RunGraph { run: view.run, tasks, councils, sessions, last_event_id })
 }
 
@@ -126,6 +130,6 @@ pub fn timeline(tx: &dyn Tx, now: Ts, p: TimelineParams, last_event_id: i64) -> 
     }
     let q =
         TimelineQuery { agent: p.agent, thread_id: p.thread_id, run_id: p.run_id, before_event: p.before_event, limit };
-    let items = tx.mail_timeline(&q)?.into_iter().map(|r| copies::item(r, now)).collect();
+    let items = tx.mail().mail_timeline(&q)?.into_iter().map(|r| copies::item(r, now)).collect();
     Ok(TimelineView { items, last_event_id })
 }

@@ -31,8 +31,8 @@ use tokio::sync::watch;
 use crate::bus::Missed;
 use crate::core::Core;
 use crate::domain::inbox::lease;
-use crate::domain::orch::attempts::Mode;
-use crate::domain::orch::reconcile;
+use crate::domain::orch::attempts::{self, Mode};
+use crate::domain::orch::{merge, reconcile};
 use crate::host;
 
 /// Wait for `duties` to change; never returns when they cannot (a store one daemon owns).
@@ -46,8 +46,7 @@ async fn duties_changed(duties: &mut watch::Receiver<bool>) {
 async fn my_retries(core: &Core, leading: bool) -> Vec<(String, String)> {
     core.read(move |tx, _| {
         let mut mine = Vec::new();
-        for (run_id, task_id) in tx.tasks_retry_pending()? {
-            let last = tx.attempts_of(&run_id, &task_id)?.pop();
+        for (run_id, task_id, last) in attempts::retries_due(tx)? {
             let local = match last.as_ref().filter(|a| a.worktree_path.is_some()) {
                 Some(a) => host::is_local(a.host.as_deref()),
                 None => leading,
@@ -126,7 +125,7 @@ async fn report_expiries(
     let mut bus = core.bus.subscribe();
     let mut retry: Option<Duration> = None;
     loop {
-        let next = core.read(|tx, _| tx.lease_next_expiry()).await.unwrap_or(None);
+        let next = core.read(|tx, _| lease::next_expiry(tx)).await.unwrap_or(None);
         let deadline = next.map(|t| {
             let left = Duration::from_millis(t.millis().saturating_sub(core.clock.now().millis()).max(0) as u64);
             tokio::time::Instant::now() + left.max(retry.unwrap_or_default()) + Duration::from_millis(1)
@@ -200,8 +199,7 @@ pub async fn auto_merge(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
 async fn my_merges(core: &Core) -> Vec<(String, String)> {
     core.read(|tx, _| {
         let mut mine = Vec::new();
-        for (run_id, task_id) in tx.tasks_auto_merge_pending()? {
-            let last = tx.attempts_of(&run_id, &task_id)?.pop();
+        for (run_id, task_id, last) in merge::auto_merges_due(tx)? {
             if last.is_none_or(|a| host::is_local(a.host.as_deref())) {
                 mine.push((run_id, task_id));
             }
@@ -216,7 +214,7 @@ async fn my_merges(core: &Core) -> Vec<(String, String)> {
 /// as expired: the earliest one has not run out yet, or it has and `lease_expiry` is about
 /// to report it (another may be live behind it). A failed read counts as busy too.
 async fn live_lease(core: &Core) -> bool {
-    !matches!(core.read(|tx, _| tx.lease_next_expiry()).await, Ok(None))
+    !matches!(core.read(|tx, _| lease::next_expiry(tx)).await, Ok(None))
 }
 
 /// Stop the daemon once no call came for `limit`, unless a subscription (a wait, a

@@ -11,6 +11,7 @@ use coord_proto::types::*;
 use super::blocking;
 use crate::core::Core;
 use crate::domain::orch::merge::{self, Job};
+use crate::domain::orch::plan;
 use crate::error::{Error, Result};
 use crate::workspace::merge::{self as git, Merged};
 
@@ -89,7 +90,7 @@ pub async fn finish(core: &Core, p: RunFinishParams) -> Result<RunFinishResult> 
     let first = merge_now(core, MergeParams { run_id: run.run_id.clone(), task_id: None }).await?;
     let run_id = run.run_id.clone();
     let conflicted: Vec<String> = core
-        .read(move |tx, _| tx.run_tasks(&run_id))
+        .read(move |tx, _| plan::tasks_of(tx, &run_id))
         .await?
         .into_iter()
         .filter(|t| t.merge_state == Some(MergeState::Conflict))

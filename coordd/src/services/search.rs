@@ -25,10 +25,10 @@ pub const MAX_LAG: Duration = Duration::from_secs(10);
 
 /// Index everything not indexed yet.
 async fn catch_up(core: &Core) -> Result<()> {
-    if !core.read(|tx, _| tx.search_pending()).await? {
+    if !core.read(|tx, _| search::pending(tx)).await? {
         return Ok(());
     }
-    while core.write(|tx, _| tx.search_index_pending(INDEX_BATCH)).await? == INDEX_BATCH {}
+    while core.write(|tx, _| search::index(tx, INDEX_BATCH)).await? == INDEX_BATCH {}
     Ok(())
 }
 
@@ -36,7 +36,7 @@ async fn catch_up(core: &Core) -> Result<()> {
 pub async fn search(core: &Core, p: SearchParams) -> Result<SearchResult> {
     let q = search::query(p)?;
     catch_up(core).await?;
-    let hits = core.read(move |tx, _| tx.messages_search(&q)).await?;
+    let hits = core.read(move |tx, _| search::find(tx, &q)).await?;
     Ok(SearchResult { hits })
 }
 

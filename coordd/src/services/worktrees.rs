@@ -12,7 +12,8 @@ use coord_proto::types::*;
 
 use super::blocking;
 use crate::core::Core;
-use crate::domain::orch::model::load_run;
+use crate::domain::orch::attempts;
+use crate::domain::orch::model::{find_run, load_run};
 use crate::error::Result;
 use crate::host;
 use crate::workspace::git;
@@ -24,7 +25,7 @@ async fn worktree_attempts(core: &Core, run_id: Option<String>) -> Result<(Vec<A
             if let Some(r) = &run_id {
                 load_run(tx, r)?;
             }
-            tx.attempts_with_worktree(run_id.as_deref())
+            attempts::with_worktree(tx, run_id.as_deref())
         })
         .await?;
     let (local, other): (Vec<Attempt>, Vec<Attempt>) = all.into_iter().partition(|a| host::is_local(a.host.as_deref()));
@@ -113,7 +114,7 @@ async fn prune_worktrees(core: &Core, attempts: Vec<Attempt>, force: bool) -> Re
         // Merged into the attempt's base branch (the run's integration branch), or into the
         // branch the run started from: either way its commits are kept.
         let run_id = a.run_id.clone();
-        let run_base = core.read(move |tx, _| Ok(tx.run(&run_id)?.and_then(|r| r.base_branch))).await?;
+        let run_base = core.read(move |tx, _| Ok(find_run(tx, &run_id)?.and_then(|r| r.base_branch))).await?;
         let merged_into: Vec<String> = a.base_branch.iter().chain(run_base.iter()).cloned().collect();
         let (r, pa, b) = (repo.clone(), path.clone(), branch.clone());
         let state = blocking(move || Ok(git::inspect(&r, &pa, &b, &base, &merged_into))).await?;

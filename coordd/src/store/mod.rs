@@ -1,20 +1,25 @@
 //! Storage: the seam every domain rule is written against, and the backends behind it.
 //!
 //! - [`repos`]: the per-domain repository traits (threads, leases, messages, events, mail,
-//!   agents, reservations, peers, runs, tasks, attempts, councils), combined into one
-//!   transaction interface [`repos::Tx`], and the records they exchange. No SQL crosses it.
+//!   agents, reservations, peers, runs, tasks, attempts, councils, …) and the transaction
+//!   interface [`repos::Tx`] that hands them out one at a time; [`records`]: the records
+//!   they exchange. No SQL crosses it.
+//! - [`rows`]: the column lists and row mappings both backends share.
 //! - [`backend`]: [`backend::Store`], what a backend provides around transactions: a
 //!   group-committed write path, consistent reads, facts about itself, shutdown.
 //! - [`queue`]: the bounded queue of write jobs in front of each backend's writer thread.
 //! - [`sqlite`]: the embedded default, one SQLite file in WAL mode.
 //! - [`postgres`]: several daemons (one per host) on one PostgreSQL database.
 
+pub mod assemble;
 pub mod backend;
 pub mod copy;
 pub mod migrate;
 pub mod postgres;
 pub mod queue;
+pub mod records;
 pub mod repos;
+pub mod rows;
 pub mod select;
 pub mod sqlite;
 

@@ -1,202 +1,17 @@
 //! The repository traits: everything the domain rules need from storage, one trait per
-//! domain, combined into [`Tx`]. A backend implements them all; every rule in `domain` and
-//! `ops` is written against them once, with no SQL.
+//! domain, handed out one at a time by [`Tx`]. A backend implements them all; every rule in
+//! `domain` and `ops` is written against them once, with no SQL.
 //!
-//! Conventions: read methods take `&self` (a read snapshot only hands out `&dyn Tx`), write
-//! methods `&mut self` (only the writer's transaction does). Records carry the protocol's
-//! entity types where the domain only passes values through, and [`Ts`] wherever a rule
-//! compares times. Method names are unique across the traits, since [`Tx`] combines them.
+//! Conventions: read methods take `&self` (a read snapshot only hands out `&dyn Tx`, whose
+//! `tx.threads()` gives `&dyn Threads`), write methods `&mut self` (only the writer's
+//! transaction hands out `tx.threads_mut()`). Records carry the protocol's entity types
+//! where the domain only passes values through, and [`Ts`] wherever a rule compares times.
 
 use coord_proto::types::*;
 
+pub use super::records::*;
 use crate::error::Result;
 use crate::time::Ts;
-
-/// A thread as stored, with its lease row (whose token never leaves the daemon).
-#[derive(Debug, Clone)]
-pub struct StoredThread {
-    /// `lease` is `None` here; the domain derives the public view from [`Self::lease`].
-    pub thread: Thread,
-    pub lease: Option<LeaseRow>,
-}
-
-/// A thread's current (or last) lease.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LeaseRow {
-    pub agent_id: String,
-    pub token: String,
-    pub generation: i64,
-    pub claimed_at: Ts,
-    pub expires_at: Ts,
-    pub released_at: Option<Ts>,
-}
-
-/// `inbox.fetch`'s query: threads assigned to `agent` in one of `statuses`, highest
-/// priority first, then oldest.
-#[derive(Debug, Clone)]
-pub struct FetchQuery {
-    pub agent: String,
-    pub statuses: Vec<ThreadStatus>,
-    /// Only threads holding a message to the agent, from someone else, past its read mark.
-    pub unread: bool,
-    pub limit: u32,
-}
-
-/// A filter over stored events: those after `after` that match `filter` (its cursors are
-/// already resolved into `after`).
-#[derive(Debug, Clone)]
-pub struct EventQuery {
-    pub after: i64,
-    pub filter: EventFilter,
-}
-
-/// One recipient's copy of a message, as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MailRow {
-    pub recipient: String,
-    pub message_id: String,
-    pub event_id: i64,
-    pub thread_id: String,
-    pub run_id: String,
-    pub task_id: String,
-    pub subject: String,
-    pub from_agent: String,
-    pub kind: MessageKind,
-    pub category: Option<Category>,
-    pub summary: String,
-    pub body: String,
-    pub requires_ack: bool,
-    pub created_at: String,
-    pub state: MailState,
-    pub priority: Priority,
-    pub delivered_at: Option<Ts>,
-    pub read_at: Option<Ts>,
-    pub acked_at: Option<Ts>,
-    pub expires_at: Option<Ts>,
-    pub withdrawn_at: Option<Ts>,
-    pub reminded_at: Option<Ts>,
-}
-
-/// Queued mail of some recipients at `now` (not delivered, withdrawn or expired).
-#[derive(Debug, Clone)]
-pub struct QueuedQuery {
-    pub recipients: Vec<String>,
-    pub now: Ts,
-    /// Only these priorities (empty: all).
-    pub priorities: Vec<Priority>,
-    /// Only mail nobody was reminded of yet.
-    pub unreminded: bool,
-    pub limit: u32,
-}
-
-/// `mail.list`'s query, newest first.
-#[derive(Debug, Clone)]
-pub struct MailQuery {
-    pub recipient: String,
-    /// Only copies in this read state; withdrawn copies are in none (they are listed only
-    /// without a state filter, as withdrawn).
-    pub state: Option<MailState>,
-    pub task_id: Option<String>,
-    pub limit: u32,
-}
-
-/// `view.timeline`'s query: copies newest first, narrowed by at most one of `agent`
-/// (recipient or sender), `thread_id` and `run_id`, before an event.
-#[derive(Debug, Clone, Default)]
-pub struct TimelineQuery {
-    pub agent: Option<String>,
-    pub thread_id: Option<String>,
-    pub run_id: Option<String>,
-    pub before_event: Option<i64>,
-    pub limit: u32,
-}
-
-/// A reservation as stored; `reservation.stale` is derived by the domain from `expires`.
-#[derive(Debug, Clone)]
-pub struct StoredReservation {
-    pub reservation: Reservation,
-    pub expires: Ts,
-}
-
-/// `reservations.list`'s storage-side filter (the path filter is the domain's).
-#[derive(Debug, Clone, Default)]
-pub struct ReservationQuery {
-    pub agent: Option<String>,
-    pub task_id: Option<String>,
-    pub include_history: bool,
-}
-
-/// Reservations by state, with active ones split by whether `expires_at` has passed.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ReservationCounts {
-    pub active: u64,
-    pub stale: u64,
-    pub released: u64,
-    pub expired: u64,
-}
-
-/// A task's retry bookkeeping (not part of the protocol's `Task`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RetryState {
-    /// Automatic retries used.
-    pub auto_retries: u32,
-    /// A failure scheduled an automatic retry that has not happened yet.
-    pub pending: bool,
-}
-
-/// A council as stored; `groups_json` is the domain's own serialisation.
-#[derive(Debug, Clone)]
-pub struct CouncilRow {
-    pub run_id: String,
-    pub council_id: String,
-    pub topic: String,
-    pub body: String,
-    pub phase: CouncilPhase,
-    pub groups_json: String,
-    pub created_at: String,
-    pub updated_at: String,
-}
-
-/// One reviewer of a council, as stored.
-#[derive(Debug, Clone)]
-pub struct MemberRow {
-    pub run_id: String,
-    pub council_id: String,
-    pub reviewer: String,
-    pub ord: i64,
-    pub brainstorm_thread_id: String,
-    /// The payload that finished the brainstorm thread (`null` if it did not finish done).
-    pub brainstorm_json: Option<String>,
-    pub vote_thread_id: Option<String>,
-    pub vote_json: Option<String>,
-}
-
-/// A typed request as stored: the thread it opened and who asked whom.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RequestRow {
-    pub request_id: String,
-    pub msg_type: String,
-    pub thread_id: String,
-    pub message_id: String,
-    pub from_agent: String,
-    pub to_agent: String,
-    pub run_id: String,
-    pub task_id: String,
-    pub created_at: String,
-}
-
-/// `control.requests`' query: open requests oldest first, or with `include_closed` all of
-/// them newest first.
-#[derive(Debug, Clone, Default)]
-pub struct RequestQuery {
-    pub request_id: Option<String>,
-    pub to: Option<String>,
-    pub from: Option<String>,
-    pub run_id: Option<String>,
-    pub types: Vec<String>,
-    pub include_closed: bool,
-    pub limit: u32,
-}
 
 /// Threads and read marks.
 pub trait Threads {
@@ -429,33 +244,6 @@ pub trait Search {
     fn messages_search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>>;
 }
 
-/// A search, as the rules hand it to storage.
-#[derive(Debug, Clone)]
-pub struct SearchQuery {
-    /// What to look for.
-    pub text: SearchText,
-    pub agent: Option<String>,
-    pub thread_id: Option<String>,
-    pub run_id: Option<String>,
-    pub task_id: Option<String>,
-    pub kinds: Vec<MessageKind>,
-    /// Created at or after (fixed-width RFC 3339 text compares as time).
-    pub since: Option<String>,
-    pub until: Option<String>,
-    pub limit: u32,
-    pub mark_open: String,
-    pub mark_close: String,
-}
-
-/// The words of a search, or a query in the backend's own language.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SearchText {
-    /// Every word must match (each a run of non-space characters holding a letter or digit).
-    Words(Vec<String>),
-    /// An SQLite FTS5 query, as the user wrote it (`syntax: "fts5"`).
-    Fts5(String),
-}
-
 /// Typed requests (the threads that permission, shutdown and plan-approval requests open).
 pub trait Requests {
     fn request_insert(&mut self, r: &RequestRow) -> Result<()>;
@@ -476,25 +264,69 @@ pub trait Launches {
     fn launch_list(&self, q: &SessionListParams) -> Result<Vec<LaunchSession>>;
 }
 
-/// One transaction (or read snapshot) over every repository.
-pub trait Tx:
-    Threads
-    + Leases
-    + Messages
-    + Events
-    + Mail
-    + Agents
-    + Reservations
-    + Peers
-    + Runs
-    + Tasks
-    + Attempts
-    + Councils
-    + Requests
-    + Launches
-    + Merges
-    + Search
-{
+/// One transaction (or read snapshot), handing out one repository at a time: a rule asks
+/// for the repository it needs (`tx.threads()` to read, `tx.threads_mut()` to write), so
+/// what it touches, and every cross-domain read, shows at the call. A backend implements
+/// every repository trait on its transaction type and [`repositories!`] inside its `Tx`.
+pub trait Tx {
+    fn threads(&self) -> &dyn Threads;
+    fn threads_mut(&mut self) -> &mut dyn Threads;
+    fn leases(&self) -> &dyn Leases;
+    fn leases_mut(&mut self) -> &mut dyn Leases;
+    fn messages(&self) -> &dyn Messages;
+    fn messages_mut(&mut self) -> &mut dyn Messages;
+    fn events(&self) -> &dyn Events;
+    fn events_mut(&mut self) -> &mut dyn Events;
+    fn mail(&self) -> &dyn Mail;
+    fn mail_mut(&mut self) -> &mut dyn Mail;
+    fn agents(&self) -> &dyn Agents;
+    fn agents_mut(&mut self) -> &mut dyn Agents;
+    fn reservations(&self) -> &dyn Reservations;
+    fn reservations_mut(&mut self) -> &mut dyn Reservations;
+    fn peers(&self) -> &dyn Peers;
+    fn peers_mut(&mut self) -> &mut dyn Peers;
+    fn runs(&self) -> &dyn Runs;
+    fn runs_mut(&mut self) -> &mut dyn Runs;
+    fn tasks(&self) -> &dyn Tasks;
+    fn tasks_mut(&mut self) -> &mut dyn Tasks;
+    fn attempts(&self) -> &dyn Attempts;
+    fn attempts_mut(&mut self) -> &mut dyn Attempts;
+    fn councils(&self) -> &dyn Councils;
+    fn councils_mut(&mut self) -> &mut dyn Councils;
+    fn requests(&self) -> &dyn Requests;
+    fn requests_mut(&mut self) -> &mut dyn Requests;
+    fn launches(&self) -> &dyn Launches;
+    fn launches_mut(&mut self) -> &mut dyn Launches;
+    fn merges(&self) -> &dyn Merges;
+    fn merges_mut(&mut self) -> &mut dyn Merges;
+    fn search(&self) -> &dyn Search;
+    fn search_mut(&mut self) -> &mut dyn Search;
     /// Publish `event` once this transaction commits (dropped if it rolls back).
     fn publish(&mut self, event: Event);
+}
+
+/// The repository accessors of [`Tx`], for a transaction type that implements every
+/// repository trait itself (use inside its `impl Tx`).
+#[macro_export]
+macro_rules! repositories {
+    () => {
+        $crate::repositories!(
+            threads threads_mut Threads, leases leases_mut Leases, messages messages_mut Messages,
+            events events_mut Events, mail mail_mut Mail, agents agents_mut Agents,
+            reservations reservations_mut Reservations, peers peers_mut Peers, runs runs_mut Runs,
+            tasks tasks_mut Tasks, attempts attempts_mut Attempts, councils councils_mut Councils,
+            requests requests_mut Requests, launches launches_mut Launches, merges merges_mut Merges,
+            search search_mut Search
+        );
+    };
+    ($($get:ident $get_mut:ident $repo:ident),*) => {
+        $(
+            fn $get(&self) -> &dyn $crate::store::repos::$repo {
+                self
+            }
+            fn $get_mut(&mut self) -> &mut dyn $crate::store::repos::$repo {
+                self
+            }
+        )*
+    };
 }

@@ -40,8 +40,8 @@ impl Roles {
 
 /// The stored roles.
 pub fn load(tx: &dyn Tx) -> Result<Roles> {
-    let lead = tx.setting(LEAD_KEY)?.filter(|l| !l.is_empty());
-    let admins = match tx.setting(ADMINS_KEY)? {
+    let lead = tx.agents().setting(LEAD_KEY)?.filter(|l| !l.is_empty());
+    let admins = match tx.agents().setting(ADMINS_KEY)? {
         Some(text) => serde_json::from_str(&text).map_err(|e| Error::Storage(format!("stored admins: {e}")))?,
         None => Vec::new(),
     };
@@ -113,7 +113,7 @@ pub fn set(tx: &mut dyn Tx, now: Ts, lead: Option<&str>, admins: Option<&[String
         if !lead.is_empty() {
             check::agent("lead", lead)?;
         }
-        tx.setting_put(LEAD_KEY, lead)?;
+        tx.agents_mut().setting_put(LEAD_KEY, lead)?;
         let summary = if lead.is_empty() { "no lead".to_string() } else { format!("lead {lead}") };
         changed(tx, now, &summary, json!({ LEAD_KEY: lead }))?;
     }
@@ -122,7 +122,7 @@ pub fn set(tx: &mut dyn Tx, now: Ts, lead: Option<&str>, admins: Option<&[String
             check::agent("admins", a)?;
         }
         let text = serde_json::to_string(admins).map_err(|e| Error::Internal(e.to_string()))?;
-        tx.setting_put(ADMINS_KEY, &text)?;
+        tx.agents_mut().setting_put(ADMINS_KEY, &text)?;
         let summary = if admins.is_empty() { "no admins".to_string() } else { format!("admins {}", admins.join(", ")) };
         changed(tx, now, &summary, json!({ ADMINS_KEY: admins }))?;
     }

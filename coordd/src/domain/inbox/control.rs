@@ -59,7 +59,7 @@ pub fn check_message_id(id: &str) -> Result<()> {
 pub fn existing(tx: &dyn Tx, p: &ControlSendParams) -> Result<Option<Message>> {
     let Some(id) = &p.message_id else { return Ok(None) };
     check_message_id(id)?;
-    match tx.message(id)? {
+    match tx.messages().message(id)? {
         None => Ok(None),
         Some(m) if m.from_agent == p.from && m.msg_type.as_deref() == Some(p.msg_type.as_str()) => Ok(Some(m)),
         Some(_) => Err(Error::app(
@@ -161,7 +161,7 @@ pub fn send(tx: &dyn Tx, now: Ts, p: ControlSendParams, to: Option<String>, stan
                     let id = payload_request_id(&p.payload).map(str::to_string);
                     if let Some(id) = &id {
                         check::id("request_id", id)?;
-                        if tx.request(id)?.is_some() {
+                        if tx.requests().request(id)?.is_some() {
                             return Err(Error::invalid(format!("request id '{id}' is already used")));
                         }
                     }
@@ -185,7 +185,7 @@ fn answering(
 ) -> Result<(Thread, RequestRow)> {
     let id = payload_request_id(&p.payload)
         .ok_or_else(|| Error::invalid(format!("a {t} names the request it answers: payload.request_id")))?;
-    let request = tx.request(id)?.ok_or_else(|| Error::not_found(format!("request '{id}' not found")))?;
+    let request = tx.requests().request(id)?.ok_or_else(|| Error::not_found(format!("request '{id}' not found")))?;
     if request.msg_type != request_type {
         return Err(Error::invalid(format!("request '{id}' is a {}, which a {t} does not answer", request.msg_type)));
     }
@@ -206,7 +206,7 @@ fn answering(
     }
     let (mut thread, _) = load(tx, &request.thread_id, now)?;
     if request.msg_type == MessageType::ShutdownRequest.as_str()
-        && let Some(m) = tx.message(&request.message_id)?
+        && let Some(m) = tx.messages().message(&request.message_id)?
         && !thread.status.is_terminal()
     {
         shutdown::check_open(id, &m.payload_json, now)?;
@@ -222,7 +222,7 @@ fn answering(
 /// Record the request a written message opened; returns its id.
 pub fn record_request(tx: &mut dyn Tx, msg: &Message, thread: &Thread, id: Option<String>) -> Result<String> {
     let request_id = id.unwrap_or_else(|| msg.message_id.clone());
-    tx.request_insert(&RequestRow {
+    tx.requests_mut().request_insert(&RequestRow {
         request_id: request_id.clone(),
         msg_type: msg.msg_type.clone().unwrap_or_default(),
         thread_id: thread.thread_id.clone(),
@@ -287,7 +287,7 @@ pub fn requests(tx: &dyn Tx, now: Ts, p: RequestsParams) -> Result<RequestsResul
         limit,
     };
     let mut out = Vec::new();
-    for (row, thread_status) in tx.requests_list(&q)? {
+    for (row, thread_status) in tx.requests().requests_list(&q)? {
         let v = view(tx, now, row, thread_status)?;
         if q.include_closed || v.status == RequestStatus::Open {
             out.push(v);
@@ -298,6 +298,7 @@ pub fn requests(tx: &dyn Tx, now: Ts, p: RequestsParams) -> Result<RequestsResul
 
 fn view(tx: &dyn Tx, now: Ts, row: RequestRow, thread_status: ThreadStatus) -> Result<RequestView> {
     let msg = tx
+        .messages()
         .message(&row.message_id)?
         .ok_or_else(|| Error::Internal(format!("request '{}' lost its message", row.request_id)))?;
     let status = match thread_status {
@@ -308,9 +309,9 @@ fn view(tx: &dyn Tx, now: Ts, row: RequestRow, thread_status: ThreadStatus) -> R
     };
     let response = match status {
         RequestStatus::Answered => {
-            let latest = tx.thread(&row.thread_id)?.and_then(|t| t.thread.latest_message_id);
+            let latest = tx.threads().thread(&row.thread_id)?.and_then(|t| t.thread.latest_message_id);
             match latest {
-                Some(id) => tx.message(&id)?,
+                Some(id) => tx.messages().message(&id)?,
                 None => None,
             }
         }

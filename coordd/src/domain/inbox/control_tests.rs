@@ -138,11 +138,12 @@ fn filters_by_type_and_recipient_agree_live_and_stored() {
     let all = m.events();
     for f in filters {
         let q: EventQuery = m.read(|tx, _| events::resolve(tx, f.clone(), 0)).unwrap();
-        let stored: Vec<i64> = m.read(|tx, _| tx.events_after(&q, 100)).unwrap().iter().map(|e| e.event_id).collect();
+        let stored: Vec<i64> =
+            m.read(|tx, _| tx.events().events_after(&q, 100)).unwrap().iter().map(|e| e.event_id).collect();
         let live: Vec<i64> = all.iter().filter(|e| events::matches(&q, e)).map(|e| e.event_id).collect();
         assert_eq!(stored, live, "{f:?}");
     }
     let to_w1 = EventFilter { to: Some("w1".into()), message_types: vec![ANY_TYPE.into()], ..Default::default() };
     let q = m.read(|tx, _| events::resolve(tx, to_w1, 0)).unwrap();
-    assert_eq!(m.read(|tx, _| tx.events_after(&q, 100)).unwrap().len(), 2, "the broadcast and brand_new");
+    assert_eq!(m.read(|tx, _| tx.events().events_after(&q, 100)).unwrap().len(), 2, "the broadcast and brand_new");
 }

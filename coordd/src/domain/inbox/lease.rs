@@ -108,7 +108,7 @@ pub fn claim(tx: &mut dyn Tx, now: Ts, p: ClaimParams) -> Result<LeaseResult> {
         expires_at: now.plus_secs(secs),
         released_at: None,
     };
-    tx.lease_grant(&thread.thread_id, &row)?;
+    tx.leases_mut().lease_grant(&thread.thread_id, &row)?;
     let lease = Lease {
         thread_id: thread.thread_id.clone(),
         agent_id: row.agent_id,
@@ -127,9 +127,9 @@ pub fn claim(tx: &mut dyn Tx, now: Ts, p: ClaimParams) -> Result<LeaseResult> {
         expires_at: lease.expires_at.clone(),
         active: true,
     });
-    tx.thread_save(&thread)?;
-    let last = tx.last_message_event(&thread.thread_id)?;
-    tx.read_mark(&p.agent, &thread.thread_id, last)?;
+    tx.threads_mut().thread_save(&thread)?;
+    let last = tx.messages().last_message_event(&thread.thread_id)?;
+    tx.threads_mut().read_mark(&p.agent, &thread.thread_id, last)?;
     let summary = format!("claimed by {} (generation {generation})", p.agent);
     let payload = json!({"generation": generation, "expires_at": lease.expires_at});
     let event_id = lease_event(tx, &thread, EventType::ThreadClaimed, &p.agent, &summary, &payload, now)?;
@@ -145,7 +145,7 @@ pub fn renew(tx: &mut dyn Tx, now: Ts, p: RenewParams) -> Result<LeaseResult> {
     require_holder(row.as_ref(), &thread, &p.agent, p.lease_token.as_deref(), now)?;
     let row = row.expect("the holder check found a lease");
     let expires_at = row.expires_at.max(now.plus_secs(secs));
-    tx.lease_set_expiry(&thread.thread_id, expires_at)?;
+    tx.leases_mut().lease_set_expiry(&thread.thread_id, expires_at)?;
     if let Some(l) = &mut thread.lease {
         l.expires_at = expires_at.to_string();
         l.active = true;
@@ -166,18 +166,23 @@ pub fn renew(tx: &mut dyn Tx, now: Ts, p: RenewParams) -> Result<LeaseResult> {
 
 /// End the thread's lease, if one is live, and show it inactive.
 pub fn release(tx: &mut dyn Tx, thread: &mut Thread, now: Ts) -> Result<()> {
-    tx.lease_release(&thread.thread_id, now)?;
+    tx.leases_mut().lease_release(&thread.thread_id, now)?;
     if let Some(l) = &mut thread.lease {
         l.active = false;
     }
     Ok(())
 }
 
+/// When the next unreleased, unreported lease runs out, if one does.
+pub fn next_expiry(tx: &dyn Tx) -> Result<Option<Ts>> {
+    tx.leases().lease_next_expiry()
+}
+
 /// Record `lease.expired` for every unreleased lease past its expiry, once per grant (the
 /// lease and its thread do not change: expiry is computed whenever a lease is read).
 pub fn report_expired(tx: &mut dyn Tx, now: Ts) -> Result<()> {
-    for (thread_id, l) in tx.leases_expired_unreported(now)? {
-        tx.lease_mark_reported(&thread_id)?;
+    for (thread_id, l) in tx.leases().leases_expired_unreported(now)? {
+        tx.leases_mut().lease_mark_reported(&thread_id)?;
         let (thread, _) = thread::load(tx, &thread_id, now)?;
         if thread.status.is_terminal() {
             continue;

@@ -56,6 +56,7 @@ pub fn held(tx: &dyn Tx, agent: &str, run_id: Option<&str>, task_id: Option<&str
         ..Default::default()
     };
     let found = tx
+        .threads()
         .threads_list(&p, 50)?
         .into_iter()
         .map(|st| view(st, now))

@@ -195,7 +195,8 @@ fn live_filtering_agrees_with_the_stored_filter() {
     assert_eq!(all.len(), 5);
     for f in filters {
         let q: EventQuery = m.read(|tx, _| events::resolve(tx, f.clone(), 0)).unwrap();
-        let stored: Vec<i64> = m.read(|tx, _| tx.events_after(&q, 100)).unwrap().iter().map(|e| e.event_id).collect();
+        let stored: Vec<i64> =
+            m.read(|tx, _| tx.events().events_after(&q, 100)).unwrap().iter().map(|e| e.event_id).collect();
         let live: Vec<i64> = all.iter().filter(|e| events::matches(&q, e)).map(|e| e.event_id).collect();
         assert_eq!(stored, live, "{f:?}");
     }

@@ -29,7 +29,8 @@ pub fn view(st: StoredThread, now: Ts) -> Thread {
 
 /// A thread and its lease row, or `not_found`.
 pub fn load(tx: &dyn Tx, thread_id: &str, now: Ts) -> Result<(Thread, Option<LeaseRow>)> {
-    let st = tx.thread(thread_id)?.ok_or_else(|| Error::not_found(format!("thread '{thread_id}' not found")))?;
+    let st =
+        tx.threads().thread(thread_id)?.ok_or_else(|| Error::not_found(format!("thread '{thread_id}' not found")))?;
     let lease = st.lease.clone();
     Ok((view(st, now), lease))
 }
@@ -115,20 +116,20 @@ pub fn append(tx: &mut dyn Tx, now: Ts, a: Append) -> Result<(MessageResult, Eve
         artifacts,
         msg_type: a.msg_type,
     });
-    let event_id = tx.event_insert(&event)?;
+    let event_id = tx.events_mut().event_insert(&event)?;
     event.event_id = event_id;
     let message = event.message.as_mut().expect("the event carries its message");
     message.event_id = event_id;
     if a.new_thread {
         // Inserted once with its final values, before the message that references it.
-        tx.thread_insert(&thread)?;
+        tx.threads_mut().thread_insert(&thread)?;
     }
-    tx.message_insert(message)?;
+    tx.messages_mut().message_insert(message)?;
     if !a.new_thread {
-        tx.thread_save(&thread)?;
+        tx.threads_mut().thread_save(&thread)?;
         // The sender has read the thread up to its own message. (A new thread holds
         // nothing addressed to its sender yet, so there is no mark to write.)
-        tx.read_mark(&a.from, &thread.thread_id, event_id)?;
+        tx.threads_mut().read_mark(&a.from, &thread.thread_id, event_id)?;
     }
     let message = message.clone();
     Ok((MessageResult { thread, message, event_id }, event))

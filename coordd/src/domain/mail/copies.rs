@@ -119,14 +119,14 @@ pub fn deliver(tx: &mut dyn Tx, thread: &Thread, msg: &Message, how: &Delivering
     let recipients = if let Some(r) = &how.recipients {
         r.clone()
     } else if msg.to_agent == BROADCAST {
-        tx.agents_registered(&msg.from_agent)?
+        tx.agents().agents_registered(&msg.from_agent)?
     } else if msg.to_agent != msg.from_agent {
         vec![msg.to_agent.clone()]
     } else {
         Vec::new()
     };
     for recipient in &recipients {
-        tx.mail_insert(&MailRow {
+        tx.mail_mut().mail_insert(&MailRow {
             recipient: recipient.clone(),
             message_id: msg.message_id.clone(),
             event_id: msg.event_id,
@@ -210,14 +210,14 @@ pub fn list(tx: &dyn Tx, now: Ts, p: MailParams) -> Result<Vec<MailItem>> {
         Some(n) => return Err(check::invalid_args(format!("limit must be 1 to {MAIL_LIMIT_MAX}, got {n}"))),
     };
     let q = MailQuery { recipient: p.agent, state: p.state, task_id: p.task_id, limit };
-    Ok(tx.mail_list(&q)?.into_iter().map(|r| item(r, now)).collect())
+    Ok(tx.mail().mail_list(&q)?.into_iter().map(|r| item(r, now)).collect())
 }
 
 /// The recipient's copy, or `message_not_found` (no such message) / `not_recipient`.
 fn recipient_copy(tx: &dyn Tx, p: &MailRef, not_recipient: ErrorCode) -> Result<MailRow> {
     check::agent("agent", &p.agent)?;
     check::id("message_id", &p.message_id)?;
-    if let Some(row) = tx.mail_item(&p.agent, &p.message_id)? {
+    if let Some(row) = tx.mail().mail_item(&p.agent, &p.message_id)? {
         if row.withdrawn_at.is_some() {
             return Err(Error::app(
                 ErrorCode::InvalidTransition,
@@ -226,7 +226,7 @@ fn recipient_copy(tx: &dyn Tx, p: &MailRef, not_recipient: ErrorCode) -> Result<
         }
         return Ok(row);
     }
-    if tx.message_cursor(&p.message_id)?.is_none() {
+    if tx.messages().message_cursor(&p.message_id)?.is_none() {
         return Err(Error::app(ErrorCode::MessageNotFound, format!("message '{}' not found", p.message_id)));
     }
     Err(Error::app(not_recipient, format!("message '{}' was not sent to '{}'", p.message_id, p.agent)))
@@ -237,6 +237,7 @@ fn recipient_copy(tx: &dyn Tx, p: &MailRef, not_recipient: ErrorCode) -> Result<
 /// mistake it for a reply.
 pub fn record(tx: &mut dyn Tx, event_type: EventType, row: &MailRow, now: Ts) -> Result<i64> {
     let thread = tx
+        .threads()
         .thread(&row.thread_id)?
         .ok_or_else(|| Error::not_found(format!("thread '{}' not found", row.thread_id)))?
         .thread;
@@ -260,7 +261,7 @@ pub fn read(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<MailItemResult> {
     row.state = MailState::Read;
     row.read_at = Some(now);
     row.delivered_at.get_or_insert(now);
-    tx.mail_save(&row)?;
+    tx.mail_mut().mail_save(&row)?;
     let event_id = record(tx, EventType::MailRead, &row, now)?;
     Ok(MailItemResult { mail: item(row, now), event_id: Some(event_id) })
 }
@@ -277,7 +278,7 @@ pub fn ack(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<MailItemResult> {
     row.acked_at = Some(now);
     row.read_at.get_or_insert(now);
     row.delivered_at.get_or_insert(now);
-    tx.mail_save(&row)?;
+    tx.mail_mut().mail_save(&row)?;
     let event_id = record(tx, EventType::MailAcked, &row, now)?;
     Ok(MailItemResult { mail: item(row, now), event_id: Some(event_id) })
 }

@@ -27,7 +27,7 @@ pub fn mailbox(tx: &dyn Tx, agent: Option<&str>, task: Option<&str>) -> Result<V
     if let Some(a) = agent {
         check::agent("agent", a)?;
         out.push(a.to_string());
-        out.extend(tx.tasks_running(a)?.iter().map(|t| task_recipient(t)));
+        out.extend(tx.threads().tasks_running(a)?.iter().map(|t| task_recipient(t)));
     }
     if let Some(t) = task {
         check::id("task_id", t)?;
@@ -52,7 +52,7 @@ pub fn check(tx: &mut dyn Tx, now: Ts, p: CheckParams) -> Result<CheckResult> {
             unreminded: false,
             limit: MAX_CHECK,
         };
-        tx.mail_queued(&q)?
+        tx.mail().mail_queued(&q)?
     } else {
         handed_over(tx, now, &recipients, &p)?
     };
@@ -62,7 +62,7 @@ pub fn check(tx: &mut dyn Tx, now: Ts, p: CheckParams) -> Result<CheckResult> {
     let mut messages = Vec::with_capacity(rows.len());
     for mut row in rows {
         row.delivered_at = Some(now);
-        tx.mail_save(&row)?;
+        tx.mail_mut().mail_save(&row)?;
         messages.push(item(row, now));
     }
     let owner = p.agent.clone().unwrap_or_else(|| recipients[0].clone());
@@ -87,7 +87,7 @@ fn handed_over(tx: &dyn Tx, now: Ts, recipients: &[String], p: &CheckParams) -> 
         let wanted = |r: &MailRow| {
             recipients.contains(&r.recipient) && (p.priorities.is_empty() || p.priorities.contains(&r.priority))
         };
-        rows.extend(tx.mail_queued_copies(id, now)?.into_iter().filter(wanted));
+        rows.extend(tx.mail().mail_queued_copies(id, now)?.into_iter().filter(wanted));
     }
     Ok(rows)
 }
@@ -95,19 +95,19 @@ fn handed_over(tx: &dyn Tx, now: Ts, recipients: &[String], p: &CheckParams) -> 
 /// `mail.pending` without `remind`: counts only, never writes.
 pub fn pending(tx: &dyn Tx, now: Ts, p: &PendingParams) -> Result<PendingResult> {
     let recipients = mailbox(tx, p.agent.as_deref(), p.task_id.as_deref())?;
-    let (pending, urgent) = tx.mail_queued_count(&recipients, now)?;
+    let (pending, urgent) = tx.mail().mail_queued_count(&recipients, now)?;
     Ok(PendingResult { pending, urgent, new: Vec::new() })
 }
 
 /// `mail.pending` with `remind`: also the queued mail nobody was reminded of, now marked.
 pub fn remind(tx: &mut dyn Tx, now: Ts, p: PendingParams) -> Result<PendingResult> {
     let recipients = mailbox(tx, p.agent.as_deref(), p.task_id.as_deref())?;
-    let (pending, urgent) = tx.mail_queued_count(&recipients, now)?;
+    let (pending, urgent) = tx.mail().mail_queued_count(&recipients, now)?;
     let q = QueuedQuery { recipients, now, priorities: vec![], unreminded: true, limit: MAX_CHECK };
     let mut new = Vec::new();
-    for mut row in tx.mail_queued(&q)? {
+    for mut row in tx.mail().mail_queued(&q)? {
         row.reminded_at = Some(now);
-        tx.mail_save(&row)?;
+        tx.mail_mut().mail_save(&row)?;
         new.push(item(row, now));
     }
     Ok(PendingResult { pending, urgent, new })
@@ -117,7 +117,7 @@ pub fn remind(tx: &mut dyn Tx, now: Ts, p: PendingParams) -> Result<PendingResul
 pub fn withdraw(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<WithdrawResult> {
     check::agent("agent", &p.agent)?;
     check::id("message_id", &p.message_id)?;
-    let Some(msg) = tx.message(&p.message_id)? else {
+    let Some(msg) = tx.messages().message(&p.message_id)? else {
         return Err(Error::app(ErrorCode::MessageNotFound, format!("message '{}' not found", p.message_id)));
     };
     if msg.from_agent != p.agent {
@@ -126,7 +126,7 @@ pub fn withdraw(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<WithdrawResult> 
             format!("only the sender ({}) may withdraw message '{}'", msg.from_agent, p.message_id),
         ));
     }
-    let copies = tx.mail_queued_copies(&p.message_id, now)?;
+    let copies = tx.mail().mail_queued_copies(&p.message_id, now)?;
     let Some(first) = copies.first().cloned() else {
         return Err(Error::app(
             ErrorCode::InvalidTransition,
@@ -136,7 +136,7 @@ pub fn withdraw(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<WithdrawResult> 
     let mut recipients = Vec::with_capacity(copies.len());
     for mut row in copies {
         row.withdrawn_at = Some(now);
-        tx.mail_save(&row)?;
+        tx.mail_mut().mail_save(&row)?;
         recipients.push(row.recipient);
     }
     let event_id = copies::record(tx, EventType::MailWithdrawn, &first, now)?;

@@ -13,7 +13,7 @@ use crate::time::Ts;
 /// The tasks linked to `task_id`, sorted.
 pub fn of(tx: &dyn Tx, task_id: &str) -> Result<Vec<String>> {
     check::id("task_id", task_id)?;
-    tx.peers_of(task_id)
+    tx.peers().peers_of(task_id)
 }
 
 /// `peers.link`.
@@ -23,14 +23,14 @@ pub fn link(tx: &mut dyn Tx, now: Ts, p: PeerLinkParams) -> Result<PeersResult> 
     if p.task_id == p.peer_task_id {
         return Err(Error::invalid("a task cannot be its own peer"));
     }
-    let event_id = if tx.peer_link(&p.task_id, &p.peer_task_id, now)? {
+    let event_id = if tx.peers_mut().peer_link(&p.task_id, &p.peer_task_id, now)? {
         let payload = json!({"task_id": p.task_id, "peer_task_id": p.peer_task_id});
         let summary = format!("linked {} and {} as peers", p.task_id, p.peer_task_id);
         Some(events::record(tx, &Draft::about(EventType::PeersLinked, "", &p.task_id, "", &summary, &payload, now))?)
     } else {
         None
     };
-    Ok(PeersResult { peers: tx.peers_of(&p.task_id)?, task_id: p.task_id, event_id })
+    Ok(PeersResult { peers: tx.peers().peers_of(&p.task_id)?, task_id: p.task_id, event_id })
 }
 
 /// `peers.list`.

@@ -64,6 +64,27 @@ pub struct Plan {
 }
 
 /// Check that `task` may get a new attempt of this kind.
+/// Every task whose failure scheduled an automatic retry not made yet, as `(run, task)`
+/// with its last attempt (whose host says where its worktree is).
+pub fn retries_due(tx: &dyn Tx) -> Result<Vec<(String, String, Option<Attempt>)>> {
+    last_attempts(tx, tx.tasks().tasks_retry_pending()?)
+}
+
+/// Attempts that have a worktree, of one run or all, by run, task and attempt.
+pub fn with_worktree(tx: &dyn Tx, run_id: Option<&str>) -> Result<Vec<Attempt>> {
+    tx.attempts().attempts_with_worktree(run_id)
+}
+
+/// Each `(run, task)` with its last attempt.
+pub fn last_attempts(tx: &dyn Tx, tasks: Vec<(String, String)>) -> Result<Vec<(String, String, Option<Attempt>)>> {
+    let mut out = Vec::with_capacity(tasks.len());
+    for (run_id, task_id) in tasks {
+        let last = tx.attempts().attempts_of(&run_id, &task_id)?.pop();
+        out.push((run_id, task_id, last));
+    }
+    Ok(out)
+}
+
 pub fn check_mode(task: &Task, mode: Mode) -> Result<()> {
     let ok = match mode {
         Mode::Dispatch => task.status == TaskStatus::Ready,
@@ -95,7 +116,7 @@ pub fn dispatchable(tx: &dyn Tx, p: &DispatchParams) -> Result<Vec<(Task, String
     let run = open_run(tx, &p.run_id)?;
     let tasks = match &p.task_id {
         Some(t) => vec![load_task(tx, &run.run_id, t)?],
-        None => tx.tasks_ready(&run.run_id, coord_proto::MAX_LIMIT)?,
+        None => tx.tasks().tasks_ready(&run.run_id, coord_proto::MAX_LIMIT)?,
     };
     tasks
         .into_iter()
@@ -136,6 +157,7 @@ pub fn retryable(tx: &dyn Tx, p: &RetryParams, mode: Mode) -> Result<(Task, Opti
 /// Summaries of a previous thread's messages, so a new worker has the context.
 fn history(tx: &dyn Tx, thread_id: &str) -> Result<Value> {
     let lines = tx
+        .messages()
         .thread_messages(thread_id)?
         .iter()
         .map(|m| json!({"from": m.from_agent, "kind": m.kind, "summary": m.summary, "message_id": m.message_id}))
@@ -218,9 +240,9 @@ pub fn record(tx: &mut dyn Tx, now: Ts, run: &Run, plan: &Plan, thread_id: &str,
         ended_at: None,
         host: plan.host.clone(),
     };
-    tx.attempt_insert(&attempt)?;
-    let retry = tx.task_retry(&run.run_id, &task.task_id)?;
-    tx.task_set_retry(&run.run_id, &task.task_id, RetryState { pending: false, ..retry })?;
+    tx.attempts_mut().attempt_insert(&attempt)?;
+    let retry = tx.tasks().task_retry(&run.run_id, &task.task_id)?;
+    tx.tasks_mut().task_set_retry(&run.run_id, &task.task_id, RetryState { pending: false, ..retry })?;
     task.attempt = plan.attempt;
     set_task_status(tx, &mut task, TaskStatus::Dispatched, now)?;
     let d = Dispatch {
@@ -273,9 +295,9 @@ pub fn answer_target(tx: &dyn Tx, p: AnswerParams) -> Result<ReplyParams> {
 pub fn blocked(tx: &dyn Tx, run_id: &str) -> Result<BlockedResult> {
     load_run(tx, run_id)?;
     let mut out = Vec::new();
-    for task in tx.run_tasks(run_id)?.into_iter().filter(|t| t.status == TaskStatus::Blocked) {
+    for task in tx.tasks().run_tasks(run_id)?.into_iter().filter(|t| t.status == TaskStatus::Blocked) {
         let Some(a) = current_attempt(tx, &task)? else { continue };
-        let question = tx.latest_message_of_kind(&a.thread_id, MessageKind::Question)?;
+        let question = tx.messages().latest_message_of_kind(&a.thread_id, MessageKind::Question)?;
         out.push(BlockedTask { task, thread_id: a.thread_id, worker: a.worker, question });
     }
     Ok(BlockedResult { blocked: out })

@@ -84,9 +84,9 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: CouncilStartParams) -> Result<Starting
     if unique.len() != reviewers.len() {
         return Err(Error::invalid("reviewers must be distinct"));
     }
-    let council_id = format!("C{}", tx.councils_count(&p.run_id)? + 1);
+    let council_id = format!("C{}", tx.councils().councils_count(&p.run_id)? + 1);
     let body = p.body.unwrap_or_default();
-    tx.council_insert(&CouncilRow {
+    tx.councils_mut().council_insert(&CouncilRow {
         run_id: p.run_id.clone(),
         council_id: council_id.clone(),
         topic: p.topic.clone(),
@@ -119,7 +119,7 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: CouncilStartParams) -> Result<Starting
 /// `orch.councilStart`, second half: record the members with their brainstorm threads.
 pub fn started(tx: &mut dyn Tx, now: Ts, s: Starting, thread_ids: Vec<String>) -> Result<Council> {
     for (i, (reviewer, thread)) in s.reviewers.iter().zip(thread_ids).enumerate() {
-        tx.member_insert(&MemberRow {
+        tx.councils_mut().member_insert(&MemberRow {
             run_id: s.run.run_id.clone(),
             council_id: s.council_id.clone(),
             reviewer: reviewer.clone(),
@@ -130,8 +130,10 @@ pub fn started(tx: &mut dyn Tx, now: Ts, s: Starting, thread_ids: Vec<String>) -
             vote_json: None,
         })?;
     }
-    let council =
-        tx.council(&s.run.run_id, &s.council_id)?.ok_or_else(|| Error::Internal("council vanished".into()))?;
+    let council = tx
+        .councils()
+        .council(&s.run.run_id, &s.council_id)?
+        .ok_or_else(|| Error::Internal("council vanished".into()))?;
     let summary = format!("council {} started: {}", s.council_id, council.topic);
     let payload = json!({"council_id": s.council_id, "reviewers": s.reviewers});
     let id = run_event(tx, EventType::CouncilStarted, &s.run, (&s.run.created_by, &summary, &payload), now)?;
@@ -145,14 +147,14 @@ pub fn started(tx: &mut dyn Tx, now: Ts, s: Starting, thread_ids: Vec<String>) -
 /// cancel the open ones.
 pub fn cancel_open(tx: &mut dyn Tx, now: Ts, run_id: &str) -> Result<Vec<String>> {
     let mut threads = Vec::new();
-    for mut c in tx.councils_open(run_id)? {
-        for m in tx.members(run_id, &c.council_id)? {
+    for mut c in tx.councils().councils_open(run_id)? {
+        for m in tx.councils().members(run_id, &c.council_id)? {
             threads.push(m.brainstorm_thread_id);
             threads.extend(m.vote_thread_id);
         }
         c.phase = CouncilPhase::Cancelled;
         c.updated_at = now.to_string();
-        tx.council_save(&c)?;
+        tx.councils_mut().council_save(&c)?;
     }
     Ok(threads)
 }
@@ -163,7 +165,7 @@ fn final_payload(tx: &dyn Tx, thread: &Thread) -> Result<Value> {
         return Ok(Value::Null);
     }
     let Some(mid) = &thread.latest_message_id else { return Ok(Value::Null) };
-    Ok(tx.message(mid)?.map(|m| m.payload_json).unwrap_or(Value::Null))
+    Ok(tx.messages().message(mid)?.map(|m| m.payload_json).unwrap_or(Value::Null))
 }
 
 /// The choices of a vote.
@@ -173,7 +175,7 @@ pub const CHOICES: [&str; 3] = ["approve", "reject", "abstain"];
 /// groups (a group left out abstains). Anything else refuses the reviewer's `done`, so a
 /// typo is not silently counted as an abstention.
 fn check_votes(tx: &dyn Tx, member: &MemberRow, payload: &Value) -> Result<()> {
-    let Some(council) = tx.council(&member.run_id, &member.council_id)? else { return Ok(()) };
+    let Some(council) = tx.councils().council(&member.run_id, &member.council_id)? else { return Ok(()) };
     let groups: Vec<StoredGroup> = serde_json::from_str(&council.groups_json).unwrap_or_default();
     let usage = "finish the vote with a payload like {\"votes\":{\"G1\":\"approve\"}}";
     let votes = payload
@@ -202,7 +204,7 @@ fn check_votes(tx: &dyn Tx, member: &MemberRow, payload: &Value) -> Result<()> {
 /// `orch.councilList`: a run's councils, oldest first.
 pub fn list(tx: &dyn Tx, run_id: &str) -> Result<Vec<Council>> {
     load_run(tx, run_id)?;
-    tx.councils_of(run_id)?.iter().map(|c| show(tx, run_id, &c.council_id)).collect()
+    tx.councils().councils_of(run_id)?.iter().map(|c| show(tx, run_id, &c.council_id)).collect()
 }
 
 /// The vote to open once every reviewer brainstormed: one thread per reviewer.
@@ -221,7 +223,7 @@ pub fn on_thread(tx: &mut dyn Tx, now: Ts, thread: &Thread, actor: &str) -> Resu
     if !thread.status.is_terminal() {
         return Ok(None);
     }
-    let Some(mut member) = tx.member_by_thread(&thread.thread_id)? else { return Ok(None) };
+    let Some(mut member) = tx.councils().member_by_thread(&thread.thread_id)? else { return Ok(None) };
     let brainstorm = member.brainstorm_thread_id == thread.thread_id;
     let answer = final_payload(tx, thread)?;
     if !brainstorm && thread.status == ThreadStatus::Done {
@@ -233,10 +235,10 @@ pub fn on_thread(tx: &mut dyn Tx, now: Ts, thread: &Thread, actor: &str) -> Resu
     } else {
         member.vote_json = payload;
     }
-    tx.member_save(&member)?;
+    tx.councils_mut().member_save(&member)?;
     let (run_id, council_id) = (member.run_id, member.council_id);
-    let Some(mut council) = tx.council(&run_id, &council_id)? else { return Ok(None) };
-    let members = tx.members(&run_id, &council_id)?;
+    let Some(mut council) = tx.councils().council(&run_id, &council_id)? else { return Ok(None) };
+    let members = tx.councils().members(&run_id, &council_id)?;
     let waiting = members.iter().any(|m| if brainstorm { m.brainstorm_json.is_none() } else { m.vote_json.is_none() });
     if waiting {
         return Ok(None);
@@ -248,7 +250,7 @@ pub fn on_thread(tx: &mut dyn Tx, now: Ts, thread: &Thread, actor: &str) -> Resu
     if !brainstorm && council.phase == CouncilPhase::Voting {
         council.phase = CouncilPhase::Done;
         council.updated_at = now.to_string();
-        tx.council_save(&council)?;
+        tx.councils_mut().council_save(&council)?;
         let summary = format!("council {council_id} voted");
         run_event(tx, EventType::CouncilDone, &run, (actor, &summary, &json!({"council_id": council_id})), now)?;
     }
@@ -345,18 +347,19 @@ fn vote(run: &Run, council: &CouncilRow, members: &[MemberRow]) -> VoteOpening {
 /// The vote threads are open: record them, and the council is voting.
 pub fn voting(tx: &mut dyn Tx, now: Ts, v: VoteOpening, thread_ids: Vec<String>, actor: &str) -> Result<()> {
     let (run_id, council_id) = (&v.run.run_id, &v.council_id);
-    let mut members = tx.members(run_id, council_id)?;
+    let mut members = tx.councils().members(run_id, council_id)?;
     for (reviewer, thread) in v.reviewers.iter().zip(thread_ids) {
         if let Some(m) = members.iter_mut().find(|m| m.reviewer == *reviewer) {
             m.vote_thread_id = Some(thread);
-            tx.member_save(m)?;
+            tx.councils_mut().member_save(m)?;
         }
     }
-    let mut council = tx.council(run_id, council_id)?.ok_or_else(|| Error::Internal("council vanished".into()))?;
+    let mut council =
+        tx.councils().council(run_id, council_id)?.ok_or_else(|| Error::Internal("council vanished".into()))?;
     council.phase = CouncilPhase::Voting;
     council.groups_json = serde_json::to_string(&v.groups).map_err(|e| Error::Internal(e.to_string()))?;
     council.updated_at = now.to_string();
-    tx.council_save(&council)?;
+    tx.councils_mut().council_save(&council)?;
     let summary = format!("council {council_id}: {} group(s) to vote on", v.groups.len());
     let payload = json!({"council_id": council_id, "groups": v.groups.len()});
     run_event(tx, EventType::CouncilVoting, &v.run, (actor, &summary, &payload), now)?;
@@ -366,10 +369,11 @@ pub fn voting(tx: &mut dyn Tx, now: Ts, v: VoteOpening, thread_ids: Vec<String>,
 /// `orch.councilShow`: members, groups and tallies.
 pub fn show(tx: &dyn Tx, run_id: &str, council_id: &str) -> Result<Council> {
     let c = tx
+        .councils()
         .council(run_id, council_id)?
         .ok_or_else(|| Error::not_found(format!("council '{council_id}' not found in run '{run_id}'")))?;
     let stored: Vec<StoredGroup> = serde_json::from_str(&c.groups_json).map_err(|e| Error::Internal(e.to_string()))?;
-    let rows = tx.members(run_id, council_id)?;
+    let rows = tx.councils().members(run_id, council_id)?;
     let votes: Vec<Value> = rows
         .iter()
         .map(|m| m.vote_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default())

@@ -86,7 +86,7 @@ pub fn edit_task(tx: &mut dyn Tx, now: Ts, p: TaskEditParams) -> Result<TaskView
         return Err(Error::invalid("nothing to change: give at least one field"));
     }
     task.updated_at = now.to_string();
-    tx.task_update(&task)?;
+    tx.tasks_mut().task_update(&task)?;
     let summary = format!("{} edited: {}", task.task_id, changed.join(", "));
     task_event(tx, EventType::TaskEdited, &task, None, (&run.created_by, &summary, &Value::Object(payload)), now)?;
     task_view(tx, &p.run_id, &p.task_id)
@@ -96,7 +96,7 @@ pub fn edit_task(tx: &mut dyn Tx, now: Ts, p: TaskEditParams) -> Result<TaskView
 pub fn remove_task(tx: &mut dyn Tx, now: Ts, p: TaskRef) -> Result<TaskRemoveResult> {
     let run = open_run(tx, &p.run_id)?;
     let task = load_task(tx, &p.run_id, &p.task_id)?;
-    if task.attempt > 0 || !tx.attempts_of(&p.run_id, &p.task_id)?.is_empty() {
+    if task.attempt > 0 || !tx.attempts().attempts_of(&p.run_id, &p.task_id)?.is_empty() {
         return Err(Error::app(
             ErrorCode::InvalidTransition,
             format!(
@@ -105,8 +105,8 @@ pub fn remove_task(tx: &mut dyn Tx, now: Ts, p: TaskRef) -> Result<TaskRemoveRes
             ),
         ));
     }
-    let dependents = tx.task_dependents(&p.run_id, &p.task_id)?;
-    tx.task_delete(&p.run_id, &p.task_id)?;
+    let dependents = tx.tasks().task_dependents(&p.run_id, &p.task_id)?;
+    tx.tasks_mut().task_delete(&p.run_id, &p.task_id)?;
     let actor = run.created_by.as_str();
     let summary = format!("{} removed from run {}", task.task_id, run.run_id);
     let payload = json!({"title": task.title, "dependents": dependents});
@@ -265,7 +265,7 @@ mod tests {
         let r = remove(&m, "T1").unwrap();
         assert_eq!(r.dependents, ["T2", "T3"]);
         assert_eq!(m.events().iter().find(|e| e.event_id == r.event_id).unwrap().event_type, EventType::TaskRemoved);
-        assert!(m.read(|tx, _| tx.task("R1", "T1")).unwrap().is_none());
+        assert!(m.read(|tx, _| tx.tasks().task("R1", "T1")).unwrap().is_none());
         let t2 = task(&m, "T2");
         assert_eq!((t2.status, t2.depends_on.len()), (TaskStatus::Ready, 0));
         let t3 = task(&m, "T3");

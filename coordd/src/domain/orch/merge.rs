@@ -26,7 +26,7 @@ pub fn on_done(tx: &mut dyn Tx, task: &mut Task, attempt: &Attempt) -> Result<bo
     }
     task.merge_state = Some(MergeState::Pending);
     task.merge_commit = None;
-    tx.task_set_merge(task)?;
+    tx.merges_mut().task_set_merge(task)?;
     Ok(true)
 }
 
@@ -45,7 +45,7 @@ pub fn set_integration(
     run.base_branch = base_branch;
     run.base_rev = Some(base_rev);
     run.integration_branch = Some(branch);
-    tx.run_set_integration(&run)
+    tx.merges_mut().run_set_integration(&run)
 }
 
 /// One task to merge, as read before the git work.
@@ -74,7 +74,7 @@ fn job(tx: &dyn Tx, run: &Run, task: &Task) -> Result<Job> {
         Error::app(ErrorCode::InvalidTransition, format!("task '{}' has no branch to merge", task.task_id))
     })?;
     let resolves_branch = match &task.resolves {
-        Some(orig) => match tx.task(&run.run_id, orig)? {
+        Some(orig) => match tx.tasks().task(&run.run_id, orig)? {
             Some(o) => current_attempt(tx, &o)?.and_then(|a| a.branch),
             None => None,
         },
@@ -94,6 +94,12 @@ fn job(tx: &dyn Tx, run: &Run, task: &Task) -> Result<Job> {
 
 /// `orch.merge`: what to merge: the named task (done, merge pending or conflicted), or
 /// every task whose merge is pending, in creation order.
+/// Done tasks whose merge is pending in runs that merge automatically, as `(run, task)`
+/// with the task's last attempt (whose host made the branch).
+pub fn auto_merges_due(tx: &dyn Tx) -> Result<Vec<(String, String, Option<Attempt>)>> {
+    super::attempts::last_attempts(tx, tx.merges().tasks_auto_merge_pending()?)
+}
+
 pub fn jobs(tx: &dyn Tx, p: &MergeParams) -> Result<Vec<Job>> {
     let run = load_run(tx, &p.run_id)?;
     match &p.task_id {
@@ -115,6 +121,7 @@ pub fn jobs(tx: &dyn Tx, p: &MergeParams) -> Result<Vec<Job>> {
             }
         }
         None => tx
+            .tasks()
             .run_tasks(&p.run_id)?
             .iter()
             .filter(|t| t.status == TaskStatus::Done && t.merge_state == Some(MergeState::Pending))
@@ -127,7 +134,7 @@ pub fn jobs(tx: &dyn Tx, p: &MergeParams) -> Result<Vec<Job>> {
 fn mark_merged(tx: &mut dyn Tx, now: Ts, task: &mut Task, commit: &str, payload: serde_json::Value) -> Result<i64> {
     task.merge_state = Some(MergeState::Merged);
     task.merge_commit = Some(commit.to_string());
-    tx.task_set_merge(task)?;
+    tx.merges_mut().task_set_merge(task)?;
     let actor = load_run(tx, &task.run_id)?.created_by;
     let summary = format!("{} merged into the integration branch", task.task_id);
     let id = task_event(tx, EventType::TaskMerged, task, None, (&actor, &summary, &payload), now)?;
@@ -166,8 +173,8 @@ pub fn record_conflict(tx: &mut dyn Tx, now: Ts, run_id: &str, job: &Job, out: &
     let run = load_run(tx, run_id)?;
     let mut task = load_task(tx, run_id, &job.task_id)?;
     task.merge_state = Some(MergeState::Conflict);
-    tx.task_set_merge(&task)?;
-    let tasks = tx.run_tasks(run_id)?;
+    tx.merges_mut().task_set_merge(&task)?;
+    let tasks = tx.tasks().run_tasks(run_id)?;
     let open = tasks.iter().find(|t| t.resolves.as_deref() == Some(&job.task_id) && !t.status.is_terminal());
     let resolution = match open {
         Some(t) => t.task_id.clone(),
@@ -228,7 +235,7 @@ fn open_resolution(
         merge_commit: None,
         resolves: Some(task.task_id.clone()),
     };
-    tx.task_insert(&resolution)?;
+    tx.tasks_mut().task_insert(&resolution)?;
     let payload = json!({"resolves": task.task_id, "kind": resolution.kind, "priority": resolution.priority});
     task_event(tx, EventType::TaskAdded, &resolution, None, (&run.created_by, &resolution.title, &payload), now)?;
     task_event(tx, EventType::TaskReady, &resolution, None, (&run.created_by, &resolution.title, &json!({})), now)?;
@@ -250,7 +257,7 @@ pub fn finish_plan(tx: &dyn Tx, p: &RunFinishParams) -> Result<(Run, String)> {
         )));
     }
     let live: Vec<String> =
-        tx.run_tasks(&run.run_id)?.into_iter().filter(|t| t.status.is_live()).map(|t| t.task_id).collect();
+        tx.tasks().run_tasks(&run.run_id)?.into_iter().filter(|t| t.status.is_live()).map(|t| t.task_id).collect();
     if !live.is_empty() {
         return Err(Error::app(
             ErrorCode::InvalidTransition,

@@ -192,7 +192,7 @@ fn a_conflict_opens_one_ready_resolution_task_for_the_same_worker() {
     assert!(e.summary.contains("2 file(s)"), "{}", e.summary);
     assert_eq!(jobs_for(&m, Some("A")).unwrap()[0].task_id, "A", "a conflicted task may be merged again");
     assert_eq!(conflict(&m, "A").0, "A-merge", "a second conflict reuses the open resolution task");
-    assert_eq!(m.read(|tx, _| tx.run_tasks("R1")).unwrap().len(), 4);
+    assert_eq!(m.read(|tx, _| tx.tasks().run_tasks("R1")).unwrap().len(), 4);
 }
 
 #[test]

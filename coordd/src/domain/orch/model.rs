@@ -26,8 +26,13 @@ pub fn check_ref_id(field: &str, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A run, if there is one of that id.
+pub fn find_run(tx: &dyn Tx, run_id: &str) -> Result<Option<Run>> {
+    tx.runs().run(run_id)
+}
+
 pub fn load_run(tx: &dyn Tx, run_id: &str) -> Result<Run> {
-    tx.run(run_id)?.ok_or_else(|| Error::not_found(format!("run '{run_id}' not found")))
+    find_run(tx, run_id)?.ok_or_else(|| Error::not_found(format!("run '{run_id}' not found")))
 }
 
 /// A run that still accepts changes (not cancelled).
@@ -40,24 +45,26 @@ pub fn open_run(tx: &dyn Tx, run_id: &str) -> Result<Run> {
 }
 
 pub fn load_task(tx: &dyn Tx, run_id: &str, task_id: &str) -> Result<Task> {
-    tx.task(run_id, task_id)?.ok_or_else(|| Error::not_found(format!("task '{task_id}' not found in run '{run_id}'")))
+    tx.tasks()
+        .task(run_id, task_id)?
+        .ok_or_else(|| Error::not_found(format!("task '{task_id}' not found in run '{run_id}'")))
 }
 
 /// The task's current (latest) attempt, if it was ever dispatched.
 pub fn current_attempt(tx: &dyn Tx, task: &Task) -> Result<Option<Attempt>> {
-    tx.attempt(&task.run_id, &task.task_id, task.attempt)
+    tx.attempts().attempt(&task.run_id, &task.task_id, task.attempt)
 }
 
 pub fn set_task_status(tx: &mut dyn Tx, task: &mut Task, status: TaskStatus, now: Ts) -> Result<()> {
     task.status = status;
     task.updated_at = now.to_string();
-    tx.task_save(task)
+    tx.tasks_mut().task_save(task)
 }
 
 pub fn set_run_status(tx: &mut dyn Tx, run: &mut Run, status: RunStatus, now: Ts) -> Result<()> {
     run.status = status;
     run.updated_at = now.to_string();
-    tx.run_save(run)
+    tx.runs_mut().run_save(run)
 }
 
 /// Does a task let its dependents start? Done, and merged when it had something to merge
@@ -69,7 +76,7 @@ pub fn satisfies(t: &Task) -> bool {
 /// Are all of these tasks done (and merged, when they had work to merge)?
 pub fn all_done(tx: &dyn Tx, run_id: &str, deps: &[String]) -> Result<bool> {
     for d in deps {
-        if tx.task(run_id, d)?.is_none_or(|t| !satisfies(&t)) {
+        if tx.tasks().task(run_id, d)?.is_none_or(|t| !satisfies(&t)) {
             return Ok(false);
         }
     }
@@ -129,10 +136,10 @@ pub fn refresh_run(tx: &mut dyn Tx, run_id: &str, actor: &str, now: Ts) -> Resul
     }
     use TaskStatus::*;
     // A done task whose merge is pending or in conflict still has work ahead of the run.
-    let open = tx.run_has_task(run_id, &[Pending, Ready, Dispatched, InProgress, Blocked, Failed], None)?
-        || tx.run_has_unmerged(run_id)?;
-    let any_done = tx.run_has_task(run_id, &[Done], None)?;
-    let failed_for_good = tx.run_has_task(run_id, &[Failed], Some(false))?;
+    let open = tx.tasks().run_has_task(run_id, &[Pending, Ready, Dispatched, InProgress, Blocked, Failed], None)?
+        || tx.merges().run_has_unmerged(run_id)?;
+    let any_done = tx.tasks().run_has_task(run_id, &[Done], None)?;
+    let failed_for_good = tx.tasks().run_has_task(run_id, &[Failed], Some(false))?;
     let want = if !open && any_done {
         RunStatus::Done
     } else if failed_for_good {
@@ -143,7 +150,7 @@ pub fn refresh_run(tx: &mut dyn Tx, run_id: &str, actor: &str, now: Ts) -> Resul
     if want == run.status {
         return Ok(());
     }
-    let (total, done, failed) = tx.run_task_counts(run_id)?;
+    let (total, done, failed) = tx.tasks().run_task_counts(run_id)?;
     set_run_status(tx, &mut run, want, now)?;
     let (event, summary) = match want {
         RunStatus::Done => (EventType::RunDone, format!("run {run_id} done: {done} of {total} tasks done")),
@@ -158,7 +165,7 @@ pub fn refresh_run(tx: &mut dyn Tx, run_id: &str, actor: &str, now: Ts) -> Resul
 /// Dependents of a finished (or merged) task whose dependencies are now all done become
 /// ready.
 pub fn release_dependents(tx: &mut dyn Tx, task: &Task, actor: &str, now: Ts) -> Result<()> {
-    for d in tx.task_dependents(&task.run_id, &task.task_id)? {
+    for d in tx.tasks().task_dependents(&task.run_id, &task.task_id)? {
         let mut dep = load_task(tx, &task.run_id, &d)?;
         if dep.status != TaskStatus::Pending || !all_done(tx, &task.run_id, &dep.depends_on)? {
             continue;

@@ -16,15 +16,25 @@ use crate::time::Ts;
 /// Default attempts per task.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 
+/// Every run, oldest first.
+pub fn runs(tx: &dyn Tx) -> Result<Vec<Run>> {
+    tx.runs().runs_list()
+}
+
+/// A run's tasks in creation order.
+pub fn tasks_of(tx: &dyn Tx, run_id: &str) -> Result<Vec<Task>> {
+    tx.tasks().run_tasks(run_id)
+}
+
 pub fn view(tx: &dyn Tx, run_id: &str, event_id: i64) -> Result<RunView> {
-    Ok(RunView { run: load_run(tx, run_id)?, tasks: tx.run_tasks(run_id)?, event_id })
+    Ok(RunView { run: load_run(tx, run_id)?, tasks: tasks_of(tx, run_id)?, event_id })
 }
 
 pub fn task_view(tx: &dyn Tx, run_id: &str, task_id: &str) -> Result<TaskView> {
     Ok(TaskView {
         task: load_task(tx, run_id, task_id)?,
-        dependents: tx.task_dependents(run_id, task_id)?,
-        attempts: tx.attempts_of(run_id, task_id)?,
+        dependents: tx.tasks().task_dependents(run_id, task_id)?,
+        attempts: tx.attempts().attempts_of(run_id, task_id)?,
     })
 }
 
@@ -40,16 +50,16 @@ pub fn create_run(tx: &mut dyn Tx, now: Ts, p: RunCreateParams) -> Result<RunVie
     let run_id = match p.run_id {
         Some(id) => {
             check_ref_id("run id", &id)?;
-            if tx.run(&id)?.is_some() {
+            if tx.runs().run(&id)?.is_some() {
                 return Err(Error::invalid(format!("run '{id}' already exists")));
             }
             id
         }
         None => {
-            let mut n = tx.runs_count()? + 1;
+            let mut n = tx.runs().runs_count()? + 1;
             loop {
                 let id = format!("R{n}");
-                if tx.run(&id)?.is_none() {
+                if tx.runs().run(&id)?.is_none() {
                     break id;
                 }
                 n += 1;
@@ -70,7 +80,7 @@ pub fn create_run(tx: &mut dyn Tx, now: Ts, p: RunCreateParams) -> Result<RunVie
         base_rev: None,
         integration_branch: None,
     };
-    tx.run_insert(&run)?;
+    tx.runs_mut().run_insert(&run)?;
     let payload = json!({"goal": run.goal, "auto_retry": run.auto_retry, "auto_merge": run.auto_merge});
     let id = run_event(tx, EventType::RunCreated, &run, (&run.created_by, &run.goal, &payload), now)?;
     Ok(RunView { run, tasks: vec![], event_id: id })
@@ -84,7 +94,7 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
         check::agent("assign_to", a)?;
     }
     let run = open_run(tx, &p.run_id)?;
-    if tx.task(&p.run_id, &p.task_id)?.is_some() {
+    if tx.tasks().task(&p.run_id, &p.task_id)?.is_some() {
         return Err(Error::invalid(format!("task '{}' already exists in run '{}'", p.task_id, p.run_id)));
     }
     let mut deps: Vec<String> = p.depends_on.iter().map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
@@ -94,7 +104,7 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
         if *d == p.task_id {
             return Err(Error::invalid(format!("task '{d}' cannot depend on itself")));
         }
-        if tx.task(&p.run_id, d)?.is_none() {
+        if tx.tasks().task(&p.run_id, d)?.is_none() {
             return Err(Error::not_found(format!("dependency '{d}' not found in run '{}'", p.run_id)));
         }
     }
@@ -123,7 +133,7 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
         merge_commit: None,
         resolves: None,
     };
-    tx.task_insert(&task)?;
+    tx.tasks_mut().task_insert(&task)?;
     let actor = run.created_by.as_str();
     let payload = json!({"depends_on": task.depends_on, "kind": task.kind, "priority": task.priority});
     task_event(tx, EventType::TaskAdded, &task, None, (actor, &task.title, &payload), now)?;
@@ -138,7 +148,7 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
 /// `orch.taskList`: a run's tasks in creation order, optionally filtered.
 pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<Vec<Task>> {
     load_run(tx, &p.run_id)?;
-    let mut tasks = tx.run_tasks(&p.run_id)?;
+    let mut tasks = tx.tasks().run_tasks(&p.run_id)?;
     if !p.statuses.is_empty() {
         tasks.retain(|t| p.statuses.contains(&t.status));
     }
@@ -151,7 +161,7 @@ pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<Vec<Task>> {
 /// `orch.ready`: ready tasks, highest priority first, then oldest.
 pub fn ready(tx: &dyn Tx, p: &TaskListParams) -> Result<Vec<Task>> {
     load_run(tx, &p.run_id)?;
-    tx.tasks_ready(&p.run_id, check::limit(p.limit, DEFAULT_LIMIT)?)
+    tx.tasks().tasks_ready(&p.run_id, check::limit(p.limit, DEFAULT_LIMIT)?)
 }
 
 /// Would `task → on` close a cycle? The path from `from` to `target`, when there is one.
@@ -166,7 +176,7 @@ fn reaches(tx: &dyn Tx, run_id: &str, from: &str, target: &str) -> Result<Option
         if !seen.insert(last.clone()) {
             continue;
         }
-        for next in tx.task_deps(run_id, &last)? {
+        for next in tx.tasks().task_deps(run_id, &last)? {
             let mut p = path.clone();
             p.push(next);
             stack.push(p);
@@ -226,11 +236,11 @@ pub fn change_dep(tx: &mut dyn Tx, now: Ts, p: DepParams, change: DepChange) -> 
                 path.join(" -> ")
             )));
         }
-        tx.task_dep_add(&p.run_id, &p.task_id, &p.on)?;
-    } else if !tx.task_dep_remove(&p.run_id, &p.task_id, &p.on)? {
+        tx.tasks_mut().task_dep_add(&p.run_id, &p.task_id, &p.on)?;
+    } else if !tx.tasks_mut().task_dep_remove(&p.run_id, &p.task_id, &p.on)? {
         return Err(Error::not_found(format!("task '{}' does not depend on '{}'", p.task_id, p.on)));
     }
-    task.depends_on = tx.task_deps(&p.run_id, &p.task_id)?;
+    task.depends_on = tx.tasks().task_deps(&p.run_id, &p.task_id)?;
     let summary = format!("{} {} {}", p.task_id, if add { "now depends on" } else { "no longer depends on" }, p.on);
     refresh_readiness(tx, &mut task, &run.created_by, now)?;
     let payload = json!({"depends_on": task.depends_on, "added": add, "on": p.on});
@@ -264,7 +274,7 @@ pub fn cancel_begin(tx: &mut dyn Tx, now: Ts, p: CancelTaskParams) -> Result<Can
         }
         None => {
             set_run_status(tx, &mut run, RunStatus::Cancelled, now)?;
-            tx.run_tasks(&p.run_id)?.into_iter().filter(|t| !t.status.is_terminal()).collect()
+            tx.tasks().run_tasks(&p.run_id)?.into_iter().filter(|t| !t.status.is_terminal()).collect()
         }
     };
     let mut out = Vec::with_capacity(tasks.len());

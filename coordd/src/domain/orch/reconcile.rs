@@ -56,7 +56,7 @@ pub fn on_attempt_thread(
         if a_status != AttemptStatus::Live && attempt.ended_at.is_none() {
             attempt.ended_at = Some(now.to_string());
         }
-        tx.attempt_save(&attempt)?;
+        tx.attempts_mut().attempt_save(&attempt)?;
     }
     let mut task = load_task(tx, &attempt.run_id, &attempt.task_id)?;
     let want = task_status(thread_status);
@@ -103,10 +103,14 @@ pub fn on_attempt_thread(
 /// flag set here survives a restart.
 fn schedule_auto_retry(tx: &mut dyn Tx, task: &Task) -> Result<bool> {
     let run = load_run(tx, &task.run_id)?;
-    let r = tx.task_retry(&task.run_id, &task.task_id)?;
+    let r = tx.tasks().task_retry(&task.run_id, &task.task_id)?;
     let retry = run.status == RunStatus::Active && r.auto_retries < run.auto_retry && task.attempt < task.max_attempts;
     if retry {
-        tx.task_set_retry(&task.run_id, &task.task_id, RetryState { auto_retries: r.auto_retries + 1, pending: true })?;
+        tx.tasks_mut().task_set_retry(
+            &task.run_id,
+            &task.task_id,
+            RetryState { auto_retries: r.auto_retries + 1, pending: true },
+        )?;
     }
     Ok(retry)
 }
@@ -114,8 +118,8 @@ fn schedule_auto_retry(tx: &mut dyn Tx, task: &Task) -> Result<bool> {
 /// Give up a scheduled automatic retry (it could not be made): the task stays failed and
 /// the run says so.
 pub fn abandon_auto_retry(tx: &mut dyn Tx, now: Ts, run_id: &str, task_id: &str) -> Result<()> {
-    let r = tx.task_retry(run_id, task_id)?;
-    tx.task_set_retry(run_id, task_id, RetryState { pending: false, ..r })?;
+    let r = tx.tasks().task_retry(run_id, task_id)?;
+    tx.tasks_mut().task_set_retry(run_id, task_id, RetryState { pending: false, ..r })?;
     let actor = load_run(tx, run_id)?.created_by;
     refresh_run(tx, run_id, &actor, now)
 }
@@ -126,9 +130,10 @@ pub fn abandon_auto_retry(tx: &mut dyn Tx, now: Ts, run_id: &str, task_id: &str)
 pub fn run(tx: &mut dyn Tx, now: Ts, run_id: &str) -> Result<Vec<Task>> {
     let actor = load_run(tx, run_id)?.created_by;
     let mut changed = Vec::new();
-    for task in tx.run_tasks(run_id)? {
+    for task in tx.tasks().run_tasks(run_id)? {
         if let Some(attempt) = current_attempt(tx, &task)? {
             let thread = tx
+                .threads()
                 .thread(&attempt.thread_id)?
                 .ok_or_else(|| Error::Internal(format!("attempt thread '{}' is missing", attempt.thread_id)))?;
             changed.extend(on_attempt_thread(tx, now, attempt, thread.thread.status, &actor)?);

@@ -70,7 +70,7 @@ pub(super) fn finish(m: &Memory, thread: &str, status: ThreadStatus) {
 }
 
 fn statuses(m: &Memory) -> Vec<(String, TaskStatus)> {
-    m.read(|tx, _| tx.run_tasks("R1")).unwrap().into_iter().map(|t| (t.task_id, t.status)).collect()
+    m.read(|tx, _| tx.tasks().run_tasks("R1")).unwrap().into_iter().map(|t| (t.task_id, t.status)).collect()
 }
 
 fn run_status(m: &Memory) -> RunStatus {
@@ -158,9 +158,9 @@ fn a_failure_schedules_an_automatic_retry_while_the_run_allows_one() {
     let failed = m.events().into_iter().rfind(|e| e.event_type == EventType::TaskFailed).unwrap();
     assert_eq!(failed.payload_json["auto_retry"], true);
     assert_eq!(run_status(&m), RunStatus::Active, "a pending retry keeps the run active");
-    assert_eq!(m.read(|tx, _| tx.tasks_retry_pending()).unwrap().len(), 1);
+    assert_eq!(m.read(|tx, _| tx.tasks().tasks_retry_pending()).unwrap().len(), 1);
     let t = dispatch(&m, "A", 2, Mode::Retry);
-    assert!(m.read(|tx, _| tx.tasks_retry_pending()).unwrap().is_empty(), "the retry clears the flag");
+    assert!(m.read(|tx, _| tx.tasks().tasks_retry_pending()).unwrap().is_empty(), "the retry clears the flag");
     finish(&m, &t, ThreadStatus::Failed);
     let failed = m.events().into_iter().rfind(|e| e.event_type == EventType::TaskFailed).unwrap();
     assert_eq!(failed.payload_json["auto_retry"], false, "one automatic retry only");

@@ -30,7 +30,7 @@ pub fn view(s: StoredReservation, now: Ts) -> Reservation {
 
 /// Every active reservation (stale ones included) as seen at `now`.
 pub fn active(tx: &dyn Tx, now: Ts) -> Result<Vec<Reservation>> {
-    Ok(tx.reservations_active()?.into_iter().map(|s| view(s, now)).collect())
+    Ok(tx.reservations().reservations_active()?.into_iter().map(|s| view(s, now)).collect())
 }
 
 fn scope_arg(scope: &str) -> Result<String> {
@@ -109,17 +109,17 @@ pub fn reserve(tx: &mut dyn Tx, now: Ts, p: ReserveParams) -> Result<ReserveResu
     if let Some(mut r) = own.clone().filter(|r| !r.stale && r.shared == p.shared) {
         r.expires_at = expires_at.to_string();
         r.task_id = task;
-        tx.reservation_save(&r)?;
+        tx.reservations_mut().reservation_save(&r)?;
         let summary = format!("{} extended its reservation of {}", p.agent, r.scope);
         let event_id = event(tx, EventType::ReservationCreated, &r, &p.agent, &summary, now)?;
         return Ok(ReserveResult { reservation: r, taken_over: vec![], renewed: true, event_id });
     }
 
-    let mut generation = tx.reservation_max_generation(&scope)?;
+    let mut generation = tx.reservations().reservation_max_generation(&scope)?;
     let mut taken_over = Vec::with_capacity(stale.len());
     for mut r in stale {
         close(&mut r, ReservationState::Expired, now);
-        tx.reservation_save(&r)?;
+        tx.reservations_mut().reservation_save(&r)?;
         generation = generation.max(r.generation);
         let summary = format!("{} took over the stale reservation of {} by {}", p.agent, r.scope, r.agent_id);
         event(tx, EventType::ReservationExpired, &r, &p.agent, &summary, now)?;
@@ -129,7 +129,7 @@ pub fn reserve(tx: &mut dyn Tx, now: Ts, p: ReserveParams) -> Result<ReserveResu
     if let Some(mut r) = own {
         let state = if r.stale { ReservationState::Expired } else { ReservationState::Released };
         close(&mut r, state, now);
-        tx.reservation_save(&r)?;
+        tx.reservations_mut().reservation_save(&r)?;
     }
     let r = Reservation {
         reservation_id: ids::new_id("res"),
@@ -144,7 +144,7 @@ pub fn reserve(tx: &mut dyn Tx, now: Ts, p: ReserveParams) -> Result<ReserveResu
         expires_at: expires_at.to_string(),
         released_at: None,
     };
-    tx.reservation_insert(&r)?;
+    tx.reservations_mut().reservation_insert(&r)?;
     let mode = if r.shared { "shared" } else { "exclusive" };
     let summary = format!("{} reserved {} ({mode}, generation {})", r.agent_id, r.scope, r.generation);
     let event_id = event(tx, EventType::ReservationCreated, &r, &p.agent, &summary, now)?;
@@ -166,7 +166,7 @@ pub fn release(tx: &mut dyn Tx, now: Ts, p: ReleaseParams) -> Result<ReleaseResu
         });
     };
     close(&mut r, ReservationState::Released, now);
-    tx.reservation_save(&r)?;
+    tx.reservations_mut().reservation_save(&r)?;
     let summary = format!("{} released {}", r.agent_id, r.scope);
     let event_id = event(tx, EventType::ReservationReleased, &r, &p.agent, &summary, now)?;
     Ok(ReleaseResult { reservation: r, event_id })
@@ -179,6 +179,7 @@ pub fn list(tx: &dyn Tx, now: Ts, p: ReservationListParams) -> Result<Vec<Reserv
     let path = p.path.as_deref().map(|p| glob::normalize(p).map_err(invalid_args)).transpose()?;
     let q = ReservationQuery { agent: p.agent, task_id: p.task_id, include_history: p.include_history };
     Ok(tx
+        .reservations()
         .reservations_list(&q)?
         .into_iter()
         .map(|s| view(s, now))

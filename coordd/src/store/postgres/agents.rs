@@ -2,32 +2,18 @@
 //! SQL of `store::sqlite::agents`).
 
 use coord_proto::types::*;
-use postgres::Row;
 
-use super::tx::{Args, Col, PgTx, ts_text};
+use super::tx::{Args, PgTx};
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{Agents, Peers, ReservationCounts, ReservationQuery, Reservations, StoredReservation};
+use crate::store::rows::{self, AGENT_COLUMNS, Cols, RESERVATION_COLUMNS, ts_text};
 use crate::time::Ts;
-
-const AGENT_COLUMNS: &str = "agent_id, display_name, role, status, registered, created_at, last_seen_at, version";
-
-fn agent_from_row(r: &Row) -> Result<Agent> {
-    Ok(Agent {
-        agent_id: r.s(0)?,
-        display_name: r.s(1)?,
-        role: r.s(2)?,
-        status: r.p(3)?,
-        registered: r.b(4)?,
-        created_at: r.s(5)?,
-        last_seen_at: r.os(6)?,
-        version: r.i(7)?,
-    })
-}
 
 impl Agents for PgTx<'_> {
     fn agent(&self, agent_id: &str) -> Result<Option<Agent>> {
         let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE agent_id = $1");
-        self.map_one(&sql, &[&agent_id], agent_from_row)
+        self.map_one(&sql, &[&agent_id], rows::agent)
     }
 
     fn agent_insert(&mut self, a: &Agent) -> Result<()> {
@@ -66,7 +52,7 @@ impl Agents for PgTx<'_> {
             "SELECT {AGENT_COLUMNS} FROM agents WHERE ($1::boolean OR registered) \
              AND ($2::text IS NULL OR role = $2) AND ($3::text IS NULL OR status = $3) ORDER BY agent_id"
         );
-        self.map(&sql, &[&p.include_unregistered, &p.role, &p.status.map(|s| s.as_str())], agent_from_row)
+        self.map(&sql, &[&p.include_unregistered, &p.role, &p.status.map(|s| s.as_str())], rows::agent)
     }
 
     fn agents_registered(&self, except: &str) -> Result<Vec<String>> {
@@ -101,34 +87,12 @@ impl Agents for PgTx<'_> {
     }
 }
 
-const RESERVATION_COLUMNS: &str =
-    "reservation_id, scope, agent_id, task_id, shared, state, generation, created_at, expires_at, released_at";
-
-fn reservation_from_row(r: &Row) -> Result<StoredReservation> {
-    Ok(StoredReservation {
-        expires: r.ts(8)?,
-        reservation: Reservation {
-            reservation_id: r.s(0)?,
-            scope: r.s(1)?,
-            agent_id: r.s(2)?,
-            task_id: r.s(3)?,
-            shared: r.b(4)?,
-            state: r.p(5)?,
-            stale: false,
-            generation: r.i(6)?,
-            created_at: r.s(7)?,
-            expires_at: r.s(8)?,
-            released_at: r.os(9)?,
-        },
-    })
-}
-
 impl Reservations for PgTx<'_> {
     fn reservations_active(&self) -> Result<Vec<StoredReservation>> {
         let sql = format!(
             "SELECT {RESERVATION_COLUMNS} FROM reservations WHERE state = 'active' ORDER BY scope, reservation_id"
         );
-        self.map(&sql, &[], reservation_from_row)
+        self.map(&sql, &[], rows::reservation)
     }
 
     fn reservation_insert(&mut self, r: &Reservation) -> Result<()> {
@@ -185,26 +149,17 @@ impl Reservations for PgTx<'_> {
         let sql = format!(
             "SELECT {RESERVATION_COLUMNS} FROM reservations {filter} ORDER BY created_at DESC, reservation_id DESC"
         );
-        self.map(&sql, &args.refs(), reservation_from_row)
+        self.map(&sql, &args.refs(), rows::reservation)
     }
 
     fn reservation_counts(&self, task_id: Option<&str>, agent: Option<&str>, now: Ts) -> Result<ReservationCounts> {
-        let rows = self.map(
+        let groups = self.map(
             "SELECT state, expires_at <= $3, COUNT(*)::bigint FROM reservations \
              WHERE ($1::text IS NULL OR task_id = $1) AND ($2::text IS NULL OR agent_id = $2) GROUP BY 1, 2",
             &[&task_id, &agent, &ts_text(now)],
             |r| Ok((r.p::<ReservationState>(0)?, r.b(1)?, r.i(2)? as u64)),
         )?;
-        let mut c = ReservationCounts::default();
-        for row in rows {
-            match row {
-                (ReservationState::Active, true, n) => c.stale += n,
-                (ReservationState::Active, false, n) => c.active += n,
-                (ReservationState::Released, _, n) => c.released += n,
-                (ReservationState::Expired, _, n) => c.expired += n,
-            }
-        }
-        Ok(c)
+        Ok(assemble::reservation_counts(groups))
     }
 }
 

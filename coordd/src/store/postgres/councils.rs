@@ -1,46 +1,15 @@
 //! orch's council reviews and their members on PostgreSQL (the SQL of
 //! `store::sqlite::councils`).
 
-use postgres::Row;
-
-use super::tx::{Col, PgTx};
+use super::tx::PgTx;
 use crate::error::Result;
 use crate::store::repos::{CouncilRow, Councils, MemberRow};
-
-const COUNCIL_COLUMNS: &str = "run_id, council_id, topic, body, phase, groups_json, created_at, updated_at";
-const MEMBER_COLUMNS: &str =
-    "run_id, council_id, reviewer, ord, brainstorm_thread_id, brainstorm_json, vote_thread_id, vote_json";
-
-fn council_from_row(r: &Row) -> Result<CouncilRow> {
-    Ok(CouncilRow {
-        run_id: r.s(0)?,
-        council_id: r.s(1)?,
-        topic: r.s(2)?,
-        body: r.s(3)?,
-        phase: r.p(4)?,
-        groups_json: r.s(5)?,
-        created_at: r.s(6)?,
-        updated_at: r.s(7)?,
-    })
-}
-
-fn member_from_row(r: &Row) -> Result<MemberRow> {
-    Ok(MemberRow {
-        run_id: r.s(0)?,
-        council_id: r.s(1)?,
-        reviewer: r.s(2)?,
-        ord: r.i(3)?,
-        brainstorm_thread_id: r.s(4)?,
-        brainstorm_json: r.os(5)?,
-        vote_thread_id: r.os(6)?,
-        vote_json: r.os(7)?,
-    })
-}
+use crate::store::rows::{self, COUNCIL_COLUMNS, MEMBER_COLUMNS};
 
 impl Councils for PgTx<'_> {
     fn council(&self, run_id: &str, council_id: &str) -> Result<Option<CouncilRow>> {
         let sql = format!("SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = $1 AND council_id = $2");
-        self.map_one(&sql, &[&run_id, &council_id], council_from_row)
+        self.map_one(&sql, &[&run_id, &council_id], rows::council)
     }
 
     fn council_insert(&mut self, c: &CouncilRow) -> Result<()> {
@@ -78,7 +47,7 @@ impl Councils for PgTx<'_> {
             "SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = $1 AND phase IN ('brainstorm', 'voting') \
              ORDER BY created_at, council_id"
         );
-        self.map(&sql, &[&run_id], council_from_row)
+        self.map(&sql, &[&run_id], rows::council)
     }
 
     fn member_insert(&mut self, m: &MemberRow) -> Result<()> {
@@ -110,18 +79,18 @@ impl Councils for PgTx<'_> {
     fn members(&self, run_id: &str, council_id: &str) -> Result<Vec<MemberRow>> {
         let sql =
             format!("SELECT {MEMBER_COLUMNS} FROM council_members WHERE run_id = $1 AND council_id = $2 ORDER BY ord");
-        self.map(&sql, &[&run_id, &council_id], member_from_row)
+        self.map(&sql, &[&run_id, &council_id], rows::member)
     }
 
     fn member_by_thread(&self, thread_id: &str) -> Result<Option<MemberRow>> {
         let sql = format!(
             "SELECT {MEMBER_COLUMNS} FROM council_members WHERE brainstorm_thread_id = $1 OR vote_thread_id = $1"
         );
-        self.map_one(&sql, &[&thread_id], member_from_row)
+        self.map_one(&sql, &[&thread_id], rows::member)
     }
 
     fn councils_of(&self, run_id: &str) -> Result<Vec<CouncilRow>> {
         let sql = format!("SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = $1 ORDER BY created_at, council_id");
-        self.map(&sql, &[&run_id], council_from_row)
+        self.map(&sql, &[&run_id], rows::council)
     }
 }

@@ -3,50 +3,17 @@
 //! Event ids come from the counter row (see [`super::tx::EventIds`]), never a sequence.
 
 use coord_proto::types::*;
-use postgres::Row;
 
-use super::tx::{Args, Col, PgTx};
+use super::tx::{Args, PgTx};
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{EventQuery, Events, Messages};
-
-const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
-     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack, m.msg_type";
-const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
-
-fn message_from_row(r: &Row) -> Result<Message> {
-    Ok(Message {
-        message_id: r.s(0)?,
-        thread_id: r.s(1)?,
-        from_agent: r.s(2)?,
-        to_agent: r.s(3)?,
-        kind: r.p(4)?,
-        summary: r.s(5)?,
-        body: r.s(6)?,
-        payload_json: r.json(7)?,
-        created_at: r.s(8)?,
-        event_id: r.i(9)?,
-        category: r.op(10)?,
-        requires_ack: r.b(11)?,
-        msg_type: r.os(12)?,
-        artifacts: Vec::new(),
-    })
-}
-
-fn artifact_from_row(r: &Row) -> Result<Artifact> {
-    Ok(Artifact {
-        artifact_id: r.s(0)?,
-        message_id: r.s(1)?,
-        path: r.s(2)?,
-        kind: r.s(3)?,
-        metadata_json: r.json(4)?,
-        created_at: r.s(5)?,
-    })
-}
+use crate::store::rows::{self, ARTIFACT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS};
 
 impl PgTx<'_> {
     fn artifacts_of(&self, message_id: &str) -> Result<Vec<Artifact>> {
         let sql = format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.message_id = $1 ORDER BY a.seq");
-        self.map(&sql, &[&message_id], artifact_from_row)
+        self.map(&sql, &[&message_id], rows::artifact)
     }
 }
 
@@ -84,27 +51,19 @@ impl Messages for PgTx<'_> {
 
     fn message(&self, message_id: &str) -> Result<Option<Message>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = $1");
-        let Some(mut msg) = self.map_one(&sql, &[&message_id], message_from_row)? else { return Ok(None) };
+        let Some(mut msg) = self.map_one(&sql, &[&message_id], rows::message)? else { return Ok(None) };
         msg.artifacts = self.artifacts_of(&msg.message_id)?;
         Ok(Some(msg))
     }
 
     fn thread_messages(&self, thread_id: &str) -> Result<Vec<Message>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = $1 ORDER BY m.event_id, m.seq");
-        let mut messages = self.map(&sql, &[&thread_id], message_from_row)?;
+        let mut messages = self.map(&sql, &[&thread_id], rows::message)?;
         let sql = format!(
             "SELECT {ARTIFACT_COLUMNS} FROM artifacts a JOIN messages m ON m.message_id = a.message_id \
              WHERE m.thread_id = $1 ORDER BY a.seq"
         );
-        let mut by_message: std::collections::HashMap<String, Vec<Artifact>> = Default::default();
-        for a in self.map(&sql, &[&thread_id], artifact_from_row)? {
-            by_message.entry(a.message_id.clone()).or_default().push(a);
-        }
-        for m in &mut messages {
-            if let Some(a) = by_message.remove(&m.message_id) {
-                m.artifacts = a;
-            }
-        }
+        assemble::attach_artifacts(&mut messages, self.map(&sql, &[&thread_id], rows::artifact)?);
         Ok(messages)
     }
 
@@ -134,33 +93,6 @@ impl Messages for PgTx<'_> {
             Ok((r.i(0)?, r.s(1)?))
         })
     }
-}
-
-const EVENT_COLUMNS: &str = "e.event_id, e.event_type, e.source, e.run_id, e.task_id, e.thread_id, \
-     e.actor, e.assigned_to, e.created_by, e.thread_status, e.message_id, e.summary, \
-     e.payload_json, e.created_at, e.task_status";
-
-fn event_from_row(r: &Row) -> Result<Event> {
-    let thread_status = r.s(9)?;
-    Ok(Event {
-        event_id: r.i(0)?,
-        event_type: r.p(1)?,
-        source: r.s(2)?,
-        run_id: r.s(3)?,
-        task_id: r.s(4)?,
-        thread_id: r.s(5)?,
-        actor: r.s(6)?,
-        assigned_to: r.s(7)?,
-        created_by: r.s(8)?,
-        thread_status: if thread_status.is_empty() { None } else { Some(r.p(9)?) },
-        task_status: r.op(14)?,
-        message_id: r.os(10)?,
-        summary: r.s(11)?,
-        payload_json: r.json(12)?,
-        created_at: r.s(13)?,
-        message: None,
-        mail: None,
-    })
 }
 
 /// WHERE clause and arguments selecting the events `domain::events::matches` accepts.
@@ -209,7 +141,7 @@ impl Events for PgTx<'_> {
         let mut args = Args::default();
         let clause = filter_sql(q, &mut args);
         let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE {clause} ORDER BY e.event_id LIMIT {limit}");
-        let mut events = self.map(&sql, &args.refs(), event_from_row)?;
+        let mut events = self.map(&sql, &args.refs(), rows::event)?;
         // The page's messages, then their artifacts, by key: a replay page or a follower's
         // catch-up is three round trips, not two more per event. (A join would let a
         // generic plan hash the whole messages table.)
@@ -219,9 +151,9 @@ impl Events for PgTx<'_> {
         }
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = ANY($1)");
         let mut messages: std::collections::HashMap<String, Message> =
-            self.map(&sql, &[&ids], message_from_row)?.into_iter().map(|m| (m.message_id.clone(), m)).collect();
+            self.map(&sql, &[&ids], rows::message)?.into_iter().map(|m| (m.message_id.clone(), m)).collect();
         let sql = format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.message_id = ANY($1) ORDER BY a.seq");
-        for a in self.map(&sql, &[&ids], artifact_from_row)? {
+        for a in self.map(&sql, &[&ids], rows::artifact)? {
             if let Some(m) = messages.get_mut(&a.message_id) {
                 m.artifacts.push(a);
             }

@@ -2,44 +2,11 @@
 //! `launch_sessions` table (`launch.*`).
 
 use coord_proto::types::{LaunchSession, SessionListParams};
-use postgres::Row;
 
-use super::tx::{Args, Col, PgTx};
+use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::repos::Launches;
-
-const COLUMNS: &str = "session_id, run_id, task_id, attempt, thread_id, agent, client, pid, host, launcher, cwd, \
-     log_path, tmux_window, state, started_at, ended_at, exit_code, signal, reason, log_tail";
-
-fn opt_i32(r: &Row, i: usize) -> Result<Option<i32>> {
-    let v: Option<i64> = r.try_get(i).map_err(|e| crate::error::Error::Storage(format!("column {i}: {e}")))?;
-    Ok(v.map(|v| v as i32))
-}
-
-fn row_of(r: &Row) -> Result<LaunchSession> {
-    Ok(LaunchSession {
-        session_id: r.s(0)?,
-        run_id: r.s(1)?,
-        task_id: r.s(2)?,
-        attempt: r.u(3)?,
-        thread_id: r.s(4)?,
-        agent: r.s(5)?,
-        client: r.s(6)?,
-        pid: r.i(7)?,
-        host: r.s(8)?,
-        launcher: r.s(9)?,
-        cwd: r.s(10)?,
-        log_path: r.s(11)?,
-        tmux_window: r.os(12)?,
-        state: r.p(13)?,
-        started_at: r.s(14)?,
-        ended_at: r.os(15)?,
-        exit_code: opt_i32(r, 16)?,
-        signal: opt_i32(r, 17)?,
-        reason: r.os(18)?,
-        log_tail: r.os(19)?,
-    })
-}
+use crate::store::rows::{self, LAUNCH_COLUMNS};
 
 impl Launches for PgTx<'_> {
     fn launch_insert(&mut self, s: &LaunchSession) -> Result<()> {
@@ -47,7 +14,7 @@ impl Launches for PgTx<'_> {
         let (exit_code, signal) = (s.exit_code.map(i64::from), s.signal.map(i64::from));
         self.exec(
             &format!(
-                "INSERT INTO launch_sessions ({COLUMNS}) VALUES \
+                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) VALUES \
                  ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
             ),
             &[
@@ -77,8 +44,8 @@ impl Launches for PgTx<'_> {
     }
 
     fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>> {
-        let sql = format!("SELECT {COLUMNS} FROM launch_sessions WHERE session_id = $1");
-        self.map_one(&sql, &[&session_id], row_of)
+        let sql = format!("SELECT {LAUNCH_COLUMNS} FROM launch_sessions WHERE session_id = $1");
+        self.map_one(&sql, &[&session_id], rows::launch)
     }
 
     fn launch_save(&mut self, s: &LaunchSession) -> Result<()> {
@@ -103,7 +70,7 @@ impl Launches for PgTx<'_> {
             clauses.push("state = 'running'".into());
         }
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
-        let sql = format!("SELECT {COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
-        self.map(&sql, &args.refs(), row_of)
+        let sql = format!("SELECT {LAUNCH_COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
+        self.map(&sql, &args.refs(), rows::launch)
     }
 }

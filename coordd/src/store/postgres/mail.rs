@@ -2,47 +2,12 @@
 //! `(recipient, event_id)`, and the queued copies have a partial index of their own.
 
 use coord_proto::types::*;
-use postgres::Row;
 
-use super::tx::{Args, Col, PgTx, opt_ts_text, ts_text};
+use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery};
+use crate::store::rows::{self, Cols, MAIL_COLUMNS, MAIL_FROM, MAIL_PRIORITY_RANK, opt_ts_text, ts_text};
 use crate::time::Ts;
-
-const ROW_COLUMNS: &str = "x.recipient, x.message_id, x.event_id, m.thread_id, t.run_id, t.task_id, t.subject, \
-     m.from_agent, m.kind, m.category, m.summary, m.body, m.requires_ack, m.created_at, x.state, x.priority, \
-     x.delivered_at, x.read_at, x.acked_at, x.expires_at, x.withdrawn_at, x.reminded_at";
-const ROW_FROM: &str =
-    "mail x JOIN messages m ON m.message_id = x.message_id JOIN threads t ON t.thread_id = m.thread_id";
-/// Delivery order: urgent first, then oldest.
-const PRIORITY_RANK: &str = "CASE x.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END";
-
-fn row_from(r: &Row) -> Result<MailRow> {
-    Ok(MailRow {
-        recipient: r.s(0)?,
-        message_id: r.s(1)?,
-        event_id: r.i(2)?,
-        thread_id: r.s(3)?,
-        run_id: r.s(4)?,
-        task_id: r.s(5)?,
-        subject: r.s(6)?,
-        from_agent: r.s(7)?,
-        kind: r.p(8)?,
-        category: r.op(9)?,
-        summary: r.s(10)?,
-        body: r.s(11)?,
-        requires_ack: r.b(12)?,
-        created_at: r.s(13)?,
-        state: r.p(14)?,
-        priority: r.p(15)?,
-        delivered_at: r.ots(16)?,
-        read_at: r.ots(17)?,
-        acked_at: r.ots(18)?,
-        expires_at: r.ots(19)?,
-        withdrawn_at: r.ots(20)?,
-        reminded_at: r.ots(21)?,
-    })
-}
 
 /// WHERE clause selecting the copies of `recipients` queued at `now`.
 fn queued(recipients: &[String], now: Ts, args: &mut Args) -> String {
@@ -91,19 +56,19 @@ impl Mail for PgTx<'_> {
 
     fn mail_item(&self, recipient: &str, message_id: &str) -> Result<Option<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.recipient = $1 \
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.recipient = $1 \
              AND x.event_id = (SELECT event_id FROM messages WHERE message_id = $2)"
         );
-        self.map_one(&sql, &[&recipient, &message_id], row_from)
+        self.map_one(&sql, &[&recipient, &message_id], rows::mail)
     }
 
     fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.recipient = $1 AND ($2::text IS NULL OR x.state = $2) \
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.recipient = $1 AND ($2::text IS NULL OR x.state = $2) \
              AND ($3::text IS NULL OR t.task_id = $3) ORDER BY x.event_id DESC LIMIT {}",
             q.limit
         );
-        self.map(&sql, &[&q.recipient, &q.state.map(|s| s.as_str()), &q.task_id], row_from)
+        self.map(&sql, &[&q.recipient, &q.state.map(|s| s.as_str()), &q.task_id], rows::mail)
     }
 
     fn mail_queued(&self, q: &QueuedQuery) -> Result<Vec<MailRow>> {
@@ -117,10 +82,10 @@ impl Mail for PgTx<'_> {
             clause.push_str(" AND x.reminded_at IS NULL");
         }
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE {clause} ORDER BY {PRIORITY_RANK}, x.event_id, x.recipient LIMIT {}",
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE {clause} ORDER BY {MAIL_PRIORITY_RANK}, x.event_id, x.recipient LIMIT {}",
             q.limit
         );
-        self.map(&sql, &args.refs(), row_from)
+        self.map(&sql, &args.refs(), rows::mail)
     }
 
     fn mail_queued_count(&self, recipients: &[String], now: Ts) -> Result<(u64, u64)> {
@@ -136,20 +101,20 @@ impl Mail for PgTx<'_> {
 
     fn mail_queued_copies(&self, message_id: &str, now: Ts) -> Result<Vec<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.event_id = (SELECT event_id FROM messages WHERE message_id = $1) \
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.event_id = (SELECT event_id FROM messages WHERE message_id = $1) \
              AND x.delivered_at IS NULL AND x.withdrawn_at IS NULL AND (x.expires_at IS NULL OR x.expires_at > $2) \
              ORDER BY x.recipient"
         );
-        self.map(&sql, &[&message_id, &ts_text(now)], row_from)
+        self.map(&sql, &[&message_id, &ts_text(now)], rows::mail)
     }
 
     fn mail_unacked(&self, task_id: Option<&str>, agent: Option<&str>, limit: u32) -> Result<Vec<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE m.requires_ack AND x.state <> 'acked' \
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE m.requires_ack AND x.state <> 'acked' \
              AND ($1::text IS NULL OR t.task_id = $1) AND ($2::text IS NULL OR x.recipient = $2 OR m.from_agent = $2) \
              ORDER BY x.event_id, x.recipient LIMIT {limit}"
         );
-        self.map(&sql, &[&task_id, &agent], row_from)
+        self.map(&sql, &[&task_id, &agent], rows::mail)
     }
 
     fn mail_counts(&self, task_id: Option<&str>, agent: Option<&str>) -> Result<Vec<(MailState, bool, u64)>> {
@@ -179,10 +144,10 @@ impl Mail for PgTx<'_> {
             clauses.push(format!("x.event_id < {}", args.push(before)));
         }
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE {} ORDER BY x.event_id DESC, x.recipient LIMIT {}",
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE {} ORDER BY x.event_id DESC, x.recipient LIMIT {}",
             clauses.join(" AND "),
             q.limit
         );
-        self.map(&sql, &args.refs(), row_from)
+        self.map(&sql, &args.refs(), rows::mail)
     }
 }

@@ -4,35 +4,16 @@
 use std::collections::HashMap;
 
 use coord_proto::types::*;
-use postgres::Row;
 
-use super::tx::{Col, PgTx};
+use super::tx::PgTx;
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks};
-
-const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at, auto_merge, \
-     repo, base_branch, base_rev, integration_branch";
-
-fn run_from_row(r: &Row) -> Result<Run> {
-    Ok(Run {
-        run_id: r.s(0)?,
-        goal: r.s(1)?,
-        status: r.p(2)?,
-        created_by: r.s(3)?,
-        auto_retry: r.u(4)?,
-        created_at: r.s(5)?,
-        updated_at: r.s(6)?,
-        auto_merge: r.b(7)?,
-        repo: r.os(8)?,
-        base_branch: r.os(9)?,
-        base_rev: r.os(10)?,
-        integration_branch: r.os(11)?,
-    })
-}
+use crate::store::rows::{self, ATTEMPT_COLUMNS, Cols, RUN_COLUMNS, TASK_COLUMNS};
 
 impl Runs for PgTx<'_> {
     fn run(&self, run_id: &str) -> Result<Option<Run>> {
-        self.map_one(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1"), &[&run_id], run_from_row)
+        self.map_one(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1"), &[&run_id], rows::run)
     }
 
     fn run_insert(&mut self, r: &Run) -> Result<()> {
@@ -65,7 +46,7 @@ impl Runs for PgTx<'_> {
     }
 
     fn runs_list(&self) -> Result<Vec<Run>> {
-        self.map(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at, run_id"), &[], run_from_row)
+        self.map(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at, run_id"), &[], rows::run)
     }
 
     fn runs_count(&self) -> Result<i64> {
@@ -73,48 +54,11 @@ impl Runs for PgTx<'_> {
     }
 }
 
-const TASK_COLUMNS: &str = "t.run_id, t.task_id, t.title, t.body, t.acceptance, t.priority, t.assign_to, \
-     t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at, t.merge_state, \
-     t.merge_commit, t.resolves";
-
-/// Map a task row; `depends_on` is filled in separately.
-fn task_from_row(r: &Row) -> Result<Task> {
-    Ok(Task {
-        run_id: r.s(0)?,
-        task_id: r.s(1)?,
-        title: r.s(2)?,
-        body: r.s(3)?,
-        acceptance: r.s(4)?,
-        priority: r.p(5)?,
-        assign_to: r.os(6)?,
-        role: r.os(7)?,
-        kind: r.p(8)?,
-        max_attempts: r.u(9)?,
-        status: r.p(10)?,
-        attempt: r.u(11)?,
-        depends_on: Vec::new(),
-        created_at: r.s(12)?,
-        updated_at: r.s(13)?,
-        merge_state: r.op(14)?,
-        merge_commit: r.os(15)?,
-        resolves: r.os(16)?,
-    })
-}
-
-impl PgTx<'_> {
-    fn with_deps(&self, mut tasks: Vec<Task>) -> Result<Vec<Task>> {
-        for t in &mut tasks {
-            t.depends_on = self.task_deps(&t.run_id, &t.task_id)?;
-        }
-        Ok(tasks)
-    }
-}
-
 impl Tasks for PgTx<'_> {
     fn task(&self, run_id: &str, task_id: &str) -> Result<Option<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = $1 AND t.task_id = $2");
-        let task = self.map_one(&sql, &[&run_id, &task_id], task_from_row)?;
-        Ok(self.with_deps(task.into_iter().collect())?.pop())
+        let task = self.map_one(&sql, &[&run_id, &task_id], rows::task)?;
+        Ok(assemble::with_deps(self, task.into_iter().collect())?.pop())
     }
 
     fn task_insert(&mut self, t: &Task) -> Result<()> {
@@ -159,7 +103,7 @@ impl Tasks for PgTx<'_> {
 
     fn run_tasks(&self, run_id: &str) -> Result<Vec<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = $1 ORDER BY t.seq");
-        let mut tasks = self.map(&sql, &[&run_id], task_from_row)?;
+        let mut tasks = self.map(&sql, &[&run_id], rows::task)?;
         let mut deps: HashMap<String, Vec<String>> = HashMap::new();
         let edges = self.map(
             "SELECT task_id, depends_on FROM task_deps WHERE run_id = $1 ORDER BY depends_on",
@@ -180,8 +124,8 @@ impl Tasks for PgTx<'_> {
             "SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = $1 AND t.status = 'ready' \
              ORDER BY t.prio_rank DESC, t.seq LIMIT {limit}"
         );
-        let tasks = self.map(&sql, &[&run_id], task_from_row)?;
-        self.with_deps(tasks)
+        let tasks = self.map(&sql, &[&run_id], rows::task)?;
+        assemble::with_deps(self, tasks)
     }
 
     fn task_deps(&self, run_id: &str, task_id: &str) -> Result<Vec<String>> {
@@ -324,43 +268,20 @@ impl Merges for PgTx<'_> {
     }
 }
 
-const ATTEMPT_COLUMNS: &str = "run_id, task_id, attempt, thread_id, worker, status, repo, worktree_path, \
-     branch, base_rev, base_branch, previous_thread_id, started_at, ended_at, host";
-
-fn attempt_from_row(r: &Row) -> Result<Attempt> {
-    Ok(Attempt {
-        run_id: r.s(0)?,
-        task_id: r.s(1)?,
-        attempt: r.u(2)?,
-        thread_id: r.s(3)?,
-        worker: r.s(4)?,
-        status: r.p(5)?,
-        repo: r.os(6)?,
-        worktree_path: r.os(7)?,
-        branch: r.os(8)?,
-        base_rev: r.os(9)?,
-        base_branch: r.os(10)?,
-        previous_thread_id: r.os(11)?,
-        started_at: r.s(12)?,
-        ended_at: r.os(13)?,
-        host: r.os(14)?,
-    })
-}
-
 impl Attempts for PgTx<'_> {
     fn attempts_of(&self, run_id: &str, task_id: &str) -> Result<Vec<Attempt>> {
         let sql = format!("SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE run_id = $1 AND task_id = $2 ORDER BY attempt");
-        self.map(&sql, &[&run_id, &task_id], attempt_from_row)
+        self.map(&sql, &[&run_id, &task_id], rows::attempt)
     }
 
     fn attempt(&self, run_id: &str, task_id: &str, attempt: u32) -> Result<Option<Attempt>> {
         let sql = format!("SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE run_id = $1 AND task_id = $2 AND attempt = $3");
-        self.map_one(&sql, &[&run_id, &task_id, &i64::from(attempt)], attempt_from_row)
+        self.map_one(&sql, &[&run_id, &task_id, &i64::from(attempt)], rows::attempt)
     }
 
     fn attempt_by_thread(&self, thread_id: &str) -> Result<Option<Attempt>> {
         let sql = format!("SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE thread_id = $1");
-        self.map_one(&sql, &[&thread_id], attempt_from_row)
+        self.map_one(&sql, &[&thread_id], rows::attempt)
     }
 
     fn attempt_insert(&mut self, a: &Attempt) -> Result<()> {
@@ -403,6 +324,6 @@ impl Attempts for PgTx<'_> {
             "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE worktree_path IS NOT NULL \
              AND ($1::text IS NULL OR run_id = $1) ORDER BY run_id, task_id, attempt"
         );
-        self.map(&sql, &[&run_id], attempt_from_row)
+        self.map(&sql, &[&run_id], rows::attempt)
     }
 }

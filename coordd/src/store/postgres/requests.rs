@@ -3,33 +3,16 @@
 //! open, answered or cancelled).
 
 use coord_proto::types::ThreadStatus;
-use postgres::Row;
 
-use super::tx::{Args, Col, PgTx};
+use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::repos::{RequestQuery, RequestRow, Requests};
-
-const COLUMNS: &str =
-    "r.request_id, r.msg_type, r.thread_id, r.message_id, r.from_agent, r.to_agent, r.run_id, r.task_id, r.created_at";
-
-fn row_of(r: &Row) -> Result<RequestRow> {
-    Ok(RequestRow {
-        request_id: r.s(0)?,
-        msg_type: r.s(1)?,
-        thread_id: r.s(2)?,
-        message_id: r.s(3)?,
-        from_agent: r.s(4)?,
-        to_agent: r.s(5)?,
-        run_id: r.s(6)?,
-        task_id: r.s(7)?,
-        created_at: r.s(8)?,
-    })
-}
+use crate::store::rows::{self, Cols, REQUEST_COLUMNS};
 
 impl PgTx<'_> {
     fn one_request(&self, column: &str, value: &str) -> Result<Option<RequestRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM requests r WHERE r.{column} = $1");
-        self.map_one(&sql, &[&value], row_of)
+        let sql = format!("SELECT {REQUEST_COLUMNS} FROM requests r WHERE r.{column} = $1");
+        self.map_one(&sql, &[&value], rows::request)
     }
 }
 
@@ -80,10 +63,10 @@ impl Requests for PgTx<'_> {
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let order = if q.include_closed { "DESC" } else { "ASC" };
         let sql = format!(
-            "SELECT {COLUMNS}, t.status FROM requests r JOIN threads t ON t.thread_id = r.thread_id {filter} \
+            "SELECT {REQUEST_COLUMNS}, t.status FROM requests r JOIN threads t ON t.thread_id = r.thread_id {filter} \
              ORDER BY r.created_at {order}, r.request_id {order} LIMIT {}",
             q.limit
         );
-        self.map(&sql, &args.refs(), |r| Ok((row_of(r)?, r.p(9)?)))
+        self.map(&sql, &args.refs(), |r| Ok((rows::request(r)?, r.p(9)?)))
     }
 }

@@ -11,9 +11,10 @@
 
 use coord_proto::types::SearchHit;
 
-use super::tx::{Args, Col, PgTx};
+use super::tx::{Args, PgTx};
 use crate::error::{Error, Result};
 use crate::store::repos::{Search, SearchQuery, SearchText};
+use crate::store::rows::{self, SEARCH_HIT_COLUMNS};
 
 /// The text search configuration (stemming as SQLite's porter tokenizer).
 const CONFIG: &str = "english";
@@ -85,8 +86,7 @@ impl Search for PgTx<'_> {
         // subject matches.
         let sql = format!(
             "WITH q AS (SELECT {query} AS q) \
-             SELECT m.message_id, m.thread_id, t.run_id, t.task_id, t.subject, m.from_agent, m.to_agent, m.kind, \
-                    m.summary, m.created_at, m.event_id, (-ts_rank('{WEIGHTS}', m.search_tsv, q.q))::float8, \
+             SELECT {SEARCH_HIT_COLUMNS}, (-ts_rank('{WEIGHTS}', m.search_tsv, q.q))::float8, \
                     CASE WHEN to_tsvector('{CONFIG}', m.summary || ' ' || m.body) @@ q.q \
                          THEN ts_headline('{CONFIG}', m.summary || ' ' || m.body, q.q, {options}) \
                          ELSE ts_headline('{CONFIG}', t.subject, q.q, {options}) END \
@@ -96,22 +96,9 @@ impl Search for PgTx<'_> {
             clauses.join(" AND ")
         );
         self.map(&sql, &args.refs(), |r| {
-            let snippet = r.s(12)?.replace(OPEN, &q.mark_open).replace(CLOSE, &q.mark_close);
-            Ok(SearchHit {
-                message_id: r.s(0)?,
-                thread_id: r.s(1)?,
-                run_id: r.s(2)?,
-                task_id: r.s(3)?,
-                subject: r.s(4)?,
-                from_agent: r.s(5)?,
-                to_agent: r.s(6)?,
-                kind: r.p(7)?,
-                summary: r.s(8)?,
-                created_at: r.s(9)?,
-                event_id: r.i(10)?,
-                score: r.try_get(11).map_err(|e| Error::Storage(format!("column 11: {e}")))?,
-                snippet,
-            })
+            let mut hit = rows::search_hit(r)?;
+            hit.snippet = hit.snippet.replace(OPEN, &q.mark_open).replace(CLOSE, &q.mark_close);
+            Ok(hit)
         })
     }
 }

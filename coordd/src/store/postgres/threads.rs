@@ -1,47 +1,12 @@
 //! Threads, leases and read marks on PostgreSQL (the SQL of `store::sqlite::threads`).
 
 use coord_proto::types::*;
-use postgres::Row;
 
-use super::tx::{Args, Col, PgTx, ts_text};
+use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::repos::{FetchQuery, LeaseRow, Leases, StoredThread, Threads};
+use crate::store::rows::{self, LEASE_COLUMNS, THREAD_COLUMNS, THREAD_FROM, ts_text};
 use crate::time::Ts;
-
-/// Columns of [`thread_from_row`], with the lease joined in.
-const THREAD_COLUMNS: &str = "t.thread_id, t.run_id, t.task_id, t.subject, t.created_by, \
-     t.assigned_to, t.status, t.priority, t.latest_message_id, t.created_at, t.updated_at, \
-     l.agent_id, l.lease_token, l.generation, l.claimed_at, l.expires_at, l.released_at";
-const THREAD_FROM: &str = "threads t LEFT JOIN leases l ON l.thread_id = t.thread_id";
-
-fn thread_from_row(r: &Row) -> Result<StoredThread> {
-    let lease = match r.os(11)? {
-        None => None,
-        Some(agent_id) => Some(LeaseRow {
-            agent_id,
-            token: r.s(12)?,
-            generation: r.i(13)?,
-            claimed_at: r.ts(14)?,
-            expires_at: r.ts(15)?,
-            released_at: r.ots(16)?,
-        }),
-    };
-    let thread = Thread {
-        thread_id: r.s(0)?,
-        run_id: r.s(1)?,
-        task_id: r.s(2)?,
-        subject: r.s(3)?,
-        created_by: r.s(4)?,
-        assigned_to: r.s(5)?,
-        status: r.p(6)?,
-        priority: r.p(7)?,
-        latest_message_id: r.os(8)?,
-        created_at: r.s(9)?,
-        updated_at: r.s(10)?,
-        lease: None,
-    };
-    Ok(StoredThread { thread, lease })
-}
 
 fn names<T: Copy>(v: &[T], name: impl Fn(T) -> &'static str) -> Vec<String> {
     v.iter().map(|s| name(*s).to_string()).collect()
@@ -50,7 +15,7 @@ fn names<T: Copy>(v: &[T], name: impl Fn(T) -> &'static str) -> Vec<String> {
 impl Threads for PgTx<'_> {
     fn thread(&self, thread_id: &str) -> Result<Option<StoredThread>> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} WHERE t.thread_id = $1");
-        self.map_one(&sql, &[&thread_id], thread_from_row)
+        self.map_one(&sql, &[&thread_id], rows::thread)
     }
 
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
@@ -105,7 +70,7 @@ impl Threads for PgTx<'_> {
             q.limit
         );
         let statuses = names(&q.statuses, |s| s.as_str());
-        self.map(&sql, &[&q.agent, &statuses], thread_from_row)
+        self.map(&sql, &[&q.agent, &statuses], rows::thread)
     }
 
     fn threads_list(&self, p: &ListParams, limit: u32) -> Result<Vec<StoredThread>> {
@@ -132,7 +97,7 @@ impl Threads for PgTx<'_> {
         let sql = format!(
             "SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} {filter} ORDER BY t.updated_at DESC, t.thread_id LIMIT {limit}"
         );
-        self.map(&sql, &args.refs(), thread_from_row)
+        self.map(&sql, &args.refs(), rows::thread)
     }
 
     fn tasks_running(&self, agent: &str) -> Result<Vec<String>> {
@@ -153,20 +118,6 @@ impl Threads for PgTx<'_> {
         )?;
         Ok(())
     }
-}
-
-fn lease_from_row(r: &Row) -> Result<(String, LeaseRow)> {
-    Ok((
-        r.s(0)?,
-        LeaseRow {
-            agent_id: r.s(1)?,
-            token: r.s(2)?,
-            generation: r.i(3)?,
-            claimed_at: r.ts(4)?,
-            expires_at: r.ts(5)?,
-            released_at: r.ots(6)?,
-        },
-    ))
 }
 
 impl Leases for PgTx<'_> {
@@ -197,12 +148,10 @@ impl Leases for PgTx<'_> {
     }
 
     fn leases_expired_unreported(&self, now: Ts) -> Result<Vec<(String, LeaseRow)>> {
-        self.map(
-            "SELECT thread_id, agent_id, lease_token, generation, claimed_at, expires_at, released_at FROM leases \
-             WHERE released_at IS NULL AND NOT expiry_reported AND expires_at <= $1",
-            &[&ts_text(now)],
-            lease_from_row,
-        )
+        let sql = format!(
+            "SELECT {LEASE_COLUMNS} FROM leases WHERE released_at IS NULL AND NOT expiry_reported AND expires_at <= $1"
+        );
+        self.map(&sql, &[&ts_text(now)], rows::lease)
     }
 
     fn lease_mark_reported(&mut self, thread_id: &str) -> Result<()> {

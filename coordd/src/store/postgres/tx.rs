@@ -1,7 +1,8 @@
 //! [`PgTx`]: the repositories over one PostgreSQL connection, inside the writer's
 //! transaction (writes) or a read-only repeatable-read transaction (reads). The repository
-//! implementations live in the per-domain files of this module; this file holds what they
-//! share: the type, the event id counter of a write transaction, and row helpers.
+//! implementations live in the per-domain files of this module (their rows mapped by
+//! `store::rows`); this file holds what they share: the type, the event id counter of a write
+//! transaction, and statement helpers.
 
 use std::cell::{Cell, RefCell};
 
@@ -11,7 +12,7 @@ use postgres::Row;
 use super::conn::{Param, PgConn};
 use crate::error::{Error, Result};
 use crate::store::repos::Tx;
-use crate::time::Ts;
+use crate::store::rows::RowRead;
 
 /// The event ids of one write transaction. The writer locks the counter row (`SELECT …
 /// FOR UPDATE`) as the transaction begins and reads the last id (a transaction that did
@@ -93,8 +94,13 @@ impl<'c> PgTx<'c> {
     }
 
     /// Map every row.
-    pub(super) fn map<T>(&self, sql: &str, params: &[Param<'_>], f: impl Fn(&Row) -> Result<T>) -> Result<Vec<T>> {
-        self.rows(sql, params)?.iter().map(f).collect()
+    pub(super) fn map<T>(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        f: impl Fn(&dyn RowRead) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.rows(sql, params)?.iter().map(|r| f(r)).collect()
     }
 
     /// Map the first row, if any.
@@ -102,9 +108,9 @@ impl<'c> PgTx<'c> {
         &self,
         sql: &str,
         params: &[Param<'_>],
-        f: impl Fn(&Row) -> Result<T>,
+        f: impl Fn(&dyn RowRead) -> Result<T>,
     ) -> Result<Option<T>> {
-        self.row(sql, params)?.as_ref().map(f).transpose()
+        self.row(sql, params)?.as_ref().map(|r| f(r)).transpose()
     }
 
     /// Run a write statement (cached); returns the rows affected.
@@ -138,66 +144,11 @@ impl<'c> PgTx<'c> {
 }
 
 impl Tx for PgTx<'_> {
+    crate::repositories!();
+
     fn publish(&mut self, event: Event) {
         self.published.push(event);
     }
-}
-
-fn col_err(i: usize, e: impl std::fmt::Display) -> Error {
-    Error::Storage(format!("column {i}: {e}"))
-}
-
-/// Typed column access with storage errors instead of panics.
-pub(super) trait Col {
-    fn s(&self, i: usize) -> Result<String>;
-    fn os(&self, i: usize) -> Result<Option<String>>;
-    fn i(&self, i: usize) -> Result<i64>;
-    fn b(&self, i: usize) -> Result<bool>;
-    fn u(&self, i: usize) -> Result<u32> {
-        let v = self.i(i)?;
-        u32::try_from(v).map_err(|e| col_err(i, e))
-    }
-    /// A protocol enum stored as text.
-    fn p<T: std::str::FromStr<Err = String>>(&self, i: usize) -> Result<T> {
-        T::from_str(&self.s(i)?).map_err(|e| col_err(i, e))
-    }
-    fn op<T: std::str::FromStr<Err = String>>(&self, i: usize) -> Result<Option<T>> {
-        self.os(i)?.map(|s| T::from_str(&s).map_err(|e| col_err(i, e))).transpose()
-    }
-    fn ts(&self, i: usize) -> Result<Ts> {
-        Ts::parse(&self.s(i)?)
-    }
-    fn ots(&self, i: usize) -> Result<Option<Ts>> {
-        self.os(i)?.map(|s| Ts::parse(&s)).transpose()
-    }
-    fn json(&self, i: usize) -> Result<serde_json::Value> {
-        serde_json::from_str(&self.s(i)?).map_err(|e| col_err(i, e))
-    }
-}
-
-impl Col for Row {
-    fn s(&self, i: usize) -> Result<String> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-    fn os(&self, i: usize) -> Result<Option<String>> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-    fn i(&self, i: usize) -> Result<i64> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-    fn b(&self, i: usize) -> Result<bool> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-}
-
-/// A timestamp as stored.
-pub(super) fn ts_text(t: Ts) -> String {
-    t.to_string()
-}
-
-/// An optional timestamp as stored.
-pub(super) fn opt_ts_text(t: Option<Ts>) -> Option<String> {
-    t.map(ts_text)
 }
 
 /// Owned statement arguments of a query built at run time.

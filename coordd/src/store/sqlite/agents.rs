@@ -1,32 +1,19 @@
 //! The agent registry, project settings, reservations and peer links on SQLite.
 
 use coord_proto::types::*;
-use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, parse_col, ts_col, ts_text};
+use super::tx::SqliteTx;
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{Agents, Peers, ReservationCounts, ReservationQuery, Reservations, StoredReservation};
+use crate::store::rows::{self, AGENT_COLUMNS, Cols, RESERVATION_COLUMNS, ts_text};
 use crate::time::Ts;
-
-const AGENT_COLUMNS: &str = "agent_id, display_name, role, status, registered, created_at, last_seen_at, version";
-
-fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
-    Ok(Agent {
-        agent_id: r.get(0)?,
-        display_name: r.get(1)?,
-        role: r.get(2)?,
-        status: parse_col(r, 3)?,
-        registered: r.get(4)?,
-        created_at: r.get(5)?,
-        last_seen_at: r.get(6)?,
-        version: r.get(7)?,
-    })
-}
 
 impl Agents for SqliteTx<'_> {
     fn agent(&self, agent_id: &str) -> Result<Option<Agent>> {
         let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE agent_id = ?1");
-        Ok(self.conn.prepare_cached(&sql)?.query_row([agent_id], agent_from_row).optional()?)
+        self.map_one(&sql, [agent_id], rows::agent)
     }
 
     fn agent_insert(&mut self, a: &Agent) -> Result<()> {
@@ -76,10 +63,7 @@ impl Agents for SqliteTx<'_> {
             "SELECT {AGENT_COLUMNS} FROM agents WHERE (?1 OR registered = 1) \
              AND (?2 IS NULL OR role = ?2) AND (?3 IS NULL OR status = ?3) ORDER BY agent_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows =
-            stmt.query_map(params![p.include_unregistered, p.role, p.status.map(|s| s.as_str())], agent_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.map(&sql, params![p.include_unregistered, p.role, p.status.map(|s| s.as_str())], rows::agent)
     }
 
     fn agents_registered(&self, except: &str) -> Result<Vec<String>> {
@@ -126,33 +110,9 @@ impl Agents for SqliteTx<'_> {
     }
 }
 
-const RESERVATION_COLUMNS: &str =
-    "reservation_id, scope, agent_id, task_id, shared, state, generation, created_at, expires_at, released_at";
-
-fn reservation_from_row(r: &Row<'_>) -> rusqlite::Result<StoredReservation> {
-    Ok(StoredReservation {
-        expires: ts_col(r, 8)?,
-        reservation: Reservation {
-            reservation_id: r.get(0)?,
-            scope: r.get(1)?,
-            agent_id: r.get(2)?,
-            task_id: r.get(3)?,
-            shared: r.get(4)?,
-            state: parse_col(r, 5)?,
-            stale: false,
-            generation: r.get(6)?,
-            created_at: r.get(7)?,
-            expires_at: r.get(8)?,
-            released_at: r.get(9)?,
-        },
-    })
-}
-
 impl SqliteTx<'_> {
     fn reservations(&self, sql: &str, args: Vec<SqlValue>) -> Result<Vec<StoredReservation>> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params_from_iter(args), reservation_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.map(sql, params_from_iter(args), rows::reservation)
     }
 }
 
@@ -221,23 +181,13 @@ impl Reservations for SqliteTx<'_> {
     }
 
     fn reservation_counts(&self, task_id: Option<&str>, agent: Option<&str>, now: Ts) -> Result<ReservationCounts> {
-        let mut stmt = self.conn.prepare_cached(
+        let groups = self.map(
             "SELECT state, expires_at <= ?3, COUNT(*) FROM reservations \
              WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR agent_id = ?2) GROUP BY 1, 2",
+            params![task_id, agent, ts_text(now)],
+            |r| Ok((r.p::<ReservationState>(0)?, r.b(1)?, r.i(2)? as u64)),
         )?;
-        let rows = stmt.query_map(params![task_id, agent, ts_text(now)], |r| {
-            Ok((parse_col::<ReservationState>(r, 0)?, r.get::<_, bool>(1)?, r.get::<_, i64>(2)? as u64))
-        })?;
-        let mut c = ReservationCounts::default();
-        for row in rows {
-            match row? {
-                (ReservationState::Active, true, n) => c.stale += n,
-                (ReservationState::Active, false, n) => c.active += n,
-                (ReservationState::Released, _, n) => c.released += n,
-                (ReservationState::Expired, _, n) => c.expired += n,
-            }
-        }
-        Ok(c)
+        Ok(assemble::reservation_counts(groups))
     }
 }
 

@@ -1,45 +1,16 @@
 //! orch's council reviews and their members on SQLite.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::params;
 
-use super::tx::{SqliteTx, parse_col};
+use super::tx::SqliteTx;
 use crate::error::Result;
 use crate::store::repos::{CouncilRow, Councils, MemberRow};
-
-const COUNCIL_COLUMNS: &str = "run_id, council_id, topic, body, phase, groups_json, created_at, updated_at";
-const MEMBER_COLUMNS: &str =
-    "run_id, council_id, reviewer, ord, brainstorm_thread_id, brainstorm_json, vote_thread_id, vote_json";
-
-fn council_from_row(r: &Row<'_>) -> rusqlite::Result<CouncilRow> {
-    Ok(CouncilRow {
-        run_id: r.get(0)?,
-        council_id: r.get(1)?,
-        topic: r.get(2)?,
-        body: r.get(3)?,
-        phase: parse_col(r, 4)?,
-        groups_json: r.get(5)?,
-        created_at: r.get(6)?,
-        updated_at: r.get(7)?,
-    })
-}
-
-fn member_from_row(r: &Row<'_>) -> rusqlite::Result<MemberRow> {
-    Ok(MemberRow {
-        run_id: r.get(0)?,
-        council_id: r.get(1)?,
-        reviewer: r.get(2)?,
-        ord: r.get(3)?,
-        brainstorm_thread_id: r.get(4)?,
-        brainstorm_json: r.get(5)?,
-        vote_thread_id: r.get(6)?,
-        vote_json: r.get(7)?,
-    })
-}
+use crate::store::rows::{self, COUNCIL_COLUMNS, MEMBER_COLUMNS};
 
 impl Councils for SqliteTx<'_> {
     fn council(&self, run_id: &str, council_id: &str) -> Result<Option<CouncilRow>> {
         let sql = format!("SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = ?1 AND council_id = ?2");
-        Ok(self.conn.prepare_cached(&sql)?.query_row([run_id, council_id], council_from_row).optional()?)
+        self.map_one(&sql, [run_id, council_id], rows::council)
     }
 
     fn council_insert(&mut self, c: &CouncilRow) -> Result<()> {
@@ -78,8 +49,7 @@ impl Councils for SqliteTx<'_> {
             "SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = ?1 AND phase IN ('brainstorm', 'voting') \
              ORDER BY created_at, council_id"
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        Ok(stmt.query_map([run_id], council_from_row)?.collect::<Result<_, _>>()?)
+        self.map(&sql, [run_id], rows::council)
     }
 
     fn member_insert(&mut self, m: &MemberRow) -> Result<()> {
@@ -113,20 +83,18 @@ impl Councils for SqliteTx<'_> {
     fn members(&self, run_id: &str, council_id: &str) -> Result<Vec<MemberRow>> {
         let sql =
             format!("SELECT {MEMBER_COLUMNS} FROM council_members WHERE run_id = ?1 AND council_id = ?2 ORDER BY ord");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        Ok(stmt.query_map([run_id, council_id], member_from_row)?.collect::<Result<_, _>>()?)
+        self.map(&sql, [run_id, council_id], rows::member)
     }
 
     fn member_by_thread(&self, thread_id: &str) -> Result<Option<MemberRow>> {
         let sql = format!(
             "SELECT {MEMBER_COLUMNS} FROM council_members WHERE brainstorm_thread_id = ?1 OR vote_thread_id = ?1"
         );
-        Ok(self.conn.prepare_cached(&sql)?.query_row([thread_id], member_from_row).optional()?)
+        self.map_one(&sql, [thread_id], rows::member)
     }
 
     fn councils_of(&self, run_id: &str) -> Result<Vec<CouncilRow>> {
         let sql = format!("SELECT {COUNCIL_COLUMNS} FROM councils WHERE run_id = ?1 ORDER BY created_at, council_id");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        Ok(stmt.query_map([run_id], council_from_row)?.collect::<Result<_, _>>()?)
+        self.map(&sql, [run_id], rows::council)
     }
 }

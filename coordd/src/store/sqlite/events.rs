@@ -2,56 +2,23 @@
 //! filters (which must agree with `domain::events::matches`).
 
 use coord_proto::types::*;
-use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, json_col, parse_col, parse_opt_col};
+use super::tx::SqliteTx;
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{EventQuery, Events, Messages};
-
-const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
-     m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack, m.msg_type";
-const ARTIFACT_COLUMNS: &str = "a.artifact_id, a.message_id, a.path, a.kind, a.metadata_json, a.created_at";
-
-fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
-    Ok(Message {
-        message_id: row.get(0)?,
-        thread_id: row.get(1)?,
-        from_agent: row.get(2)?,
-        to_agent: row.get(3)?,
-        kind: parse_col(row, 4)?,
-        summary: row.get(5)?,
-        body: row.get(6)?,
-        payload_json: json_col(row, 7)?,
-        created_at: row.get(8)?,
-        event_id: row.get(9)?,
-        category: parse_opt_col(row, 10)?,
-        requires_ack: row.get(11)?,
-        artifacts: Vec::new(),
-        msg_type: row.get(12)?,
-    })
-}
-
-fn artifact_from_row(row: &Row<'_>) -> rusqlite::Result<Artifact> {
-    Ok(Artifact {
-        artifact_id: row.get(0)?,
-        message_id: row.get(1)?,
-        path: row.get(2)?,
-        kind: row.get(3)?,
-        metadata_json: json_col(row, 4)?,
-        created_at: row.get(5)?,
-    })
-}
+use crate::store::rows::{self, ARTIFACT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS};
 
 impl SqliteTx<'_> {
     fn artifacts_of(&self, message_id: &str) -> Result<Vec<Artifact>> {
         let sql = format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.message_id = ?1 ORDER BY a.rowid");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        Ok(stmt.query_map([message_id], artifact_from_row)?.collect::<Result<_, _>>()?)
+        self.map(&sql, [message_id], rows::artifact)
     }
 
     fn one_message(&self, sql_where: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Option<Message>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE {sql_where}");
-        let msg = self.conn.prepare_cached(&sql)?.query_row(args, message_from_row).optional()?;
+        let msg = self.map_one(&sql, args, rows::message)?;
         let Some(mut msg) = msg else { return Ok(None) };
         msg.artifacts = self.artifacts_of(&msg.message_id)?;
         Ok(Some(msg))
@@ -105,22 +72,12 @@ impl Messages for SqliteTx<'_> {
     fn thread_messages(&self, thread_id: &str) -> Result<Vec<Message>> {
         let sql =
             format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = ?1 ORDER BY m.event_id, m.rowid");
-        let mut messages: Vec<Message> =
-            self.conn.prepare_cached(&sql)?.query_map([thread_id], message_from_row)?.collect::<Result<_, _>>()?;
+        let mut messages: Vec<Message> = self.map(&sql, [thread_id], rows::message)?;
         let sql = format!(
             "SELECT {ARTIFACT_COLUMNS} FROM artifacts a JOIN messages m ON m.message_id = a.message_id \
              WHERE m.thread_id = ?1 ORDER BY a.rowid"
         );
-        let mut by_message: std::collections::HashMap<String, Vec<Artifact>> = Default::default();
-        for a in self.conn.prepare_cached(&sql)?.query_map([thread_id], artifact_from_row)? {
-            let a = a?;
-            by_message.entry(a.message_id.clone()).or_default().push(a);
-        }
-        for m in &mut messages {
-            if let Some(a) = by_message.remove(&m.message_id) {
-                m.artifacts = a;
-            }
-        }
+        assemble::attach_artifacts(&mut messages, self.map(&sql, [thread_id], rows::artifact)?);
         Ok(messages)
     }
 
@@ -152,35 +109,6 @@ impl Messages for SqliteTx<'_> {
             .query_row([message_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?)
     }
-}
-
-const EVENT_COLUMNS: &str = "e.event_id, e.event_type, e.source, e.run_id, e.task_id, e.thread_id, \
-     e.actor, e.assigned_to, e.created_by, e.thread_status, e.message_id, e.summary, \
-     e.payload_json, e.created_at, e.task_status";
-
-fn event_from_row(row: &Row<'_>) -> rusqlite::Result<Event> {
-    Ok(Event {
-        event_id: row.get(0)?,
-        event_type: parse_col(row, 1)?,
-        source: row.get(2)?,
-        run_id: row.get(3)?,
-        task_id: row.get(4)?,
-        thread_id: row.get(5)?,
-        actor: row.get(6)?,
-        assigned_to: row.get(7)?,
-        created_by: row.get(8)?,
-        thread_status: {
-            let s: String = row.get(9)?;
-            if s.is_empty() { None } else { Some(parse_col(row, 9)?) }
-        },
-        task_status: parse_opt_col(row, 14)?,
-        message_id: row.get(10)?,
-        summary: row.get(11)?,
-        payload_json: json_col(row, 12)?,
-        created_at: row.get(13)?,
-        message: None,
-        mail: None,
-    })
 }
 
 /// WHERE clause and arguments selecting the events `domain::events::matches` accepts.
@@ -268,9 +196,7 @@ impl Events for SqliteTx<'_> {
     fn events_after(&self, q: &EventQuery, limit: u32) -> Result<Vec<Event>> {
         let (clause, args) = filter_sql(q);
         let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE {clause} ORDER BY e.event_id LIMIT {limit}");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let mut events: Vec<Event> =
-            stmt.query_map(params_from_iter(args), event_from_row)?.collect::<Result<_, _>>()?;
+        let mut events = self.map(&sql, params_from_iter(args), rows::event)?;
         for e in &mut events {
             if let Some(mid) = &e.message_id {
                 e.message = self.message(mid)?;
@@ -283,12 +209,12 @@ impl Events for SqliteTx<'_> {
         let (clause, args) = filter_sql(q);
         let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE {clause} ORDER BY e.event_id LIMIT {limit}");
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query_map(params_from_iter(args), event_from_row)?;
+        let mut found = stmt.query(params_from_iter(args))?;
         let (mut events, mut bytes) = (Vec::new(), 0);
         while bytes < max_bytes
-            && let Some(e) = rows.next()
+            && let Some(row) = found.next()?
         {
-            let mut e = e?;
+            let mut e = rows::event(row)?;
             if let Some(mid) = &e.message_id {
                 e.message = self.message(mid)?;
             }

@@ -1,45 +1,18 @@
 //! Launched sessions on SQLite: the `launch_sessions` table (`launch.*`).
 
 use coord_proto::types::{LaunchSession, SessionListParams};
-use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, parse_col};
+use super::tx::SqliteTx;
 use crate::error::Result;
 use crate::store::repos::Launches;
-
-const COLUMNS: &str = "session_id, run_id, task_id, attempt, thread_id, agent, client, pid, host, launcher, cwd, \
-     log_path, tmux_window, state, started_at, ended_at, exit_code, signal, reason, log_tail";
-
-fn row_of(r: &Row<'_>) -> rusqlite::Result<LaunchSession> {
-    Ok(LaunchSession {
-        session_id: r.get(0)?,
-        run_id: r.get(1)?,
-        task_id: r.get(2)?,
-        attempt: r.get(3)?,
-        thread_id: r.get(4)?,
-        agent: r.get(5)?,
-        client: r.get(6)?,
-        pid: r.get(7)?,
-        host: r.get(8)?,
-        launcher: r.get(9)?,
-        cwd: r.get(10)?,
-        log_path: r.get(11)?,
-        tmux_window: r.get(12)?,
-        state: parse_col(r, 13)?,
-        started_at: r.get(14)?,
-        ended_at: r.get(15)?,
-        exit_code: r.get(16)?,
-        signal: r.get(17)?,
-        reason: r.get(18)?,
-        log_tail: r.get(19)?,
-    })
-}
+use crate::store::rows::{self, LAUNCH_COLUMNS};
 
 impl Launches for SqliteTx<'_> {
     fn launch_insert(&mut self, s: &LaunchSession) -> Result<()> {
         self.conn
             .prepare_cached(&format!(
-                "INSERT INTO launch_sessions ({COLUMNS}) VALUES \
+                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) VALUES \
                  (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
             ))?
             .execute(params![
@@ -68,8 +41,8 @@ impl Launches for SqliteTx<'_> {
     }
 
     fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>> {
-        let sql = format!("SELECT {COLUMNS} FROM launch_sessions WHERE session_id = ?1");
-        Ok(self.conn.prepare_cached(&sql)?.query_row([session_id], row_of).optional()?)
+        let sql = format!("SELECT {LAUNCH_COLUMNS} FROM launch_sessions WHERE session_id = ?1");
+        self.map_one(&sql, [session_id], rows::launch)
     }
 
     fn launch_save(&mut self, s: &LaunchSession) -> Result<()> {
@@ -103,9 +76,7 @@ impl Launches for SqliteTx<'_> {
             clauses.push("state = 'running'".into());
         }
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
-        let sql = format!("SELECT {COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params_from_iter(args), row_of)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let sql = format!("SELECT {LAUNCH_COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
+        self.map(&sql, params_from_iter(args), rows::launch)
     }
 }

@@ -3,51 +3,18 @@
 //! scanning it backwards), and the queued copies have a partial index of their own.
 
 use coord_proto::types::*;
-use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, marks, opt_ts_col, opt_ts_text, parse_col, parse_opt_col, ts_text};
+use super::tx::{SqliteTx, marks};
 use crate::error::Result;
 use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery};
+use crate::store::rows::{self, Cols, MAIL_COLUMNS, MAIL_FROM, MAIL_PRIORITY_RANK, opt_ts_text, ts_text};
 use crate::time::Ts;
 
-const ROW_COLUMNS: &str = "x.recipient, x.message_id, x.event_id, m.thread_id, t.run_id, t.task_id, t.subject, \
-     m.from_agent, m.kind, m.category, m.summary, m.body, m.requires_ack, m.created_at, x.state, x.priority, \
-     x.delivered_at, x.read_at, x.acked_at, x.expires_at, x.withdrawn_at, x.reminded_at";
-const ROW_FROM: &str =
-    "mail x JOIN messages m ON m.message_id = x.message_id JOIN threads t ON t.thread_id = m.thread_id";
 /// The same, for queued copies: their partial index, never a walk over a recipient's
 /// whole history (without statistics the planner cannot tell the two apart).
 const QUEUED_FROM: &str = "mail x INDEXED BY idx_mail_queued JOIN messages m ON m.message_id = x.message_id \
      JOIN threads t ON t.thread_id = m.thread_id";
-/// Delivery order: urgent first, then oldest.
-const PRIORITY_RANK: &str = "CASE x.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END";
-
-fn row_from(r: &Row<'_>) -> rusqlite::Result<MailRow> {
-    Ok(MailRow {
-        recipient: r.get(0)?,
-        message_id: r.get(1)?,
-        event_id: r.get(2)?,
-        thread_id: r.get(3)?,
-        run_id: r.get(4)?,
-        task_id: r.get(5)?,
-        subject: r.get(6)?,
-        from_agent: r.get(7)?,
-        kind: parse_col(r, 8)?,
-        category: parse_opt_col(r, 9)?,
-        summary: r.get(10)?,
-        body: r.get(11)?,
-        requires_ack: r.get(12)?,
-        created_at: r.get(13)?,
-        state: parse_col(r, 14)?,
-        priority: parse_col(r, 15)?,
-        delivered_at: opt_ts_col(r, 16)?,
-        read_at: opt_ts_col(r, 17)?,
-        acked_at: opt_ts_col(r, 18)?,
-        expires_at: opt_ts_col(r, 19)?,
-        withdrawn_at: opt_ts_col(r, 20)?,
-        reminded_at: opt_ts_col(r, 21)?,
-    })
-}
 
 /// WHERE clause (from `?{first}` on) selecting the copies of `recipients` queued at `now`.
 fn queued(recipients: &[String], now: Ts, args: &mut Vec<SqlValue>) -> String {
@@ -64,9 +31,7 @@ fn queued(recipients: &[String], now: Ts, args: &mut Vec<SqlValue>) -> String {
 
 impl SqliteTx<'_> {
     fn mail_rows(&self, sql: &str, args: Vec<SqlValue>) -> Result<Vec<MailRow>> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params_from_iter(args), row_from)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.map(sql, params_from_iter(args), rows::mail)
     }
 }
 
@@ -109,15 +74,15 @@ impl Mail for SqliteTx<'_> {
 
     fn mail_item(&self, recipient: &str, message_id: &str) -> Result<Option<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.recipient = ?1 \
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.recipient = ?1 \
              AND x.event_id = (SELECT event_id FROM messages WHERE message_id = ?2)"
         );
-        Ok(self.conn.prepare_cached(&sql)?.query_row([recipient, message_id], row_from).optional()?)
+        self.map_one(&sql, [recipient, message_id], rows::mail)
     }
 
     fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE x.recipient = ?1 AND (?2 IS NULL OR x.state = ?2) \
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.recipient = ?1 AND (?2 IS NULL OR x.state = ?2) \
              AND (?2 IS NULL OR x.withdrawn_at IS NULL) \
              AND (?3 IS NULL OR t.task_id = ?3) ORDER BY x.event_id DESC LIMIT {}",
             q.limit
@@ -141,7 +106,7 @@ impl Mail for SqliteTx<'_> {
             clause.push_str(" AND x.reminded_at IS NULL");
         }
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {QUEUED_FROM} WHERE {clause} ORDER BY {PRIORITY_RANK}, x.event_id LIMIT {}",
+            "SELECT {MAIL_COLUMNS} FROM {QUEUED_FROM} WHERE {clause} ORDER BY {MAIL_PRIORITY_RANK}, x.event_id LIMIT {}",
             q.limit
         );
         self.mail_rows(&sql, args)
@@ -160,7 +125,7 @@ impl Mail for SqliteTx<'_> {
 
     fn mail_queued_copies(&self, message_id: &str, now: Ts) -> Result<Vec<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {QUEUED_FROM} WHERE x.event_id = (SELECT event_id FROM messages WHERE message_id = ?1) \
+            "SELECT {MAIL_COLUMNS} FROM {QUEUED_FROM} WHERE x.event_id = (SELECT event_id FROM messages WHERE message_id = ?1) \
              AND x.delivered_at IS NULL AND x.withdrawn_at IS NULL AND (x.expires_at IS NULL OR x.expires_at > ?2) \
              ORDER BY x.recipient"
         );
@@ -169,7 +134,7 @@ impl Mail for SqliteTx<'_> {
 
     fn mail_unacked(&self, task_id: Option<&str>, agent: Option<&str>, limit: u32) -> Result<Vec<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE m.requires_ack = 1 AND x.state <> 'acked' \
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE m.requires_ack = 1 AND x.state <> 'acked' \
              AND x.withdrawn_at IS NULL \
              AND (?1 IS NULL OR t.task_id = ?1) AND (?2 IS NULL OR x.recipient = ?2 OR m.from_agent = ?2) \
              ORDER BY x.event_id LIMIT {limit}"
@@ -179,21 +144,19 @@ impl Mail for SqliteTx<'_> {
     }
 
     fn mail_counts(&self, task_id: Option<&str>, agent: Option<&str>) -> Result<Vec<(MailState, bool, u64)>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.map(
             "SELECT x.state, m.requires_ack, COUNT(*) FROM mail x JOIN messages m ON m.message_id = x.message_id \
              JOIN threads t ON t.thread_id = m.thread_id \
              WHERE (?1 IS NULL OR t.task_id = ?1) AND (?2 IS NULL OR x.recipient = ?2) AND x.withdrawn_at IS NULL \
              GROUP BY x.state, m.requires_ack",
-        )?;
-        let rows = stmt.query_map(params![task_id, agent], |r| {
-            Ok((parse_col(r, 0)?, r.get::<_, bool>(1)?, r.get::<_, i64>(2)? as u64))
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            params![task_id, agent],
+            |r| Ok((r.p(0)?, r.b(1)?, r.i(2)? as u64)),
+        )
     }
 
     fn mail_timeline(&self, q: &TimelineQuery) -> Result<Vec<MailRow>> {
         let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM {ROW_FROM} WHERE (?1 IS NULL OR x.recipient = ?1 OR m.from_agent = ?1) \
+            "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE (?1 IS NULL OR x.recipient = ?1 OR m.from_agent = ?1) \
              AND (?2 IS NULL OR m.thread_id = ?2) AND (?3 IS NULL OR t.run_id = ?3) \
              AND (?4 IS NULL OR x.event_id < ?4) ORDER BY x.event_id DESC, x.recipient LIMIT {}",
             q.limit

@@ -3,36 +3,18 @@
 use std::collections::HashMap;
 
 use coord_proto::types::*;
-use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, marks, parse_col, parse_opt_col};
+use super::tx::{SqliteTx, marks};
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks};
-
-const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at, auto_merge, \
-     repo, base_branch, base_rev, integration_branch";
-
-fn run_from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
-    Ok(Run {
-        run_id: r.get(0)?,
-        goal: r.get(1)?,
-        status: parse_col(r, 2)?,
-        created_by: r.get(3)?,
-        auto_retry: r.get(4)?,
-        created_at: r.get(5)?,
-        updated_at: r.get(6)?,
-        auto_merge: r.get(7)?,
-        repo: r.get(8)?,
-        base_branch: r.get(9)?,
-        base_rev: r.get(10)?,
-        integration_branch: r.get(11)?,
-    })
-}
+use crate::store::rows::{self, ATTEMPT_COLUMNS, RUN_COLUMNS, TASK_COLUMNS};
 
 impl Runs for SqliteTx<'_> {
     fn run(&self, run_id: &str) -> Result<Option<Run>> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?1");
-        Ok(self.conn.prepare_cached(&sql)?.query_row([run_id], run_from_row).optional()?)
+        self.map_one(&sql, [run_id], rows::run)
     }
 
     fn run_insert(&mut self, r: &Run) -> Result<()> {
@@ -66,8 +48,7 @@ impl Runs for SqliteTx<'_> {
 
     fn runs_list(&self) -> Result<Vec<Run>> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at, run_id");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        Ok(stmt.query_map([], run_from_row)?.collect::<Result<_, _>>()?)
+        self.map(&sql, [], rows::run)
     }
 
     fn runs_count(&self) -> Result<i64> {
@@ -75,48 +56,11 @@ impl Runs for SqliteTx<'_> {
     }
 }
 
-const TASK_COLUMNS: &str = "t.run_id, t.task_id, t.title, t.body, t.acceptance, t.priority, t.assign_to, \
-     t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at, t.merge_state, \
-     t.merge_commit, t.resolves";
-
-/// Map a task row; `depends_on` is filled in separately.
-fn task_from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
-    Ok(Task {
-        run_id: r.get(0)?,
-        task_id: r.get(1)?,
-        title: r.get(2)?,
-        body: r.get(3)?,
-        acceptance: r.get(4)?,
-        priority: parse_col(r, 5)?,
-        assign_to: r.get(6)?,
-        role: r.get(7)?,
-        kind: parse_col(r, 8)?,
-        max_attempts: r.get(9)?,
-        status: parse_col(r, 10)?,
-        attempt: r.get(11)?,
-        depends_on: Vec::new(),
-        created_at: r.get(12)?,
-        updated_at: r.get(13)?,
-        merge_state: parse_opt_col(r, 14)?,
-        merge_commit: r.get(15)?,
-        resolves: r.get(16)?,
-    })
-}
-
-impl SqliteTx<'_> {
-    fn with_deps(&self, mut tasks: Vec<Task>) -> Result<Vec<Task>> {
-        for t in &mut tasks {
-            t.depends_on = self.task_deps(&t.run_id, &t.task_id)?;
-        }
-        Ok(tasks)
-    }
-}
-
 impl Tasks for SqliteTx<'_> {
     fn task(&self, run_id: &str, task_id: &str) -> Result<Option<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = ?1 AND t.task_id = ?2");
-        let task = self.conn.prepare_cached(&sql)?.query_row([run_id, task_id], task_from_row).optional()?;
-        Ok(self.with_deps(task.into_iter().collect())?.pop())
+        let task = self.map_one(&sql, [run_id, task_id], rows::task)?;
+        Ok(assemble::with_deps(self, task.into_iter().collect())?.pop())
     }
 
     fn task_insert(&mut self, t: &Task) -> Result<()> {
@@ -163,8 +107,7 @@ impl Tasks for SqliteTx<'_> {
 
     fn run_tasks(&self, run_id: &str) -> Result<Vec<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = ?1 ORDER BY t.rowid");
-        let mut tasks: Vec<Task> =
-            self.conn.prepare_cached(&sql)?.query_map([run_id], task_from_row)?.collect::<Result<_, _>>()?;
+        let mut tasks: Vec<Task> = self.map(&sql, [run_id], rows::task)?;
         let mut deps: HashMap<String, Vec<String>> = HashMap::new();
         let mut stmt = self
             .conn
@@ -186,8 +129,8 @@ impl Tasks for SqliteTx<'_> {
             "SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = ?1 AND t.status = 'ready' \
              ORDER BY t.prio_rank DESC, t.rowid LIMIT {limit}"
         );
-        let tasks = self.conn.prepare_cached(&sql)?.query_map([run_id], task_from_row)?.collect::<Result<_, _>>()?;
-        self.with_deps(tasks)
+        let tasks = self.map(&sql, [run_id], rows::task)?;
+        assemble::with_deps(self, tasks)
     }
 
     fn task_deps(&self, run_id: &str, task_id: &str) -> Result<Vec<String>> {
@@ -331,34 +274,10 @@ impl Merges for SqliteTx<'_> {
     }
 }
 
-const ATTEMPT_COLUMNS: &str = "run_id, task_id, attempt, thread_id, worker, status, repo, worktree_path, \
-     branch, base_rev, base_branch, previous_thread_id, started_at, ended_at, host";
-
-fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
-    Ok(Attempt {
-        run_id: r.get(0)?,
-        task_id: r.get(1)?,
-        attempt: r.get(2)?,
-        thread_id: r.get(3)?,
-        worker: r.get(4)?,
-        status: parse_col(r, 5)?,
-        repo: r.get(6)?,
-        worktree_path: r.get(7)?,
-        branch: r.get(8)?,
-        base_rev: r.get(9)?,
-        base_branch: r.get(10)?,
-        previous_thread_id: r.get(11)?,
-        started_at: r.get(12)?,
-        ended_at: r.get(13)?,
-        host: r.get(14)?,
-    })
-}
-
 impl SqliteTx<'_> {
     fn attempts(&self, sql_where: &str, args: Vec<SqlValue>) -> Result<Vec<Attempt>> {
         let sql = format!("SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE {sql_where}");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        Ok(stmt.query_map(params_from_iter(args), attempt_from_row)?.collect::<Result<_, _>>()?)
+        self.map(&sql, params_from_iter(args), rows::attempt)
     }
 }
 

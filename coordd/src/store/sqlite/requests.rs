@@ -2,33 +2,17 @@
 //! status says whether the request is open, answered or cancelled).
 
 use coord_proto::types::ThreadStatus;
-use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, parse_col};
+use super::tx::SqliteTx;
 use crate::error::Result;
 use crate::store::repos::{RequestQuery, RequestRow, Requests};
-
-const COLUMNS: &str =
-    "r.request_id, r.msg_type, r.thread_id, r.message_id, r.from_agent, r.to_agent, r.run_id, r.task_id, r.created_at";
-
-fn row_of(row: &Row<'_>) -> rusqlite::Result<RequestRow> {
-    Ok(RequestRow {
-        request_id: row.get(0)?,
-        msg_type: row.get(1)?,
-        thread_id: row.get(2)?,
-        message_id: row.get(3)?,
-        from_agent: row.get(4)?,
-        to_agent: row.get(5)?,
-        run_id: row.get(6)?,
-        task_id: row.get(7)?,
-        created_at: row.get(8)?,
-    })
-}
+use crate::store::rows::{self, Cols, REQUEST_COLUMNS};
 
 impl SqliteTx<'_> {
     fn one_request(&self, column: &str, value: &str) -> Result<Option<RequestRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM requests r WHERE r.{column} = ?1");
-        Ok(self.conn.prepare_cached(&sql)?.query_row([value], row_of).optional()?)
+        let sql = format!("SELECT {REQUEST_COLUMNS} FROM requests r WHERE r.{column} = ?1");
+        self.map_one(&sql, [value], rows::request)
     }
 }
 
@@ -83,12 +67,10 @@ impl Requests for SqliteTx<'_> {
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let order = if q.include_closed { "DESC" } else { "ASC" };
         let sql = format!(
-            "SELECT {COLUMNS}, t.status FROM requests r JOIN threads t ON t.thread_id = r.thread_id {filter} \
+            "SELECT {REQUEST_COLUMNS}, t.status FROM requests r JOIN threads t ON t.thread_id = r.thread_id {filter} \
              ORDER BY r.created_at {order}, r.request_id {order} LIMIT {}",
             q.limit
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params_from_iter(args), |row| Ok((row_of(row)?, parse_col(row, 9)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.map(&sql, params_from_iter(args), |row| Ok((rows::request(row)?, row.p(9)?)))
     }
 }

@@ -7,9 +7,10 @@
 use coord_proto::types::SearchHit;
 use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, parse_col};
+use super::tx::SqliteTx;
 use crate::error::Result;
 use crate::store::repos::{Search, SearchQuery, SearchText};
+use crate::store::rows::{self, SEARCH_HIT_COLUMNS};
 
 /// Column weights for bm25: a match in the subject counts most, then the summary.
 const WEIGHTS: &str = "4.0, 2.0, 1.0";
@@ -86,8 +87,7 @@ impl Search for SqliteTx<'_> {
             format!(" AND m.kind IN ({})", super::tx::marks(start, q.kinds.len()))
         };
         let sql = format!(
-            "SELECT m.message_id, m.thread_id, t.run_id, t.task_id, t.subject, m.from_agent, m.to_agent, m.kind, \
-                    m.summary, m.created_at, m.event_id, bm25(messages_fts, {WEIGHTS}) AS score, \
+            "SELECT {SEARCH_HIT_COLUMNS}, bm25(messages_fts, {WEIGHTS}) AS score, \
                     snippet(messages_fts, -1, ?2, ?3, '…', {SNIPPET_TOKENS}) \
              FROM messages_fts \
              JOIN messages m ON m.rowid = messages_fts.rowid \
@@ -110,26 +110,12 @@ impl Search for SqliteTx<'_> {
                 e.into()
             }
         };
-        let hits = stmt
-            .query_map(params_from_iter(args), |r| {
-                Ok(SearchHit {
-                    message_id: r.get(0)?,
-                    thread_id: r.get(1)?,
-                    run_id: r.get(2)?,
-                    task_id: r.get(3)?,
-                    subject: r.get(4)?,
-                    from_agent: r.get(5)?,
-                    to_agent: r.get(6)?,
-                    kind: parse_col(r, 7)?,
-                    summary: r.get(8)?,
-                    created_at: r.get(9)?,
-                    event_id: r.get(10)?,
-                    score: r.get(11)?,
-                    snippet: r.get(12)?,
-                })
-            })
-            .map_err(bad_query)?;
-        hits.collect::<rusqlite::Result<Vec<_>>>().map_err(bad_query)
+        let mut found = stmt.query(params_from_iter(args)).map_err(bad_query)?;
+        let mut hits = Vec::new();
+        while let Some(r) = found.next().map_err(bad_query)? {
+            hits.push(rows::search_hit(r)?);
+        }
+        Ok(hits)
     }
 }
 

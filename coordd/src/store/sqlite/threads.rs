@@ -1,60 +1,24 @@
 //! Threads, leases and read marks on SQLite.
 
 use coord_proto::types::*;
-use rusqlite::{OptionalExtension, Row, params, params_from_iter, types::Value as SqlValue};
+use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
-use super::tx::{SqliteTx, marks, opt_ts_col, parse_col, ts_col, ts_text};
+use super::tx::{SqliteTx, marks};
 use crate::error::Result;
 use crate::store::repos::{FetchQuery, LeaseRow, Leases, StoredThread, Threads};
+use crate::store::rows::{self, LEASE_COLUMNS, THREAD_COLUMNS, THREAD_FROM, ts_text};
 use crate::time::Ts;
-
-/// Columns of [`thread_from_row`], with the lease joined in.
-const THREAD_COLUMNS: &str = "t.thread_id, t.run_id, t.task_id, t.subject, t.created_by, \
-     t.assigned_to, t.status, t.priority, t.latest_message_id, t.created_at, t.updated_at, \
-     l.agent_id, l.lease_token, l.generation, l.claimed_at, l.expires_at, l.released_at";
-const THREAD_FROM: &str = "threads t LEFT JOIN leases l ON l.thread_id = t.thread_id";
-
-fn thread_from_row(row: &Row<'_>) -> rusqlite::Result<StoredThread> {
-    let lease = match row.get::<_, Option<String>>(11)? {
-        None => None,
-        Some(agent_id) => Some(LeaseRow {
-            agent_id,
-            token: row.get(12)?,
-            generation: row.get(13)?,
-            claimed_at: ts_col(row, 14)?,
-            expires_at: ts_col(row, 15)?,
-            released_at: opt_ts_col(row, 16)?,
-        }),
-    };
-    let thread = Thread {
-        thread_id: row.get(0)?,
-        run_id: row.get(1)?,
-        task_id: row.get(2)?,
-        subject: row.get(3)?,
-        created_by: row.get(4)?,
-        assigned_to: row.get(5)?,
-        status: parse_col(row, 6)?,
-        priority: parse_col(row, 7)?,
-        latest_message_id: row.get(8)?,
-        created_at: row.get(9)?,
-        updated_at: row.get(10)?,
-        lease: None,
-    };
-    Ok(StoredThread { thread, lease })
-}
 
 impl SqliteTx<'_> {
     fn query_threads(&self, sql: &str, args: Vec<SqlValue>) -> Result<Vec<StoredThread>> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params_from_iter(args), thread_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.map(sql, params_from_iter(args), rows::thread)
     }
 }
 
 impl Threads for SqliteTx<'_> {
     fn thread(&self, thread_id: &str) -> Result<Option<StoredThread>> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} WHERE t.thread_id = ?1");
-        Ok(self.conn.prepare_cached(&sql)?.query_row([thread_id], thread_from_row).optional()?)
+        self.map_one(&sql, [thread_id], rows::thread)
     }
 
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
@@ -152,20 +116,6 @@ impl Threads for SqliteTx<'_> {
     }
 }
 
-fn lease_from_row(r: &Row<'_>) -> rusqlite::Result<(String, LeaseRow)> {
-    Ok((
-        r.get(0)?,
-        LeaseRow {
-            agent_id: r.get(1)?,
-            token: r.get(2)?,
-            generation: r.get(3)?,
-            claimed_at: ts_col(r, 4)?,
-            expires_at: ts_col(r, 5)?,
-            released_at: opt_ts_col(r, 6)?,
-        },
-    ))
-}
-
 impl Leases for SqliteTx<'_> {
     fn lease_grant(&mut self, thread_id: &str, l: &LeaseRow) -> Result<()> {
         self.conn
@@ -196,12 +146,10 @@ impl Leases for SqliteTx<'_> {
     }
 
     fn leases_expired_unreported(&self, now: Ts) -> Result<Vec<(String, LeaseRow)>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT thread_id, agent_id, lease_token, generation, claimed_at, expires_at, released_at FROM leases \
-             WHERE released_at IS NULL AND expiry_reported = 0 AND expires_at <= ?1",
-        )?;
-        let rows = stmt.query_map([ts_text(now)], lease_from_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let sql = format!(
+            "SELECT {LEASE_COLUMNS} FROM leases WHERE released_at IS NULL AND expiry_reported = 0 AND expires_at <= ?1"
+        );
+        self.map(&sql, [ts_text(now)], rows::lease)
     }
 
     fn lease_mark_reported(&mut self, thread_id: &str) -> Result<()> {

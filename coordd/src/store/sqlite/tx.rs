@@ -1,14 +1,15 @@
 //! [`SqliteTx`]: the repositories over one SQLite connection, inside the writer's
 //! transaction (writes) or a read transaction on a read-only pooled connection (reads).
 //! The repository implementations live in the per-domain files of this module; this file
-//! holds what they share: the type itself, column mapping helpers and error conversion.
+//! holds what they share: the type itself, statement helpers (rows are mapped by
+//! `store::rows`) and error conversion.
 
 use coord_proto::types::Event;
-use rusqlite::{Connection, Row};
+use rusqlite::{Connection, Params};
 
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::store::repos::Tx;
-use crate::time::Ts;
+use crate::store::rows::RowRead;
 
 /// The repositories over one connection, and the events to publish after the commit.
 pub struct SqliteTx<'c> {
@@ -25,9 +26,39 @@ impl<'c> SqliteTx<'c> {
     pub fn take_published(&mut self) -> Vec<Event> {
         std::mem::take(&mut self.published)
     }
+
+    /// Map every row of a (cached) statement.
+    pub(super) fn map<T>(
+        &self,
+        sql: &str,
+        params: impl Params,
+        f: impl Fn(&dyn RowRead) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = stmt.query(params)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(f(row as &dyn RowRead)?);
+        }
+        Ok(out)
+    }
+
+    /// Map the first row of a (cached) statement, if any.
+    pub(super) fn map_one<T>(
+        &self,
+        sql: &str,
+        params: impl Params,
+        f: impl Fn(&dyn RowRead) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = stmt.query(params)?;
+        rows.next()?.map(|row| f(row as &dyn RowRead)).transpose()
+    }
 }
 
 impl Tx for SqliteTx<'_> {
+    crate::repositories!();
+
     fn publish(&mut self, event: Event) {
         self.published.push(event);
     }
@@ -66,57 +97,6 @@ impl From<r2d2::Error> for Error {
     fn from(e: r2d2::Error) -> Self {
         Error::Storage(format!("database pool: {e}"))
     }
-}
-
-fn conversion(idx: usize, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, e.into())
-}
-
-/// Read a text column into anything that parses from a string (the protocol's enums).
-pub(super) fn parse_col<T: std::str::FromStr<Err = String>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
-    let s: String = row.get(idx)?;
-    T::from_str(&s).map_err(|e| conversion(idx, e))
-}
-
-/// Read a nullable text column into an optional protocol enum.
-pub(super) fn parse_opt_col<T: std::str::FromStr<Err = String>>(
-    row: &Row<'_>,
-    idx: usize,
-) -> rusqlite::Result<Option<T>> {
-    match row.get::<_, Option<String>>(idx)? {
-        Some(_) => parse_col(row, idx).map(Some),
-        None => Ok(None),
-    }
-}
-
-/// Read a text column holding JSON.
-pub(super) fn json_col(row: &Row<'_>, idx: usize) -> rusqlite::Result<serde_json::Value> {
-    let s: String = row.get(idx)?;
-    serde_json::from_str(&s).map_err(|e| conversion(idx, e))
-}
-
-/// Read a timestamp column (stored as fixed-width RFC 3339 text).
-pub(super) fn ts_col(row: &Row<'_>, idx: usize) -> rusqlite::Result<Ts> {
-    let s: String = row.get(idx)?;
-    Ts::parse(&s).map_err(|e| conversion(idx, e.to_string()))
-}
-
-/// Read a nullable timestamp column.
-pub(super) fn opt_ts_col(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<Ts>> {
-    match row.get::<_, Option<String>>(idx)? {
-        Some(_) => ts_col(row, idx).map(Some),
-        None => Ok(None),
-    }
-}
-
-/// A timestamp as stored.
-pub(super) fn ts_text(t: Ts) -> String {
-    t.to_string()
-}
-
-/// An optional timestamp as stored.
-pub(super) fn opt_ts_text(t: Option<Ts>) -> Option<String> {
-    t.map(ts_text)
 }
 
 /// `?,?,…` for `n` values.
