@@ -183,6 +183,9 @@ pub fn weight(e: &Event) -> usize {
     if let Some(m) = &e.message {
         n += EVENT_OVERHEAD + m.summary.len() + m.body.len() + json_weight(&m.payload_json);
         n += m.message_id.len() + m.thread_id.len() + m.from_agent.len() + m.to_agent.len();
+        if let Some(mail) = &e.mail {
+            n += 64 + mail.recipients.iter().map(|r| r.len() + 4).sum::<usize>();
+        }
         for a in &m.artifacts {
             n += 256 + a.path.len() + a.kind.len() + json_weight(&a.metadata_json);
         }
@@ -250,6 +253,7 @@ mod tests {
                 msg_type: Some("permission_request".into()),
                 artifacts: vec![],
             }),
+            mail: None,
         }
     }
 

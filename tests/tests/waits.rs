@@ -1,5 +1,6 @@
 //! Waits are server-side subscriptions: `wait-reply` and `watch` through the CLI, and a
-//! live wake through the client (subscribed before the reply is written).
+//! live wake through the client (subscribed before the reply is written), whose message
+//! event names the copies it gave (`mail`).
 
 use std::time::Duration;
 
@@ -229,4 +230,42 @@ async fn every_wait_refuses_a_cursor_past_the_latest_event() {
     // The latest id itself is a valid cursor: it waits for what comes next.
     let filter = EventFilter { after_event: Some(latest), ..Default::default() };
     p.client().await.subscribe(filter).await.expect("a cursor at the latest event is fine");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
+    use coord_proto::api::{AgentsApiClient, EventsApiClient};
+    let p = Project::new();
+    let _d = p.serve();
+    let c = p.client().await;
+    for agent in ["wkr-2", "wkr-1"] {
+        c.agent_register(RegisterParams { agent_id: agent.into(), role: "worker".into(), ..Default::default() })
+            .await
+            .unwrap();
+    }
+    let mut sub =
+        c.subscribe(EventFilter { event_types: vec![EventType::ThreadCreated], ..Default::default() }).await.unwrap();
+    let sent = c
+        .send(SendParams {
+            from: "lead".into(),
+            to: BROADCAST.into(),
+            priority: Some(Priority::Urgent),
+            expires_in_seconds: Some(600),
+            message: MessageInput { summary: "all hands".into(), ..Default::default() },
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(60), sub.next()).await.expect("live").unwrap().unwrap();
+    assert_eq!(ev.event_id, sent.event_id);
+    let mail = ev.mail.expect("a live message event names its copies");
+    let mut recipients = mail.recipients.clone();
+    recipients.sort();
+    assert_eq!(recipients, ["wkr-1", "wkr-2"], "every registered agent but the sender");
+    assert_eq!(mail.priority, Priority::Urgent);
+    assert!(mail.expires_at.is_some_and(|t| t > sent.message.created_at));
+
+    let listed = c.events_list(EventsListParams { limit: Some(10), ..Default::default() }).await.unwrap();
+    let stored = listed.events.iter().find(|e| e.event_id == sent.event_id).expect("the stored event");
+    assert_eq!(stored.mail, None, "events.list does not carry the note");
 }

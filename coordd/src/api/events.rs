@@ -235,7 +235,11 @@ async fn event_json(core: &Core, p: &Published) -> Result<Option<Arc<Box<RawValu
         let page = EventQuery { after: id - 1, filter: EventFilter::default() };
         let found = core.read(move |tx, _| events::page(tx, &page, 1, 1)).await?;
         match found.into_iter().next() {
-            Some(e) if e.event_id == id => Ok(Some(serde_json::value::to_raw_value(&e)?)),
+            Some(mut e) if e.event_id == id => {
+                // The store keeps no note of the copies; the slim event still carries it.
+                e.mail = p.event.mail.clone();
+                Ok(Some(serde_json::value::to_raw_value(&e)?))
+            }
             _ => {
                 tracing::warn!(event_id = id, "a published event is missing from the store");
                 Ok::<_, SubscriptionError>(None)

@@ -26,6 +26,7 @@ pub static ASSETS: &[Asset] = assets![
     "graph.js" => JS,
     "runs.js" => JS,
     "agents.js" => JS,
+    "agents_live.js" => JS,
     "timeline.js" => JS,
     "reservations.js" => JS,
     "control.js" => JS,

@@ -125,6 +125,7 @@ impl<'a> Draft<'a> {
             payload_json: self.payload.clone(),
             created_at: self.at.to_string(),
             message: None,
+            mail: None,
         }
     }
 }

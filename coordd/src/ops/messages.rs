@@ -15,13 +15,15 @@ use crate::store::Tx;
 use crate::time::Ts;
 
 /// Write an appended message, give its recipients their copies (recording a named but
-/// unknown recipient as an agent), and return it. No reconcile.
+/// unknown recipient as an agent), publish its event with those copies, and return it.
+/// No reconcile.
 fn write(tx: &mut dyn Tx, now: Ts, append: Append, how: Delivering) -> Result<MessageResult> {
-    let result = thread::append(tx, now, append)?;
+    let (result, mut event) = thread::append(tx, now, append)?;
     if let Some(agent) = mail::named_agent(&result.message, &how) {
         agents::record_named(tx, agent, now)?;
     }
-    mail::deliver(tx, &result.thread, &result.message, &how)?;
+    event.mail = Some(mail::deliver(tx, &result.thread, &result.message, &how)?);
+    tx.publish(event);
     Ok(result)
 }
 

@@ -228,6 +228,7 @@ pub fn event(r: &dyn RowRead) -> Result<Event> {
         payload_json: r.json(12)?,
         created_at: r.s(13)?,
         message: None,
+        mail: None,
     })
 }
 

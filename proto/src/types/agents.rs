@@ -213,6 +213,20 @@ pub struct HeartbeatParams {
     pub status: Option<AgentStatus>,
 }
 
+/// The copies a message got when it was written (an event's `mail`): every one of them
+/// starts queued in its recipient's session mailbox.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EventMail {
+    /// One per copy: an agent, or `task:<id>` for mail to a task. Empty when the message
+    /// got no copy (sent to its own sender, or an answer to a typed request).
+    pub recipients: Vec<String>,
+    /// The copies' priority (the send's, else the thread's).
+    pub priority: Priority,
+    /// When the queued copies expire (`expires_in_seconds`), if they do.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+}
+
 /// One message as one recipient sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MailItem {

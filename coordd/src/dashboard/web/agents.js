@@ -6,12 +6,10 @@
 // priority. An agent whose task failed (and stands failed: `failed_tasks`) is "failed",
 // with links to those tasks. A thread links to its conversation, a task to its run.
 
-import { h, fill, since, until, perFrame, coalesce, errorText } from './dom.js';
+import { h, fill, since, until, live, errorText } from './dom.js';
 import { firstLine } from './runs.js';
 import { taskLink, threadLink } from './links.js';
-
-/// Events that can change an agent's row: mail, threads and leases, the registry, tasks.
-const RELEVANT = /^(mail|thread|message|lease|agent|task)\./;
+import { applyToAgents } from './agents_live.js';
 
 /// Attention order: a lower rank comes first.
 const RANK = { blocked: 0, request: 1, failed: 2, busy: 3, idle: 4, offline: 5 };
@@ -37,17 +35,23 @@ export function create(ctx, root) {
     h('thead', {}, h('tr', {}, COLUMNS.map((c) => h('th', {}, c)))),
     body));
 
-  const load = coalesce(async () => {
-    const [v, r] = await Promise.all([
-      ctx.rpc.call('view.agents', {}),
-      ctx.rpc.call('control.requests', {}),
-    ]);
-    view = v;
-    openBy = new Map();
-    for (const q of r.requests) openBy.set(q.from, (openBy.get(q.from) || 0) + 1);
-    draw();
+  // Events change the model in place (agents_live.js); what they cannot carry is read
+  // again, at most once per animation frame.
+  const model = live({
+    async fetch() {
+      const [v, r] = await Promise.all([
+        ctx.rpc.call('view.agents', {}),
+        ctx.rpc.call('control.requests', {}),
+      ]);
+      view = v;
+      openBy = new Map();
+      for (const q of r.requests) openBy.set(q.from, (openBy.get(q.from) || 0) + 1);
+      return v.last_event_id;
+    },
+    apply: (ev) => applyToAgents(view.agents, ev),
+    draw,
   });
-  const refresh = perFrame(load);
+  const load = () => model.load();
 
   function draw() {
     const seen = new Set();
@@ -134,8 +138,6 @@ export function create(ctx, root) {
 
   return {
     load,
-    onEvent(ev) {
-      if (RELEVANT.test(ev.event_type) || (ev.message && ev.message.type)) refresh();
-    },
+    onEvent: model.onEvent,
   };
 }

@@ -6,7 +6,7 @@
 // stops (the daemon may serve a new port and token now) and says what to run.
 
 import { Rpc } from './rpc.js';
-import { tickAges } from './dom.js';
+import { tickAges, liveStats } from './dom.js';
 import * as runs from './runs.js';
 import * as agents from './agents.js';
 import * as timeline from './timeline.js';
@@ -51,6 +51,8 @@ const state = { connects: 0, events: 0, gaps: 0, ready: null, lastEventAt: null 
 window.__coord = state;
 // The browser tests reach the client through it (to hand it what a daemon may send).
 state.rpc = rpc;
+// What the live views re-fetched (a test waits for `pending` to be 0, then counts calls).
+state.live = liveStats;
 
 function setConn(s, text) {
   const el = document.getElementById('conn');
@@ -99,6 +101,7 @@ async function start() {
   }
   await Promise.all(Object.values(loads));
   state.loaded = performance.now();
+  document.body.dataset.loaded = '1';
 }
 
 let backoff = 100;

@@ -123,6 +123,84 @@ export function perFrame(fn) {
   };
 }
 
+/// `fn` (a synchronous draw) at most once per animation frame, however many events ask
+/// for it meanwhile.
+export function onFrame(fn) {
+  let asked = false;
+  return function schedule() {
+    if (asked) return;
+    asked = true;
+    requestAnimationFrame(() => {
+      asked = false;
+      try { fn(); } catch (e) { console.error(e); }
+    });
+  };
+}
+
+/// What the live views have done: re-fetches asked for and not done yet (`pending`) and
+/// fetches made (`fetches`), for the tests and the benchmark (`window.__coord.live`).
+export const liveStats = { pending: 0, fetches: 0 };
+
+/// Count a re-fetch asked for (+1) or done (-1); the page's `data-refetching` says how
+/// many wait, so a test waiting on the DOM sees them end.
+function pending(n) {
+  liveStats.pending += n;
+  document.body.dataset.refetching = String(liveStats.pending);
+}
+
+/// A view's model kept live by events. `fetch()` reads the model and resolves to the
+/// `last_event_id` it is as of; `apply(ev)` changes the model in place and returns false
+/// when the event does not carry what the model needs; `draw()` shows the model.
+///
+/// An event the snapshot already holds is skipped; one that arrives while a fetch is in
+/// flight is held and applied after it. What cannot be applied is fetched again, at most
+/// once per animation frame however many events ask (`perFrame`), and the model is drawn
+/// at most once per frame however many events change it.
+export function live({ fetch, apply, draw }) {
+  const load = coalesce(load_);
+  const fetchSoon = perFrame(load);
+  let scheduled = null;
+  /// Ask for a re-fetch; `liveStats.pending` counts those asked for and not done yet.
+  function refresh() {
+    const p = fetchSoon();
+    if (p !== scheduled) {
+      scheduled = p;
+      pending(1);
+      p.finally(() => pending(-1));
+    }
+    return p;
+  }
+  let asOf = -1;
+  let loading = false;
+  let held = [];
+  const drawSoon = onFrame(draw);
+  async function load_() {
+    liveStats.fetches += 1;
+    loading = true;
+    held = [];
+    let missed = false;
+    try {
+      asOf = await fetch();
+      for (const ev of held) if (ev.event_id > asOf && apply(ev) === false) missed = true;
+    } finally {
+      loading = false;
+      held = [];
+    }
+    draw();
+    if (missed) refresh();
+  }
+  return {
+    load,
+    refresh,
+    onEvent(ev) {
+      if (loading) { held.push(ev); return; }
+      if (ev.event_id <= asOf) return;
+      if (apply(ev) === false) refresh();
+      else drawSoon();
+    },
+  };
+}
+
 /// "R1/T2", "T2" (a task without a run), or the thread id when there is no task.
 export function where(m) {
   if (!m.task_id) return m.thread_id || '';

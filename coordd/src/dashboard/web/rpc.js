@@ -10,6 +10,8 @@ export class Rpc {
     this.subs = new Map();      // subscription id -> handler
     this.early = new Map();     // subscription id -> events that came before its handler
     this.onclose = () => {};
+    /// Calls made, by method (what a test or a benchmark counts).
+    this.counts = {};
   }
 
   /// Open the socket; resolves when open, rejects if it fails to open within
@@ -78,6 +80,7 @@ export class Rpc {
 
   call(method, params) {
     if (!this.ws) return Promise.reject(new Error('not connected'));
+    this.counts[method] = (this.counts[method] || 0) + 1;
     const id = this.nextId++;
     const req = { jsonrpc: '2.0', id, method };
     if (params !== undefined) req.params = params;

@@ -74,8 +74,9 @@ fn empty_object() -> Value {
 }
 
 /// Write the message (with its artifacts), the thread, the sender's read mark and the
-/// event; the event is published after the commit with the message attached.
-pub fn append(tx: &mut dyn Tx, now: Ts, a: Append) -> Result<MessageResult> {
+/// event. The event, with the message attached, is returned for the caller to publish
+/// (`Tx::publish`) once it has added the mail copies' note.
+pub fn append(tx: &mut dyn Tx, now: Ts, a: Append) -> Result<(MessageResult, Event)> {
     let message_id = a.message_id.unwrap_or_else(|| ids::new_id("msg"));
     let mut thread = a.thread;
     thread.latest_message_id = Some(message_id.clone());
@@ -131,8 +132,7 @@ pub fn append(tx: &mut dyn Tx, now: Ts, a: Append) -> Result<MessageResult> {
         tx.threads_mut().read_mark(&a.from, &thread.thread_id, event_id)?;
     }
     let message = message.clone();
-    tx.publish(event);
-    Ok(MessageResult { thread, message, event_id })
+    Ok((MessageResult { thread, message, event_id }, event))
 }
 
 /// A message's input as given: summary, payload and artifacts checked.

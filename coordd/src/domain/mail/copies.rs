@@ -114,8 +114,9 @@ pub fn named_agent<'m>(msg: &'m Message, how: &Delivering) -> Option<&'m str> {
     (named && !to.starts_with(TASK_RECIPIENT_PREFIX)).then_some(to)
 }
 
-/// Give a freshly appended message its recipients' copies, queued.
-pub fn deliver(tx: &mut dyn Tx, thread: &Thread, msg: &Message, how: &Delivering) -> Result<()> {
+/// Give a freshly appended message its recipients' copies, queued; what they are, for the
+/// message's live event.
+pub fn deliver(tx: &mut dyn Tx, thread: &Thread, msg: &Message, how: &Delivering) -> Result<EventMail> {
     let recipients = if let Some(r) = &how.recipients {
         r.clone()
     } else if msg.to_agent == BROADCAST {
@@ -125,9 +126,9 @@ pub fn deliver(tx: &mut dyn Tx, thread: &Thread, msg: &Message, how: &Delivering
     } else {
         Vec::new()
     };
-    for recipient in recipients {
+    for recipient in &recipients {
         tx.mail_mut().mail_insert(&MailRow {
-            recipient,
+            recipient: recipient.clone(),
             message_id: msg.message_id.clone(),
             event_id: msg.event_id,
             thread_id: thread.thread_id.clone(),
@@ -151,7 +152,7 @@ pub fn deliver(tx: &mut dyn Tx, thread: &Thread, msg: &Message, how: &Delivering
             reminded_at: None,
         })?;
     }
-    Ok(())
+    Ok(EventMail { recipients, priority: how.priority, expires_at: how.expires_at.map(|t| t.to_string()) })
 }
 
 /// Where a copy stands at `now`: withdrawn, acked, read, delivered, expired (its expiry

@@ -22,17 +22,17 @@ use crate::{ms, percentile, report, rss_mib};
 const AGENTS: usize = 20;
 const WRITERS: usize = 8;
 
-fn msg(s: String) -> MessageInput {
+pub(crate) fn msg(s: String) -> MessageInput {
     MessageInput { summary: s, ..Default::default() }
 }
 
-fn millis(rfc3339: &str) -> i64 {
+pub(crate) fn millis(rfc3339: &str) -> i64 {
     let t = humantime::parse_rfc3339(rfc3339).expect("timestamp");
     t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
 
 /// A run of `tasks` tasks (a chain of layers) and `messages` messages in their threads.
-async fn seed(c: &Client, tasks: usize, messages: usize) {
+pub(crate) async fn seed(c: &Client, tasks: usize, messages: usize) {
     c.run_create(RunCreateParams { run_id: Some("R1".into()), goal: "a large run".into(), ..Default::default() })
         .await
         .unwrap();

@@ -5,7 +5,7 @@
 //!
 //! Options: `--quick` (smaller counts, for a smoke run); `--only NAME` runs one measure
 //! (wake, wakeload, sends, claims, subs, cli, fetch, pending, hook, ready, dispatch, orchwake,
-//! pg, inbox, permission, dashboard, search, launch; `screenshots` writes the dashboard's images into
+//! pg, inbox, permission, dashboard, dashboard-live, search, launch; `screenshots` writes the dashboard's images into
 //! docs/ and is never run by default). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 //!
@@ -16,6 +16,7 @@
 
 mod control_bench;
 mod dashboard_bench;
+mod dashboard_live_bench;
 mod dashboard_scene;
 // The bridge's CPU is read from /proc.
 #[cfg(target_os = "linux")]
@@ -61,7 +62,7 @@ Options:
   --quick                 smaller counts, for a smoke run
   --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
                           pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
-                          dashboard, search, launch, screenshots (writes the dashboard's images into
+                          dashboard, dashboard-live, search, launch, screenshots (writes the dashboard's images into
                           docs/; never run by default)
   --only soak             100 simulated agents for 10 minutes
                           (--agents N, --minutes M or --seconds S, --think-ms T)
@@ -252,6 +253,9 @@ fn main() {
     }
     if run("dashboard") {
         dashboard_bench::run(&rt, quick);
+    }
+    if run("dashboard-live") {
+        dashboard_live_bench::run(&rt, quick);
     }
     if only.as_deref() == Some("screenshots") {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");

@@ -1,0 +1,144 @@
+//! The dashboard updates in place (headless Chromium, the real daemon): a send's event adds
+//! its timeline row and raises the recipient's unread badge without reading either view
+//! again, a burst of events costs at most one re-fetch per view, and what an event cannot
+//! carry (a new lease) is read again and shown. The page's calls are counted by method
+//! (`window.__coord.rpc.counts`); a test reads them once no re-fetch is waiting
+//! (`window.__coord.live.pending`). Skips without Chromium, but fails under `COORD_CI`.
+
+use coord_tests::browser::Browser;
+use coord_tests::*;
+use serde_json::json;
+
+/// `true` when the agent's unread badge shows `n`.
+fn badge(agent: &str, n: u64) -> String {
+    format!("document.querySelector('tr[data-agent=\"{agent}\"] .badge.unread')?.dataset.count === '{n}'")
+}
+
+/// `true` when the timeline shows the message's copy to `to` in `delivery`.
+fn copy(message: &str, to: &str, delivery: &str) -> String {
+    format!(
+        "document.querySelector('#view-timeline tr[data-message=\"{message}\"] .copy[data-to=\"{to}\"]')\
+         ?.dataset.delivery === '{delivery}'"
+    )
+}
+
+/// The page's calls of `view.timeline` and `view.agents` so far, once every view has loaded
+/// and no re-fetch is waiting.
+fn view_calls(b: &mut Browser) -> serde_json::Value {
+    b.wait_for("document.body.dataset.loaded === '1' && window.__coord.live.pending === 0", "the page to settle");
+    b.eval(
+        "(({'view.timeline': t = 0, 'view.agents': a = 0}) => ({timeline: t, agents: a}))(window.__coord.rpc.counts)",
+    )
+}
+
+/// A page open on the timeline, with `agent` registered and one message from `lead` to it
+/// shown (the first send from a sender the page has not seen reads the agents again).
+fn page_with_one_message(b: &mut Browser, p: &Project, agent: &str) {
+    ok(p, &["agent", "register", "--name", agent, "--role", "worker"]);
+    b.open_dashboard(&format!("{}#timeline", dashboard_url(p)));
+    b.wait_for("document.getElementById('conn').dataset.state === 'live'", "live");
+    let first = message_id(&ok(p, &["send", "--from", "lead", "--to", agent, "--summary", "first"]));
+    b.wait_for(&copy(&first, agent, "queued"), "the first message's row");
+    b.wait_for(&badge(agent, 1), "the first badge");
+    b.wait_for("document.body.dataset.loaded === '1'", "every view loaded");
+}
+
+/// Send `n` messages to `to` (the i-th from `from(i)`) while the page holds its events, then
+/// hand it every one of them in one go (one task, so no animation frame comes in between);
+/// the last send's output.
+fn burst(b: &mut Browser, p: &Project, n: u64, to: &str, from: &dyn Fn(u64) -> String) -> serde_json::Value {
+    b.eval(
+        "(() => { const rpc = window.__coord.rpc; const key = [...rpc.subs.keys()][0];
+           window.__apply = rpc.subs.get(key); window.__held = [];
+           rpc.subs.set(key, (ev) => { window.__held.push(ev); document.body.dataset.held = window.__held.length; });
+           window.__release = () => { rpc.subs.set(key, window.__apply); for (const ev of window.__held) window.__apply(ev); }; })()",
+    );
+    let mut last = json!(null);
+    for i in 0..n {
+        last = ok(p, &["send", "--from", &from(i), "--to", to, "--summary", &format!("burst {i}")]);
+    }
+    let id = last["event_id"].as_i64().unwrap();
+    b.wait_for(&format!("window.__held.some((ev) => ev.event_id === {id})"), "the held events");
+    b.eval("window.__release()");
+    last
+}
+
+#[test]
+fn a_send_adds_its_row_and_raises_the_badge_without_a_refetch() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    page_with_one_message(&mut b, &p, "bob-1");
+    let before = view_calls(&mut b);
+
+    let sent = ok(&p, &["send", "--from", "lead", "--to", "bob-1", "--summary", "please rebase"]);
+    let id = message_id(&sent);
+    b.wait_for(&copy(&id, "bob-1", "queued"), "the new row");
+    b.wait_for(&badge("bob-1", 2), "the badge to show 2");
+    let row = b.eval(&format!(
+        "document.querySelector('#view-timeline tr[data-message=\"{id}\"]').textContent.includes('please rebase')"
+    ));
+    assert_eq!(row, json!(true));
+    assert_eq!(view_calls(&mut b), before, "neither view was read again");
+
+    ok(&p, &["check", "--agent", "bob-1"]);
+    b.wait_for(&copy(&id, "bob-1", "delivered"), "the copy delivered");
+    b.wait_for(&badge("bob-1", 0), "the badge cleared");
+    assert_eq!(view_calls(&mut b), before, "a delivery is applied in place too");
+}
+
+#[test]
+fn a_burst_of_sends_is_applied_in_place() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    page_with_one_message(&mut b, &p, "bob-2");
+    let before = view_calls(&mut b);
+    let n = 30;
+    let last = burst(&mut b, &p, n, "bob-2", &|_| "lead".into());
+
+    b.wait_for(&copy(&message_id(&last), "bob-2", "queued"), "the last row");
+    b.wait_for(&badge("bob-2", n + 1), "the badge to count the burst");
+    let rows = b.eval("document.querySelectorAll('#view-timeline tbody tr[data-message]').length");
+    assert_eq!(rows, json!(n + 1), "one row per message");
+    assert_eq!(view_calls(&mut b), before, "no view was read again");
+}
+
+#[test]
+fn a_burst_of_events_the_page_cannot_apply_costs_one_refetch() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    page_with_one_message(&mut b, &p, "bob-3");
+    let before = view_calls(&mut b);
+    // Each from a sender the page has never seen: the agents view must read the new rows.
+    let n = 20;
+    burst(&mut b, &p, n, "bob-3", &|i| format!("new-{i}"));
+
+    b.wait_for(&badge("bob-3", n + 1), "the badge to count the burst");
+    b.wait_for("document.querySelector('tr[data-agent=\"new-19\"]') !== null", "the new senders' rows");
+    let after = view_calls(&mut b);
+    assert_eq!(after["agents"], before["agents"].as_i64().unwrap() + 1, "one re-fetch for {n} events: {after}");
+    assert_eq!(after["timeline"], before["timeline"], "the rows came in the events");
+}
+
+#[test]
+fn a_claim_is_read_again_and_shows_the_thread_and_its_lease() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    page_with_one_message(&mut b, &p, "bob-4");
+    let before = view_calls(&mut b);
+    let thr = thread_id(&ok(&p, &["send", "--from", "lead", "--to", "bob-4", "--summary", "rebase the branch"]));
+    ok(&p, &["claim", "--agent", "bob-4", "--thread", &thr]);
+
+    let row = "tr[data-agent=\"bob-4\"]";
+    b.wait_for(
+        &format!("document.querySelector('{row} td[data-label=\"current thread\"]')?.textContent.includes('rebase the branch')"),
+        "the held thread",
+    );
+    let cells = b.eval(&format!(
+        "[document.querySelector('{row} td[data-label=\"current thread\"] .pill').textContent,
+          document.querySelector('{row} td[data-label=\"lease left\"]').textContent.endsWith('left'),
+          document.querySelector('{row}').dataset.need]"
+    ));
+    assert_eq!(cells, json!(["claimed", true, "busy"]), "the lease a claim's event does not carry");
+    let after = view_calls(&mut b);
+    assert_eq!(after["agents"], before["agents"].as_i64().unwrap() + 1, "read again once: {after}");
+}
