@@ -13,11 +13,11 @@ use jsonrpsee::{PendingSubscriptionSink, SubscriptionSink};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::Api;
-use crate::caller;
 use crate::domain::credentials;
 use crate::domain::inbox::control;
 use crate::domain::policy;
 use crate::error::Error;
+use crate::net::caller;
 use crate::ops;
 use crate::progress;
 use crate::services::policy as snapshot;

@@ -1,14 +1,14 @@
 //! `coordd list`: the daemons running for this user, from the records they leave in the
-//! runtime directory (`coordd::registry`), each asked for its details on its socket. A
+//! runtime directory (`super::registry`), each asked for its details on its socket. A
 //! record whose daemon does not answer is stale (it was killed) and is removed.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::control;
+use super::registry;
 use coord_proto::Exit;
 use coord_proto::types::HelloResult;
-use coordd::control;
-use coordd::registry;
 
 /// How long one daemon gets to answer.
 const PROBE: Duration = Duration::from_secs(2);

@@ -12,7 +12,7 @@
 //! its subscription loose (see `api::events`), a replayed event waits (the store is the
 //! buffer).
 //!
-//! Every message is also counted by the daemon-wide [`Pool`](crate::shed::Pool), which
+//! Every message is also counted by the daemon-wide [`Pool`](crate::net::shed::Pool), which
 //! closes the connections that read slowest when all of them together hold too much.
 //!
 //! jsonrpsee answers a subscription call (its id, or its refusal) through a `MethodSink` of
@@ -26,8 +26,8 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Notify, mpsc, oneshot};
 
-pub use crate::shed::Meter;
-use crate::shed::{Handle, Pool};
+pub use crate::net::shed::Meter;
+use crate::net::shed::{Handle, Pool};
 
 /// Bytes a connection may have queued for writing (replies and notifications together)
 /// before replies wait and live events cut their subscriptions loose.
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn over_the_budget_the_connections_holding_the_most_are_closed_and_readers_never() {
-        let pool = Arc::new(crate::shed::Pool::new(4 * MIB));
+        let pool = Arc::new(crate::net::shed::Pool::new(4 * MIB));
         let (a, _a_unread) = Outbox::new(pool.clone());
         let (b, _b_unread) = Outbox::new(pool.clone());
         let (c, mut c_reads) = Outbox::new(pool.clone());

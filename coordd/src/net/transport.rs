@@ -41,8 +41,8 @@ use tokio::sync::{mpsc, oneshot};
 pub use limits::Limits;
 use lines::{Input, LineReader, Refusal};
 
-use crate::caller::{self, Caller};
-use crate::outbox::{self, Outbox};
+use crate::net::caller::{self, Caller};
+use crate::net::outbox::{self, Outbox};
 
 /// Most subscriptions one connection may hold open.
 pub const MAX_SUBSCRIPTIONS_PER_CONNECTION: u32 = 4096;
@@ -69,7 +69,7 @@ pub async fn serve<R, W>(
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let conn_id = ConnectionId(NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed));
-    let _open = crate::activity::connection();
+    let _open = crate::net::activity::connection();
     let (rpc_tx, rpc_rx) = mpsc::channel::<Box<RawValue>>(RPC_QUEUE);
     let (out, out_rx) = Outbox::new(limits.output.clone());
     let shed = out.handle();
@@ -103,7 +103,7 @@ pub async fn serve<R, W>(
         tokio::select! {
             read = reader.next(), if reading => match read {
                 Ok(Some(Input::Line(line))) => {
-                    crate::activity::touch();
+                    crate::net::activity::touch();
                     if let Some(reply) = conn.handle(line) {
                         in_flight.push(reply);
                     }

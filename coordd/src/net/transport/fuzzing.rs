@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{Conn, Limits};
-use crate::outbox::Outbox;
+use crate::net::outbox::Outbox;
 
 /// A connection whose methods are `system.hello` (answers `"hi"`) and `inbox.send`
 /// (answers its params object).

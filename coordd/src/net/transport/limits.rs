@@ -1,7 +1,7 @@
 //! The budgets that bound what connections make the daemon hold while it reads requests:
 //! unfinished lines (a total across connections, and an idle timeout), and requests read
 //! but not yet answered (per connection and in total). What a connection has *to write*
-//! is budgeted in [`crate::outbox`].
+//! is budgeted in [`crate::net::outbox`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -76,8 +76,8 @@ pub struct Limits {
     pub partial_line_timeout: Duration,
     /// Requests read and not yet answered, across connections.
     pub in_flight: Arc<Budget>,
-    /// Output queued for writing, across connections (`crate::shed`).
-    pub output: Arc<crate::shed::Pool>,
+    /// Output queued for writing, across connections (`crate::net::shed`).
+    pub output: Arc<crate::net::shed::Pool>,
 }
 
 impl Default for Limits {
@@ -99,7 +99,7 @@ impl Limits {
 
     /// These budgets, with another daemon-wide output budget (bytes).
     pub fn with_output_budget(self, bytes: usize) -> Limits {
-        Limits { output: Arc::new(crate::shed::Pool::new(bytes)), ..self }
+        Limits { output: Arc::new(crate::net::shed::Pool::new(bytes)), ..self }
     }
 }
 

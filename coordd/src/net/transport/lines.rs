@@ -162,7 +162,7 @@ mod tests {
     use tokio::io::AsyncWriteExt;
 
     use super::*;
-    use crate::transport::limits::Budget;
+    use crate::net::transport::limits::Budget;
 
     fn limits(budget: usize, timeout: Duration) -> Limits {
         Limits { partial_lines: Arc::new(Budget::new(budget)), ..Limits::with_timeout(timeout) }
