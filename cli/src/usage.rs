@@ -102,9 +102,10 @@ where
 }
 
 /// Replace the flat command list of `cmd`'s help with the commands under headings, in the
-/// order given (a command joins a group by adding its name there). Commands in no group
-/// are listed last, under "Other commands", so none is ever hidden by omission.
-pub fn group_commands(cmd: Command, groups: &[(&str, &[&str])]) -> Command {
+/// order given (`subcommands!` derives them from the headings commands are listed under).
+/// Commands in no group are listed last, under "Other commands", so none is ever hidden by
+/// omission.
+pub fn group_commands(cmd: Command, groups: &[(&str, Vec<String>)]) -> Command {
     let subs: Vec<(String, String)> = cmd
         .get_subcommands()
         .filter(|s| !s.is_hide_set())

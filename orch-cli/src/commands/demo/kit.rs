@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use coord_cli::CliError;
 use serde_json::Value;
 
-use crate::ctx::{Outcome, Res};
+use coord_cli::{Outcome, Res};
 
 /// The run the demo drives.
 pub(crate) const RUN: &str = "demo";

@@ -9,7 +9,7 @@ use std::process::Stdio;
 
 use coord_cli::CliError;
 
-use crate::demo_kit::{Demo, RUN, fail, quoted, sibling};
+use super::kit::{Demo, RUN, fail, quoted, sibling};
 
 /// The scripted worker: what an agent does in its session, without a model. The bridge runs
 /// it with `sh -c` in the session's directory (the attempt's worktree), with `COORD_AGENT`,

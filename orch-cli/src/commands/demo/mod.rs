@@ -7,15 +7,42 @@
 //! shown. The daemon it starts is left running (the demo says how to stop it) unless
 //! `--stop` is given; the demo ends pointing to the README's quick start and docs/orch.md.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use coord_cli::CliError;
 
-use crate::cli::DemoArgs;
-use crate::ctx::{Ctx, Res};
-use crate::demo_kit::{Demo, RUN, fail, sibling};
+use coord_cli::{Command, Ctx, Res};
+use kit::{Demo, RUN, fail, sibling};
 
-pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
+mod kit;
+mod launch;
+
+/// Watch a leader and two workers take a run from plan to merged code, in a scratch
+/// git repository (the real `inbox` and `orch` commands, printed as they run).
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  orch demo               # in a new temporary directory; says how to stop what it leaves running\n  orch demo --launch      # the same run, its workers started by coord-launch with a scripted worker"
+)]
+pub struct Args {
+    /// Where to make the demo's git repository (default: a new temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Stop the demo's daemon at the end (default: leave it running, to look around).
+    #[arg(long)]
+    pub stop: bool,
+    /// Let the launch bridge `coord-launch` start the workers' sessions, each running a small
+    /// built-in script (the `command` client): no API key needed.
+    #[arg(long)]
+    pub launch: bool,
+}
+
+impl Command for Args {
+    async fn run(self, ctx: &Ctx) -> Res {
+        run(ctx, self).await
+    }
+}
+
+async fn run(_ctx: &Ctx, a: Args) -> Res {
     let dir = match a.dir {
         Some(d) => {
             std::fs::create_dir_all(&d).map_err(|e| fail("cannot create the directory", e))?;
@@ -38,7 +65,7 @@ pub async fn run(_ctx: &Ctx, a: DemoArgs) -> Res {
     if a.launch {
         println!("orch demo --launch: a leader, and two workers that coord-launch starts, in {}", dir.display());
         d.plan()?;
-        crate::demo_launch::run(&d)?;
+        launch::run(&d)?;
     } else {
         println!("orch demo: a leader and two workers, in {}", dir.display());
         d.plan()?;

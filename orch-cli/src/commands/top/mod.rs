@@ -14,14 +14,33 @@ use coord_proto::types::*;
 use ratatui::crossterm::event::{self as term, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 use tokio::sync::mpsc;
 
-use crate::cli::TopArgs;
-use crate::ctx::{Ctx, Outcome, Res};
+use coord_cli::{Command, Ctx, Outcome, Res};
 use model::{Model, Stale};
 
 /// Events shown on start, from before the view opened.
 const BACKLOG: i64 = 50;
 
-pub async fn run(ctx: &Ctx, args: TopArgs) -> Res {
+/// Live terminal view across all runs: agents and their threads, blocked questions,
+/// recent events; redrawn as events arrive. q quits.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:\n  orch top\n  orch top --run R1")]
+pub struct Args {
+    /// Only this run (as `orch status --run R --watch`).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+}
+
+impl Command for Args {
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    async fn run(self, ctx: &Ctx) -> Res {
+        run(ctx, self).await
+    }
+}
+
+async fn run(ctx: &Ctx, args: Args) -> Res {
     if ctx.json {
         return Err(CliError::Invalid(
             "orch top draws a terminal view; it has no --json output (use orch wait --json)".into(),
