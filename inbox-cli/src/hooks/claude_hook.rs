@@ -14,8 +14,9 @@ use coord_proto::api::{AgentsApiClient, ControlApiClient, InboxApiClient, MailAp
 use coord_proto::types::*;
 use serde_json::{Value, json};
 
-use crate::cli::{AgentClient, HookClaudeArgs, HookEvent};
-use crate::ctx::{Ctx, Outcome, Res};
+use coord_cli::{Ctx, Outcome, Res};
+
+use super::{AgentClient, HookClaudeArgs, HookEvent};
 use crate::output::agent_context;
 
 /// How long a hook waits for an absent daemon before giving up silently.

@@ -11,11 +11,12 @@ use coord_proto::ErrorCode;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{ClientChoice, HookDoctorArgs};
-use crate::ctx::{Ctx, Outcome, Res};
+use coord_cli::Ctx;
+
+use super::ClientChoice;
 
 /// Is `exe` on `PATH`?
-fn on_path(exe: &str) -> bool {
+pub(super) fn on_path(exe: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(exe).is_file()))
 }
 
@@ -43,7 +44,7 @@ pub fn global_config() -> PathBuf {
     }
 }
 
-fn read_toml(path: &Path) -> Result<Option<toml_edit::DocumentMut>, CliError> {
+pub(super) fn read_toml(path: &Path) -> Result<Option<toml_edit::DocumentMut>, CliError> {
     match std::fs::read_to_string(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(CliError::App(ErrorCode::IoReadFailed, format!("{}: {e}", path.display()))),
@@ -52,7 +53,7 @@ fn read_toml(path: &Path) -> Result<Option<toml_edit::DocumentMut>, CliError> {
 }
 
 /// Does the global config trust `dir`?
-fn trusted(doc: Option<&toml_edit::DocumentMut>, dir: &Path) -> bool {
+pub(super) fn trusted(doc: Option<&toml_edit::DocumentMut>, dir: &Path) -> bool {
     let key = dir.display().to_string();
     doc.and_then(|d| d.get("projects")?.get(&key)?.get("trust_level")?.as_str().map(|t| t == "trusted"))
         .unwrap_or(false)
@@ -92,102 +93,27 @@ pub fn trust_global(ctx: &Ctx, dir: &Path) -> Result<GlobalTrust, CliError> {
 
 /// One finding of `hook doctor`.
 #[derive(Serialize)]
-struct Check {
-    client: &'static str,
+pub(super) struct Check {
+    pub(super) client: &'static str,
     /// `ok`, `warn` (Codex or Claude Code would not get coordd's help) or `info`.
-    status: &'static str,
-    message: String,
+    pub(super) status: &'static str,
+    pub(super) message: String,
 }
 
-fn json_file(path: &Path) -> Option<Value> {
+pub(super) fn json_file(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 /// Does a hooks file hold our hook commands?
-fn has_our_hooks(hooks: Option<Value>) -> bool {
+pub(super) fn has_our_hooks(hooks: Option<Value>) -> bool {
     hooks.is_some_and(|h| h["hooks"].to_string().contains(" hook claude "))
 }
 
 /// The main checkout of the repository whose linked worktree `dir` is (its `.git` is a
 /// file, `gitdir: <main>/.git/worktrees/<name>`); `None` for anything else.
-fn main_checkout(dir: &Path) -> Option<PathBuf> {
+pub(super) fn main_checkout(dir: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(dir.join(".git")).ok()?;
     let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
     let gitdir = if gitdir.is_absolute() { gitdir } else { dir.join(gitdir) };
     Some(gitdir.parent()?.parent()?.parent()?.to_path_buf())
-}
-
-/// `inbox hook doctor`.
-pub fn doctor(ctx: &Ctx, a: HookDoctorArgs) -> Res {
-    let cwd = std::env::current_dir().map_err(|e| CliError::Internal(e.to_string()))?;
-    let dir = a.dir.map_or(cwd.clone(), |d| cwd.join(d));
-    let dir = std::fs::canonicalize(&dir).map_err(|e| CliError::Invalid(format!("{}: {e}", dir.display())))?;
-    let mut checks = Vec::new();
-    let mut add = |client, status, message: String| checks.push(Check { client, status, message });
-
-    let claude_hooks = has_our_hooks(json_file(&dir.join(".claude/settings.local.json")));
-    let claude_mcp = json_file(&dir.join(".mcp.json")).is_some_and(|m| m["mcpServers"]["coordd"].is_object());
-    match (claude_hooks, claude_mcp) {
-        (true, true) => add("claude", "ok", "hooks in .claude/settings.local.json, MCP server in .mcp.json".into()),
-        (true, false) => add("claude", "warn", "hooks installed, but no coordd server in .mcp.json".into()),
-        (false, _) => add("claude", "info", "not installed (inbox hook install --client claude)".into()),
-    }
-
-    let config = read_toml(&dir.join(".codex/config.toml"))?;
-    let server = config.as_ref().and_then(|c| c.get("mcp_servers")?.get("coordd").cloned());
-    // Codex reads a linked worktree's hooks from the repository's main checkout.
-    let hooks_file = main_checkout(&dir).unwrap_or_else(|| dir.clone()).join(".codex/hooks.json");
-    let codex_hooks = has_our_hooks(json_file(&hooks_file));
-    if server.is_none() && !codex_hooks {
-        add("codex", "info", "not installed (inbox hook install --client codex)".into());
-    } else {
-        match &server {
-            Some(s) if s.get("default_tools_approval_mode").and_then(|m| m.as_str()) == Some("approve") => {
-                add("codex", "ok", "MCP server coordd in .codex/config.toml".into())
-            }
-            Some(_) => add("codex", "warn", "the coordd MCP server lacks default_tools_approval_mode = \"approve\": with approvals off, every call fails".into()),
-            None => add("codex", "warn", "no coordd MCP server in .codex/config.toml".into()),
-        }
-        if codex_hooks {
-            add("codex", "ok", format!("hooks in {}", hooks_file.display()));
-        } else {
-            add("codex", "warn", format!("no coordd hooks in {}", hooks_file.display()));
-        }
-        let global = global_config();
-        let gdoc = read_toml(&global).ok().flatten();
-        if trusted(gdoc.as_ref(), &dir) {
-            add("codex", "ok", format!("the project is trusted in {}", global.display()));
-        } else {
-            add(
-                "codex",
-                "warn",
-                format!(
-                    "Codex skips .codex/ here, silently, unless it is started trusted: coord-launch passes `{}`; for a plain `codex`, run `inbox hook install --client codex --trust-global`",
-                    coord_client::codex::trust_args(&[&dir]).join(" ")
-                ),
-            );
-        }
-        add(
-            "codex",
-            "warn",
-            format!(
-                "Codex runs .codex/hooks.json only for trusted hooks, else skips them silently (mail stays queued): coord-launch passes {}; in a plain `codex`, review and trust them with /hooks",
-                coord_client::codex::BYPASS_HOOK_TRUST
-            ),
-        );
-        let network = |d: Option<&toml_edit::DocumentMut>| {
-            d.and_then(|d| d.get("sandbox_workspace_write")?.get("network_access")?.as_bool()).unwrap_or(false)
-        };
-        if !network(gdoc.as_ref()) && !network(config.as_ref()) {
-            add("codex", "info", "in Codex's workspace-write sandbox the model's shell commands cannot reach the daemon's socket; the MCP tools and the hooks can (the reminders name the MCP tools)".into());
-        }
-    }
-    let warnings = checks.iter().filter(|c| c.status == "warn").count();
-    let out = serde_json::json!({"dir": dir.display().to_string(), "checks": checks, "warnings": warnings});
-    ctx.print(&out, || {
-        for c in &checks {
-            println!("{:<5} {:<7} {}", c.status, c.client, c.message);
-        }
-    });
-    Ok(Outcome::Done)
 }

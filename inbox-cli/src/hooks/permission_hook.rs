@@ -23,10 +23,11 @@ use coord_proto::api::{ControlApiClient, InboxApiClient};
 use coord_proto::types::*;
 use serde_json::{Value, json};
 
-use crate::claude_hook::{HOOK_CONNECT, shutdown_if_asked};
-use crate::cli::{HookClaudeArgs, HookEvent};
-use crate::control::answer as wait_answer;
-use crate::ctx::{Ctx, Outcome, Res};
+use coord_cli::{Ctx, Outcome, Res};
+
+use super::claude_hook::{HOOK_CONNECT, shutdown_if_asked};
+use super::{HookClaudeArgs, HookEvent};
+use crate::commands::control::answer as wait_answer;
 
 /// What the hook read from Claude Code.
 struct Call {

@@ -3,6 +3,17 @@
 //! (which can wait for their answer), and `progress` lines. Each is one call, plus one
 //! subscription for `--wait`.
 
+pub mod approve_plan;
+pub mod idle;
+pub mod permit;
+pub mod plan;
+pub mod progress;
+pub mod requests;
+pub mod send;
+pub mod shutdown;
+
+use std::path::PathBuf;
+
 use std::time::Duration;
 
 use coord_cli::{CliError, body, json_object};
@@ -11,8 +22,8 @@ use coord_proto::api::ControlApiClient;
 use coord_proto::types::*;
 use serde_json::{Value, json};
 
-use crate::cli::*;
-use crate::ctx::{Ctx, Outcome, Res};
+use crate::commands::args::*;
+use coord_cli::{Command, Ctx, Outcome, Res};
 
 fn params(ctx: &Ctx, msg_type: MessageType, payload: Value) -> Result<ControlSendParams, CliError> {
     Ok(ControlSendParams {
@@ -46,39 +57,6 @@ fn sent(ctx: &Ctx, r: &ControlSendResult) {
     });
 }
 
-pub async fn control(ctx: &Ctx, a: ControlArgs) -> Res {
-    let mut p = params(ctx, MessageType::from_name(&a.msg_type), json_object("payload", &a.payload)?)?;
-    (p.to, p.summary, p.thread_id, p.run_id, p.task_id, p.priority, p.message_id) =
-        (a.to, a.summary, a.thread, a.run, a.task, a.priority, a.message_id);
-    send(ctx, p).await?;
-    Ok(Outcome::Done)
-}
-
-pub async fn requests(ctx: &Ctx, a: RequestsArgs) -> Res {
-    let mine = a.to.is_none() && a.from.is_none() && a.run.is_none() && a.request.is_none();
-    let p = RequestsParams {
-        request_id: a.request,
-        to: if mine {
-            Some(ctx.agent.clone().ok_or_else(|| {
-                CliError::Invalid(
-                    "--agent is required to list the requests to you (or filter with --to, --from, --run or --request)"
-                        .into(),
-                )
-            })?)
-        } else {
-            a.to
-        },
-        from: a.from,
-        run_id: a.run,
-        types: a.types,
-        include_closed: a.all,
-        limit: a.limit,
-    };
-    let r = ctx.client().await?.control_requests(p).await?;
-    ctx.print(&r, || print_requests(&r.requests));
-    Ok(if r.requests.is_empty() { Outcome::NoMatch } else { Outcome::Done })
-}
-
 /// A table of requests, with how to answer the open ones.
 pub fn print_requests(requests: &[RequestView]) {
     if requests.is_empty() {
@@ -101,66 +79,6 @@ pub fn print_requests(requests: &[RequestView]) {
     }
 }
 
-pub async fn permit(ctx: &Ctx, a: PermitArgs) -> Res {
-    let updated_input = a.updated_input.as_deref().map(|t| json_object("updated-input", t)).transpose()?;
-    let payload =
-        PermissionResponsePayload { request_id: a.request, approved: a.allow, updated_input, reason: a.reason };
-    send(ctx, params(ctx, MessageType::PermissionResponse, json!(payload))?).await?;
-    Ok(Outcome::Done)
-}
-
-pub async fn approve_plan(ctx: &Ctx, a: ApprovePlanArgs) -> Res {
-    let payload = PlanApprovalResponsePayload {
-        request_id: a.request,
-        approved: !a.reject,
-        feedback: a.feedback,
-        permission_mode: a.permission_mode,
-    };
-    send(ctx, params(ctx, MessageType::PlanApprovalResponse, json!(payload))?).await?;
-    Ok(Outcome::Done)
-}
-
-pub async fn idle(ctx: &Ctx, a: IdleArgs) -> Res {
-    let payload = IdleNotificationPayload {
-        idle_reason: a.reason,
-        summary: a.summary,
-        completed_task_id: a.task.clone(),
-        completed_status: a.completed_status,
-        failure_reason: a.failure_reason,
-    };
-    let mut p = params(ctx, MessageType::IdleNotification, json!(payload))?;
-    (p.to, p.run_id, p.task_id) = (a.to, a.run, a.task);
-    send(ctx, p).await?;
-    Ok(Outcome::Done)
-}
-
-pub async fn shutdown(ctx: &Ctx, a: ShutdownArgs) -> Res {
-    let payload = ShutdownRequestPayload { reason: a.reason, expires_in_seconds: a.expires_in, ..Default::default() };
-    let mut p = params(ctx, MessageType::ShutdownRequest, json!(payload))?;
-    (p.to, p.run_id, p.task_id) = (Some(a.to), a.run, a.task);
-    if !a.wait {
-        send(ctx, p).await?;
-        return Ok(Outcome::Done);
-    }
-    let r = ctx.client().await?.control_send(p).await?;
-    let answers = [MessageType::ShutdownApproved, MessageType::ShutdownRejected];
-    wait_answer(ctx, &r, &answers, a.timeout_seconds, |m| m.msg_type.as_deref() == Some("shutdown_approved")).await
-}
-
-pub async fn plan(ctx: &Ctx, a: PlanArgs) -> Res {
-    let plan = body(a.plan, a.plan_file.as_deref())?.unwrap_or_default();
-    let payload = PlanApprovalRequestPayload { request_id: String::new(), plan };
-    let mut p = params(ctx, MessageType::PlanApprovalRequest, json!(payload))?;
-    (p.to, p.run_id, p.task_id) = (a.to, a.run, a.task);
-    if !a.wait {
-        send(ctx, p).await?;
-        return Ok(Outcome::Done);
-    }
-    let r = ctx.client().await?.control_send(p).await?;
-    let approved = |m: &Message| m.payload_json.get("approved") == Some(&Value::Bool(true));
-    wait_answer(ctx, &r, &[MessageType::PlanApprovalResponse], a.timeout_seconds, approved).await
-}
-
 /// The answer to a request just sent, within the timeout: exit 0 when `yes` says so, 20
 /// when it is a refusal, 10 when none came. One envelope: the request and its answer.
 async fn wait_answer(
@@ -181,7 +99,7 @@ async fn wait_answer(
                     m.summary
                 )
             });
-            Ok(if yes(&m) { Outcome::Done } else { Outcome::Refused })
+            Ok(if yes(&m) { Outcome::Done } else { Outcome::Conflict })
         }
         None => {
             ctx.print(&json!({"request": sent, "woke": false, "answer": null}), || {
@@ -209,43 +127,4 @@ pub async fn answer(
     };
     let mut sub = c.subscribe(filter).await?;
     Ok(sub.next_within(timeout).await?.and_then(|e| e.message))
-}
-
-pub async fn progress(ctx: &Ctx, a: ProgressArgs) -> Res {
-    let meta = a.meta.as_deref().map(|m| json_object("meta", m)).transpose()?;
-    let p = ProgressParams {
-        agent: ctx.agent()?,
-        task_id: a.task,
-        line_type: a.line_type,
-        tool_use_id: a.tool_use_id,
-        data: a.text,
-        meta,
-    };
-    // A tool started by a session reports to the daemon its environment names.
-    let socket = std::env::var_os(coord_inbox::PROGRESS_ENV).filter(|s| !s.is_empty());
-    let client = match socket {
-        Some(s) => Client::connect_socket(std::path::Path::new(&s)).await.map(Some),
-        None => ctx.client().await.map(|_| None).map_err(|e| match e {
-            CliError::Client(c) => c,
-            other => coord_client::ClientError::Transport(other.to_string()),
-        }),
-    };
-    // Progress is lossy: with no daemon to take it, the line is dropped and the tool that
-    // reported it goes on (a script under `set -e` must not fail for it).
-    let client = match client {
-        Err(e @ (coord_client::ClientError::Connect { .. } | coord_client::ClientError::DaemonUnavailable { .. })) => {
-            let reason = e.to_string();
-            ctx.print(&json!({"dropped": true, "reason": reason}), || {
-                eprintln!("inbox: progress line dropped: {reason}")
-            });
-            return Ok(Outcome::Done);
-        }
-        other => other?,
-    };
-    let r = match &client {
-        Some(c) => c.progress_report(p).await?,
-        None => ctx.client().await?.progress_report(p).await?,
-    };
-    ctx.print(&r, || println!("progress line {}", r.seq));
-    Ok(Outcome::Done)
 }
