@@ -82,13 +82,27 @@ pub struct Ctx {
     /// `--agent` was given on the command line, not only through `COORD_AGENT`.
     agent_explicit: bool,
     conn: Connection,
+    /// The whole command line's definition, for `completions` and `man`.
+    definition: Option<clap::Command>,
 }
 
 impl Ctx {
     /// The context of the command `matches` names, printing JSON when `json`, reaching the
     /// daemon through `conn`.
     pub fn new(matches: &ArgMatches, json: bool, conn: Connection) -> Ctx {
-        Ctx { command: command_name(matches), json, agent: None, agent_explicit: false, conn }
+        Ctx { command: command_name(matches), json, agent: None, agent_explicit: false, conn, definition: None }
+    }
+
+    /// The program's whole command line (`Cli::command()`), which `completions` and `man`
+    /// print.
+    pub fn with_definition(mut self, definition: clap::Command) -> Ctx {
+        self.definition = Some(definition);
+        self
+    }
+
+    /// The program's whole command line, as given to [`Ctx::with_definition`].
+    pub fn definition(&self) -> Result<clap::Command, CliError> {
+        self.definition.clone().ok_or_else(|| CliError::Internal("the command line's definition is missing".into()))
     }
 
     /// Who is asking; `explicit`: --agent was given on the command line (see

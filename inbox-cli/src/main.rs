@@ -35,7 +35,9 @@ fn main() -> ExitCode {
         .announce_start(!cli.json);
     // `inbox mcp` owns stdout (the protocol channel): its failures go to stderr as text.
     let json = cli.json && !matches!(cli.command, Cmd::Mcp(_));
-    let ctx = Ctx::new(&matches, json, conn).with_agent(cli.agent.clone(), agent_on_command_line(&matches));
+    let ctx = Ctx::new(&matches, json, conn)
+        .with_definition(cli::Cli::command())
+        .with_agent(cli.agent.clone(), agent_on_command_line(&matches));
     let res = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt.block_on(cli.command.run(&ctx)),
         Err(e) => Err(CliError::Internal(e.to_string())),

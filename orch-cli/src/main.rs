@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     let conn = Connection::new(cli.db.as_deref(), cli.no_autostart)
         .read_only(cli.command.read_only())
         .announce_start(!cli.json);
-    let ctx = Ctx::new(&matches, cli.json, conn);
+    let ctx = Ctx::new(&matches, cli.json, conn).with_definition(cli::Cli::command());
     let res = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt.block_on(cli.command.run(&ctx)),
         Err(e) => Err(CliError::Internal(e.to_string())),

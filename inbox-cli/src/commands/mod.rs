@@ -8,10 +8,8 @@
 
 pub mod agents;
 pub mod args;
-pub mod completions;
 pub mod control;
 pub mod dashboard;
-pub mod man;
 pub mod policy;
 pub mod search;
 pub mod session;
@@ -85,8 +83,10 @@ coord_cli::subcommands! {
             #[command(subcommand, alias = "hooks")]
             Hook(crate::hooks::Hook),
             Mcp(crate::mcp::Args),
-            Completions(completions::Args),
-            Man(man::Args),
+            #[command(after_help = "Example:\n  inbox completions bash > ~/.local/share/bash-completion/completions/inbox")]
+            Completions(coord_cli::usage::Completions),
+            #[command(after_help = "Example:\n  inbox man | man -l -")]
+            Man(coord_cli::usage::Man),
         }
     }
 }

@@ -7,13 +7,11 @@
 mod answer;
 mod blocked;
 mod cancel;
-mod completions;
 mod council;
 mod dashboard;
 mod demo;
 mod dep;
 mod dispatch;
-mod man;
 mod merge;
 mod ready;
 mod reassign;
@@ -77,8 +75,10 @@ coord_cli::subcommands! {
         }
         "Getting started" => {
             Demo(demo::Args),
-            Completions(completions::Args),
-            Man(man::Args),
+            #[command(after_help = "Example:\n  orch completions zsh > ~/.zfunc/_orch")]
+            Completions(coord_cli::usage::Completions),
+            #[command(after_help = "Example:\n  orch man | man -l -")]
+            Man(coord_cli::usage::Man),
         }
     }
 }

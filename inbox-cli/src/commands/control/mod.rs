@@ -1,7 +1,7 @@
-//! Team control from the command line: any typed message (`control`), the open requests
-//! (`requests`), answering them (`permit`, `approve-plan`), `idle`, `shutdown` and `plan`
-//! (which can wait for their answer), and `progress` lines. Each is one call, plus one
-//! subscription for `--wait`.
+//! Team control from the command line, one file per command: any typed message
+//! (`control`, in `send.rs`), the open requests (`requests`), answering them (`permit`,
+//! `approve-plan`), `idle`, `shutdown` and `plan` (which can wait for their answer), and
+//! `progress` lines. Each is one call, plus one subscription for `--wait`.
 
 pub mod approve_plan;
 pub mod idle;

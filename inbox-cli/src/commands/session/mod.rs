@@ -1,5 +1,5 @@
-//! The session mailbox commands of `inbox`: check, pending, withdraw, peer link and hook
-//! install (the Claude Code hook handler itself is in `claude_hook`).
+//! The session mailbox commands of `inbox`, one file each: check, pending, withdraw and
+//! peer link (the session hooks are in `crate::hooks`).
 
 pub mod check;
 pub mod peer_link;

@@ -1,6 +1,7 @@
 //! The worker protocol: init, send, fetch, claim, renew, update, reply, done, fail,
-//! cancel, list and show. Each handler builds its params from the flags, makes one call
-//! (`show --agent` also marks the thread read) and prints the result.
+//! cancel, list and show, one file each. Each command builds its params from the flags,
+//! makes one call (`show --agent` also marks the thread read) and prints the result; what
+//! they share (message content, artifacts, the printing of a post or a lease) is here.
 
 pub mod cancel;
 pub mod claim;

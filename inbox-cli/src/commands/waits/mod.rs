@@ -1,4 +1,4 @@
-//! The waits: `watch` and `wait-reply`, each one server-side subscription with a local
+//! The waits: `watch` and `wait-reply` (one file each), each one server-side subscription with a local
 //! timeout. The subscription resumes by itself after a lost connection or a daemon restart
 //! (`coord_client::EventStream`), so a wait neither misses nor repeats an event. Without a
 //! cursor a wait starts at the newest event the daemon had when it subscribed. While it
