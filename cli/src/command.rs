@@ -161,7 +161,7 @@ impl Ctx {
 /// The commands of one level, one line each: a `#[derive(clap::Subcommand)]` enum whose
 /// variants each hold one command's `Args` (or the enum of its subcommands), and its
 /// [`Command`] implementation, which hands each call to the variant's. At the top level
-/// the variants sit under headings: the enum also gets `GROUPS`, the headings of the
+/// the variants sit under headings: the enum also gets `groups()`, the headings of the
 /// top-level help with their commands' names (taken from clap), for
 /// [`usage::group_commands`](crate::usage::group_commands).
 ///

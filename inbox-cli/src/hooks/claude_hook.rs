@@ -27,7 +27,7 @@ const HOOK_CALLS: Duration = Duration::from_secs(3);
 pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
     // The hook's JSON is drained but not needed: what to say depends only on the mailbox
     // (`stop_hook_active` needs no case, since what blocked a stop is delivered by then).
-    // The permission hooks (`permission_hook`) are routed there by `main`.
+    // The permission hooks (`permission_hook`) are routed there by `hooks::claude`.
     let _ = std::io::stdin().read_to_string(&mut String::new());
     let agent = ctx.agent.clone();
     if agent.is_none() && a.task.is_none() {
