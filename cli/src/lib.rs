@@ -8,8 +8,9 @@
 //! A command reaches the daemon through a [`Connection`], opened on its first use: a
 //! command whose arguments are wrong, or that needs no daemon, never connects (nor starts
 //! one). [`command`] is the shape of one command in both CLIs: its [`Ctx`], its
-//! [`Outcome`], the [`Command`] trait and the [`subcommands!`] list. [`usage`] holds the command-line machinery both CLIs share (usage errors, help,
-//! completions), [`table`] the text output for people.
+//! [`Outcome`], the [`Command`] trait and the [`subcommands!`] list. [`usage`] holds the
+//! command-line machinery both CLIs share (usage errors, help, completions), [`table`] the
+//! text output for people.
 
 pub mod command;
 pub mod table;

@@ -1,5 +1,5 @@
 //! `inbox hook doctor`: check a worktree's session files, and tell when Codex would skip
-//! them (an untrusted project or untrusted hooks.
+//! them or its sandbox would keep the model's shell commands from the daemon.
 
 use super::codex_setup::*;
 use super::*;

@@ -1,4 +1,5 @@
-//! `inbox mail`: your mail.
+//! `inbox mail`: your mail, messages addressed to you (--agent), newest first, with their
+//! state.
 
 use super::*;
 

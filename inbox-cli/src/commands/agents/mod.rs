@@ -1,7 +1,7 @@
 //! The agents layer of `inbox`, one file per command: the agent registry (`agent
 //! register|list|show|heartbeat`, listed in [`Agent`]), mail with read/ack, file-scope
-//! reservations and the status summary, one call each. Only an `--agent` given on the command line (not `COORD_AGENT`) narrows the
-//! `reservations` and `status` filters.
+//! reservations and the status summary, one call each. Only an `--agent` given on the
+//! command line (not `COORD_AGENT`) narrows the `reservations` and `status` filters.
 
 pub mod ack;
 pub mod heartbeat;

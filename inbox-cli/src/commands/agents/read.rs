@@ -1,4 +1,4 @@
-//! `inbox read`: mark a message in your mail read (unread -> read.
+//! `inbox read`: mark a message in your mail read (unread -> read; acked stays acked).
 
 use super::*;
 

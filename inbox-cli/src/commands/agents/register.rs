@@ -1,5 +1,5 @@
-//! `inbox agent register`: register an agent id (fails if it exists, unless --force-
-//! update).
+//! `inbox agent register`: register an agent id (fails if it exists, unless
+//! --force-update).
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! `inbox reservations`: list active reservations.
+//! `inbox reservations`: the active reservations; --path FILE answers "who holds this
+//! file?".
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! `inbox status`: coordination summary.
+//! `inbox status`: the coordination summary: active reservations, unacked messages,
+//! counts by state.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! `inbox progress`: report a progress line for your session (lossy.
+//! `inbox progress`: report a progress line for your session (lossy: never blocks,
+//! bounded history).
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! `inbox control`: send one typed control message (any type.
+//! `inbox control`: send one typed control message (any type; known types' payloads are
+//! checked).
 
 use super::*;
 

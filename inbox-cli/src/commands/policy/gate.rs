@@ -1,4 +1,5 @@
-//! `inbox policy gate`: gate a tool pattern (Claude Code rule syntax): Bash(git push*), Write(src/**), mcp__*.
+//! `inbox policy gate`: gate a tool pattern (Claude Code rule syntax): Bash(git push*),
+//! Write(src/**), mcp__*.
 
 use super::*;
 

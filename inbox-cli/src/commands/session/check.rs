@@ -1,4 +1,5 @@
-//! `inbox check`: deliver your queued messages (marks them delivered.
+//! `inbox check`: deliver your queued messages (marks them delivered; a message is
+//! delivered once).
 
 use super::*;
 

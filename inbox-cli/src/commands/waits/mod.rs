@@ -1,5 +1,5 @@
-//! The waits: `watch` and `wait-reply` (one file each), each one server-side subscription with a local
-//! timeout. The subscription resumes by itself after a lost connection or a daemon restart
+//! The waits: `watch` and `wait-reply` (one file each), each one server-side subscription
+//! with a local timeout. The subscription resumes by itself after a lost connection or a daemon restart
 //! (`coord_client::EventStream`), so a wait neither misses nor repeats an event. Without a
 //! cursor a wait starts at the newest event the daemon had when it subscribed. While it
 //! waits, it says on stderr what it waits for (not under `--json`).
