@@ -7,9 +7,12 @@
 //!
 //! A command reaches the daemon through a [`Connection`], opened on its first use: a
 //! command whose arguments are wrong, or that needs no daemon, never connects (nor starts
-//! one). [`usage`] holds the command-line machinery both CLIs share (usage errors, help,
-//! completions), [`table`] the text output for people.
+//! one). [`command`] is the shape of one command in both CLIs: its [`Ctx`], its
+//! [`Outcome`], the [`Command`] trait and the [`subcommands!`] list. [`usage`] holds the
+//! command-line machinery both CLIs share (usage errors, help, completions), [`table`] the
+//! text output for people.
 
+pub mod command;
 pub mod table;
 pub mod usage;
 
@@ -21,6 +24,8 @@ use std::process::ExitCode;
 use coord_client::{Client, ClientError, ConnectOptions};
 use coord_proto::{ErrorCode, Exit};
 use serde_json::{Value, json};
+
+pub use command::{Command, Ctx, Outcome, Res};
 
 /// Restore the default SIGPIPE action, so `orch status | head -1` ends quietly instead of
 /// panicking on a closed pipe. Call first thing in `main`.

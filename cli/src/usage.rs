@@ -102,9 +102,10 @@ where
 }
 
 /// Replace the flat command list of `cmd`'s help with the commands under headings, in the
-/// order given (a command joins a group by adding its name there). Commands in no group
-/// are listed last, under "Other commands", so none is ever hidden by omission.
-pub fn group_commands(cmd: Command, groups: &[(&str, &[&str])]) -> Command {
+/// order given (`subcommands!` derives them from the headings commands are listed under).
+/// Commands in no group are listed last, under "Other commands", so none is ever hidden by
+/// omission.
+pub fn group_commands(cmd: Command, groups: &[(&str, Vec<String>)]) -> Command {
     let subs: Vec<(String, String)> = cmd
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
@@ -137,15 +138,36 @@ pub fn group_commands(cmd: Command, groups: &[(&str, &[&str])]) -> Command {
     cmd.help_template(template)
 }
 
-/// Print a completion script for `shell` (bash, zsh, fish, elvish, powershell).
-pub fn completions(mut cmd: Command, shell: clap_complete::Shell) {
-    let name = cmd.get_name().to_string();
-    clap_complete::generate(shell, &mut cmd, name, &mut std::io::stdout());
+// The `completions` command of both CLIs; each registers it with its own example.
+/// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+#[derive(clap::Args)]
+pub struct Completions {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
-/// Print the man page (roff) of `cmd`.
-pub fn man(cmd: Command) -> std::io::Result<()> {
-    clap_mangen::Man::new(cmd).render(&mut std::io::stdout())
+impl crate::Command for Completions {
+    async fn run(self, ctx: &crate::Ctx) -> crate::Res {
+        let mut cmd = ctx.definition()?;
+        let name = cmd.get_name().to_string();
+        clap_complete::generate(self.shell, &mut cmd, name, &mut std::io::stdout());
+        Ok(crate::Outcome::Done)
+    }
+}
+
+// The `man` command of both CLIs; each registers it with its own example.
+/// Print the manual page (roff).
+#[derive(clap::Args)]
+pub struct Man {}
+
+impl crate::Command for Man {
+    async fn run(self, ctx: &crate::Ctx) -> crate::Res {
+        clap_mangen::Man::new(ctx.definition()?)
+            .render(&mut std::io::stdout())
+            .map(|()| crate::Outcome::Done)
+            .map_err(|e| crate::CliError::Internal(format!("cannot write the man page: {e}")))
+    }
 }
 
 /// Every command of `cmd` (recursively) has an example in its `--help` (its after-help

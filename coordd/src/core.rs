@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::bus::Bus;
-use crate::caller;
 use crate::domain::agents;
 use crate::domain::credentials::{self, Acting};
 use crate::error::Result;
+use crate::net::caller;
 use crate::store::{self, Store, Tx};
 use crate::time::{Clock, Ts};
 

@@ -18,10 +18,10 @@ use crate::api::{self, DaemonInfo};
 use crate::core::Core;
 use crate::dashboard::Dashboard;
 use crate::lockfile::{Acquire, DaemonLock, LockInfo};
+use crate::net::transport;
 use crate::services::background;
 use crate::store::select;
 use crate::time::{Clock, SystemClock};
-use crate::transport;
 
 /// How often the daemon checks that its socket file is still the one it listens on.
 const SOCKET_CHECK: Duration = Duration::from_millis(500);
@@ -170,7 +170,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     // launcher sees "ready" must already mean a clean shutdown.
     let mut signals = Signals::install().map_err(io("cannot install signal handlers"))?;
     tracing::info!(socket = %paths.socket.display(), db = %paths.db.display(), pid = std::process::id(), "coordd ready");
-    let record = match crate::registry::add(&lock_info) {
+    let record = match crate::cli::registry::add(&lock_info) {
         Ok(p) => Some(p),
         Err(e) => {
             tracing::warn!(error = %e, "cannot record this daemon for `coordd list`");
@@ -250,7 +250,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     }
     drop(methods);
     if let Some(r) = &record {
-        crate::registry::remove(r, std::process::id());
+        crate::cli::registry::remove(r, std::process::id());
     }
     store.close().await;
     drop(lock);

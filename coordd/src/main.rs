@@ -1,20 +1,16 @@
 //! The `coordd` binary: `serve` runs the daemon in the foreground; `status`, `stop` and
 //! `list` talk to running ones.
 
-mod list;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use coord_ipc::paths;
 use coord_proto::Exit;
-use coord_proto::types::{HelloResult, ShutdownResult};
-use coordd::control::{self, ControlError};
-use coordd::daemon::{self, DaemonError, ServeOptions};
-use coordd::transport::Limits;
+use coordd::cli::{self, check, list, migrate, serve, status, stop};
+use coordd::daemon::ServeOptions;
+use coordd::net::transport::Limits;
 
 /// The per-project coordination daemon for teams of coding agents.
 ///
@@ -73,7 +69,7 @@ enum Cmd {
         partial_line_timeout: std::time::Duration,
         /// MiB of output all connections together may have queued for writing; past it, the
         /// connections that are not reading (holding the most) are closed.
-        #[arg(long, value_name = "MIB", default_value_t = (coordd::shed::OUTPUT_BUDGET / (1024 * 1024)) as u64,
+        #[arg(long, value_name = "MIB", default_value_t = (coordd::net::shed::OUTPUT_BUDGET / (1024 * 1024)) as u64,
               value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
         output_budget_mib: u64,
         /// The store: `sqlite` (the default: <project>/.agents/coord.db) or a PostgreSQL URL
@@ -119,19 +115,6 @@ enum Cmd {
     List,
 }
 
-impl Cmd {
-    fn name(&self) -> &'static str {
-        match self {
-            Cmd::Serve { .. } => "serve",
-            Cmd::Migrate { .. } => "migrate",
-            Cmd::Status => "status",
-            Cmd::Check => "check",
-            Cmd::Stop => "stop",
-            Cmd::List => "list",
-        }
-    }
-}
-
 /// Is `--json` on the command line (before a `--`)? Known before parsing succeeds, so a
 /// usage error can still answer in JSON.
 fn json_requested() -> bool {
@@ -163,13 +146,17 @@ fn usage(e: clap::Error) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::command().try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return usage(e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => return usage(e),
     };
     let paths = paths::resolve(cli.db.as_deref(), &std::env::current_dir().unwrap_or_else(|_| ".".into()));
     let json = cli.json;
-    let command = cli.command.name();
+    let command = matches.subcommand_name().unwrap_or_default();
     #[cfg(unix)]
     if !matches!(cli.command, Cmd::Serve { .. }) {
         // `coordd status | head -1` ends quietly. (Never for `serve`: a client that hangs
@@ -209,13 +196,13 @@ fn main() -> ExitCode {
                 idle_timeout,
                 dashboard_anyone: dashboard_acts_as_anyone,
             };
-            serve(opts, log_file)
+            serve::run(opts, log_file)
         }
-        Cmd::Migrate { to } => migrate(paths, &to, json),
-        Cmd::Status => runtime().and_then(|rt| rt.block_on(status(paths, json))),
-        Cmd::Stop => runtime().and_then(|rt| rt.block_on(stop(paths, json))),
-        Cmd::Check => check(&paths, json),
-        Cmd::List => runtime().and_then(|rt| rt.block_on(list::run(json))),
+        Cmd::Migrate { to } => migrate::run(paths, &to, json),
+        Cmd::Status => cli::runtime().and_then(|rt| rt.block_on(status::run(paths, json))),
+        Cmd::Stop => cli::runtime().and_then(|rt| rt.block_on(stop::run(paths, json))),
+        Cmd::Check => check::run(&paths, json),
+        Cmd::List => cli::runtime().and_then(|rt| rt.block_on(list::run(json))),
     };
     match result {
         Ok(code) => code,
@@ -229,200 +216,4 @@ fn main() -> ExitCode {
             Exit::Failure.into()
         }
     }
-}
-
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the async runtime")
-}
-
-fn serve(opts: ServeOptions, log_file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    init_tracing(log_file.as_deref())?;
-    return_large_buffers_to_the_system();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("coordd")
-        .build()
-        .context("cannot start the async runtime")?;
-    match rt.block_on(daemon::serve(opts)) {
-        Ok(()) => Ok(Exit::Ok.into()),
-        Err(e @ DaemonError::AlreadyRunning { .. }) => {
-            tracing::error!("{e}");
-            eprintln!("coordd: {e}");
-            Ok(Exit::DaemonState.into())
-        }
-        Err(e) => {
-            tracing::error!("{e}");
-            Err(e.into())
-        }
-    }
-}
-
-/// glibc's malloc raises its mmap threshold each time a large block is freed, after which
-/// multi-MB buffers (a 5 MB message, and its copies for every subscriber) come from the
-/// heap and stay in the daemon's resident size long after they are freed. A fixed 1 MiB
-/// threshold keeps such buffers in their own mappings, given back the moment they are
-/// freed, so the resident size follows what the daemon really holds (docs/performance.md).
-fn return_large_buffers_to_the_system() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a malloc parameter; it is called before any other thread
-    // of the daemon exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
-}
-
-fn init_tracing(log_file: Option<&std::path::Path>) -> anyhow::Result<()> {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("COORDD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    match log_file {
-        Some(path) => {
-            let mut opts = std::fs::OpenOptions::new();
-            opts.create(true).append(true);
-            #[cfg(unix)]
-            {
-                // Every message's summary can reach the log: only its owner reads it.
-                use std::os::unix::fs::OpenOptionsExt;
-                opts.mode(coordd::private::FILE_MODE);
-            }
-            let file = opts.open(path).with_context(|| format!("cannot open log file {}", path.display()))?;
-            builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
-        }
-        None => {
-            // Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
-            use std::io::IsTerminal;
-            let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-            builder.with_ansi(colour).with_writer(std::io::stderr).init()
-        }
-    }
-    Ok(())
-}
-
-fn migrate(paths: paths::ProjectPaths, to: &str, json: bool) -> anyhow::Result<ExitCode> {
-    use coordd::lockfile::{Acquire, DaemonLock};
-    use coordd::store::select::{self, Choice};
-    let url = match Choice::parse(to)? {
-        Choice::Postgres(url) => url,
-        Choice::Sqlite => anyhow::bail!("--to takes a PostgreSQL URL (postgres://…)"),
-    };
-    if let Some(dir) = paths.lock.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    // Holding the daemon lock: no daemon of this project writes the source meanwhile.
-    let _lock = match DaemonLock::try_acquire(&paths.lock)? {
-        Acquire::Acquired(l) => l,
-        Acquire::Held(info) => {
-            let pid = info.map_or("unknown".to_string(), |i| i.pid.to_string());
-            eprintln!("coordd: a daemon (pid {pid}) serves this project: stop it first with `coordd stop`");
-            return Ok(Exit::DaemonState.into());
-        }
-    };
-    let report = coordd::store::migrate::run(&paths.db, &url)?;
-    select::record(&paths.db, &Choice::Postgres(url.clone()))
-        .with_context(|| format!("cannot record the store in {}", select::config_path(&paths.db).display()))?;
-    let target = coordd::store::postgres::redact(&url);
-    if json {
-        let mut v = serde_json::to_value(&report)?;
-        v["ok"] = true.into();
-        v["to"] = target.into();
-        v["config"] = select::config_path(&paths.db).display().to_string().into();
-        println!("{v}");
-    } else {
-        let verb = if report.copied { "copied and verified" } else { "already copied; verified again" };
-        println!("{} → {target}: {verb}", paths.db.display());
-        for t in &report.tables {
-            println!("  {:<16} {:>8} rows  {}", t.table, t.rows, t.hash);
-        }
-        println!("  last event id {}", report.last_event_id);
-        println!("The project now uses PostgreSQL ({}).", select::config_path(&paths.db).display());
-    }
-    Ok(Exit::Ok.into())
-}
-
-async fn status(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
-    let h: HelloResult = match control::call(&paths.socket, "system.hello", serde_json::json!({})).await {
-        Ok(h) => h,
-        Err(ControlError::NotRunning) => {
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"ok": true, "running": false, "db": paths.db, "socket": paths.socket})
-                );
-            } else {
-                println!("coordd is not running for {}", paths.db.display());
-            }
-            return Ok(Exit::DaemonState.into());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let lock = coordd::lockfile::read_info(&paths.lock);
-    if json {
-        let mut v = serde_json::to_value(&h)?;
-        v["ok"] = true.into();
-        v["running"] = true.into();
-        v["lock_file"] = paths.lock.display().to_string().into();
-        v["socket_fallback"] = lock.as_ref().is_some_and(|l| l.socket_fallback).into();
-        println!("{v}");
-    } else {
-        println!("coordd {} (protocol {}) running", h.version, h.protocol_version);
-        println!("  pid         {}", h.pid);
-        println!("  socket      {}{}", h.socket, if paths.socket_fallback { " (short fallback path)" } else { "" });
-        println!("  db          {}", h.db);
-        println!("  lock file   {}", paths.lock.display());
-        println!("  started     {}", h.started_at);
-        println!("  uptime      {}", humantime::format_duration(std::time::Duration::from_secs(h.uptime_ms / 1000)));
-        println!("  clients     {} connection(s), {} subscription(s)", h.connections, h.subscriptions);
-        println!("  last event  {}", h.last_event_id);
-        if let Some(ro) = &h.read_only {
-            println!("  READ-ONLY   since {} ({}): {}", ro.since, ro.reason, ro.message);
-            println!("              writes are refused (read_only) until space returns; the next write then reopens");
-        }
-    }
-    Ok(Exit::Ok.into())
-}
-
-fn check(paths: &paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
-    let r = coordd::store::sqlite::check::check(&paths.db).map_err(|e| anyhow::anyhow!(e.to_app().message))?;
-    if json {
-        println!("{}", serde_json::to_value(&r)?);
-    } else {
-        println!("{} {}", if r.ok { "ok" } else { "PROBLEMS in" }, r.db);
-        println!("  schema version   {}", r.schema_version);
-        println!("  integrity        {}", r.integrity.join("; "));
-        println!("  foreign keys     {} violation(s)", r.foreign_key_violations);
-        let (first, last) = (r.events.first.unwrap_or(0), r.events.last.unwrap_or(0));
-        println!("  events           {} ({first}..{last}), {} missing id(s)", r.events.count, r.events.gaps);
-        println!("  orphans          {} lease(s), {} message(s)", r.orphan_leases, r.orphan_messages);
-    }
-    Ok(if r.ok { Exit::Ok } else { Exit::Internal }.into())
-}
-
-async fn stop(paths: paths::ProjectPaths, json: bool) -> anyhow::Result<ExitCode> {
-    let reason = serde_json::json!({"reason": "coordd stop"});
-    let pid = match control::call::<ShutdownResult>(&paths.socket, "system.shutdown", reason).await {
-        Ok(r) => r.pid,
-        Err(ControlError::NotRunning) => {
-            if json {
-                println!("{}", serde_json::json!({"ok": true, "stopped": false, "running": false}));
-            } else {
-                println!("coordd is not running for {}", paths.db.display());
-            }
-            return Ok(Exit::Ok.into());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let lock = paths.lock.clone();
-    let exited = tokio::task::spawn_blocking(move || {
-        coordd::lockfile::wait_exited(pid, &lock, std::time::Duration::from_secs(30))
-    })
-    .await??;
-    if !exited {
-        anyhow::bail!("coordd (pid {pid}) did not exit within 30 s");
-    }
-    if json {
-        println!("{}", serde_json::json!({"ok": true, "stopped": true, "pid": pid}));
-    } else {
-        println!("coordd (pid {pid}) stopped");
-    }
-    Ok(Exit::Ok.into())
 }

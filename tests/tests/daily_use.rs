@@ -22,6 +22,52 @@ fn read_only_commands_outside_a_project_say_so_and_create_nothing() {
     ok(&p, &["list"]);
 }
 
+/// Each command declares beside itself whether it only reads (`Command::read_only`): every
+/// one that does, in both CLIs, refuses to create a project.
+#[test]
+fn every_read_only_command_of_both_clis_outside_a_project_says_so() {
+    let p = Project::new();
+    let inbox: &[&[&str]] = &[
+        &["fetch", "--agent", "w"],
+        &["list"],
+        &["show", "--thread", "thr_1"],
+        &["watch", "--agent", "w", "--timeout-seconds", "1"],
+        &["wait-reply", "--thread", "thr_1", "--timeout-seconds", "1"],
+        &["search", "word"],
+        &["agent", "list"],
+        &["agent", "show", "--agent", "w"],
+        &["mail", "--agent", "w"],
+        &["reservations"],
+        &["status"],
+        &["pending", "--agent", "w"],
+        &["requests", "--agent", "w"],
+        &["policy", "show"],
+        &["policy", "check", "--agent", "w", "--tool", "Bash"],
+    ];
+    let orch: &[&[&str]] = &[
+        &["run", "list"],
+        &["run", "show", "--run", "R1"],
+        &["task", "list", "--run", "R1"],
+        &["task", "show", "--run", "R1", "--task", "T1"],
+        &["ready", "--run", "R1"],
+        &["wait", "--run", "R1", "--timeout-seconds", "1"],
+        &["blocked", "--run", "R1"],
+        &["status", "--run", "R1"],
+        &["worktree", "list"],
+        &["council", "list", "--run", "R1"],
+        &["council", "status", "--run", "R1", "--council", "C1"],
+        &["council", "report", "--run", "R1", "--council", "C1"],
+    ];
+    let runs = inbox.iter().map(|a| (p.inbox(), a)).chain(orch.iter().map(|a| (p.orch(), a)));
+    for (program, args) in runs {
+        let v = program.args(*args).json_flag().run().code(40).json();
+        assert_eq!(v["error"]["code"], "not_found", "{args:?}: {v}");
+        let command = v["command"].as_str().unwrap_or_default();
+        assert!(!command.is_empty() && args.join(" ").starts_with(command), "the name clap matched: {v}");
+    }
+    assert!(!p.path().join(".agents").exists(), "nothing created");
+}
+
 #[test]
 fn autostart_says_so_in_one_line_on_stderr_but_not_under_json() {
     let p = Project::new();

@@ -6,8 +6,8 @@ use coord_proto::types::*;
 use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
-use crate::caller;
 use crate::domain::{agents, credentials, reservations};
+use crate::net::caller;
 use crate::ops;
 
 #[async_trait]

@@ -14,11 +14,11 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::Api;
 use crate::bound;
-use crate::caller;
 use crate::domain::credentials;
 use crate::domain::inbox::control;
 use crate::domain::policy;
 use crate::error::Error;
+use crate::net::caller;
 use crate::ops;
 use crate::progress;
 use crate::services::policy as snapshot;

@@ -6,7 +6,7 @@ use coord_proto::types::*;
 use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
-use crate::caller;
+use crate::net::caller;
 
 #[async_trait]
 impl DashboardApiServer for Api {

@@ -33,7 +33,7 @@ use super::Api;
 use crate::bus::{Missed, Published};
 use crate::core::Core;
 use crate::domain::events;
-use crate::outbox::{CONNECTION_BUDGET, Closed, Full, Meter, Outbox, SUBSCRIPTION_BUDGET};
+use crate::net::outbox::{CONNECTION_BUDGET, Closed, Full, Meter, Outbox, SUBSCRIPTION_BUDGET};
 use crate::store::repos::EventQuery;
 
 /// Events read per replay query.
@@ -63,7 +63,7 @@ impl EventsApiServer for Api {
             }
         };
         let sink = pending.accept().await?;
-        let _open = crate::activity::subscription();
+        let _open = crate::net::activity::subscription();
         let mut sub = Subscriber::new(sink, ext.get::<Outbox>().cloned())?;
         let mut cursor = match replay(&self.core, &q, q.after, &sub).await {
             Ok(cursor) => cursor,

@@ -6,10 +6,10 @@ use coord_proto::types::*;
 use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
-use crate::caller;
 use crate::domain::orch::attempts::{self, Mode};
 use crate::domain::orch::plan::DepChange;
 use crate::domain::orch::{council, edit, model, plan, reconcile};
+use crate::net::caller;
 use crate::ops;
 use crate::services::{dispatch, merge, worktrees};
 

@@ -22,8 +22,8 @@ impl SystemApiServer for Api {
             last_event_id: self.core.bus.last_event_id(),
             schema_version: self.core.store.info().schema_version,
             methods: self.methods.get().cloned().unwrap_or_default(),
-            connections: crate::activity::connections() as u64,
-            subscriptions: crate::activity::subscriptions() as u64,
+            connections: crate::net::activity::connections() as u64,
+            subscriptions: crate::net::activity::subscriptions() as u64,
             read_only: self.core.store.read_only(),
         })
     }

@@ -29,10 +29,10 @@ use jsonrpsee::server::{Server, ServerConfig, ServerHandle};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
-use crate::caller::Page;
 use crate::error::{Error, Result};
+use crate::net::caller::Page;
+use crate::net::transport::MAX_SUBSCRIPTIONS_PER_CONNECTION;
 use crate::time::Clock;
-use crate::transport::MAX_SUBSCRIPTIONS_PER_CONNECTION;
 
 /// Name of the file beside the database that keeps the listener's port and token.
 pub const STATE_FILE: &str = "dashboard.json";

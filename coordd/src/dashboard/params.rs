@@ -3,7 +3,7 @@
 //! when every field is optional; unsubscribe takes the bare id, `[id]` or
 //! `{"subscription": id}`. jsonrpsee's own server would only accept the array form.
 //!
-//! Each connection's calls also run as that connection's caller (`crate::caller`): a
+//! Each connection's calls also run as that connection's caller (`crate::net::caller`): a
 //! [`Page`], the overseer, authenticated by the URL's token. It writes only as the
 //! overseer (with credentials required too), unless the daemon allows it more.
 
@@ -17,8 +17,8 @@ use jsonrpsee::types::Request;
 use serde_json::value::RawValue;
 use tower::Layer;
 
-use crate::caller::{self, Caller, Page};
-use crate::transport::normalize_params;
+use crate::net::caller::{self, Caller, Page};
+use crate::net::transport::normalize_params;
 
 #[derive(Clone)]
 pub struct NormalizeLayer {

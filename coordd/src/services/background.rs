@@ -222,14 +222,14 @@ async fn live_lease(core: &Core) -> bool {
 pub async fn idle(core: Arc<Core>, limit: Duration, stop: watch::Sender<bool>) {
     let mut shutdown = stop.subscribe();
     loop {
-        let idle = crate::activity::idle_for();
+        let idle = crate::net::activity::idle_for();
         if idle < limit {
             tokio::select! {
                 _ = shutdown.changed() => return,
                 _ = tokio::time::sleep(limit - idle) => continue,
             }
         }
-        let subs = crate::activity::subscriptions();
+        let subs = crate::net::activity::subscriptions();
         let leased = live_lease(&core).await;
         if subs == 0 && !leased {
             tracing::info!(
@@ -240,6 +240,6 @@ pub async fn idle(core: Arc<Core>, limit: Duration, stop: watch::Sender<bool>) {
             return;
         }
         tracing::info!(subscriptions = subs, live_lease = leased, "idle timeout reached, but kept running");
-        crate::activity::touch();
+        crate::net::activity::touch();
     }
 }

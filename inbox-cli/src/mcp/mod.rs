@@ -7,11 +7,12 @@
 //! stdout is the protocol channel: nothing here prints to it; problems go to stderr.
 //! Daemon errors come back as MCP tool errors (`isError: true`) whose structured content
 //! is `{"code": <coordd error code>, "message": ...}`. The tools are declared in `tools`
-//! (the mailbox and the worker flow), `search`, and `control` (answering requests).
+//! (the mailbox and the worker flow), `finish`, `search_messages`, and `requests`
+//! (answering requests).
 
-mod control;
 mod finish;
-mod search;
+mod requests;
+mod search_messages;
 mod tools;
 
 use std::collections::HashMap;
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coord_cli::CliError;
+use coord_cli::{Command, Ctx, Outcome, Res};
 use coord_client::{Client, ClientError, ConnectOptions};
 use coord_proto::api::SystemApiClient;
 use rmcp::ServiceExt;
@@ -26,8 +28,39 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-use crate::cli::McpArgs;
-use crate::ctx::{Ctx, Outcome, Res};
+use crate::commands::args::MAX_TIMEOUT;
+
+/// The longest `wait_reply` of `inbox mcp` waits by default: under the 60 s many MCP
+/// clients allow a call.
+pub const DEFAULT_WAIT_SECONDS: u64 = 45;
+
+/// Serve the Model Context Protocol on stdin/stdout for one agent session (--agent).
+///
+/// Tools: check_inbox, inbox_status, send_message, fetch_work, claim, update, ask,
+/// wait_reply, reply, done, fail, reserve, release, list_agents, search_messages,
+/// requests, respond (answer a permission, plan approval or shutdown request).
+/// Daemon errors come back as tool errors with {"code","message"}. Register it in an MCP
+/// client, e.g. .mcp.json: {"mcpServers":{"coordd":{"command":"inbox","args":["--agent","W","mcp"]}}}
+/// (`inbox hook install` writes that file).
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  inbox --agent backend mcp --task T1")]
+pub struct Args {
+    /// The session's task (also $COORD_TASK): its mail is checked with yours, reservations
+    /// are made for it, and send_message to_peer reaches its linked peers.
+    #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
+    pub task: Option<String>,
+    /// The longest one wait_reply call waits, and its default. Keep it under your MCP
+    /// client's request timeout; the agent re-arms with the cursor it returns.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_WAIT_SECONDS,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
+    pub wait_seconds: u64,
+}
+
+impl Command for Args {
+    async fn run(self, ctx: &Ctx) -> Res {
+        serve(ctx, self).await
+    }
+}
 
 /// The MCP server of one agent session.
 #[derive(Clone)]
@@ -48,7 +81,7 @@ pub struct InboxMcp {
 }
 
 /// Serve MCP on stdin/stdout until the client closes it.
-pub async fn serve(ctx: &Ctx, a: McpArgs) -> Res {
+async fn serve(ctx: &Ctx, a: Args) -> Res {
     let agent = ctx.agent.clone().filter(|a| !a.trim().is_empty()).ok_or_else(|| {
         CliError::Invalid("inbox mcp serves one agent: pass --agent NAME (or set COORD_AGENT)".into())
     })?;

@@ -360,7 +360,8 @@ impl InboxMcp {
             let cursor = sub.cursor().unwrap_or_default();
             self.set_cursor(&a.thread_id, cursor);
             if let Some(ev) = &woke {
-                crate::waits::delivered(&c, Some(self.agent.clone()), self.task.clone(), ev.message.as_ref()).await;
+                crate::commands::waits::delivered(&c, Some(self.agent.clone()), self.task.clone(), ev.message.as_ref())
+                    .await;
             }
             Ok(match woke {
                 Some(ev) => json!({"woke": true, "cursor": cursor, "message": ev.message.as_ref().map(message_view)}),

@@ -1,0 +1,11 @@
+//! The daemon's connections: [`transport`] speaks newline-delimited JSON-RPC on one local
+//! socket connection and runs every call as its [`caller`]; [`outbox`] queues what a
+//! connection has to write within its budget, and [`shed`] keeps all connections together
+//! within the daemon's; [`activity`] counts connections, subscriptions and the last call,
+//! for `system.hello` and the idle timeout.
+
+pub mod activity;
+pub mod caller;
+pub mod outbox;
+pub mod shed;
+pub mod transport;

@@ -1,0 +1,40 @@
+//! `orch run create`: a new run, the unit of a goal's tasks.
+
+use super::prelude::*;
+
+/// Create a run.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --auto-retry 1")]
+pub struct Args {
+    /// What the run is for.
+    #[arg(long)]
+    pub goal: String,
+    /// Run id (default: R<n>).
+    #[arg(long)]
+    pub id: Option<String>,
+    /// The leader creating it (default: leader).
+    #[arg(long, value_name = "AGENT")]
+    pub created_by: Option<String>,
+    /// Retry each failed task automatically up to N times.
+    #[arg(long, value_name = "N")]
+    pub auto_retry: Option<u32>,
+    /// Merge each code task into the integration branch as soon as it is done (default:
+    /// `orch merge`).
+    #[arg(long)]
+    pub auto_merge: bool,
+}
+
+impl Command for Args {
+    async fn run(self, ctx: &Ctx) -> Res {
+        let p = RunCreateParams {
+            run_id: self.id,
+            goal: self.goal,
+            created_by: self.created_by,
+            auto_retry: self.auto_retry,
+            auto_merge: self.auto_merge,
+        };
+        let v = ctx.client().await?.run_create(p).await?;
+        ctx.print(&v, || println!("created run {} [{}]: {}", v.run.run_id, v.run.status, v.run.goal));
+        Ok(Outcome::Done)
+    }
+}

@@ -1,0 +1,20 @@
+//! `orch run`: create, list, show, finish or cancel runs.
+
+mod cancel;
+mod create;
+mod finish;
+mod list;
+mod show;
+
+use super::prelude;
+
+coord_cli::subcommands! {
+    /// The subcommands of `orch run`.
+    pub enum Cmd {
+        Create(create::Args),
+        List(list::Args),
+        Show(show::Args),
+        Finish(finish::Args),
+        Cancel(cancel::Args),
+    }
+}
