@@ -368,18 +368,26 @@ mod agents;
 mod control;
 mod event_payloads;
 mod inbox;
+mod inbox_calls;
 mod launch;
 mod orch;
+mod orch_review;
 mod payloads;
+mod policy;
+mod reservations;
 mod search;
 mod sessions;
 
 pub use agents::*;
 pub use control::*;
 pub use inbox::*;
+pub use inbox_calls::*;
 pub use launch::*;
 pub use orch::*;
+pub use orch_review::*;
 pub use payloads::*;
+pub use policy::*;
+pub use reservations::*;
 pub use search::*;
 pub use sessions::*;
 
