@@ -1,7 +1,7 @@
 // The Agents view's model kept live by events: what an event carries is applied to the
 // `view.agents` rows in place (a send's copies raise the recipients' unread counts, a
 // delivery lowers them, a reported status, a held thread's new status or lease); what it
-// cannot carry (a new lease's subject, which agent runs a task, open requests) makes the
+// cannot carry (a new lease's subject, which agent runs a task, open requests, failed tasks) makes the
 // view read itself again, at most once per animation frame (`live` in dom.js).
 
 /// Thread statuses an agent holds (`view.agents` lists them).
@@ -14,6 +14,10 @@ export function applyToAgents(agents, ev) {
   const p = ev.payload_json || {};
   // A typed message opens or answers a request: the open requests are read again.
   if (ev.message && ev.message.type) return false;
+  // An agent's failed tasks (`failed_tasks`) are not in any event: a task thread that
+  // fails, or any change to a task listed as failed (a retry, a reassign), reads them again.
+  if (ev.task_id && (ev.thread_status === 'failed' || ev.task_status === 'failed')) return false;
+  if (ev.task_id && agents.some((a) => (a.failed_tasks || []).some((f) => f.task_id === ev.task_id && f.run_id === ev.run_id))) return false;
   if (ev.message) return applySend(agents, byId, ev) && applyThread(agents, ev);
   switch (ev.event_type) {
     case 'mail.delivered': {
