@@ -201,12 +201,6 @@ export function live({ fetch, apply, draw }) {
   };
 }
 
-/// "R1/T2", "T2" (a task without a run), or the thread id when there is no task.
-export function where(m) {
-  if (!m.task_id) return m.thread_id || '';
-  return m.run_id ? `${m.run_id}/${m.task_id}` : m.task_id;
-}
-
 export function errorText(e) {
   if (!e) return 'error';
   const code = e.data && e.data.code ? `${e.data.code}: ` : '';

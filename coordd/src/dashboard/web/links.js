@@ -28,13 +28,6 @@ export function taskLink(runId, taskId, text = runId ? `${runId}/${taskId}` : ta
   return h('a', { href: taskHref(runId, taskId), class: 'task-link', dataset: { run: runId, task: taskId } }, text);
 }
 
-/// Both links of something that names a task and a thread: "R1/T2 · thread".
-export function taskAndThread(m) {
-  const task = taskLink(m.run_id, m.task_id);
-  const thread = threadLink(m.thread_id, 'thread');
-  return task && thread ? [task, ' · ', thread] : task || thread;
-}
-
 /// The view and its arguments in the location: `#runs/R1/T2` -> ['runs', 'R1', 'T2'].
 export function place() {
   const [tab, ...args] = (location.hash || '#runs').slice(1).split('/');
