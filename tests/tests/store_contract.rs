@@ -58,6 +58,7 @@ contract!(
     inbox_records_read_back_as_written,
     orch_records_read_back_as_written,
     registry_records_read_back_as_written,
+    touching_agents_advances_the_known_ones_and_names_the_unknown,
 );
 
 const NOW: i64 = 1_767_225_600_000;
@@ -447,6 +448,39 @@ async fn registry_records_read_back_as_written(s: &Opened) {
     assert_eq!(active.len(), 1);
     assert_eq!(active[0].reservation, reservation);
     assert_eq!(active[0].expires, ts(60_000));
+}
+
+/// `agents_touch` (one statement for a batch's touches on SQLite): every known agent's
+/// `last_seen_at` advances; the unknown ones are returned, in the order given, untouched.
+async fn touching_agents_advances_the_known_ones_and_names_the_unknown(s: &Opened) {
+    let store = &*s.store;
+    write(store, |tx| {
+        for id in ["a1", "a2"] {
+            let a = Agent {
+                agent_id: id.into(),
+                display_name: String::new(),
+                role: String::new(),
+                status: parse("idle"),
+                registered: true,
+                created_at: text(0),
+                last_seen_at: None,
+                version: 1,
+            };
+            tx.agents_mut().agent_insert(&a)?;
+        }
+        Ok(())
+    })
+    .await
+    .unwrap();
+    let missing = write(store, |tx| tx.agents_mut().agents_touch(&["z9", "a2", "b7", "a1"], ts(5))).await.unwrap();
+    assert_eq!(missing, vec!["z9".to_string(), "b7".to_string()]);
+    let seen = read(store, |tx| {
+        let seen = |id: &str| tx.agents().agent(id).map(|a| a.map(|a| a.last_seen_at));
+        Ok((seen("a1")?, seen("a2")?, seen("z9")?))
+    })
+    .await
+    .unwrap();
+    assert_eq!(seen, (Some(some(&text(5))), Some(some(&text(5))), None));
 }
 
 /// Shipped migrations are never edited: a database migrated by an older build must match
