@@ -42,22 +42,12 @@ impl BatchCache {
 
     /// The setting `key` as cached, or read by `read` and cached.
     pub(super) fn setting(&self, key: &str, read: impl FnOnce() -> Result<Option<String>>) -> Result<Option<String>> {
-        if let Some(v) = self.settings.borrow().get(key) {
-            return Ok(v.clone());
-        }
-        let v = read()?;
-        self.settings.borrow_mut().insert(key.to_string(), v.clone());
-        Ok(v)
+        through(&self.settings, key, read)
     }
 
     /// The agent `id` as cached, or read by `read` and cached.
     pub(super) fn agent(&self, id: &str, read: impl FnOnce() -> Result<Option<Agent>>) -> Result<Option<Agent>> {
-        if let Some(a) = self.agents.borrow().get(id) {
-            return Ok(a.clone());
-        }
-        let a = read()?;
-        self.agents.borrow_mut().insert(id.to_string(), a.clone());
-        Ok(a)
+        through(&self.agents, id, read)
     }
 
     pub(super) fn forget_setting(&self, key: &str) {
@@ -67,6 +57,16 @@ impl BatchCache {
     pub(super) fn forget_agent(&self, id: &str) {
         self.agents.borrow_mut().remove(id);
     }
+}
+
+/// `key`'s value in `map`, or read by `read` and kept there.
+fn through<T: Clone>(map: &RefCell<HashMap<String, T>>, key: &str, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    if let Some(v) = map.borrow().get(key) {
+        return Ok(v.clone());
+    }
+    let v = read()?;
+    map.borrow_mut().insert(key.to_string(), v.clone());
+    Ok(v)
 }
 
 impl<'c> SqliteTx<'c> {
