@@ -23,6 +23,7 @@ mod dashboard_scene;
 mod launch_bench;
 mod orch_bench;
 mod pg_bench;
+mod procfs;
 mod scale_bench;
 mod search_bench;
 mod session_bench;
@@ -38,6 +39,8 @@ use coord_client::Client;
 use coord_proto::api::InboxApiClient;
 use coord_proto::types::*;
 use coord_tests::Project;
+use procfs::thread_cpu_secs;
+pub(crate) use procfs::{cpu_secs, rss_mib};
 
 struct Scale {
     ready_tasks: usize,
@@ -415,31 +418,6 @@ async fn send_throughput(p: &Project, pid: u32, clients: usize, per_client: usiz
     }
 }
 
-/// CPU time (user + system) the process has used, in seconds, from `/proc/PID/stat`.
-pub(crate) fn cpu_secs(pid: u32) -> f64 {
-    stat_cpu_secs(&format!("/proc/{pid}/stat"))
-}
-
-/// CPU time the process's thread named `name` has used, in seconds (NaN if none is).
-fn thread_cpu_secs(pid: u32, name: &str) -> f64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return f64::NAN };
-    tasks
-        .flatten()
-        .find(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
-        .map_or(f64::NAN, |t| stat_cpu_secs(&t.path().join("stat").display().to_string()))
-}
-
-/// User + system CPU seconds from a `stat` file of /proc.
-fn stat_cpu_secs(path: &str) -> f64 {
-    let stat = std::fs::read_to_string(path).unwrap_or_default();
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, f)| f.split_whitespace().collect()).unwrap_or_default();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
-    // utime and stime are fields 14 and 15 of the line (11 and 12 after the name);
-    // Linux counts them in USER_HZ, 100 per second.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 /// Many workers race for the same threads in the same order: nearly every attempt
 /// conflicts. Counts attempts (grants and refusals) per second.
 async fn claim_contention(p: &Project, clients: usize, threads: usize) {
@@ -517,14 +495,4 @@ fn cli_send(p: &Project, n: usize) {
         &format!("whole-process `inbox send --json`, warm daemon ({n} runs)"),
         format!("p50 {}  p99 {}", ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99))),
     );
-}
-
-pub(crate) fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
