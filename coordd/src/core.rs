@@ -150,10 +150,10 @@ impl Core {
                 });
                 let now = clock.now();
                 let required = credentials::required(tx).unwrap_or(true);
-                for (a, _) in agents.iter().filter(|(_, proven)| **proven || !required) {
-                    if let Err(e) = agents::touch(tx, a, now) {
-                        tracing::warn!(agent = a, error = %e, "could not record last_seen_at");
-                    }
+                let seen: Vec<&str> =
+                    agents.iter().filter(|(_, proven)| **proven || !required).map(|(a, _)| a.as_str()).collect();
+                if let Err(e) = agents::touch(tx, &seen, now) {
+                    tracing::warn!(agents = seen.len(), error = %e, "could not record last_seen_at");
                 }
                 Ok(())
             };

@@ -34,6 +34,11 @@ async fn postgres() -> Option<Opened> {
     Some(Opened { store: Box::new(store), bus, _dir: None })
 }
 
+// The registry's cases (agents, reservations).
+#[path = "store_contract/registry.rs"]
+mod registry;
+use registry::*;
+
 /// Each case as `on_sqlite::case` and `on_postgres::case`.
 macro_rules! contract {
     ($($case:ident),* $(,)?) => {
@@ -58,6 +63,7 @@ contract!(
     inbox_records_read_back_as_written,
     orch_records_read_back_as_written,
     registry_records_read_back_as_written,
+    touching_agents_advances_the_known_ones_and_names_the_unknown,
 );
 
 const NOW: i64 = 1_767_225_600_000;
@@ -404,49 +410,6 @@ async fn orch_records_read_back_as_written(s: &Opened) {
     assert_eq!(format!("{:?}", got.3), format!("{council:?}"));
     assert_eq!(format!("{:?}", got.4), format!("{:?}", vec![member]));
     assert_eq!(got.5, session);
-}
-
-/// An agent and a reservation.
-async fn registry_records_read_back_as_written(s: &Opened) {
-    let store = &*s.store;
-    let agent = Agent {
-        agent_id: "w".into(),
-        display_name: "Worker".into(),
-        role: "worker".into(),
-        status: parse("busy"),
-        registered: true,
-        created_at: text(0),
-        last_seen_at: some(&text(1)),
-        version: 7,
-    };
-    let reservation = Reservation {
-        reservation_id: "V1".into(),
-        scope: "src/**".into(),
-        agent_id: "w".into(),
-        task_id: "K1".into(),
-        shared: true,
-        state: parse("active"),
-        stale: false,
-        generation: 5,
-        created_at: text(2),
-        expires_at: text(60_000),
-        released_at: None,
-    };
-    let (a, v) = (agent.clone(), reservation.clone());
-    write(store, move |tx| {
-        tx.agents_mut().agent_insert(&a)?;
-        tx.reservations_mut().reservation_insert(&v)
-    })
-    .await
-    .unwrap();
-    let (got, active) =
-        read(store, |tx| Ok((tx.agents().agent("w")?.unwrap(), tx.reservations().reservations_active()?)))
-            .await
-            .unwrap();
-    assert_eq!(got, agent);
-    assert_eq!(active.len(), 1);
-    assert_eq!(active[0].reservation, reservation);
-    assert_eq!(active[0].expires, ts(60_000));
 }
 
 /// Shipped migrations are never edited: a database migrated by an older build must match

@@ -135,15 +135,24 @@ pub fn record_named(tx: &mut dyn Tx, agent_id: &str, now: Ts) -> Result<()> {
     tx.agents_mut().agent_insert(&unregistered(agent_id, None, now))
 }
 
-/// The agent made a call: advance its `last_seen_at`, recording it first if it is unknown
-/// (unless strict). Names that are not valid agent names are left alone: the call itself
-/// rejects them.
-pub fn touch(tx: &mut dyn Tx, agent_id: &str, now: Ts) -> Result<()> {
-    if agent_id.is_empty() || agent_id == BROADCAST || check::agent("agent", agent_id).is_err() {
+/// The agents made calls: advance their `last_seen_at` (one statement for them all where
+/// the backend allows), recording the unknown ones (unless strict). Names that are not
+/// valid agent names are left alone: the calls themselves reject them.
+pub fn touch(tx: &mut dyn Tx, agent_ids: &[&str], now: Ts) -> Result<()> {
+    let valid: Vec<&str> = agent_ids
+        .iter()
+        .copied()
+        .filter(|a| !a.is_empty() && *a != BROADCAST && check::agent("agent", a).is_ok())
+        .collect();
+    if valid.is_empty() {
         return Ok(());
     }
-    if !tx.agents_mut().agent_touch(agent_id, now)? && !strict(tx)? {
-        tx.agents_mut().agent_insert(&unregistered(agent_id, Some(now), now))?;
+    let missing = tx.agents_mut().agents_touch(&valid, now)?;
+    if missing.is_empty() || strict(tx)? {
+        return Ok(());
+    }
+    for agent_id in missing {
+        tx.agents_mut().agent_insert(&unregistered(&agent_id, Some(now), now))?;
     }
     Ok(())
 }
@@ -213,7 +222,7 @@ pub fn register(tx: &mut dyn Tx, now: Ts, p: RegisterParams) -> Result<AgentResu
 /// `agents.heartbeat`: the agent is alive, optionally with a new status.
 pub fn heartbeat(tx: &mut dyn Tx, now: Ts, p: HeartbeatParams) -> Result<AgentResult> {
     check::agent_name("agent_id", &p.agent_id)?;
-    touch(tx, &p.agent_id, now)?;
+    touch(tx, &[p.agent_id.as_str()], now)?;
     let before = show(tx, &p.agent_id)?;
     let Some(status) = p.status.filter(|s| *s != before.status) else {
         return Ok(AgentResult { agent: before, event_id: None, secret: None });
@@ -332,7 +341,7 @@ mod tests {
     #[test]
     fn an_agent_seen_before_registering_is_recorded_unregistered_and_registration_adopts_it() {
         let m = Memory::new();
-        m.write(|tx, now| touch(tx, "w-1", now)).unwrap();
+        m.write(|tx, now| touch(tx, &["w-1"], now)).unwrap();
         let seen = m.read(|tx, _| show(tx, "w-1")).unwrap();
         assert!(!seen.registered);
         assert_eq!(seen.last_seen_at.as_deref(), Some(m.clock.now().to_string().as_str()));
@@ -353,7 +362,7 @@ mod tests {
     fn strict_mode_refuses_unknown_agents_and_stops_recording_them() {
         let m = Memory::new();
         m.write(|tx, now| register(tx, now, reg("lead", "lead"))).unwrap();
-        m.write(|tx, now| touch(tx, "seen", now)).unwrap();
+        m.write(|tx, now| touch(tx, &["seen"], now)).unwrap();
         strict_on(&m);
         assert_eq!(m.events().last().unwrap().event_type, EventType::SettingsChanged);
         m.read(|tx, _| {
@@ -370,7 +379,7 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        m.write(|tx, now| touch(tx, "ghost", now)).unwrap();
+        m.write(|tx, now| touch(tx, &["ghost"], now)).unwrap();
         m.write(|tx, now| record_named(tx, "ghost", now)).unwrap();
         assert!(m.read(|tx, _| tx.agents().agent("ghost")).unwrap().is_none(), "strict mode records no unknown agent");
         let p = HeartbeatParams { agent_id: "ghost".into(), status: None };

@@ -109,6 +109,18 @@ pub trait Agents {
     fn agent_save(&mut self, a: &Agent) -> Result<()>;
     /// Advance `last_seen_at`; false when no such agent exists.
     fn agent_touch(&mut self, agent_id: &str, at: Ts) -> Result<bool>;
+    /// Advance `last_seen_at` of every agent of `agent_ids`; the ids of those that do not
+    /// exist, in the order given. One [`Agents::agent_touch`] each unless a backend does
+    /// better (SQLite: one statement).
+    fn agents_touch(&mut self, agent_ids: &[&str], at: Ts) -> Result<Vec<String>> {
+        let mut missing = Vec::new();
+        for id in agent_ids {
+            if !self.agent_touch(id, at)? {
+                missing.push(id.to_string());
+            }
+        }
+        Ok(missing)
+    }
     /// Sorted by id.
     fn agents_list(&self, p: &AgentListParams) -> Result<Vec<Agent>>;
     /// Registered agents other than `except`, sorted.

@@ -1,5 +1,7 @@
 //! The agent registry, project settings, reservations and peer links on SQLite.
 
+use std::sync::LazyLock;
+
 use coord_proto::types::*;
 use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlValue};
 
@@ -10,13 +12,30 @@ use crate::store::repos::{Agents, Peers, ReservationCounts, ReservationQuery, Re
 use crate::store::rows::{self, AGENT_COLUMNS, Cols, RESERVATION_COLUMNS, ts_text};
 use crate::time::Ts;
 
+/// One agent by id.
+static AGENT_BY_ID: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {AGENT_COLUMNS} FROM agents WHERE agent_id = ?1"));
+
+impl SqliteTx<'_> {
+    /// The agent is being written: the batch cache must read it again.
+    fn forget_agent(&self, agent_id: &str) {
+        if let Some(c) = self.cache {
+            c.forget_agent(agent_id);
+        }
+    }
+}
+
 impl Agents for SqliteTx<'_> {
     fn agent(&self, agent_id: &str) -> Result<Option<Agent>> {
-        let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE agent_id = ?1");
-        self.map_one(&sql, [agent_id], rows::agent)
+        let read = || self.map_one(&AGENT_BY_ID, [agent_id], rows::agent);
+        match self.cache {
+            Some(c) => c.agent(agent_id, read),
+            None => read(),
+        }
     }
 
     fn agent_insert(&mut self, a: &Agent) -> Result<()> {
+        self.forget_agent(&a.agent_id);
         self.conn
             .prepare_cached(&format!("INSERT INTO agents ({AGENT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"))?
             .execute(params![
@@ -33,6 +52,7 @@ impl Agents for SqliteTx<'_> {
     }
 
     fn agent_save(&mut self, a: &Agent) -> Result<()> {
+        self.forget_agent(&a.agent_id);
         self.conn
             .prepare_cached(
                 "UPDATE agents SET display_name = ?2, role = ?3, status = ?4, registered = ?5, last_seen_at = ?6, \
@@ -51,6 +71,7 @@ impl Agents for SqliteTx<'_> {
     }
 
     fn agent_touch(&mut self, agent_id: &str, at: Ts) -> Result<bool> {
+        self.forget_agent(agent_id);
         let n = self
             .conn
             .prepare_cached("UPDATE agents SET last_seen_at = ?2 WHERE agent_id = ?1")?
@@ -74,15 +95,39 @@ impl Agents for SqliteTx<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    fn agents_touch(&mut self, agent_ids: &[&str], at: Ts) -> Result<Vec<String>> {
+        for id in agent_ids {
+            self.forget_agent(id);
+        }
+        // One statement for the batch: the ids as one JSON array, the touched ones returned.
+        let ids = serde_json::to_string(agent_ids).map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+        let mut stmt = self.conn.prepare_cached(
+            "UPDATE agents SET last_seen_at = ?2 WHERE agent_id IN (SELECT value FROM json_each(?1)) \
+             RETURNING agent_id",
+        )?;
+        let touched: std::collections::HashSet<String> =
+            stmt.query_map(params![ids, ts_text(at)], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        Ok(agent_ids.iter().filter(|id| !touched.contains(**id)).map(|id| id.to_string()).collect())
+    }
+
     fn setting(&self, key: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
-            .query_row([key], |r| r.get(0))
-            .optional()?)
+        let read = || {
+            Ok(self
+                .conn
+                .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+                .query_row([key], |r| r.get(0))
+                .optional()?)
+        };
+        match self.cache {
+            Some(c) => c.setting(key, read),
+            None => read(),
+        }
     }
 
     fn setting_put(&mut self, key: &str, value: &str) -> Result<()> {
+        if let Some(c) = self.cache {
+            c.forget_setting(key);
+        }
         self.conn
             .prepare_cached(
                 "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",

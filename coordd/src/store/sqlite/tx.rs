@@ -1,10 +1,13 @@
 //! [`SqliteTx`]: the repositories over one SQLite connection, inside the writer's
 //! transaction (writes) or a read transaction on a read-only pooled connection (reads).
 //! The repository implementations live in the per-domain files of this module; this file
-//! holds what they share: the type itself, statement helpers (rows are mapped by
-//! `store::rows`) and error conversion.
+//! holds what they share: the type itself, the writer's per-batch cache, statement
+//! helpers (rows are mapped by `store::rows`) and error conversion.
 
-use coord_proto::types::Event;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use coord_proto::types::{Agent, Event};
 use rusqlite::{Connection, Params};
 
 use crate::error::{Error, Result};
@@ -15,11 +18,65 @@ use crate::store::rows::RowRead;
 pub struct SqliteTx<'c> {
     pub(super) conn: &'c Connection,
     published: Vec<Event>,
+    /// The writer's batch cache, when this runs a job of a batch.
+    pub(super) cache: Option<&'c BatchCache>,
+}
+
+/// What the jobs of one write batch read over and over: the project's settings (a send
+/// reads two) and agent rows (a send reads its recipient's). The writer keeps one per
+/// batch attempt, so it never outlives the transaction that read it: it is emptied when
+/// a job is rolled back, and an entry is forgotten when the row is written (by the
+/// repository methods that write agents and settings, the only writers of those tables).
+#[derive(Default)]
+pub struct BatchCache {
+    settings: RefCell<HashMap<String, Option<String>>>,
+    agents: RefCell<HashMap<String, Option<Agent>>>,
+}
+
+impl BatchCache {
+    /// Forget everything (a rollback undid writes that may have been cached).
+    pub fn clear(&self) {
+        self.settings.borrow_mut().clear();
+        self.agents.borrow_mut().clear();
+    }
+
+    /// The setting `key` as cached, or read by `read` and cached.
+    pub(super) fn setting(&self, key: &str, read: impl FnOnce() -> Result<Option<String>>) -> Result<Option<String>> {
+        through(&self.settings, key, read)
+    }
+
+    /// The agent `id` as cached, or read by `read` and cached.
+    pub(super) fn agent(&self, id: &str, read: impl FnOnce() -> Result<Option<Agent>>) -> Result<Option<Agent>> {
+        through(&self.agents, id, read)
+    }
+
+    pub(super) fn forget_setting(&self, key: &str) {
+        self.settings.borrow_mut().remove(key);
+    }
+
+    pub(super) fn forget_agent(&self, id: &str) {
+        self.agents.borrow_mut().remove(id);
+    }
+}
+
+/// `key`'s value in `map`, or read by `read` and kept there.
+fn through<T: Clone>(map: &RefCell<HashMap<String, T>>, key: &str, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    if let Some(v) = map.borrow().get(key) {
+        return Ok(v.clone());
+    }
+    let v = read()?;
+    map.borrow_mut().insert(key.to_string(), v.clone());
+    Ok(v)
 }
 
 impl<'c> SqliteTx<'c> {
     pub fn new(conn: &'c Connection) -> Self {
-        SqliteTx { conn, published: Vec::new() }
+        SqliteTx { conn, published: Vec::new(), cache: None }
+    }
+
+    /// A job of a write batch, reading through the batch's `cache`.
+    pub fn cached(conn: &'c Connection, cache: &'c BatchCache) -> Self {
+        SqliteTx { conn, published: Vec::new(), cache: Some(cache) }
     }
 
     /// The events published by this transaction so far, in order.

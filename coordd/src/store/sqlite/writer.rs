@@ -24,7 +24,7 @@
 use rusqlite::Connection;
 
 use super::checkpoint::Checkpointer;
-use super::tx::{SqliteTx, unwritable};
+use super::tx::{BatchCache, SqliteTx, unwritable};
 use crate::bus::Bus;
 use crate::error::{Error, Result};
 use crate::store::backend::WriteJob;
@@ -92,54 +92,61 @@ fn checkpoint(conn: &Connection, mode: &str) {
     }
 }
 
-/// The writer's connection as the group-commit engine drives it.
-struct Sqlite<'c>(&'c Connection);
+/// The writer's connection as the group-commit engine drives it, with the batch's cache
+/// of settings and agent rows (emptied whenever something is rolled back).
+struct Sqlite<'c> {
+    conn: &'c Connection,
+    cache: BatchCache,
+}
 
 impl Conn for Sqlite<'_> {
     fn begin(&mut self, _per_job: bool) -> Result<()> {
-        run_cached(self.0, "BEGIN IMMEDIATE").map(drop).map_err(|e| failure("cannot begin a write transaction", &e))
+        self.cache.clear();
+        run_cached(self.conn, "BEGIN IMMEDIATE").map(drop).map_err(|e| failure("cannot begin a write transaction", &e))
     }
 
     fn savepoint(&mut self) -> Result<()> {
-        run_cached(self.0, "SAVEPOINT job").map(drop).map_err(|e| failure("savepoint failed", &e))
+        run_cached(self.conn, "SAVEPOINT job").map(drop).map_err(|e| failure("savepoint failed", &e))
     }
 
     fn release(&mut self) -> Result<()> {
-        run_cached(self.0, "RELEASE job").map(drop).map_err(|e| failure("savepoint release failed", &e))
+        run_cached(self.conn, "RELEASE job").map(drop).map_err(|e| failure("savepoint release failed", &e))
     }
 
     fn rollback_to(&mut self) -> Result<()> {
-        run_cached(self.0, "ROLLBACK TO job")
-            .and_then(|_| run_cached(self.0, "RELEASE job"))
+        self.cache.clear();
+        run_cached(self.conn, "ROLLBACK TO job")
+            .and_then(|_| run_cached(self.conn, "RELEASE job"))
             .map(drop)
             .map_err(|e| failure("savepoint rollback failed", &e))
     }
 
     fn commit(&mut self) -> Result<()> {
-        run_cached(self.0, "COMMIT").map(drop).map_err(|e| failure("commit failed", &e))
+        run_cached(self.conn, "COMMIT").map(drop).map_err(|e| failure("commit failed", &e))
     }
 
     fn rollback(&mut self) {
+        self.cache.clear();
         // SQLite may have rolled back by itself (disk full, I/O error).
-        if !self.0.is_autocommit()
-            && let Err(e) = self.0.execute_batch("ROLLBACK")
+        if !self.conn.is_autocommit()
+            && let Err(e) = self.conn.execute_batch("ROLLBACK")
         {
             tracing::error!(error = %e, "rollback failed");
         }
     }
 
     fn run(&mut self, job: &mut WriteJob) -> JobRun {
-        let before = self.0.total_changes();
-        let mut tx = SqliteTx::new(self.0);
+        let before = self.conn.total_changes();
+        let mut tx = SqliteTx::cached(self.conn, &self.cache);
         let ok = group_commit::run_job(job, &mut tx);
         let events = tx.take_published();
-        JobRun { ok, dirty: self.0.total_changes() != before, events }
+        JobRun { ok, dirty: self.conn.total_changes() != before, events }
     }
 
     fn lost(&mut self) -> Option<Error> {
         // SQLite rolls the whole transaction back by itself on some errors (disk full, I/O
         // error); the batch then fails as a whole.
-        self.0.is_autocommit().then(rolled_back)
+        self.conn.is_autocommit().then(rolled_back)
     }
 }
 
@@ -149,7 +156,7 @@ pub(super) fn run_batch(conn: &Connection, batch: &mut Vec<WriteJob>, bus: &Bus)
     if batch.is_empty() {
         return;
     }
-    let commit_err = match group_commit::run(&mut Sqlite(conn), batch) {
+    let commit_err = match group_commit::run(&mut Sqlite { conn, cache: BatchCache::default() }, batch) {
         Outcome::Committed(events) => {
             bus.publish(events);
             None

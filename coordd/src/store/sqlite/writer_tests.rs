@@ -2,7 +2,9 @@
 //! fails after writing (the batch runs again with a savepoint per job), a full disk
 //! (SQLite's `max_page_count`), a transaction SQLite rolled back by itself, and a COMMIT
 //! that fails. Each time: the callers that failed are told why, the others' writes and
-//! events are committed and published, and nothing of a failed job remains.
+//! events are committed and published, and nothing of a failed job remains. And the
+//! batch's cache of settings and agent rows: what a job writes, the later jobs read; what
+//! is rolled back, they do not.
 
 use std::sync::{Arc, Mutex};
 
@@ -14,6 +16,7 @@ use super::migrations;
 use super::testing::conn_of;
 use super::writer::run_batch;
 use crate::bus::Bus;
+use crate::domain::agents;
 use crate::error::{Error, Result};
 use crate::ops::messages;
 use crate::store::Tx;
@@ -202,4 +205,64 @@ fn a_failed_commit_fails_every_job_of_its_batch_and_keeps_nothing() {
     let (c, hc) = probe(send_body(10));
     batch(&conn, &bus, vec![c]);
     assert_eq!(hc.told(), Ok(1), "event ids continue without a gap");
+}
+
+/// A send from an agent that is not registered: refused once strict agents is on.
+fn send_from(from: &str) -> impl FnMut(&mut dyn Tx) -> Result<i64> + Send + 'static {
+    let from = from.to_string();
+    move |tx| {
+        let p = SendParams { from: from.clone(), to: "w".into(), message: msg(), ..Default::default() };
+        Ok(messages::send(tx, NOW, p)?.event_id)
+    }
+}
+
+fn msg() -> MessageInput {
+    MessageInput { summary: "s".into(), ..Default::default() }
+}
+
+fn strict_on(tx: &mut dyn Tx) -> Result<i64> {
+    agents::init(tx, NOW, InitParams { strict_agents: Some(true), ..Default::default() })?;
+    Ok(0)
+}
+
+#[test]
+fn a_setting_changed_by_a_job_is_read_back_by_the_later_jobs_of_its_batch() {
+    let (_dir, conn, bus) = open();
+    // The first send reads strict agents (off) into the batch's cache.
+    let (a, ha) = probe(send_from("lead"));
+    let (b, hb) = probe(strict_on);
+    let (c, hc) = probe(send_from("stranger"));
+    batch(&conn, &bus, vec![a, b, c]);
+    assert!(ha.told().is_ok() && hb.told().is_ok());
+    assert_eq!(hc.told(), Err(Some(ErrorCode::UnknownSender)));
+}
+
+#[test]
+fn a_setting_a_rolled_back_job_wrote_and_read_is_not_seen_by_the_next_job() {
+    let (_dir, conn, bus) = open();
+    let (a, ha) = probe(send_from("lead"));
+    // Turns strict agents on, reads it back (so the cache holds it), then fails.
+    let (b, hb) = probe(|tx| {
+        strict_on(tx)?;
+        assert!(agents::strict(tx)?);
+        Err(Error::invalid("refused after writing"))
+    });
+    let (c, hc) = probe(send_from("stranger"));
+    batch(&conn, &bus, vec![a, b, c]);
+    assert!(ha.told().is_ok());
+    assert_eq!(hb.told(), Err(Some(ErrorCode::InvalidInput)));
+    assert!(hc.told().is_ok(), "strict agents was rolled back with the job that turned it on");
+}
+
+#[test]
+fn an_agent_recorded_by_a_job_is_seen_by_the_later_jobs_of_its_batch() {
+    let (_dir, conn, bus) = open();
+    let (a, ha) = probe(|tx| Ok(i64::from(tx.agents().agent("w7")?.is_some())));
+    let (b, hb) = probe(|tx| {
+        agents::touch(tx, &["w7"], NOW)?;
+        Ok(0)
+    });
+    let (c, hc) = probe(|tx| Ok(i64::from(agents::show(tx, "w7")?.last_seen_at.is_some())));
+    batch(&conn, &bus, vec![a, b, c]);
+    assert_eq!((ha.told(), hb.told(), hc.told()), (Ok(0), Ok(0), Ok(1)));
 }
