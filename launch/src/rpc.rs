@@ -77,8 +77,17 @@ impl Rpc {
         Ok(view)
     }
 
+    /// A task with every attempt, following the reply bound's pages.
     pub async fn task_show(&mut self, run_id: &str, task_id: &str) -> Result<TaskView, ClientError> {
-        call!(self, task_show, TaskRef { run_id: run_id.to_string(), task_id: task_id.to_string() })
+        let p = TaskShowParams { run_id: run_id.to_string(), task_id: task_id.to_string(), after_attempt: None };
+        let mut whole: TaskView = call!(self, task_show, p.clone())?;
+        let mut next = whole.next(p);
+        while let Some(p) = next {
+            let page: TaskView = call!(self, task_show, p.clone())?;
+            next = page.next(p);
+            whole.extend(page);
+        }
+        Ok(whole)
     }
 
     pub async fn dispatch(&mut self, p: DispatchParams) -> Result<DispatchResult, ClientError> {

@@ -33,12 +33,23 @@ pub fn view(tx: &dyn Tx, run_id: &str, event_id: i64) -> Result<RunView> {
     Ok(RunView { run, tasks, event_id, truncated, next_after })
 }
 
+/// A task with its dependents and its first attempts (what fits in the reply).
 pub fn task_view(tx: &dyn Tx, run_id: &str, task_id: &str) -> Result<TaskView> {
-    Ok(TaskView {
-        task: load_task(tx, run_id, task_id)?,
-        dependents: tx.tasks().task_dependents(run_id, task_id)?,
-        attempts: tx.attempts().attempts_of(run_id, task_id)?,
-    })
+    show_task(tx, &TaskShowParams { run_id: run_id.into(), task_id: task_id.into(), after_attempt: None })
+}
+
+/// `orch.taskShow`: the task and its dependents whole, its attempts after `after_attempt`
+/// within what is left of the reply's bound.
+pub fn show_task(tx: &dyn Tx, p: &TaskShowParams) -> Result<TaskView> {
+    let task = load_task(tx, &p.run_id, &p.task_id)?;
+    let dependents = tx.tasks().task_dependents(&p.run_id, &p.task_id)?;
+    let mut attempts = tx.attempts().attempts_of(&p.run_id, &p.task_id)?;
+    if let Some(after) = p.after_attempt {
+        attempts.retain(|a| a.attempt > after);
+    }
+    let room = bound::budget_beside(&(&task, &dependents));
+    let page = bound::page_within(attempts, room, |a: &Attempt| a.attempt);
+    Ok(TaskView { task, dependents, attempts: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// The creator of a run created without `created_by` (on a connection not authenticated as
