@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::store::within::Within;
 
 /// Room left in a reply for what is not the list itself (the envelope, a thread, counts).
 pub const ENVELOPE_ALLOWANCE: usize = 64 * 1024;
@@ -92,6 +93,18 @@ pub fn page<T: Serialize, K>(items: Vec<T>, key: impl Fn(&T) -> K) -> Page<T, K>
     page_within(items, items_budget(), key)
 }
 
+/// [`page`] of a store read that may have stopped at the budget: a read that was cut is
+/// truncated (continuing after its last item) even when what it got fits.
+pub fn page_read<T: Serialize, K>(read: Within<T>, key: impl Fn(&T) -> K) -> Page<T, K> {
+    let cut = read.cut;
+    let mut page = page(read.items, &key);
+    if cut && !page.truncated {
+        page.truncated = true;
+        page.next_after = page.items.last().map(&key);
+    }
+    page
+}
+
 /// [`page`] within `max_bytes` (what is left of the budget after a reply's other large
 /// fields: a task beside its attempts).
 pub fn page_within<T: Serialize, K>(items: Vec<T>, max_bytes: usize, key: impl Fn(&T) -> K) -> Page<T, K> {
@@ -105,11 +118,12 @@ pub fn budget_beside<T: Serialize>(other: &T) -> usize {
     items_budget().saturating_sub(json_size(other))
 }
 
-/// [`page`] for a list where consecutive items may share a cursor key (one message's
+/// [`page_read`] for a list where consecutive items may share a cursor key (one message's
 /// copies, one per recipient): a page ends between keys, never inside one, so continuing
 /// after the last key misses nothing; a first key whose items alone pass the bound comes
-/// whole.
-pub fn page_grouped<T: Serialize, K: PartialEq>(items: Vec<T>, key: impl Fn(&T) -> K) -> Page<T, K> {
+/// whole. (The store's read never splits a key either.)
+pub fn page_grouped<T: Serialize, K: PartialEq>(read: Within<T>, key: impl Fn(&T) -> K) -> Page<T, K> {
+    let (items, cut) = (read.items, read.cut);
     let (mut end, mut bytes) = (0, 0);
     while end < items.len() {
         let k = key(&items[end]);
@@ -121,7 +135,7 @@ pub fn page_grouped<T: Serialize, K: PartialEq>(items: Vec<T>, key: impl Fn(&T) 
         bytes += size;
         end += group;
     }
-    let truncated = end < items.len();
+    let truncated = end < items.len() || (cut && end > 0);
     let mut items = items;
     items.truncate(end);
     let next_after = if truncated { items.last().map(key) } else { None };
