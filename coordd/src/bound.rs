@@ -96,8 +96,12 @@ pub fn page<T: Serialize, K>(items: Vec<T>, key: impl Fn(&T) -> K) -> Page<T, K>
 /// [`page`] of a store read that may have stopped at the budget: a read that was cut is
 /// truncated (continuing after its last item) even when what it got fits.
 pub fn page_read<T: Serialize, K>(read: Within<T>, key: impl Fn(&T) -> K) -> Page<T, K> {
-    let cut = read.cut;
-    let mut page = page(read.items, &key);
+    page_cut(read.items, read.cut, key)
+}
+
+/// [`page`] of items whose reading stopped early at the budget when `cut`.
+pub fn page_cut<T: Serialize, K>(items: Vec<T>, cut: bool, key: impl Fn(&T) -> K) -> Page<T, K> {
+    let mut page = page(items, &key);
     if cut && !page.truncated {
         page.truncated = true;
         page.next_after = page.items.last().map(&key);
