@@ -153,10 +153,13 @@ pub fn after_key<T>(items: Vec<T>, after: Option<&str>, key: impl Fn(&T) -> &str
     let Some(after) = after else { return Ok(items) };
     match items.iter().position(|i| key(i) == after) {
         Some(at) => Ok(items.into_iter().skip(at + 1).collect()),
-        None => Err(Error::invalid(format!(
-            "cursor '{after}' is not in this list any more (it was removed): list again from the start"
-        ))),
+        None => Err(gone(after)),
     }
+}
+
+/// The error for a cursor that names an item no longer in its list.
+pub fn gone(after: &str) -> Error {
+    Error::invalid(format!("cursor '{after}' is not in this list any more (it was removed): list again from the start"))
 }
 
 #[cfg(test)]

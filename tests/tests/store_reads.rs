@@ -17,6 +17,7 @@ contract!(
     mail_is_read_until_it_holds_the_budget,
     a_timeline_read_stops_at_the_budget_but_never_inside_a_message,
     an_events_page_stops_at_the_budget,
+    a_runs_tasks_are_read_until_they_hold_the_budget,
 );
 
 /// Body of each message: five of them hold 5,000 bytes of text.
@@ -115,4 +116,43 @@ async fn an_events_page_stops_at_the_budget(s: &Opened) {
     let page = read(&*s.store, move |tx| tx.events().events_page(&q, 1000, BUDGET)).await.unwrap();
     // Events weigh their message plus a fixed estimate, so two pass 2,500 bytes.
     assert!(page.len() < 5 && page.len() >= 2, "{} events of 5", page.len());
+}
+
+async fn a_runs_tasks_are_read_until_they_hold_the_budget(s: &Opened) {
+    use coordd::domain::orch::plan;
+    let now = Ts::from_millis(1_767_225_600_000);
+    write(&*s.store, move |tx| {
+        plan::create_run(
+            tx,
+            now,
+            RunCreateParams { run_id: Some("R1".into()), goal: "g".into(), ..Default::default() },
+        )?;
+        for n in 0..5 {
+            let body = Some("x".repeat(BODY));
+            let depends_on = if n == 4 { vec!["T0".into()] } else { vec![] };
+            let p = TaskAddParams {
+                run_id: "R1".into(),
+                task_id: format!("T{n}"),
+                title: "t".into(),
+                body,
+                depends_on,
+                ..Default::default()
+            };
+            plan::add_task(tx, now, p)?;
+        }
+        Ok(())
+    })
+    .await
+    .unwrap();
+    let page = |after: Option<&'static str>, statuses: Vec<TaskStatus>| {
+        read(&*s.store, move |tx| tx.tasks().tasks_page("R1", after, &statuses, 1000, BUDGET))
+    };
+    let ids = |w: &Within<Task>| w.items.iter().map(|t| t.task_id.clone()).collect::<Vec<_>>();
+    let first = page(None, vec![]).await.unwrap();
+    assert_eq!((ids(&first), first.cut), (vec!["T0".to_string(), "T1".into(), "T2".into()], true));
+    let rest = page(Some("T2"), vec![]).await.unwrap();
+    assert_eq!((ids(&rest), rest.cut), (vec!["T3".to_string(), "T4".into()], false));
+    assert_eq!(rest.items[1].depends_on, ["T0"], "with their dependencies");
+    let pending = page(None, vec![TaskStatus::Pending]).await.unwrap();
+    assert_eq!(ids(&pending), ["T4"], "only the statuses asked for");
 }

@@ -170,6 +170,17 @@ pub trait Tasks {
     fn task_save(&mut self, t: &Task) -> Result<()>;
     /// A run's tasks in creation order, with their dependencies.
     fn run_tasks(&self, run_id: &str) -> Result<Vec<Task>>;
+    /// A run's tasks in creation order after task `after` (from the first without it), of
+    /// `statuses` (any when empty), at most `limit`, with their dependencies: read until
+    /// they hold `max_bytes` of text ([`Within`]).
+    fn tasks_page(
+        &self,
+        run_id: &str,
+        after: Option<&str>,
+        statuses: &[TaskStatus],
+        limit: u32,
+        max_bytes: usize,
+    ) -> Result<Within<Task>>;
     /// Ready tasks, highest priority first, then oldest, with their dependencies.
     fn tasks_ready(&self, run_id: &str, limit: u32) -> Result<Vec<Task>>;
     fn task_deps(&self, run_id: &str, task_id: &str) -> Result<Vec<String>>;

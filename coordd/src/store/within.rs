@@ -59,6 +59,11 @@ impl<T> Within<T> {
         Ok(true)
     }
 
+    /// Complete the items read (their dependencies, say; the cut stays).
+    pub fn and_then<U>(self, f: impl FnOnce(Vec<T>) -> Result<Vec<U>>) -> Result<Within<U>> {
+        Ok(Within { items: f(self.items)?, cut: self.cut, bytes: self.bytes, max: self.max })
+    }
+
     /// Map the items (the cut stays).
     pub fn map<U>(self, f: impl FnMut(T) -> U) -> Within<U> {
         Within { items: self.items.into_iter().map(f).collect(), cut: self.cut, bytes: self.bytes, max: self.max }

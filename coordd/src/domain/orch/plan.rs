@@ -29,8 +29,9 @@ pub fn tasks_of(tx: &dyn Tx, run_id: &str) -> Result<Vec<Task>> {
 
 pub fn view(tx: &dyn Tx, run_id: &str, event_id: i64) -> Result<RunView> {
     let run = load_run(tx, run_id)?;
-    let TasksResult { tasks, truncated, next_after } = tasks_page(tx.tasks().run_tasks(run_id)?);
-    Ok(RunView { run, tasks, event_id, truncated, next_after })
+    let read = tx.tasks().tasks_page(run_id, None, &[], u32::MAX, bound::items_budget())?;
+    let page = bound::page_read(read, |t: &Task| t.task_id.clone());
+    Ok(RunView { run, tasks: page.items, event_id, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// A task with its dependents and its first attempts (what fits in the reply).
@@ -162,15 +163,18 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
 /// `orch.taskList`: a run's tasks in creation order, optionally filtered.
 pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<TasksResult> {
     load_run(tx, &p.run_id)?;
-    let mut tasks = tx.tasks().run_tasks(&p.run_id)?;
-    if !p.statuses.is_empty() {
-        tasks.retain(|t| p.statuses.contains(&t.status));
+    let limit = match p.limit {
+        Some(limit) => check::limit(Some(limit), DEFAULT_LIMIT)?,
+        None => u32::MAX,
+    };
+    if let Some(after) = &p.after
+        && tx.tasks().task(&p.run_id, after)?.is_none()
+    {
+        return Err(bound::gone(after));
     }
-    let mut tasks = bound::after_key(tasks, p.after.as_deref(), |t| &t.task_id)?;
-    if let Some(limit) = p.limit {
-        tasks.truncate(check::limit(Some(limit), DEFAULT_LIMIT)? as usize);
-    }
-    Ok(tasks_page(tasks))
+    let read = tx.tasks().tasks_page(&p.run_id, p.after.as_deref(), &p.statuses, limit, bound::items_budget())?;
+    let page = bound::page_read(read, |t: &Task| t.task_id.clone());
+    Ok(TasksResult { tasks: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// `orch.runList`: runs, oldest first.
