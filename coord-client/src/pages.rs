@@ -104,6 +104,11 @@ paged!(ThreadsResult, ListParams, threads, after, limit Some(DEFAULT_LIMIT));
 paged!(ThreadsResult, FetchParams, threads, after, limit Some(DEFAULT_LIMIT));
 paged!(ReservationsResult, ReservationListParams, reservations, after, limit Some(MAX_LIMIT));
 paged!(SearchResult, SearchParams, hits, offset, limit Some(SEARCH_LIMIT_DEFAULT));
+paged!(WorktreesResult, WorktreeParams, worktrees, after);
+paged!(PeersResult, PeerListParams, peers, after);
+paged!(CheckPathsResult, CheckPathsParams, conflicts, offset);
+paged!(TaskView, TaskShowParams, attempts, after_attempt);
+paged!(Council, CouncilRef, groups, after_group);
 
 impl Paged<RunListParams> for RunsResult {
     fn next(&self, _: RunListParams) -> Option<RunListParams> {

@@ -45,6 +45,21 @@ macro_rules! call {
     }};
 }
 
+/// Call a bounded `$method` page after page (each through `call!`) until its list is whole.
+macro_rules! all_pages {
+    ($self:ident, $method:ident, $params:expr) => {{
+        let p = $params;
+        let mut whole = call!($self, $method, p.clone())?;
+        let mut next = whole.next(p);
+        while let Some(p) = next {
+            let page = call!($self, $method, p.clone())?;
+            next = page.next(p);
+            whole.extend(page);
+        }
+        Ok(whole)
+    }};
+}
+
 impl Rpc {
     pub async fn connect(opts: ConnectOptions) -> Result<Rpc, ClientError> {
         let client = Client::connect(opts.clone()).await?;
@@ -77,8 +92,10 @@ impl Rpc {
         Ok(view)
     }
 
+    /// A task with every attempt, following the reply bound's pages.
     pub async fn task_show(&mut self, run_id: &str, task_id: &str) -> Result<TaskView, ClientError> {
-        call!(self, task_show, TaskRef { run_id: run_id.to_string(), task_id: task_id.to_string() })
+        let p = TaskShowParams { run_id: run_id.to_string(), task_id: task_id.to_string(), after_attempt: None };
+        all_pages!(self, task_show, p)
     }
 
     pub async fn dispatch(&mut self, p: DispatchParams) -> Result<DispatchResult, ClientError> {
@@ -95,13 +112,6 @@ impl Rpc {
 
     /// Every matching session, following the reply bound's pages.
     pub async fn session_list(&mut self, p: SessionListParams) -> Result<SessionsResult, ClientError> {
-        let mut whole: SessionsResult = call!(self, session_list, p.clone())?;
-        let mut next = whole.next(p);
-        while let Some(p) = next {
-            let page: SessionsResult = call!(self, session_list, p.clone())?;
-            next = page.next(p);
-            whole.extend(page);
-        }
-        Ok(whole)
+        all_pages!(self, session_list, p)
     }
 }

@@ -243,6 +243,13 @@ pub fn worktrees(v: &WorktreesResult) {
     if v.worktrees.is_empty() && v.removed.is_empty() && v.kept.is_empty() && v.removed_branches.is_empty() {
         println!("no worktrees");
     }
+    if v.truncated && (v.removed_count > 0 || v.kept_count > 0) {
+        println!(
+            "(removed {} and kept {} in all; the list above stops at the reply's size bound: \
+             `orch worktree list` shows every worktree left)",
+            v.removed_count, v.kept_count
+        );
+    }
     if v.other_hosts > 0 {
         println!("({} worktree(s) on other hosts: list or prune them there)", v.other_hosts);
     }

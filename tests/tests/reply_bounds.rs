@@ -266,3 +266,136 @@ fn inbox_list_and_fetch_continue_after_the_thread_their_cursor_names() {
     );
     assert_eq!(c.recv()["error"]["data"]["code"], "not_found", "a cursor naming no thread is refused");
 }
+
+// Lists of small items: a path, a peer, an attempt, a worktree, a council group. Reaching
+// 16 MiB of them takes tens of thousands, so all but `reservations.check` (whose conflicts
+// multiply paths by reservations) are paged by a daemon whose bound is lowered to 1 byte
+// (`COORDD_REPLY_BUDGET_BYTES`, a testing aid): every page then holds one item.
+
+/// A daemon whose reply bound is 1 byte: each page of a list holds one item.
+fn one_item_per_page(p: &Project) -> coord_tests::Daemon {
+    p.serve_with(&[], &[("COORDD_REPLY_BUDGET_BYTES", "1")])
+}
+
+fn orch(p: &Project, args: &[&str]) -> Value {
+    p.orch().json_flag().args(args).run().ok().json()
+}
+
+#[test]
+fn reservations_check_pages_the_conflicts_of_many_paths() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut c = RawConn::connect(&d.socket);
+    call(&mut c, "reservations.reserve", json!({"agent": "a", "scope": "src/**", "task_id": "T1"}));
+    // Each conflict repeats the reservation (about 300 bytes): 80,000 pass 16 MiB.
+    let paths: Vec<String> = (0..80_000).map(|i| format!("src/f{i}.rs")).collect();
+    let (conflicts, n) =
+        pages(&mut c, "reservations.check", json!({"agent": "b", "paths": paths}), "conflicts", "offset");
+    let got: Vec<&str> = conflicts.iter().map(|x| x["path"].as_str().unwrap()).collect();
+    assert_eq!(got, paths, "every conflicting path once, in the order asked");
+    assert!(n >= 2, "80,000 conflicts in one reply");
+}
+
+#[test]
+fn peers_list_and_peers_link_page_many_peers() {
+    let p = Project::new();
+    let d = one_item_per_page(&p);
+    let mut c = RawConn::connect(&d.socket);
+    for i in 0..4 {
+        let (linked, _) = call(&mut c, "peers.link", json!({"task_id": "T", "peer_task_id": format!("P{i}")}));
+        assert_eq!(linked["peers"], json!(["P0"]), "peers.link answers with the first page");
+        assert_eq!(linked["truncated"], i > 0);
+    }
+    let (peers, n) = pages(&mut c, "peers.list", json!({"task_id": "T"}), "peers", "after");
+    assert_eq!(peers, ["P0", "P1", "P2", "P3"]);
+    assert_eq!(n, 4);
+}
+
+#[test]
+fn orch_task_show_pages_attempts_and_the_command_line_shows_them_all() {
+    let p = Project::new();
+    let d = one_item_per_page(&p);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "t", "--kind", "thread", "--assign-to", "w"]);
+    let mut thread = orch(&p, &["dispatch", "--run", "R1", "--task", "T1"])["dispatches"][0]["thread_id"].clone();
+    for _ in 0..2 {
+        let t = thread.as_str().unwrap().to_string();
+        p.inbox().args(["claim", "--agent", "w", "--thread", &t]).run().ok();
+        p.inbox().args(["fail", "--agent", "w", "--thread", &t, "--summary", "no"]).run().ok();
+        thread = orch(&p, &["retry", "--run", "R1", "--task", "T1"])["dispatches"][0]["thread_id"].clone();
+    }
+    let mut c = RawConn::connect(&d.socket);
+    let (attempts, n) =
+        pages(&mut c, "orch.taskShow", json!({"run_id": "R1", "task_id": "T1"}), "attempts", "after_attempt");
+    let numbers: Vec<u64> = attempts.iter().map(|a| a["attempt"].as_u64().unwrap()).collect();
+    assert_eq!((numbers, n), (vec![1, 2, 3], 3));
+    let shown = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(shown["attempts"].as_array().unwrap().len(), 3, "orch task show follows the pages");
+    assert_eq!(shown["truncated"], false);
+}
+
+/// A git project with run R1 of two independent code tasks, both dispatched (two worktrees).
+fn two_worktrees(p: &Project) {
+    coord_tests::init_repo(p);
+    orch(p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    for t in ["T1", "T2"] {
+        orch(p, &["task", "add", "--run", "R1", "--id", t, "--title", t, "--assign-to", "w"]);
+    }
+    orch(p, &["dispatch", "--run", "R1", "--all-ready"]);
+}
+
+#[test]
+fn orch_worktree_list_pages_worktrees() {
+    let p = Project::new();
+    let d = one_item_per_page(&p);
+    two_worktrees(&p);
+    let mut c = RawConn::connect(&d.socket);
+    let (listed, n) = pages(&mut c, "orch.worktreeList", json!({}), "worktrees", "after");
+    let tasks: Vec<&str> = listed.iter().map(|w| w["task_id"].as_str().unwrap()).collect();
+    assert_eq!((tasks, n), (vec!["T1", "T2"], 2));
+    let cli = orch(&p, &["worktree", "list"]);
+    assert_eq!(cli["worktrees"].as_array().unwrap().len(), 2, "orch worktree list follows the pages");
+}
+
+#[test]
+fn orch_worktree_prune_prunes_everything_and_reports_what_fits_with_counts() {
+    let p = Project::new();
+    let _d = one_item_per_page(&p);
+    two_worktrees(&p);
+    let listed = orch(&p, &["worktree", "list"]);
+    for w in listed["worktrees"].as_array().unwrap() {
+        let thread = orch(&p, &["task", "show", "--run", "R1", "--task", w["task_id"].as_str().unwrap()]);
+        let thread = thread["attempts"][0]["thread_id"].as_str().unwrap().to_string();
+        p.inbox().args(["claim", "--agent", "w", "--thread", &thread]).run().ok();
+        p.inbox().args(["fail", "--agent", "w", "--thread", &thread, "--summary", "no"]).run().ok();
+    }
+    let pruned = orch(&p, &["worktree", "prune", "--run", "R1"]);
+    assert_eq!((pruned["removed_count"].as_u64(), pruned["kept_count"].as_u64()), (Some(2), Some(0)));
+    assert_eq!(pruned["removed"].as_array().unwrap().len(), 1, "the report holds what fits");
+    assert_eq!(pruned["truncated"], true);
+    for w in listed["worktrees"].as_array().unwrap() {
+        assert!(!std::path::Path::new(w["path"].as_str().unwrap()).exists(), "both were removed");
+    }
+}
+
+#[test]
+fn orch_council_show_pages_groups_and_council_report_shows_them_all() {
+    let p = Project::new();
+    let d = one_item_per_page(&p);
+    orch(&p, &["run", "create", "--goal", "review", "--id", "R1"]);
+    let council = orch(&p, &["council", "start", "--run", "R1", "--topic", "API", "--reviewers", "r1"]);
+    let thread = council["members"][0]["brainstorm_thread_id"].as_str().unwrap().to_string();
+    let cursor = p.coordd().args(["status", "--json"]).run().ok().json()["last_event_id"].to_string();
+    let recs = r#"{"recommendations":[{"title":"A"},{"title":"B"},{"title":"C"}]}"#;
+    p.inbox().args(["claim", "--agent", "r1", "--thread", &thread]).run().ok();
+    p.inbox().args(["done", "--agent", "r1", "--thread", &thread, "--summary", "s", "--payload-json", recs]).run().ok();
+    let voting = p.orch().args(["--json", "wait", "--run", "R1", "--after-event", &cursor]).run().ok().json();
+    assert_eq!(voting["event"]["event_type"], "council.voting");
+    let mut c = RawConn::connect(&d.socket);
+    let (groups, n) =
+        pages(&mut c, "orch.councilShow", json!({"run_id": "R1", "council_id": "C1"}), "groups", "after_group");
+    let titles: Vec<&str> = groups.iter().map(|g| g["title"].as_str().unwrap()).collect();
+    assert_eq!((titles, n), (vec!["A", "B", "C"], 3));
+    let report = orch(&p, &["council", "report", "--run", "R1", "--council", "C1"]);
+    assert_eq!(report["groups"].as_array().unwrap().len(), 3, "orch council report follows the pages");
+}

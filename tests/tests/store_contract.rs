@@ -3,59 +3,22 @@
 //! their `Store`. Group commit, every record read back as written (the row layer
 //! `coordd::store::rows` over both drivers), and both backends' migrations pinned.
 
+#[path = "support/stores.rs"]
+mod stores;
+
 use coord_proto::types::*;
-use coord_tests::pg;
 use coordd::error::{Error, Result};
 use coordd::ops::messages;
 use coordd::store::Store;
 use coordd::store::backend::{read, write};
-use coordd::store::postgres::PgStore;
 use coordd::store::repos::*;
-use coordd::store::sqlite::SqliteStore;
 use coordd::time::Ts;
-
-/// A store under test (and its directory).
-struct Opened {
-    store: Box<dyn Store>,
-    bus: coordd::bus::Bus,
-    _dir: Option<tempfile::TempDir>,
-}
-
-async fn sqlite() -> Option<Opened> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("coord.db");
-    let (store, bus) = tokio::task::spawn_blocking(move || SqliteStore::open(&path).expect("open")).await.unwrap();
-    Some(Opened { store: Box::new(store), bus, _dir: Some(dir) })
-}
-
-async fn postgres() -> Option<Opened> {
-    let url = pg::shared()?.database();
-    let (store, bus) = tokio::task::spawn_blocking(move || PgStore::open(&url).expect("open")).await.unwrap();
-    Some(Opened { store: Box::new(store), bus, _dir: None })
-}
+use stores::{Opened, contract};
 
 // The registry's cases (agents, reservations).
 #[path = "store_contract/registry.rs"]
 mod registry;
 use registry::*;
-
-/// Each case as `on_sqlite::case` and `on_postgres::case`.
-macro_rules! contract {
-    ($($case:ident),* $(,)?) => {
-        contract!(@on on_sqlite sqlite $($case),*);
-        contract!(@on on_postgres postgres $($case),*);
-    };
-    (@on $module:ident $open:ident $($case:ident),*) => {
-        mod $module {
-            $(#[tokio::test(flavor = "multi_thread")]
-            async fn $case() {
-                let Some(s) = super::$open().await else { return };
-                super::$case(&s).await;
-                s.store.close().await;
-            })*
-        }
-    };
-}
 
 contract!(
     a_failing_job_rolls_back_alone_within_a_group_commit,

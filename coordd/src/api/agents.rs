@@ -59,7 +59,7 @@ impl AgentsApiServer for Api {
     }
 
     async fn reservation_check(&self, p: CheckPathsParams) -> RpcResult<CheckPathsResult> {
-        let r = self.core.read(move |tx, now| reservations::check(tx, now, p.clone())).await;
-        Ok(CheckPathsResult { conflicts: r.map_err(|e| e.as_io(false))? })
+        let r = self.core.read(move |tx, now| reservations::check_page(tx, now, p.clone())).await;
+        Ok(r.map_err(|e| e.as_io(false))?)
     }
 }

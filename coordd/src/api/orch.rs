@@ -44,8 +44,8 @@ impl OrchApiServer for Api {
         Ok(self.core.read(move |tx, _| plan::list_tasks(tx, &p)).await?)
     }
 
-    async fn task_show(&self, p: TaskRef) -> RpcResult<TaskView> {
-        Ok(self.core.read(move |tx, _| plan::task_view(tx, &p.run_id, &p.task_id)).await?)
+    async fn task_show(&self, p: TaskShowParams) -> RpcResult<TaskView> {
+        Ok(self.core.read(move |tx, _| plan::show_task(tx, &p)).await?)
     }
 
     async fn dep_add(&self, p: DepParams) -> RpcResult<TaskView> {
@@ -115,7 +115,7 @@ impl OrchApiServer for Api {
     }
 
     async fn council_show(&self, p: CouncilRef) -> RpcResult<Council> {
-        Ok(self.core.read(move |tx, _| council::show(tx, &p.run_id, &p.council_id)).await?)
+        Ok(self.core.read(move |tx, _| council::show_page(tx, &p)).await?)
     }
 
     async fn council_list(&self, p: RunPageParams) -> RpcResult<CouncilsResult> {

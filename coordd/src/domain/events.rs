@@ -8,7 +8,7 @@ use coord_proto::types::*;
 use serde_json::Value;
 
 use super::check;
-use crate::bound::{ITEMS_BUDGET, fit};
+use crate::bound::{fit, items_budget};
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::store::repos::EventQuery;
@@ -225,8 +225,8 @@ pub fn list(tx: &dyn Tx, p: EventsListParams) -> Result<EventsResult> {
     let limit = check::limit(p.limit, DEFAULT_LIMIT)?;
     let last_event_id = tx.events().last_event_id()?;
     let q = resolve(tx, p.filter, 0)?;
-    let page = tx.events().events_page(&q, limit, ITEMS_BUDGET)?;
-    let (events, truncated) = bounded(page, limit, ITEMS_BUDGET);
+    let page = tx.events().events_page(&q, limit, items_budget())?;
+    let (events, truncated) = bounded(page, limit, items_budget());
     let next_after = if truncated { events.last().map(|e| e.event_id) } else { None };
     Ok(EventsResult { events, last_event_id, truncated, next_after })
 }

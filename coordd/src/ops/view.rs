@@ -175,9 +175,9 @@ pub fn timeline(tx: &dyn Tx, now: Ts, p: TimelineParams, last_event_id: i64) -> 
     if p.before_event.is_some_and(|e| e < 0) {
         return Err(Error::invalid("before_event must not be negative"));
     }
-    let q =
-        TimelineQuery { agent: p.agent, thread_id: p.thread_id, run_id: p.run_id, before_event: p.before_event, limit };
-    let items = tx.mail().mail_timeline(&q)?.into_iter().map(|r| copies::item(r, now)).collect();
-    let page = bound::page_grouped(items, |m: &MailItem| m.event_id);
+    let (agent, thread_id, run_id, before_event) = (p.agent, p.thread_id, p.run_id, p.before_event);
+    let q = TimelineQuery { agent, thread_id, run_id, before_event, limit, max_bytes: bound::items_budget() };
+    let read = tx.mail().mail_timeline(&q)?.map(|r| copies::item(r, now));
+    let page = bound::page_grouped(read, |m: &MailItem| m.event_id);
     Ok(TimelineView { items: page.items, last_event_id, truncated: page.truncated, next_after: page.next_after })
 }

@@ -3,6 +3,9 @@
 //! into the base branch) and never discards uncommitted changes, unless `force` is given;
 //! it says what it kept and why.
 //!
+//! Both replies are bounded (protocol §1.7): the list pages with `after`; pruning does all
+//! its work, then reports what fits (kept first) with counts.
+//!
 //! Worktrees live on the host that made them: both act only on attempts recorded by this
 //! host (`crate::host`), and count the others.
 
@@ -11,6 +14,7 @@ use std::path::PathBuf;
 use coord_proto::types::*;
 
 use super::blocking;
+use crate::bound;
 use crate::core::Core;
 use crate::domain::orch::attempts;
 use crate::domain::orch::model::{find_run, load_run};
@@ -46,14 +50,44 @@ fn info(a: &Attempt, note: Option<String>) -> WorktreeInfo {
     }
 }
 
-/// `orch.worktreeList`.
+/// A worktree's place in the list, its cursor: `RUN/TASK/ATTEMPT`.
+fn key(w: &WorktreeInfo) -> String {
+    cursor(&w.run_id, &w.task_id, w.attempt)
+}
+
+fn cursor(run_id: &str, task_id: &str, attempt: u32) -> String {
+    format!("{run_id}/{task_id}/{attempt}")
+}
+
+/// `orch.worktreeList`: this host's worktrees after `after`, by run, task and attempt.
 pub async fn list(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
     let (attempts, other_hosts) = worktree_attempts(core, p.run_id).await?;
+    let keyed = attempts.iter().map(|a| (cursor(&a.run_id, &a.task_id, a.attempt), a)).collect();
+    let rest = bound::after_key(keyed, p.after.as_deref(), |(k, _)| k.as_str())?;
+    let page = bound::page(rest.into_iter().map(|(_, a)| info(a, None)).collect(), key);
     Ok(WorktreesResult {
-        worktrees: attempts.iter().map(|a| info(a, None)).collect(),
+        worktrees: page.items,
         other_hosts,
+        truncated: page.truncated,
+        next_after: page.next_after,
         ..Default::default()
     })
+}
+
+/// Bound a prune's report: `kept` first (what needs a person), then `removed` in what is
+/// left; the counts say how many there were.
+fn bound_report(out: &mut WorktreesResult) {
+    (out.kept_count, out.removed_count) = (out.kept.len() as u32, out.removed.len() as u32);
+    let kept = bound::page(std::mem::take(&mut out.kept), key);
+    let removed = std::mem::take(&mut out.removed);
+    out.truncated = kept.truncated || !removed.is_empty();
+    if !kept.truncated {
+        let room = bound::budget_beside(&kept.items);
+        let (listed, cut) = bound::fit(removed, room, bound::json_size);
+        out.removed = listed;
+        out.truncated = cut;
+    }
+    out.kept = kept.items;
 }
 
 /// `orch.worktreePrune`: the attempts' worktrees, then the integration branches of the
@@ -65,8 +99,10 @@ pub async fn prune(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
     runs.dedup();
     let mut out = prune_worktrees(core, attempts, p.force).await?;
     out.other_hosts = other_hosts;
+    let runs_kept: Vec<String> = out.kept.iter().map(|k| k.run_id.clone()).collect();
+    bound_report(&mut out);
     for run_id in runs {
-        if !out.kept.iter().any(|k| k.run_id == run_id)
+        if !runs_kept.contains(&run_id)
             && let Some(branch) = prune_integration(core, &run_id).await?
         {
             out.removed_branches.push(branch);

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use coord_proto::types::{Artifact, Message, ReservationState, Task};
+use coord_proto::types::{Artifact, Message, ReservationState, Task, TaskStatus};
 
 use crate::error::Result;
 use crate::store::repos::{ReservationCounts, Tasks};
@@ -20,6 +20,16 @@ pub fn attach_artifacts(messages: &mut [Message], artifacts: Vec<Artifact>) {
             m.artifacts = a;
         }
     }
+}
+
+/// Statuses as one text a statement can search (`,ready,failed,`; empty for any), so a
+/// task-status filter is one parameter on both backends.
+pub fn status_set(statuses: &[TaskStatus]) -> String {
+    if statuses.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
+    format!(",{},", names.join(","))
 }
 
 /// Fill in each task's dependencies.

@@ -4,7 +4,8 @@
 //!   agents, reservations, peers, runs, tasks, attempts, councils, …) and the transaction
 //!   interface [`repos::Tx`] that hands them out one at a time; [`records`]: the records
 //!   they exchange. No SQL crosses it.
-//! - [`rows`]: the column lists and row mappings both backends share.
+//! - [`rows`]: the column lists and row mappings both backends share; [`within`]: list
+//!   reads that stop at the reply's byte budget, over either backend's row stream.
 //! - [`backend`]: [`backend::Store`], what a backend provides around transactions: a
 //!   group-committed write path, consistent reads, facts about itself, shutdown.
 //! - [`queue`]: the bounded queue of write jobs in front of each backend's writer thread.
@@ -27,6 +28,7 @@ pub mod repos;
 pub mod rows;
 pub mod select;
 pub mod sqlite;
+pub mod within;
 
 pub use backend::{Store, StoreInfo};
 pub use repos::Tx;

@@ -106,6 +106,8 @@ pub struct MailQuery {
     /// Only copies older than this event (paging backwards).
     pub before_event: Option<i64>,
     pub limit: u32,
+    /// Stop reading once the copies read hold this much text (the reply's bound).
+    pub max_bytes: usize,
 }
 
 /// `view.timeline`'s query: copies newest first, narrowed by at most one of `agent`
@@ -117,6 +119,8 @@ pub struct TimelineQuery {
     pub run_id: Option<String>,
     pub before_event: Option<i64>,
     pub limit: u32,
+    /// Stop reading once the copies read hold this much text (the reply's bound).
+    pub max_bytes: usize,
 }
 
 /// A reservation as stored; `reservation.stale` is derived by the domain from `expires`.

@@ -10,6 +10,7 @@
 use coord_proto::types::*;
 
 pub use super::records::*;
+pub use super::within::Within;
 use crate::error::Result;
 use crate::time::Ts;
 
@@ -52,6 +53,9 @@ pub trait Messages {
     fn message(&self, message_id: &str) -> Result<Option<Message>>;
     /// A thread's messages in event order, each with its artifacts.
     fn thread_messages(&self, thread_id: &str) -> Result<Vec<Message>>;
+    /// A thread's messages after event `after_event`, in event order, each with its
+    /// artifacts: read until they hold `max_bytes` of text ([`Within`]).
+    fn thread_messages_after(&self, thread_id: &str, after_event: i64, max_bytes: usize) -> Result<Within<Message>>;
     /// The event id of a thread's newest message (0 when it has none).
     fn last_message_event(&self, thread_id: &str) -> Result<i64>;
     /// A thread's newest message of a kind.
@@ -84,7 +88,8 @@ pub trait Mail {
     /// Write a copy's state and timestamps back.
     fn mail_save(&mut self, row: &MailRow) -> Result<()>;
     fn mail_item(&self, recipient: &str, message_id: &str) -> Result<Option<MailRow>>;
-    fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>>;
+    /// Newest first, at most `q.limit`, read until they hold `q.max_bytes` of text.
+    fn mail_list(&self, q: &MailQuery) -> Result<Within<MailRow>>;
     /// Queued copies, urgent first, then oldest.
     fn mail_queued(&self, q: &QueuedQuery) -> Result<Vec<MailRow>>;
     /// `(queued, of which urgent)`.
@@ -97,8 +102,9 @@ pub trait Mail {
     /// Copy counts by `(state, requires_ack)`, of a task's threads and/or to an agent
     /// (withdrawn copies not counted).
     fn mail_counts(&self, task_id: Option<&str>, agent: Option<&str>) -> Result<Vec<(MailState, bool, u64)>>;
-    /// Copies for a timeline, newest first.
-    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Vec<MailRow>>;
+    /// Copies for a timeline, newest first, at most `q.limit`, read until they hold
+    /// `q.max_bytes` of text (a message's copies are never split).
+    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Within<MailRow>>;
 }
 
 /// The agent registry and project settings.
@@ -176,6 +182,17 @@ pub trait Tasks {
     fn task_save(&mut self, t: &Task) -> Result<()>;
     /// A run's tasks in creation order, with their dependencies.
     fn run_tasks(&self, run_id: &str) -> Result<Vec<Task>>;
+    /// A run's tasks in creation order after task `after` (from the first without it), of
+    /// `statuses` (any when empty), at most `limit`, with their dependencies: read until
+    /// they hold `max_bytes` of text ([`Within`]).
+    fn tasks_page(
+        &self,
+        run_id: &str,
+        after: Option<&str>,
+        statuses: &[TaskStatus],
+        limit: u32,
+        max_bytes: usize,
+    ) -> Result<Within<Task>>;
     /// Ready tasks, highest priority first, then oldest, with their dependencies.
     fn tasks_ready(&self, run_id: &str, limit: u32) -> Result<Vec<Task>>;
     fn task_deps(&self, run_id: &str, task_id: &str) -> Result<Vec<String>>;

@@ -170,6 +170,11 @@ pub const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to
      m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack, m.msg_type";
 
 /// A message without its artifacts.
+/// Two messages of one event (a page never splits them).
+pub fn same_event(a: &Message, b: &Message) -> bool {
+    a.event_id == b.event_id
+}
+
 pub fn message(r: &dyn RowRead) -> Result<Message> {
     Ok(Message {
         message_id: r.s(0)?,
@@ -241,6 +246,11 @@ pub const MAIL_FROM: &str =
 /// Delivery order of mail: urgent first (sort ascending, then oldest).
 pub const MAIL_PRIORITY_RANK: &str =
     "CASE x.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END";
+
+/// Two copies of one message (a timeline page never splits them).
+pub fn same_message(a: &MailRow, b: &MailRow) -> bool {
+    a.event_id == b.event_id
+}
 
 pub fn mail(r: &dyn RowRead) -> Result<MailRow> {
     Ok(MailRow {

@@ -20,8 +20,12 @@ impl Command for Args {
         if paths.is_empty() {
             return Ok(Outcome::Done);
         }
-        let check = CheckPathsParams { agent: ctx.agent.clone(), paths };
-        let checked: Result<_, CliError> = async { Ok(ctx.client().await?.reservation_check(check).await?) }.await;
+        let check = CheckPathsParams { agent: ctx.agent.clone(), paths, offset: None };
+        let checked: Result<_, CliError> = async {
+            let client = ctx.client().await?;
+            Ok(coord_client::pages::all(check, |p| client.reservation_check(p)).await?)
+        }
+        .await;
         let r = match checked {
             Ok(r) => r,
             Err(e) => {

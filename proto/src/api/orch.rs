@@ -38,11 +38,12 @@ pub trait OrchApi {
     #[method(name = "orch.taskList")]
     async fn task_list(&self, params: TaskListParams) -> RpcResult<TasksResult>;
 
-    /// One task with the ids of the tasks that depend on it and every attempt, oldest first.
+    /// One task with the ids of the tasks that depend on it and its attempts, oldest first
+    /// (bounded by bytes: `after_attempt` continues).
     ///
     /// Who may call: anyone (read-only).
     #[method(name = "orch.taskShow")]
-    async fn task_show(&self, params: TaskRef) -> RpcResult<TaskView>;
+    async fn task_show(&self, params: TaskShowParams) -> RpcResult<TaskView>;
 
     /// Make `task_id` depend on `on`.
     ///

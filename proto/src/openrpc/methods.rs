@@ -378,8 +378,8 @@ pub(super) const METHODS: &[Method] = &[
     },
     Method {
         name: "orch.taskShow",
-        doc: "One task with the ids of the tasks that depend on it and every attempt, oldest first.\n\nWho may call: anyone (read-only).",
-        params: Some(schema::<TaskRef>),
+        doc: "One task with the ids of the tasks that depend on it and its attempts, oldest first\n(bounded by bytes: `after_attempt` continues).\n\nWho may call: anyone (read-only).",
+        params: Some(schema::<TaskShowParams>),
         result: schema::<TaskView>,
         subscription: None,
     },

@@ -303,15 +303,40 @@ pub struct TasksResult {
     pub next_after: Option<String>,
 }
 
-/// Result of `orch.taskShow`.
+/// Params of `orch.taskShow`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TaskShowParams {
+    /// The run (`run_…`).
+    pub run_id: String,
+    /// The task id, unique within its run.
+    pub task_id: String,
+    /// Only attempts after this number (a `next_after` of an earlier page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_attempt: Option<u32>,
+}
+
+impl From<TaskRef> for TaskShowParams {
+    fn from(r: TaskRef) -> Self {
+        TaskShowParams { run_id: r.run_id, task_id: r.task_id, after_attempt: None }
+    }
+}
+
+/// Result of `orch.taskShow` (and of the calls that change a task).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskView {
     /// The task.
     pub task: Task,
     /// The dependents.
     pub dependents: Vec<String>,
-    /// The attempts.
+    /// The attempts, oldest first.
     pub attempts: Vec<Attempt>,
+    /// `attempts` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]
+    /// (protocol §1.7): continue with `orch.taskShow` and `after_attempt` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the number of the last attempt returned.
+    #[serde(default)]
+    pub next_after: Option<u32>,
 }
 
 /// Params of `orch.depAdd` and `orch.depRemove`: `task_id` depends on `on`.

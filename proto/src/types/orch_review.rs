@@ -12,6 +12,10 @@ pub struct WorktreeParams {
     /// Prune: also remove worktrees with unmerged commits or uncommitted changes.
     #[serde(default)]
     pub force: bool,
+    /// `orch.worktreeList`: only worktrees after this one in the list's order (a
+    /// `next_after` of an earlier page: `RUN/TASK/ATTEMPT`). Prune ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 /// A worktree of an attempt, as listed or pruned.
@@ -56,6 +60,22 @@ pub struct WorktreesResult {
     /// into the run's base branch, with no worktree of the run left.
     #[serde(default)]
     pub removed_branches: Vec<String>,
+    /// `orch.worktreeList`: the list stopped early to keep the reply under
+    /// [`crate::MAX_REPLY_BYTES`] (protocol §1.7): continue with `after` = `next_after`.
+    /// `orch.worktreePrune`: it pruned everything, but `kept` and `removed` list only what
+    /// fits (kept first); `kept_count` and `removed_count` say how many there were.
+    #[serde(default)]
+    pub truncated: bool,
+    /// `orch.worktreeList`, when `truncated`: the last worktree returned, as
+    /// `RUN/TASK/ATTEMPT`.
+    #[serde(default)]
+    pub next_after: Option<String>,
+    /// `orch.worktreePrune`: how many worktrees were removed (`removed` may list fewer).
+    #[serde(default)]
+    pub removed_count: u32,
+    /// `orch.worktreePrune`: how many worktrees were kept (`kept` may list fewer).
+    #[serde(default)]
+    pub kept_count: u32,
 }
 
 /// Params of `orch.councilStart`.
@@ -80,6 +100,9 @@ pub struct CouncilRef {
     pub run_id: String,
     /// The council id.
     pub council_id: String,
+    /// Only groups after this one (a `next_after` of an earlier `orch.councilShow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_group: Option<String>,
 }
 
 /// One reviewer of a council, with its threads.
@@ -152,6 +175,13 @@ pub struct Council {
     pub created_at: String,
     /// The `council.started` event for `orch.councilStart`, 0 for `orch.councilShow`.
     pub event_id: i64,
+    /// `groups` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`] (protocol
+    /// §1.7): continue with `after_group` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the `group_id` of the last group returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `orch.taskEdit`: the fields to change (omitted ones stay). Title, body and

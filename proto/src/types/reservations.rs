@@ -128,6 +128,9 @@ pub struct CheckPathsParams {
     pub agent: Option<String>,
     /// Files to check, relative to the project root.
     pub paths: Vec<String>,
+    /// Skip this many conflicts (a `next_after` of an earlier page). Default: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u32>,
 }
 
 /// A path inside another agent's active exclusive reservation.
@@ -144,6 +147,13 @@ pub struct PathConflict {
 pub struct CheckPathsResult {
     /// The conflicts.
     pub conflicts: Vec<PathConflict>,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`] (protocol
+    /// §1.7): continue with `offset` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: how many conflicts came before the next page.
+    #[serde(default)]
+    pub next_after: Option<u32>,
 }
 
 /// Params of `inbox.status`.

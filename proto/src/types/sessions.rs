@@ -118,6 +118,9 @@ pub struct PeerLinkParams {
 pub struct PeerListParams {
     /// The task whose peers to list.
     pub task_id: String,
+    /// Only peers after this one (a `next_after` of an earlier page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 /// Result of `peers.link` and `peers.list`.
@@ -130,6 +133,13 @@ pub struct PeersResult {
     /// The event that recorded the change; usable as an `after_event` cursor.
     #[serde(default)]
     pub event_id: Option<i64>,
+    /// The list stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`] (protocol
+    /// §1.7): continue with `peers.list` and `after` = `next_after`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where to continue when `truncated`: the last peer returned.
+    #[serde(default)]
+    pub next_after: Option<String>,
 }
 
 /// Params of `session.installHooks`: write the hooks and agent instructions into a

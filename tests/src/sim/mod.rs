@@ -292,7 +292,11 @@ impl Act<'_> {
         if let Some(e) = r.event_id {
             self.ack("hook.mail_check", e, "", None, None);
         }
-        let paths = CheckPathsParams { agent: Some(self.me.into()), paths: vec![format!("src/{}/0.rs", self.me)] };
+        let paths = CheckPathsParams {
+            agent: Some(self.me.into()),
+            paths: vec![format!("src/{}/0.rs", self.me)],
+            offset: None,
+        };
         self.call("hook.reservations_check", self.c.reservation_check(paths)).await?;
         Ok(())
     }

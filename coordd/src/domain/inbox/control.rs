@@ -288,14 +288,21 @@ pub fn requests(tx: &dyn Tx, now: Ts, p: RequestsParams) -> Result<RequestsResul
         after: p.after,
         limit,
     };
-    let mut out = Vec::new();
+    // Each view reads its request's message (whose payload may be large): stop reading
+    // them once they hold the reply's budget.
+    let (mut out, mut bytes, mut cut) = (Vec::new(), 0, false);
     for (row, thread_status) in tx.requests().requests_list(&q)? {
+        if bytes >= bound::items_budget() {
+            cut = true;
+            break;
+        }
         let v = view(tx, now, row, thread_status)?;
         if q.include_closed || v.status == RequestStatus::Open {
+            bytes += bound::json_size(&v);
             out.push(v);
         }
     }
-    let page = bound::page(out, |r: &RequestView| r.request_id.clone());
+    let page = bound::page_cut(out, cut, |r: &RequestView| r.request_id.clone());
     Ok(RequestsResult { requests: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 

@@ -47,11 +47,9 @@ fn threads_page(threads: Vec<Thread>) -> ThreadsResult {
 pub fn show(tx: &dyn Tx, now: Ts, p: &ShowParams) -> Result<ShowResult> {
     check::id("thread_id", &p.thread_id)?;
     let (thread, _) = load(tx, &p.thread_id, now)?;
-    let mut messages = tx.messages().thread_messages(&p.thread_id)?;
-    if let Some(after) = p.after_event {
-        messages.retain(|m| m.event_id > after);
-    }
-    let page = bound::page(messages, |m| m.event_id);
+    let after = p.after_event.unwrap_or(0);
+    let read = tx.messages().thread_messages_after(&p.thread_id, after, bound::items_budget())?;
+    let page = bound::page_read(read, |m| m.event_id);
     Ok(ShowResult { thread, messages: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 

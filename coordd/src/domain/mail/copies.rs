@@ -213,9 +213,10 @@ pub fn list(tx: &dyn Tx, now: Ts, p: MailParams) -> Result<MailResult> {
     if p.before_event.is_some_and(|e| e < 0) {
         return Err(check::invalid_args("before_event must not be negative"));
     }
-    let q = MailQuery { recipient: p.agent, state: p.state, task_id: p.task_id, before_event: p.before_event, limit };
-    let items = tx.mail().mail_list(&q)?.into_iter().map(|r| item(r, now)).collect();
-    let page = bound::page(items, |m: &MailItem| m.event_id);
+    let (recipient, state, task_id, before_event) = (p.agent, p.state, p.task_id, p.before_event);
+    let q = MailQuery { recipient, state, task_id, before_event, limit, max_bytes: bound::items_budget() };
+    let read = tx.mail().mail_list(&q)?.map(|r| item(r, now));
+    let page = bound::page_read(read, |m: &MailItem| m.event_id);
     Ok(MailResult { mail: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 

@@ -87,7 +87,7 @@ fn fitting(rows: Vec<MailRow>, now: Ts, mark: impl Fn(&mut MailRow)) -> (Vec<(Ma
             (row, m)
         })
         .collect();
-    bound::fit(marked, bound::ITEMS_BUDGET, |(_, m)| bound::json_size(m))
+    bound::fit(marked, bound::items_budget(), |(_, m)| bound::json_size(m))
 }
 
 /// The mailbox's queued copies of the messages a check names (`message_ids`): mail handed

@@ -4,6 +4,7 @@
 use coord_proto::types::*;
 use serde_json::json;
 
+use crate::bound;
 use crate::domain::check;
 use crate::domain::events::{self, Draft};
 use crate::error::{Error, Result};
@@ -30,13 +31,27 @@ pub fn link(tx: &mut dyn Tx, now: Ts, p: PeerLinkParams) -> Result<PeersResult> 
     } else {
         None
     };
-    Ok(PeersResult { peers: tx.peers().peers_of(&p.task_id)?, task_id: p.task_id, event_id })
+    let peers = bound::page(tx.peers().peers_of(&p.task_id)?, String::clone);
+    Ok(PeersResult {
+        peers: peers.items,
+        task_id: p.task_id,
+        event_id,
+        truncated: peers.truncated,
+        next_after: peers.next_after,
+    })
 }
 
 /// `peers.list`.
 pub fn list(tx: &dyn Tx, p: PeerListParams) -> Result<PeersResult> {
-    let peers = of(tx, &p.task_id)?;
-    Ok(PeersResult { task_id: p.task_id, peers, event_id: None })
+    let peers = bound::after_key(of(tx, &p.task_id)?, p.after.as_deref(), |s| s.as_str())?;
+    let page = bound::page(peers, String::clone);
+    Ok(PeersResult {
+        task_id: p.task_id,
+        peers: page.items,
+        event_id: None,
+        truncated: page.truncated,
+        next_after: page.next_after,
+    })
 }
 
 #[cfg(test)]
@@ -51,7 +66,7 @@ mod tests {
     }
 
     fn peers_of(m: &Memory, task: &str) -> Vec<String> {
-        m.read(|tx, _| list(tx, PeerListParams { task_id: task.into() })).unwrap().peers
+        m.read(|tx, _| list(tx, PeerListParams { task_id: task.into(), after: None })).unwrap().peers
     }
 
     #[test]
@@ -98,7 +113,7 @@ mod tests {
         }
         assert!(m.events().is_empty());
         assert!(peers_of(&m, "front").is_empty());
-        let e = m.read(|tx, _| list(tx, PeerListParams { task_id: String::new() })).unwrap_err();
+        let e = m.read(|tx, _| list(tx, PeerListParams { task_id: String::new(), after: None })).unwrap_err();
         assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
     }
 }

@@ -76,6 +76,9 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: CouncilStartParams) -> Result<Starting
     if reviewers.is_empty() {
         reviewers = (1..=3).map(|i| format!("reviewer-{i}")).collect();
     }
+    if reviewers.len() > MAX_REVIEWERS {
+        return Err(Error::invalid(format!("at most {MAX_REVIEWERS} reviewers, got {}", reviewers.len())));
+    }
     for r in &reviewers {
         check::agent("reviewer", r)?;
     }
@@ -429,5 +432,21 @@ pub fn show(tx: &dyn Tx, run_id: &str, council_id: &str) -> Result<Council> {
         groups,
         created_at: c.created_at,
         event_id: 0,
+        truncated: false,
+        next_after: None,
     })
+}
+
+/// Most reviewers a council may have: its members then always fit beside its groups in a
+/// reply (protocol §1.7), which pages only the groups.
+pub const MAX_REVIEWERS: usize = 100;
+
+/// `orch.councilShow`: the council, its groups after `after_group` within what is left of
+/// the reply's bound beside the rest (members, topic, body).
+pub fn show_page(tx: &dyn Tx, p: &CouncilRef) -> Result<Council> {
+    let mut c = show(tx, &p.run_id, &p.council_id)?;
+    let groups = bound::after_key(std::mem::take(&mut c.groups), p.after_group.as_deref(), |g| &g.group_id)?;
+    let page = bound::page_within(groups, bound::budget_beside(&c), |g: &CouncilGroup| g.group_id.clone());
+    (c.groups, c.truncated, c.next_after) = (page.items, page.truncated, page.next_after);
+    Ok(c)
 }

@@ -29,16 +29,28 @@ pub fn tasks_of(tx: &dyn Tx, run_id: &str) -> Result<Vec<Task>> {
 
 pub fn view(tx: &dyn Tx, run_id: &str, event_id: i64) -> Result<RunView> {
     let run = load_run(tx, run_id)?;
-    let TasksResult { tasks, truncated, next_after } = tasks_page(tx.tasks().run_tasks(run_id)?);
-    Ok(RunView { run, tasks, event_id, truncated, next_after })
+    let read = tx.tasks().tasks_page(run_id, None, &[], u32::MAX, bound::items_budget())?;
+    let page = bound::page_read(read, |t: &Task| t.task_id.clone());
+    Ok(RunView { run, tasks: page.items, event_id, truncated: page.truncated, next_after: page.next_after })
 }
 
+/// A task with its dependents and its first attempts (what fits in the reply).
 pub fn task_view(tx: &dyn Tx, run_id: &str, task_id: &str) -> Result<TaskView> {
-    Ok(TaskView {
-        task: load_task(tx, run_id, task_id)?,
-        dependents: tx.tasks().task_dependents(run_id, task_id)?,
-        attempts: tx.attempts().attempts_of(run_id, task_id)?,
-    })
+    show_task(tx, &TaskShowParams { run_id: run_id.into(), task_id: task_id.into(), after_attempt: None })
+}
+
+/// `orch.taskShow`: the task and its dependents whole, its attempts after `after_attempt`
+/// within what is left of the reply's bound.
+pub fn show_task(tx: &dyn Tx, p: &TaskShowParams) -> Result<TaskView> {
+    let task = load_task(tx, &p.run_id, &p.task_id)?;
+    let dependents = tx.tasks().task_dependents(&p.run_id, &p.task_id)?;
+    let mut attempts = tx.attempts().attempts_of(&p.run_id, &p.task_id)?;
+    if let Some(after) = p.after_attempt {
+        attempts.retain(|a| a.attempt > after);
+    }
+    let room = bound::budget_beside(&(&task, &dependents));
+    let page = bound::page_within(attempts, room, |a: &Attempt| a.attempt);
+    Ok(TaskView { task, dependents, attempts: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// The creator of a run created without `created_by` (on a connection not authenticated as
@@ -151,15 +163,18 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
 /// `orch.taskList`: a run's tasks in creation order, optionally filtered.
 pub fn list_tasks(tx: &dyn Tx, p: &TaskListParams) -> Result<TasksResult> {
     load_run(tx, &p.run_id)?;
-    let mut tasks = tx.tasks().run_tasks(&p.run_id)?;
-    if !p.statuses.is_empty() {
-        tasks.retain(|t| p.statuses.contains(&t.status));
+    let limit = match p.limit {
+        Some(limit) => check::limit(Some(limit), DEFAULT_LIMIT)?,
+        None => u32::MAX,
+    };
+    if let Some(after) = &p.after
+        && tx.tasks().task(&p.run_id, after)?.is_none()
+    {
+        return Err(bound::gone(after));
     }
-    let mut tasks = bound::after_key(tasks, p.after.as_deref(), |t| &t.task_id)?;
-    if let Some(limit) = p.limit {
-        tasks.truncate(check::limit(Some(limit), DEFAULT_LIMIT)? as usize);
-    }
-    Ok(tasks_page(tasks))
+    let read = tx.tasks().tasks_page(&p.run_id, p.after.as_deref(), &p.statuses, limit, bound::items_budget())?;
+    let page = bound::page_read(read, |t: &Task| t.task_id.clone());
+    Ok(TasksResult { tasks: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
 /// `orch.runList`: runs, oldest first.

@@ -180,6 +180,17 @@ fn long_texts_get_a_clear_error_and_long_titles_still_dispatch() {
 }
 
 #[test]
+fn a_council_of_more_reviewers_than_a_reply_holds_beside_its_groups_is_refused() {
+    let m = Memory::new();
+    run(&m, 0);
+    let reviewers = (0..=council::MAX_REVIEWERS).map(|i| format!("r{i}")).collect();
+    let p = CouncilStartParams { run_id: "R1".into(), topic: "api".into(), reviewers, ..Default::default() };
+    let e = m.write(|tx, now| ops::orch::council_start(tx, now, p)).unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::InvalidInput));
+    assert!(e.to_string().contains("at most 100 reviewers"), "{e}");
+}
+
+#[test]
 fn a_council_votes_after_every_reviewer_brainstormed() {
     let m = Memory::new();
     run(&m, 0);

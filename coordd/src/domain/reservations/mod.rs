@@ -191,7 +191,17 @@ pub fn list(tx: &dyn Tx, now: Ts, p: ReservationListParams) -> Result<Reservatio
     Ok(ReservationsResult { reservations: page.items, truncated: page.truncated, next_after: page.next_after })
 }
 
-/// `reservations.check`: the paths that lie in another agent's live exclusive reservation.
+/// `reservations.check`: the conflicts after the first `offset`, within the reply's bound;
+/// when truncated, `next_after` is the offset of the next page.
+pub fn check_page(tx: &dyn Tx, now: Ts, p: CheckPathsParams) -> Result<CheckPathsResult> {
+    let offset = p.offset.unwrap_or(0);
+    let conflicts: Vec<PathConflict> = check(tx, now, p)?.into_iter().skip(offset as usize).collect();
+    let page = bound::page(conflicts, |_| ());
+    let next_after = page.truncated.then(|| offset + page.items.len() as u32);
+    Ok(CheckPathsResult { conflicts: page.items, truncated: page.truncated, next_after })
+}
+
+/// The paths that lie in another agent's live exclusive reservation, path by path.
 pub fn check(tx: &dyn Tx, now: Ts, p: CheckPathsParams) -> Result<Vec<PathConflict>> {
     if let Some(a) = &p.agent {
         check::agent_name("agent", a)?;

@@ -63,7 +63,7 @@ fn a_live_overlapping_exclusive_reservation_conflicts_and_a_shared_one_does_not(
 fn the_git_check_honours_character_classes() {
     let m = Memory::new();
     m.write(|tx, now| reserve(tx, now, p("a", "src/[ab].rs", false))).unwrap();
-    let check_paths = |path: &str| CheckPathsParams { agent: Some("b".into()), paths: vec![path.into()] };
+    let check_paths = |path: &str| CheckPathsParams { agent: Some("b".into()), paths: vec![path.into()], offset: None };
     assert!(m.read(|tx, now| check(tx, now, check_paths("src/c.rs"))).unwrap().is_empty());
     assert_eq!(m.read(|tx, now| check(tx, now, check_paths("src/a.rs"))).unwrap().len(), 1);
 }

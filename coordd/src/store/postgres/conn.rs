@@ -157,6 +157,26 @@ impl PgConn {
         Ok(self.client.execute(&s, params)?)
     }
 
+    /// A cached statement's rows, streamed one at a time to `each` until it returns false:
+    /// the rows after that are never held (list reads that stop at a byte budget).
+    pub fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        mut each: impl FnMut(Row) -> Result<bool>,
+    ) -> Result<()> {
+        use postgres::fallible_iterator::FallibleIterator;
+        self.flush_for(sql)?;
+        let s = self.stmt(sql)?;
+        let mut rows = self.client.query_raw(&s, params.iter().copied())?;
+        while let Some(row) = rows.next()? {
+            if !each(row)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// A one-off statement's rows (not cached).
     pub fn query_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
         self.flush_for(sql)?;

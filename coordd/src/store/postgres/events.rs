@@ -8,8 +8,11 @@ use super::deferred::{EVENTS, MESSAGES};
 use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::assemble;
-use crate::store::repos::{EventQuery, Events, Messages};
+use crate::store::repos::{EventQuery, Events, Messages, Within};
 use crate::store::rows::{self, ARTIFACT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS};
+
+/// Events read by the first round trip of a bounded page (`events_page`).
+const FIRST_CHUNK: u32 = 8;
 
 impl PgTx<'_> {
     fn artifacts_of(&self, message_id: &str) -> Result<Vec<Artifact>> {
@@ -64,6 +67,23 @@ impl Messages for PgTx<'_> {
         );
         assemble::attach_artifacts(&mut messages, self.map(&sql, &[&thread_id], rows::artifact)?);
         Ok(messages)
+    }
+
+    fn thread_messages_after(&self, thread_id: &str, after_event: i64, max_bytes: usize) -> Result<Within<Message>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = $1 AND m.event_id > $2 ORDER BY m.event_id, m.seq"
+        );
+        let mut read =
+            self.map_within(&sql, &[&thread_id, &after_event], max_bytes, rows::message, Some(&rows::same_event))?;
+        if let Some(last) = read.items.last().map(|m| m.event_id) {
+            let sql = format!(
+                "SELECT {ARTIFACT_COLUMNS} FROM artifacts a JOIN messages m ON m.message_id = a.message_id \
+                 WHERE m.thread_id = $1 AND m.event_id > $2 AND m.event_id <= $3 ORDER BY a.seq"
+            );
+            let artifacts = self.map(&sql, &[&thread_id, &after_event, &last], rows::artifact)?;
+            assemble::attach_artifacts(&mut read.items, artifacts);
+        }
+        Ok(read)
     }
 
     fn last_message_event(&self, thread_id: &str) -> Result<i64> {
@@ -159,6 +179,33 @@ impl Events for PgTx<'_> {
         }
         for e in &mut events {
             e.message = e.message_id.as_ref().and_then(|id| messages.get(id).cloned());
+        }
+        Ok(events)
+    }
+
+    /// In chunks sized from the events read so far (the first: [`FIRST_CHUNK`]), so a page
+    /// of large messages holds about `max_bytes` plus one event, and one of small events
+    /// takes two or three round trips.
+    fn events_page(&self, q: &EventQuery, limit: u32, max_bytes: usize) -> Result<Vec<Event>> {
+        let (mut events, mut bytes, mut q) = (Vec::new(), 0, q.clone());
+        let mut want = FIRST_CHUNK.min(limit);
+        while want > 0 {
+            let chunk = self.events_after(&q, want)?;
+            let ended = chunk.len() < want as usize;
+            for e in chunk {
+                if bytes >= max_bytes {
+                    return Ok(events);
+                }
+                bytes += crate::bus::weight(&e);
+                q.after = e.event_id;
+                events.push(e);
+            }
+            if ended || bytes >= max_bytes {
+                break;
+            }
+            let left = limit - events.len() as u32;
+            let each = bytes / events.len().max(1) + 1;
+            want = left.min(u32::try_from((max_bytes - bytes) / each + 1).unwrap_or(u32::MAX));
         }
         Ok(events)
     }

@@ -3,10 +3,11 @@
 
 use coord_proto::types::*;
 
+use super::conn::Param;
 use super::deferred::MAIL;
 use super::tx::{Args, PgTx};
 use crate::error::Result;
-use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery};
+use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery, Within};
 use crate::store::rows::{self, Cols, MAIL_COLUMNS, MAIL_FROM, MAIL_PRIORITY_RANK, opt_ts_text, ts_text};
 use crate::time::Ts;
 
@@ -62,14 +63,15 @@ impl Mail for PgTx<'_> {
         self.map_one(&sql, &[&recipient, &message_id], rows::mail)
     }
 
-    fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>> {
+    fn mail_list(&self, q: &MailQuery) -> Result<Within<MailRow>> {
         let sql = format!(
             "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.recipient = $1 AND ($2::text IS NULL OR x.state = $2) \
              AND ($3::text IS NULL OR t.task_id = $3) AND ($4::bigint IS NULL OR x.event_id < $4) \
              ORDER BY x.event_id DESC LIMIT {}",
             q.limit
         );
-        self.map(&sql, &[&q.recipient, &q.state.map(|s| s.as_str()), &q.task_id, &q.before_event], rows::mail)
+        let args: [Param<'_>; 4] = [&q.recipient, &q.state.map(|s| s.as_str()), &q.task_id, &q.before_event];
+        self.map_within(&sql, &args, q.max_bytes, rows::mail, None)
     }
 
     fn mail_queued(&self, q: &QueuedQuery) -> Result<Vec<MailRow>> {
@@ -129,7 +131,7 @@ impl Mail for PgTx<'_> {
         )
     }
 
-    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Vec<MailRow>> {
+    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Within<MailRow>> {
         let mut args = Args::default();
         let mut clauses = vec!["true".to_string()];
         if let Some(a) = &q.agent {
@@ -149,6 +151,6 @@ impl Mail for PgTx<'_> {
             clauses.join(" AND "),
             q.limit
         );
-        self.map(&sql, &args.refs(), rows::mail)
+        self.map_within(&sql, &args.refs(), q.max_bytes, rows::mail, Some(&rows::same_message))
     }
 }

@@ -8,7 +8,7 @@ use coord_proto::types::*;
 use super::tx::PgTx;
 use crate::error::Result;
 use crate::store::assemble;
-use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks};
+use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks, Within};
 use crate::store::rows::{self, ATTEMPT_COLUMNS, Cols, RUN_COLUMNS, TASK_COLUMNS};
 
 impl Runs for PgTx<'_> {
@@ -117,6 +117,24 @@ impl Tasks for PgTx<'_> {
             t.depends_on = deps.remove(&t.task_id).unwrap_or_default();
         }
         Ok(tasks)
+    }
+
+    fn tasks_page(
+        &self,
+        run_id: &str,
+        after: Option<&str>,
+        statuses: &[TaskStatus],
+        limit: u32,
+        max_bytes: usize,
+    ) -> Result<Within<Task>> {
+        let sql = format!(
+            "SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = $1 \
+             AND t.seq > COALESCE((SELECT seq FROM tasks WHERE run_id = $1 AND task_id = $2::text), 0) \
+             AND ($3 = '' OR position(',' || t.status || ',' in $3) > 0) ORDER BY t.seq LIMIT {limit}"
+        );
+        let set = assemble::status_set(statuses);
+        let read = self.map_within(&sql, &[&run_id, &after, &set], max_bytes, rows::task, None)?;
+        read.and_then(|tasks| assemble::with_deps(self, tasks))
     }
 
     fn tasks_ready(&self, run_id: &str, limit: u32) -> Result<Vec<Task>> {

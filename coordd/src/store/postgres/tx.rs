@@ -14,6 +14,7 @@ use super::deferred::{Table, Val};
 use crate::error::{Error, Result};
 use crate::store::repos::Tx;
 use crate::store::rows::RowRead;
+use crate::store::within::{Same, Within};
 
 /// The event ids of one write transaction. The writer locks the counter row (`SELECT …
 /// FOR UPDATE`) as the transaction begins and reads the last id (a transaction that did
@@ -102,6 +103,21 @@ impl<'c> PgTx<'c> {
         f: impl Fn(&dyn RowRead) -> Result<T>,
     ) -> Result<Vec<T>> {
         self.rows(sql, params)?.iter().map(|r| f(r)).collect()
+    }
+
+    /// Map rows until their text reaches `max_bytes` ([`Within`]), streaming them.
+    pub(super) fn map_within<T>(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        max_bytes: usize,
+        f: impl Fn(&dyn RowRead) -> Result<T>,
+        same: Option<Same<T>>,
+    ) -> Result<Within<T>> {
+        let mut out = Within::new(max_bytes);
+        let r = self.conn.borrow_mut().query_each(sql, params, |row| out.take(&row, &f, same));
+        self.note(r)?;
+        Ok(out)
     }
 
     /// Map the first row, if any.

@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlV
 use super::tx::SqliteTx;
 use crate::error::Result;
 use crate::store::assemble;
-use crate::store::repos::{EventQuery, Events, Messages};
+use crate::store::repos::{EventQuery, Events, Messages, Within};
 use crate::store::rows::{self, ARTIFACT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS};
 
 impl SqliteTx<'_> {
@@ -79,6 +79,24 @@ impl Messages for SqliteTx<'_> {
         );
         assemble::attach_artifacts(&mut messages, self.map(&sql, [thread_id], rows::artifact)?);
         Ok(messages)
+    }
+
+    fn thread_messages_after(&self, thread_id: &str, after_event: i64, max_bytes: usize) -> Result<Within<Message>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.thread_id = ?1 AND m.event_id > ?2 \
+             ORDER BY m.event_id, m.rowid"
+        );
+        let mut read =
+            self.map_within(&sql, params![thread_id, after_event], max_bytes, rows::message, Some(&rows::same_event))?;
+        if let Some(last) = read.items.last().map(|m| m.event_id) {
+            let sql = format!(
+                "SELECT {ARTIFACT_COLUMNS} FROM artifacts a JOIN messages m ON m.message_id = a.message_id \
+                 WHERE m.thread_id = ?1 AND m.event_id > ?2 AND m.event_id <= ?3 ORDER BY a.rowid"
+            );
+            let artifacts = self.map(&sql, params![thread_id, after_event, last], rows::artifact)?;
+            assemble::attach_artifacts(&mut read.items, artifacts);
+        }
+        Ok(read)
     }
 
     fn last_message_event(&self, thread_id: &str) -> Result<i64> {

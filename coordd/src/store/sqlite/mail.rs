@@ -7,7 +7,7 @@ use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
 use super::tx::{SqliteTx, marks};
 use crate::error::Result;
-use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery};
+use crate::store::repos::{Mail, MailQuery, MailRow, QueuedQuery, TimelineQuery, Within};
 use crate::store::rows::{self, Cols, MAIL_COLUMNS, MAIL_FROM, MAIL_PRIORITY_RANK, opt_ts_text, ts_text};
 use crate::time::Ts;
 
@@ -80,7 +80,7 @@ impl Mail for SqliteTx<'_> {
         self.map_one(&sql, [recipient, message_id], rows::mail)
     }
 
-    fn mail_list(&self, q: &MailQuery) -> Result<Vec<MailRow>> {
+    fn mail_list(&self, q: &MailQuery) -> Result<Within<MailRow>> {
         let sql = format!(
             "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE x.recipient = ?1 AND (?2 IS NULL OR x.state = ?2) \
              AND (?2 IS NULL OR x.withdrawn_at IS NULL) \
@@ -94,7 +94,7 @@ impl Mail for SqliteTx<'_> {
             q.task_id.clone().map_or(SqlValue::Null, SqlValue::Text),
             q.before_event.map_or(SqlValue::Null, SqlValue::Integer),
         ];
-        self.mail_rows(&sql, args)
+        self.map_within(&sql, params_from_iter(args), q.max_bytes, rows::mail, None)
     }
 
     fn mail_queued(&self, q: &QueuedQuery) -> Result<Vec<MailRow>> {
@@ -156,7 +156,7 @@ impl Mail for SqliteTx<'_> {
         )
     }
 
-    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Vec<MailRow>> {
+    fn mail_timeline(&self, q: &TimelineQuery) -> Result<Within<MailRow>> {
         let sql = format!(
             "SELECT {MAIL_COLUMNS} FROM {MAIL_FROM} WHERE (?1 IS NULL OR x.recipient = ?1 OR m.from_agent = ?1) \
              AND (?2 IS NULL OR m.thread_id = ?2) AND (?3 IS NULL OR t.run_id = ?3) \
@@ -170,6 +170,6 @@ impl Mail for SqliteTx<'_> {
             text(&q.run_id),
             q.before_event.map_or(SqlValue::Null, SqlValue::Integer),
         ];
-        self.mail_rows(&sql, args)
+        self.map_within(&sql, params_from_iter(args), q.max_bytes, rows::mail, Some(&rows::same_message))
     }
 }

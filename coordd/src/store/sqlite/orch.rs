@@ -8,7 +8,7 @@ use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlV
 use super::tx::{SqliteTx, marks};
 use crate::error::Result;
 use crate::store::assemble;
-use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks};
+use crate::store::repos::{Attempts, Merges, RetryState, Runs, Tasks, Within};
 use crate::store::rows::{self, ATTEMPT_COLUMNS, RUN_COLUMNS, TASK_COLUMNS};
 
 impl Runs for SqliteTx<'_> {
@@ -120,6 +120,24 @@ impl Tasks for SqliteTx<'_> {
             t.depends_on = deps.remove(&t.task_id).unwrap_or_default();
         }
         Ok(tasks)
+    }
+
+    fn tasks_page(
+        &self,
+        run_id: &str,
+        after: Option<&str>,
+        statuses: &[TaskStatus],
+        limit: u32,
+        max_bytes: usize,
+    ) -> Result<Within<Task>> {
+        let sql = format!(
+            "SELECT {TASK_COLUMNS} FROM tasks t WHERE t.run_id = ?1 \
+             AND t.rowid > COALESCE((SELECT rowid FROM tasks WHERE run_id = ?1 AND task_id = ?2), 0) \
+             AND (?3 = '' OR instr(?3, ',' || t.status || ',') > 0) ORDER BY t.rowid LIMIT {limit}"
+        );
+        let read =
+            self.map_within(&sql, params![run_id, after, assemble::status_set(statuses)], max_bytes, rows::task, None)?;
+        read.and_then(|tasks| assemble::with_deps(self, tasks))
     }
 
     fn tasks_ready(&self, run_id: &str, limit: u32) -> Result<Vec<Task>> {

@@ -13,6 +13,7 @@ use rusqlite::{Connection, Params};
 use crate::error::{Error, Result};
 use crate::store::repos::Tx;
 use crate::store::rows::RowRead;
+use crate::store::within::{Same, Within};
 
 /// The repositories over one connection, and the events to publish after the commit.
 pub struct SqliteTx<'c> {
@@ -96,6 +97,26 @@ impl<'c> SqliteTx<'c> {
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             out.push(f(row as &dyn RowRead)?);
+        }
+        Ok(out)
+    }
+
+    /// Map rows of a (cached) statement until their text reaches `max_bytes` ([`Within`]).
+    pub(super) fn map_within<T>(
+        &self,
+        sql: &str,
+        params: impl Params,
+        max_bytes: usize,
+        f: impl Fn(&dyn RowRead) -> Result<T>,
+        same: Option<Same<T>>,
+    ) -> Result<Within<T>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = stmt.query(params)?;
+        let mut out = Within::new(max_bytes);
+        while let Some(row) = rows.next()? {
+            if !out.take(row, &f, same)? {
+                break;
+            }
         }
         Ok(out)
     }

@@ -32,7 +32,9 @@ pub struct Which {
 impl Which {
     /// `council status`, or with `report` the groups, tallies and verdicts too.
     async fn show(self, ctx: &Ctx, report: bool) -> Res {
-        let v = ctx.client().await?.council_show(CouncilRef { run_id: self.run, council_id: self.council }).await?;
+        let client = ctx.client().await?;
+        let p = CouncilRef { run_id: self.run, council_id: self.council, after_group: None };
+        let v = coord_client::pages::all(p, |p| client.council_show(p)).await?;
         ctx.print(&v, || render::council(&v, report));
         Ok(Outcome::Done)
     }

@@ -16,7 +16,9 @@ impl Command for Args {
     }
 
     async fn run(self, ctx: &Ctx) -> Res {
-        let v = ctx.client().await?.task_show(self.task.into()).await?;
+        let client = ctx.client().await?;
+        let v =
+            coord_client::pages::all(TaskShowParams::from(TaskRef::from(self.task)), |p| client.task_show(p)).await?;
         ctx.print(&v, || render::task(&v));
         Ok(Outcome::Done)
     }

@@ -17,7 +17,9 @@ impl Command for Args {
     }
 
     async fn run(self, ctx: &Ctx) -> Res {
-        let v = ctx.client().await?.worktree_list(WorktreeParams { run_id: self.run, force: false }).await?;
+        let client = ctx.client().await?;
+        let p = WorktreeParams { run_id: self.run, ..Default::default() };
+        let v = coord_client::pages::all(p, |p| client.worktree_list(p)).await?;
         ctx.print(&v, || render::worktrees(&v));
         Ok(Outcome::found(&v.worktrees))
     }

@@ -17,7 +17,8 @@ pub struct Args {
 
 impl Command for Args {
     async fn run(self, ctx: &Ctx) -> Res {
-        let v = ctx.client().await?.worktree_prune(WorktreeParams { run_id: self.run, force: self.force }).await?;
+        let p = WorktreeParams { run_id: self.run, force: self.force, ..Default::default() };
+        let v = ctx.client().await?.worktree_prune(p).await?;
         ctx.print(&v, || render::worktrees(&v));
         Ok(Outcome::Done)
     }

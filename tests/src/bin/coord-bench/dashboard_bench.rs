@@ -201,7 +201,9 @@ pub fn screenshots(rt: &tokio::runtime::Runtime, dir: &Path) {
     rt.block_on(crate::dashboard_scene::build(&c, &p));
     let url = dashboard_url(&p);
     // The blocked task's thread: its conversation, question payload and artifact included.
-    let attempt = rt.block_on(c.task_show(TaskRef { run_id: "R1".into(), task_id: "T2".into() })).expect("T2");
+    let attempt = rt
+        .block_on(c.task_show(TaskShowParams { run_id: "R1".into(), task_id: "T2".into(), after_attempt: None }))
+        .expect("T2");
     let thread = attempt.attempts.last().map(|a| a.thread_id.clone()).unwrap_or_default();
     for view in ["runs", "agents", "timeline", "reservations", "control", "threads"] {
         let place = if view == "threads" { format!("threads/{thread}") } else { view.to_string() };
