@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
@@ -21,6 +21,14 @@ const IDLE_IN_TRANSACTION: &str = "30s";
 /// A statement parameter.
 pub type Param<'a> = &'a (dyn ToSql + Sync);
 
+/// Round trips made on one connection, and the time spent waiting for their answers (the
+/// server's work included): what the writer reports of its batches.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Trips {
+    pub count: u64,
+    pub waited: Duration,
+}
+
 /// One connection with prepared statements cached by their text, and the inserts held
 /// back to be sent together (see [`deferred`](super::deferred)).
 pub struct PgConn {
@@ -30,6 +38,7 @@ pub struct PgConn {
     /// Whether plain inserts of some tables are held back now (the writer's batch without savepoints).
     deferring: bool,
     pending: Pending,
+    trips: Trips,
 }
 
 /// Parse a `postgres://` URL (or key=value string) into a client configuration, with
@@ -58,7 +67,14 @@ impl PgConn {
                  SET plan_cache_mode = force_custom_plan"
             ))
             .map_err(Error::from)?;
-        Ok(PgConn { client, stmts: HashMap::new(), schema: None, deferring: false, pending: Pending::default() })
+        Ok(PgConn {
+            client,
+            stmts: HashMap::new(),
+            schema: None,
+            deferring: false,
+            pending: Pending::default(),
+            trips: Trips::default(),
+        })
     }
 
     /// The writer's plans: generic ones after a few runs (PostgreSQL's default), which
@@ -78,16 +94,30 @@ impl PgConn {
         &mut self.client
     }
 
+    /// The round trips made since the last call (counting starts again).
+    pub fn take_trips(&mut self) -> Trips {
+        std::mem::take(&mut self.trips)
+    }
+
+    /// One round trip to the server, counted.
+    fn trip<T>(&mut self, f: impl FnOnce(&mut Client) -> std::result::Result<T, postgres::Error>) -> Result<T> {
+        let t0 = Instant::now();
+        let r = f(&mut self.client);
+        self.trips.count += 1;
+        self.trips.waited += t0.elapsed();
+        Ok(r?)
+    }
+
     /// Run statements without parameters (no preparation, no result rows).
     pub fn batch(&mut self, sql: &str) -> Result<()> {
-        Ok(self.client.batch_execute(sql)?)
+        self.trip(|c| c.batch_execute(sql))
     }
 
     /// Run statements without parameters in one round trip; the first column of the last
     /// row any of them returned.
     pub fn batch_value(&mut self, sql: &str) -> Result<Option<String>> {
         let mut value = None;
-        for m in self.client.simple_query(sql)? {
+        for m in self.trip(|c| c.simple_query(sql))? {
             if let postgres::SimpleQueryMessage::Row(r) = m {
                 value = r.get(0).map(str::to_string);
             }
@@ -118,7 +148,7 @@ impl PgConn {
     pub fn flush(&mut self) -> Result<()> {
         for rows in self.pending.take() {
             let s = self.stmt(&rows.sql())?;
-            self.client.execute(&s, &rows.params())?;
+            self.trip(|c| c.execute(&s, &rows.params()))?;
         }
         Ok(())
     }
@@ -137,7 +167,7 @@ impl PgConn {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(sql)?;
+        let s = self.trip(|c| c.prepare(sql))?;
         self.stmts.insert(sql.to_string(), s.clone());
         Ok(s)
     }
@@ -146,7 +176,7 @@ impl PgConn {
     pub fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
         self.flush_for(sql)?;
         let s = self.stmt(sql)?;
-        Ok(self.client.query(&s, params)?)
+        self.trip(|c| c.query(&s, params))
     }
 
     /// A cached statement's rows affected (after the held inserts: its foreign keys may
@@ -154,19 +184,21 @@ impl PgConn {
     pub fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
         self.flush()?;
         let s = self.stmt(sql)?;
-        Ok(self.client.execute(&s, params)?)
+        self.trip(|c| c.execute(&s, params))
     }
 
     /// A one-off statement's rows (not cached).
     pub fn query_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
         self.flush_for(sql)?;
-        Ok(self.client.query(sql, params)?)
+        self.trips.count += 1; // a statement not prepared is described first: two round trips
+        self.trip(|c| c.query(sql, params))
     }
 
     /// A one-off statement (not cached).
     pub fn execute_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
         self.flush()?;
-        Ok(self.client.execute(sql, params)?)
+        self.trips.count += 1; // as in query_raw
+        self.trip(|c| c.execute(sql, params))
     }
 
     /// The schema the tables live in (`current_schema()`): names shared by the instances

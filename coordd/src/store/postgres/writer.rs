@@ -24,10 +24,15 @@
 //!
 //! A lost connection fails the batch (`storage`, nothing acknowledged); the next batch
 //! connects again.
+//!
+//! At debug level (`COORDD_LOG=coordd::store::postgres::writer=debug`) the writer logs, at
+//! most once a second, what its batches came to since it started ([`Stats`]): batches,
+//! jobs, round trips, the time spent waiting on them, and the time spent in batches.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use super::conn::PgConn;
+use super::conn::{PgConn, Trips};
 use super::follow::Shared;
 use super::notify::Notifier;
 use super::tx::{EventIds, PgTx};
@@ -44,12 +49,71 @@ pub fn spawn(conn: PgConn, shared: Arc<Shared>) -> std::io::Result<(Writer, std:
 
 fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier: Notifier) {
     let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
+    let mut stats = Stats::new();
     while queue.next_batch(&mut batch) {
+        let (t0, jobs) = (Instant::now(), batch.len());
         run_batch(&mut conn, &mut batch, &shared, &notifier);
+        let trips = conn.as_mut().map(PgConn::take_trips).unwrap_or_default();
+        stats.batch(jobs, trips, t0.elapsed());
     }
     queue.close(&mut batch);
     run_batch(&mut conn, &mut batch, &shared, &notifier);
     queue.finished();
+}
+
+/// What the writer's batches came to since it started, logged at debug level at most once
+/// a second (after a batch): `batches`, `jobs` (and the largest batch since the line
+/// before), round `trips` and
+/// the microseconds spent waiting on them (`waited_us`), and the microseconds spent
+/// running batches (`busy_us`; the rest of the time the writer waited for jobs).
+struct Stats {
+    started: Instant,
+    logged: Instant,
+    batches: u64,
+    jobs: u64,
+    largest: usize,
+    trips: u64,
+    waited: Duration,
+    busy: Duration,
+}
+
+impl Stats {
+    fn new() -> Stats {
+        let now = Instant::now();
+        Stats {
+            started: now,
+            logged: now,
+            batches: 0,
+            jobs: 0,
+            largest: 0,
+            trips: 0,
+            waited: Duration::ZERO,
+            busy: Duration::ZERO,
+        }
+    }
+
+    fn batch(&mut self, jobs: usize, trips: Trips, took: Duration) {
+        self.batches += 1;
+        self.jobs += jobs as u64;
+        self.largest = self.largest.max(jobs);
+        self.trips += trips.count;
+        self.waited += trips.waited;
+        self.busy += took;
+        if self.logged.elapsed() >= Duration::from_secs(1) && tracing::enabled!(tracing::Level::DEBUG) {
+            self.logged = Instant::now();
+            tracing::debug!(
+                batches = self.batches,
+                jobs = self.jobs,
+                largest = self.largest,
+                trips = self.trips,
+                waited_us = self.waited.as_micros() as u64,
+                busy_us = self.busy.as_micros() as u64,
+                up_us = self.started.elapsed().as_micros() as u64,
+                "writer statistics"
+            );
+            self.largest = 0;
+        }
+    }
 }
 
 /// Run a batch in one transaction, publish its events, answer its jobs.
