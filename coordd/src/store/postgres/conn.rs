@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
 
+use super::cache::Cache;
 use super::deferred::{Pending, Table, Val};
 use crate::error::{Error, Result};
 
@@ -27,6 +28,11 @@ pub type Param<'a> = &'a (dyn ToSql + Sync);
 pub struct Trips {
     pub count: u64,
     pub waited: Duration,
+    /// Of the time waited, what the writer's `BEGIN` (the write lock's wait included), its
+    /// held writes and its `COMMIT` took.
+    pub begin: Duration,
+    pub flush: Duration,
+    pub commit: Duration,
 }
 
 /// One connection with prepared statements cached by their text, and the inserts held
@@ -38,6 +44,8 @@ pub struct PgConn {
     /// Whether plain inserts of some tables are held back now (the writer's batch without savepoints).
     deferring: bool,
     pending: Pending,
+    /// What the writer's open transaction has read of settings and agents (see [`Cache`]).
+    cache: Option<Cache>,
     trips: Trips,
 }
 
@@ -73,6 +81,7 @@ impl PgConn {
             schema: None,
             deferring: false,
             pending: Pending::default(),
+            cache: None,
             trips: Trips::default(),
         })
     }
@@ -99,6 +108,11 @@ impl PgConn {
         std::mem::take(&mut self.trips)
     }
 
+    /// The round trips counted so far (for the writer to note its phases).
+    pub fn trips_mut(&mut self) -> &mut Trips {
+        &mut self.trips
+    }
+
     /// One round trip to the server, counted.
     fn trip<T>(&mut self, f: impl FnOnce(&mut Client) -> std::result::Result<T, postgres::Error>) -> Result<T> {
         let t0 = Instant::now();
@@ -113,16 +127,36 @@ impl PgConn {
         self.trip(|c| c.batch_execute(sql))
     }
 
-    /// Run statements without parameters in one round trip; the first column of the last
-    /// row any of them returned.
-    pub fn batch_value(&mut self, sql: &str) -> Result<Option<String>> {
-        let mut value = None;
+    /// Run statements without parameters in one round trip; the rows any of them returned,
+    /// in order, every value as text.
+    pub fn simple_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let mut rows = Vec::new();
         for m in self.trip(|c| c.simple_query(sql))? {
             if let postgres::SimpleQueryMessage::Row(r) = m {
-                value = r.get(0).map(str::to_string);
+                rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
             }
         }
-        Ok(value)
+        Ok(rows)
+    }
+
+    /// Keep what the open transaction reads of settings and agents (`Some`: a new, empty
+    /// cache), or stop (`None`). Only the writer does, under the write lock.
+    pub fn set_cache(&mut self, cache: Option<Cache>) {
+        self.cache = cache;
+    }
+
+    /// The open transaction's cache, while the writer keeps one.
+    pub fn cache(&mut self) -> Option<&mut Cache> {
+        self.cache.as_mut()
+    }
+
+    /// Hold back an update of an existing agent's `last_seen_at`, while inserts are held;
+    /// false when writes are sent at once (the caller sends it).
+    pub fn touch_later(&mut self, agent_id: &str, at: &str) -> bool {
+        if self.deferring {
+            self.pending.touch(agent_id, at.to_string());
+        }
+        self.deferring
     }
 
     /// Hold inserts back from now on (`true`), or send each at once (`false`, the default).
@@ -144,12 +178,14 @@ impl PgConn {
         self.flush()
     }
 
-    /// Send every held insert, table by table in the order first written.
+    /// Send every held write, in one statement.
     pub fn flush(&mut self) -> Result<()> {
-        for rows in self.pending.take() {
-            let s = self.stmt(&rows.sql())?;
-            self.trip(|c| c.execute(&s, &rows.params()))?;
+        let held = self.pending.take();
+        if held.is_empty() {
+            return Ok(());
         }
+        let s = self.stmt(&held.sql())?;
+        self.trip(|c| c.execute(&s, &held.params()))?;
         Ok(())
     }
 

@@ -1,0 +1,176 @@
+//! What the writer's transaction has read of the two small tables nearly every write
+//! consults, kept for the rest of that transaction: the settings (the strict-agents and
+//! credentials switches) and the agent rows (a send's recipient, each agent whose
+//! `last_seen_at` a batch advances). Without it, every send of a batch read both again,
+//! one round trip each.
+//!
+//! What the cache holds is what a read would return:
+//! - the writer holds the database-wide write lock from its first statement to `COMMIT`,
+//!   so no other instance writes these tables meanwhile;
+//! - this transaction's own writes of them go through the cache (`PgConn` updates it once
+//!   the statement succeeded);
+//! - it is emptied when a transaction begins, and when one is rolled back (to a savepoint
+//!   or whole), since what it held may be undone.
+//!
+//! The settings are read whole with the `BEGIN` round trip. The agents are read whole at
+//! the first agent a transaction asks for when there are at most [`SMALL`] of them (a
+//! team's agents, and the names its messages were sent to); a larger table is read row by
+//! row as asked, each row kept.
+
+use std::collections::HashMap;
+
+use coord_proto::types::Agent;
+
+/// The most agent rows read whole.
+pub const SMALL: i64 = 256;
+
+/// The cached rows of one write transaction (`None` outside one: nothing is cached).
+#[derive(Default)]
+pub struct Cache {
+    /// Every setting, when read.
+    settings: Option<HashMap<String, String>>,
+    /// Agent rows read (or written), by id; `None`: known not to exist.
+    agents: HashMap<String, Option<Agent>>,
+    /// `agents` holds every row: an id it lacks does not exist.
+    agents_whole: bool,
+    /// The table had more than [`SMALL`] rows: read row by row.
+    agents_large: bool,
+}
+
+/// What the cache says of an agent.
+pub enum Known {
+    /// The row (or its absence) is known.
+    Yes(Option<Agent>),
+    /// Not known; reading the whole table is worth it (once per transaction).
+    ReadAll,
+    /// Not known; read this row.
+    ReadOne,
+}
+
+impl Cache {
+    /// Forget everything (a transaction begins or is rolled back).
+    pub fn clear(&mut self) {
+        *self = Cache::default();
+    }
+
+    /// A setting's value, if the settings were read.
+    pub fn setting(&self, key: &str) -> Option<Option<String>> {
+        self.settings.as_ref().map(|s| s.get(key).cloned())
+    }
+
+    /// Every setting, as just read.
+    pub fn settings_read(&mut self, rows: HashMap<String, String>) {
+        self.settings = Some(rows);
+    }
+
+    /// A setting written by this transaction.
+    pub fn setting_written(&mut self, key: &str, value: &str) {
+        if let Some(s) = &mut self.settings {
+            s.insert(key.to_string(), value.to_string());
+        }
+    }
+
+    pub fn agent(&self, agent_id: &str) -> Known {
+        if let Some(a) = self.agents.get(agent_id) {
+            return Known::Yes(a.clone());
+        }
+        if self.agents_whole {
+            Known::Yes(None)
+        } else if self.agents_large {
+            Known::ReadOne
+        } else {
+            Known::ReadAll
+        }
+    }
+
+    /// The whole table as just read, or its first rows (`whole` false: it has more than
+    /// [`SMALL`], which are then read one by one).
+    pub fn agents_read(&mut self, rows: Vec<Agent>, whole: bool) {
+        for a in rows {
+            self.agents.insert(a.agent_id.clone(), Some(a));
+        }
+        self.agents_whole = whole;
+        self.agents_large = !whole;
+    }
+
+    /// One agent row (or its absence) as just read.
+    pub fn agent_read(&mut self, agent_id: &str, a: Option<Agent>) {
+        self.agents.insert(agent_id.to_string(), a);
+    }
+
+    /// An agent inserted by this transaction.
+    pub fn agent_inserted(&mut self, a: &Agent) {
+        self.agents.insert(a.agent_id.clone(), Some(a.clone()));
+    }
+
+    /// An agent's fields written back (all but `created_at`, which `agent_save` keeps).
+    pub fn agent_saved(&mut self, a: &Agent) {
+        // Known absent, the save changed nothing; not read, it is read when asked.
+        if let Some(Some(row)) = self.agents.get_mut(&a.agent_id) {
+            let created_at = std::mem::take(&mut row.created_at);
+            *row = Agent { created_at, ..a.clone() };
+        }
+    }
+
+    /// An agent's `last_seen_at` advanced (if the row is known).
+    pub fn agent_touched(&mut self, agent_id: &str, at: &str) {
+        if let Some(Some(row)) = self.agents.get_mut(agent_id) {
+            row.last_seen_at = Some(at.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coord_proto::types::AgentStatus;
+
+    fn agent(id: &str) -> Agent {
+        Agent {
+            agent_id: id.into(),
+            display_name: String::new(),
+            role: String::new(),
+            status: AgentStatus::Idle,
+            registered: false,
+            created_at: "2026-01-01T00:00:00.000000Z".into(),
+            last_seen_at: None,
+            version: 1,
+        }
+    }
+
+    #[test]
+    fn a_table_read_whole_answers_for_absent_agents_and_a_large_one_does_not() {
+        let mut c = Cache::default();
+        assert!(matches!(c.agent("a"), Known::ReadAll));
+        c.agents_read(vec![agent("a")], true);
+        assert!(matches!(c.agent("a"), Known::Yes(Some(_))));
+        assert!(matches!(c.agent("b"), Known::Yes(None)));
+        c.clear();
+        c.agents_read(vec![agent("a")], false);
+        assert!(matches!(c.agent("a"), Known::Yes(Some(_))));
+        assert!(matches!(c.agent("b"), Known::ReadOne));
+        c.agent_read("b", None);
+        assert!(matches!(c.agent("b"), Known::Yes(None)));
+    }
+
+    #[test]
+    fn writes_go_through_and_a_save_keeps_created_at() {
+        let mut c = Cache::default();
+        c.agents_read(vec![agent("a")], true);
+        let mut a = Agent { registered: true, created_at: String::new(), ..agent("a") };
+        a.version = 2;
+        c.agent_saved(&a);
+        c.agent_touched("a", "t");
+        let Known::Yes(Some(row)) = c.agent("a") else { panic!("a is known") };
+        assert!(row.registered && row.version == 2);
+        assert_eq!(row.created_at, "2026-01-01T00:00:00.000000Z");
+        assert_eq!(row.last_seen_at.as_deref(), Some("t"));
+        c.agent_inserted(&agent("b"));
+        assert!(matches!(c.agent("b"), Known::Yes(Some(_))));
+        assert_eq!(c.setting("k"), None, "settings not read: not known");
+        c.settings_read(HashMap::new());
+        assert_eq!(c.setting("k"), Some(None));
+        c.setting_written("k", "v");
+        assert_eq!(c.setting("k"), Some(Some("v".into())));
+    }
+}
