@@ -12,14 +12,17 @@
 //! - it is emptied when a transaction begins, and when one is rolled back (to a savepoint
 //!   or whole), since what it held may be undone.
 //!
-//! The settings are read whole with the `BEGIN` round trip. The agents are read whole at
-//! the first agent a transaction asks for when there are at most [`SMALL`] of them (a
-//! team's agents, and the names its messages were sent to); a larger table is read row by
-//! row as asked, each row kept.
+//! Both are read with the `BEGIN` round trip (as text, see [`TextRow`]): the settings
+//! whole, and the agents whole when there are at most [`SMALL`] of them (a team's agents,
+//! and the names its messages were sent to); a larger table is read row by row as asked,
+//! each row kept. After a rollback to a savepoint they are read again when asked.
 
 use std::collections::HashMap;
 
 use coord_proto::types::Agent;
+
+use crate::error::{Error, Result};
+use crate::store::rows::RowRead;
 
 /// The most agent rows read whole.
 pub const SMALL: i64 = 256;
@@ -120,6 +123,51 @@ impl Cache {
     }
 }
 
+/// A row of a statement run without parameters: every value as PostgreSQL's text output.
+pub struct TextRow(pub Vec<Option<String>>);
+
+impl TextRow {
+    fn get(&self, i: usize) -> Result<Option<&str>> {
+        self.0.get(i).map(Option::as_deref).ok_or_else(|| Error::Storage(format!("column {i}: no such column")))
+    }
+
+    fn parsed<T: std::str::FromStr>(&self, i: usize) -> Result<Option<T>> {
+        self.get(i)?
+            .map(|v| v.parse::<T>().map_err(|_| Error::Storage(format!("column {i}: '{v}' is not a number"))))
+            .transpose()
+    }
+}
+
+fn null(i: usize) -> Error {
+    Error::Storage(format!("column {i}: unexpected NULL"))
+}
+
+impl RowRead for TextRow {
+    fn s(&self, i: usize) -> Result<String> {
+        self.os(i)?.ok_or_else(|| null(i))
+    }
+    fn os(&self, i: usize) -> Result<Option<String>> {
+        Ok(self.get(i)?.map(str::to_string))
+    }
+    fn i(&self, i: usize) -> Result<i64> {
+        self.oi(i)?.ok_or_else(|| null(i))
+    }
+    fn oi(&self, i: usize) -> Result<Option<i64>> {
+        self.parsed(i)
+    }
+    fn b(&self, i: usize) -> Result<bool> {
+        match self.get(i)? {
+            Some("t") => Ok(true),
+            Some("f") => Ok(false),
+            Some(v) => Err(Error::Storage(format!("column {i}: '{v}' is not a boolean"))),
+            None => Err(null(i)),
+        }
+    }
+    fn f(&self, i: usize) -> Result<f64> {
+        self.parsed(i)?.ok_or_else(|| null(i))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +199,16 @@ mod tests {
         assert!(matches!(c.agent("b"), Known::ReadOne));
         c.agent_read("b", None);
         assert!(matches!(c.agent("b"), Known::Yes(None)));
+    }
+
+    #[test]
+    fn an_agent_reads_from_text_as_from_a_typed_row() {
+        let text = |v: &[Option<&str>]| TextRow(v.iter().map(|v| v.map(str::to_string)).collect());
+        let row = text(&[Some("w"), Some(""), Some("dev"), Some("busy"), Some("t"), Some("c"), None, Some("3")]);
+        let a = crate::store::rows::agent(&row).unwrap();
+        assert_eq!((a.registered, a.last_seen_at, a.version, a.status), (true, None, 3, AgentStatus::Busy));
+        let bad = text(&[Some("w"), Some(""), Some(""), Some("idle"), Some("yes"), Some("c"), None, Some("1")]);
+        assert!(crate::store::rows::agent(&bad).is_err(), "a boolean is t or f");
     }
 
     #[test]

@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::cache::Cache;
+use super::cache::{Cache, SMALL, TextRow};
 use super::conn::{PgConn, Trips};
 use super::follow::Shared;
 use super::notify::Notifier;
@@ -42,6 +42,7 @@ use crate::error::{Error, Result};
 use crate::store::backend::WriteJob;
 use crate::store::group_commit::{self, Conn, JobRun, Outcome};
 use crate::store::queue::{MAX_BATCH, Queue, Writer};
+use crate::store::rows::{self, AGENT_COLUMNS};
 
 /// A wait for jobs this long is a pause: the statistics are logged after the next batch.
 const PAUSE: Duration = Duration::from_millis(100);
@@ -227,20 +228,24 @@ impl<'c> Pg<'c> {
         self.c.set_cache(None);
         let begin = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({}); SELECT last FROM coordd_event_counter FOR UPDATE; \
-             SELECT key, value FROM settings",
-            self.write_key
+             SELECT key, value FROM settings; SELECT {AGENT_COLUMNS} FROM agents LIMIT {}",
+            self.write_key,
+            SMALL + 1
         );
         let rows =
             self.c.simple_rows(&begin).map_err(|e| Error::Storage(format!("cannot begin a write transaction: {e}")))?;
-        // The lock's row (one empty value), the counter's (one value), the settings' (two).
+        // The lock's row (one empty value), the counter's (one value), the settings' (two),
+        // the agents' (eight).
         let mut last = None;
         let mut settings = HashMap::new();
+        let mut agents = Vec::new();
         for row in rows {
             match row.as_slice() {
                 [Some(v)] => last = v.parse::<i64>().ok().or(last),
                 [Some(k), Some(v)] => {
                     settings.insert(k.clone(), v.clone());
                 }
+                _ if row.len() == AGENT_COLUMNS.split(',').count() => agents.push(rows::agent(&TextRow(row))?),
                 _ => {}
             }
         }
@@ -250,6 +255,8 @@ impl<'c> Pg<'c> {
         self.ids = EventIds::locked(last);
         let mut cache = Cache::default();
         cache.settings_read(settings);
+        let whole = agents.len() as i64 <= SMALL;
+        cache.agents_read(agents, whole);
         self.c.set_cache(Some(cache));
         Ok(())
     }
@@ -261,8 +268,8 @@ impl<'c> Pg<'c> {
 
 impl Conn for Pg<'_> {
     /// One round trip: begin, take the write lock, then the counter row (every batch takes
-    /// it; only a batch that recorded events stores it back), and every setting (kept for
-    /// the transaction, see [`Cache`]).
+    /// it; only a batch that recorded events stores it back), every setting and the agents
+    /// (kept for the transaction, see [`Cache`]).
     fn begin(&mut self, per_job: bool) -> Result<()> {
         let t0 = Instant::now();
         let begun = self.begin_transaction(per_job);
