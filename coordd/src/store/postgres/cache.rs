@@ -173,17 +173,24 @@ mod tests {
     use super::*;
     use coord_proto::types::AgentStatus;
 
+    fn text(values: &[Option<&str>]) -> TextRow {
+        TextRow(values.iter().map(|v| v.map(str::to_string)).collect())
+    }
+
+    /// An unregistered agent, as the writer reads it with `BEGIN`.
     fn agent(id: &str) -> Agent {
-        Agent {
-            agent_id: id.into(),
-            display_name: String::new(),
-            role: String::new(),
-            status: AgentStatus::Idle,
-            registered: false,
-            created_at: "2026-01-01T00:00:00.000000Z".into(),
-            last_seen_at: None,
-            version: 1,
-        }
+        let created = "2026-01-01T00:00:00.000000Z";
+        crate::store::rows::agent(&text(&[
+            Some(id),
+            Some(""),
+            Some(""),
+            Some("idle"),
+            Some("f"),
+            Some(created),
+            None,
+            Some("1"),
+        ]))
+        .unwrap()
     }
 
     #[test]
@@ -203,7 +210,6 @@ mod tests {
 
     #[test]
     fn an_agent_reads_from_text_as_from_a_typed_row() {
-        let text = |v: &[Option<&str>]| TextRow(v.iter().map(|v| v.map(str::to_string)).collect());
         let row = text(&[Some("w"), Some(""), Some("dev"), Some("busy"), Some("t"), Some("c"), None, Some("3")]);
         let a = crate::store::rows::agent(&row).unwrap();
         assert_eq!((a.registered, a.last_seen_at, a.version, a.status), (true, None, 3, AgentStatus::Busy));
