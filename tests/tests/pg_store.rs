@@ -1,5 +1,6 @@
-//! What only the PostgreSQL backend does, through its `Store`: the inserts it holds back
-//! for a batch and sends multi-row. (What both backends do is `store_contract.rs`; the
+//! What only the PostgreSQL backend does, through its `Store`: the writes it holds back
+//! for a batch and sends in one statement, and what its writer keeps of the agents and
+//! settings it read for the rest of a transaction. (What both backends do is `store_contract.rs`; the
 //! end-to-end behaviour is in `instances.rs` and the suites of `on_postgres.rs`.)
 
 use coord_proto::types::*;
@@ -71,5 +72,101 @@ async fn a_read_in_the_batch_sees_the_rows_held_back_before_it() {
     .await
     .unwrap();
     assert_eq!((sent.1, sent.2), (1, true), "the thread and its mail copy are seen in the same transaction");
+    store.close().await;
+}
+
+fn agent(id: &str) -> Agent {
+    Agent {
+        agent_id: id.into(),
+        display_name: String::new(),
+        role: String::new(),
+        status: AgentStatus::Idle,
+        registered: false,
+        created_at: "2026-01-01T00:00:00.000000Z".into(),
+        last_seen_at: None,
+        version: 1,
+    }
+}
+
+/// The writer keeps what its transaction read of agents and settings: what the same
+/// transaction writes afterwards is read back as written, and the `last_seen_at` updates
+/// it holds back commit with the batch.
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_and_settings_written_are_read_back_later_in_the_same_transaction() {
+    let Some((store, _bus)) = open().await else { return };
+    let seen = Ts::from_millis(1_767_225_600_000);
+    let got = write(&store, move |tx| {
+        let before = (tx.agents().agent("x")?, tx.agents().setting("k")?);
+        tx.agents_mut().agent_insert(&agent("x"))?;
+        let inserted = tx.agents().agent("x")?;
+        // A save writes every field but created_at.
+        let saved = Agent { registered: true, version: 2, created_at: "other".into(), ..agent("x") };
+        tx.agents_mut().agent_save(&saved)?;
+        let touched = (tx.agents_mut().agent_touch("x", seen)?, tx.agents_mut().agent_touch("ghost", seen)?);
+        tx.agents_mut().setting_put("k", "v")?;
+        Ok((before, inserted, touched, tx.agents().agent("x")?, tx.agents().setting("k")?))
+    })
+    .await
+    .unwrap();
+    let (before, inserted, touched, after, setting) = got;
+    assert_eq!(before, (None, None));
+    assert_eq!(inserted, Some(agent("x")));
+    assert_eq!(touched, (true, false), "x exists, ghost does not");
+    let expected = Agent { registered: true, version: 2, last_seen_at: Some(seen.to_string()), ..agent("x") };
+    assert_eq!(after, Some(expected.clone()));
+    assert_eq!(setting.as_deref(), Some("v"));
+    let committed = read(&store, |tx| Ok((tx.agents().agent("x")?, tx.agents().setting("k")?))).await.unwrap();
+    assert_eq!(committed, (Some(expected), Some("v".into())), "the held update committed");
+    store.close().await;
+}
+
+/// A job that fails after writing is rolled back to its savepoint: the next job of the
+/// same batch reads none of what it wrote (nothing of it is kept for the transaction).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_next_job_of_the_batch_reads_nothing_a_rolled_back_job_wrote() {
+    let Some((store, _bus)) = open().await else { return };
+    // Hold the writer in a job of its own while the two jobs queue, so they share a batch.
+    let (started_tx, started) = std::sync::mpsc::channel();
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let blocker = submit(&store, move |_| {
+        let _ = started_tx.send(());
+        let _ = wait.recv();
+        Ok(())
+    })
+    .await
+    .unwrap();
+    tokio::task::spawn_blocking(move || started.recv().unwrap()).await.unwrap();
+    let failing = submit(&store, |tx| -> coordd::error::Result<()> {
+        tx.agents_mut().agent_insert(&agent("x"))?;
+        tx.agents_mut().setting_put("k", "v")?;
+        Err(coordd::error::Error::invalid("rejected after writing"))
+    })
+    .await
+    .unwrap();
+    let next = submit(&store, |tx| Ok((tx.agents().agent("x")?, tx.agents().setting("k")?))).await.unwrap();
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    assert!(failing.await.unwrap().is_err());
+    assert_eq!(next.await.unwrap().unwrap(), (None, None), "nothing of the rolled-back job is read");
+    store.close().await;
+}
+
+/// More agents than the writer reads whole (256) are read one by one, each found or not.
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_beyond_those_read_whole_are_found_one_by_one() {
+    let Some((store, _bus)) = open().await else { return };
+    write(&store, |tx| (0..300).try_for_each(|i| tx.agents_mut().agent_insert(&agent(&format!("a{i:03}")))))
+        .await
+        .unwrap();
+    let got = write(&store, |tx| {
+        let mut found = 0;
+        for i in 0..300 {
+            found += usize::from(tx.agents().agent(&format!("a{i:03}"))?.is_some());
+        }
+        Ok((found, tx.agents().agent("a300")?, tx.agents_mut().agent_touch("a299", Ts::from_millis(1))?))
+    })
+    .await
+    .unwrap();
+    assert_eq!(got, (300, None, true));
     store.close().await;
 }

@@ -3,6 +3,7 @@
 
 use coord_proto::types::*;
 
+use super::cache::{Known, SMALL};
 use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::assemble;
@@ -12,8 +13,26 @@ use crate::time::Ts;
 
 impl Agents for PgTx<'_> {
     fn agent(&self, agent_id: &str) -> Result<Option<Agent>> {
-        let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE agent_id = $1");
-        self.map_one(&sql, &[&agent_id], rows::agent)
+        let one = |tx: &Self| {
+            let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE agent_id = $1");
+            tx.map_one(&sql, &[&agent_id], rows::agent)
+        };
+        match self.cached(|c| c.agent(agent_id)) {
+            None => one(self),
+            Some(Known::Yes(a)) => Ok(a),
+            Some(Known::ReadOne) => {
+                let a = one(self)?;
+                self.cached(|c| c.agent_read(agent_id, a.clone()));
+                Ok(a)
+            }
+            Some(Known::ReadAll) => {
+                let sql = format!("SELECT {AGENT_COLUMNS} FROM agents LIMIT {}", SMALL + 1);
+                let all = self.map(&sql, &[], rows::agent)?;
+                let whole = all.len() as i64 <= SMALL;
+                self.cached(|c| c.agents_read(all, whole));
+                self.agent(agent_id)
+            }
+        }
     }
 
     fn agent_insert(&mut self, a: &Agent) -> Result<()> {
@@ -30,6 +49,7 @@ impl Agents for PgTx<'_> {
                 &a.version,
             ],
         )?;
+        self.cached(|c| c.agent_inserted(a));
         Ok(())
     }
 
@@ -39,11 +59,25 @@ impl Agents for PgTx<'_> {
              version = $7 WHERE agent_id = $1",
             &[&a.agent_id, &a.display_name, &a.role, &a.status.as_str(), &a.registered, &a.last_seen_at, &a.version],
         )?;
+        self.cached(|c| c.agent_saved(a));
         Ok(())
     }
 
+    /// In the writer, an agent known to exist has its update held back and sent with the
+    /// batch's other writes (see [`super::deferred`]); one known not to exist needs none.
     fn agent_touch(&mut self, agent_id: &str, at: Ts) -> Result<bool> {
-        let n = self.exec("UPDATE agents SET last_seen_at = $2 WHERE agent_id = $1", &[&agent_id, &ts_text(at)])?;
+        let at = ts_text(at);
+        if self.caching() {
+            let exists = self.agent(agent_id)?.is_some();
+            if !exists {
+                return Ok(false);
+            }
+            self.cached(|c| c.agent_touched(agent_id, &at));
+            if self.touch_later(agent_id, &at) {
+                return Ok(true);
+            }
+        }
+        let n = self.exec("UPDATE agents SET last_seen_at = $2 WHERE agent_id = $1", &[&agent_id, &at])?;
         Ok(n > 0)
     }
 
@@ -62,7 +96,15 @@ impl Agents for PgTx<'_> {
     }
 
     fn setting(&self, key: &str) -> Result<Option<String>> {
-        self.map_one("SELECT value FROM settings WHERE key = $1", &[&key], |r| r.s(0))
+        match self.cached(|c| c.setting(key)) {
+            None => self.map_one("SELECT value FROM settings WHERE key = $1", &[&key], |r| r.s(0)),
+            Some(Some(value)) => Ok(value),
+            Some(None) => {
+                let all = self.map("SELECT key, value FROM settings", &[], |r| Ok((r.s(0)?, r.s(1)?)))?;
+                self.cached(|c| c.settings_read(all.into_iter().collect()));
+                self.setting(key)
+            }
+        }
     }
 
     fn setting_put(&mut self, key: &str, value: &str) -> Result<()> {
@@ -70,6 +112,7 @@ impl Agents for PgTx<'_> {
             "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             &[&key, &value],
         )?;
+        self.cached(|c| c.setting_written(key, value));
         Ok(())
     }
 

@@ -4,11 +4,12 @@
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
 
+use super::cache::Cache;
 use super::deferred::{Pending, Table, Val};
 use crate::error::{Error, Result};
 
@@ -21,6 +22,19 @@ const IDLE_IN_TRANSACTION: &str = "30s";
 /// A statement parameter.
 pub type Param<'a> = &'a (dyn ToSql + Sync);
 
+/// Round trips made on one connection, and the time spent waiting for their answers (the
+/// server's work included): what the writer reports of its batches.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Trips {
+    pub count: u64,
+    pub waited: Duration,
+    /// Of the time waited, what the writer's `BEGIN` (the write lock's wait included), its
+    /// held writes and its `COMMIT` took.
+    pub begin: Duration,
+    pub flush: Duration,
+    pub commit: Duration,
+}
+
 /// One connection with prepared statements cached by their text, and the inserts held
 /// back to be sent together (see [`deferred`](super::deferred)).
 pub struct PgConn {
@@ -30,6 +44,9 @@ pub struct PgConn {
     /// Whether plain inserts of some tables are held back now (the writer's batch without savepoints).
     deferring: bool,
     pending: Pending,
+    /// What the writer's open transaction has read of settings and agents (see [`Cache`]).
+    cache: Option<Cache>,
+    trips: Trips,
 }
 
 /// Parse a `postgres://` URL (or key=value string) into a client configuration, with
@@ -58,7 +75,15 @@ impl PgConn {
                  SET plan_cache_mode = force_custom_plan"
             ))
             .map_err(Error::from)?;
-        Ok(PgConn { client, stmts: HashMap::new(), schema: None, deferring: false, pending: Pending::default() })
+        Ok(PgConn {
+            client,
+            stmts: HashMap::new(),
+            schema: None,
+            deferring: false,
+            pending: Pending::default(),
+            cache: None,
+            trips: Trips::default(),
+        })
     }
 
     /// The writer's plans: generic ones after a few runs (PostgreSQL's default), which
@@ -78,21 +103,60 @@ impl PgConn {
         &mut self.client
     }
 
-    /// Run statements without parameters (no preparation, no result rows).
-    pub fn batch(&mut self, sql: &str) -> Result<()> {
-        Ok(self.client.batch_execute(sql)?)
+    /// The round trips made since the last call (counting starts again).
+    pub fn take_trips(&mut self) -> Trips {
+        std::mem::take(&mut self.trips)
     }
 
-    /// Run statements without parameters in one round trip; the first column of the last
-    /// row any of them returned.
-    pub fn batch_value(&mut self, sql: &str) -> Result<Option<String>> {
-        let mut value = None;
-        for m in self.client.simple_query(sql)? {
+    /// The round trips counted so far (for the writer to note its phases).
+    pub fn trips_mut(&mut self) -> &mut Trips {
+        &mut self.trips
+    }
+
+    /// One round trip to the server, counted.
+    fn trip<T>(&mut self, f: impl FnOnce(&mut Client) -> std::result::Result<T, postgres::Error>) -> Result<T> {
+        let t0 = Instant::now();
+        let r = f(&mut self.client);
+        self.trips.count += 1;
+        self.trips.waited += t0.elapsed();
+        Ok(r?)
+    }
+
+    /// Run statements without parameters (no preparation, no result rows).
+    pub fn batch(&mut self, sql: &str) -> Result<()> {
+        self.trip(|c| c.batch_execute(sql))
+    }
+
+    /// Run statements without parameters in one round trip; the rows any of them returned,
+    /// in order, every value as text.
+    pub fn simple_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let mut rows = Vec::new();
+        for m in self.trip(|c| c.simple_query(sql))? {
             if let postgres::SimpleQueryMessage::Row(r) = m {
-                value = r.get(0).map(str::to_string);
+                rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
             }
         }
-        Ok(value)
+        Ok(rows)
+    }
+
+    /// Keep what the open transaction reads of settings and agents (`Some`: a new, empty
+    /// cache), or stop (`None`). Only the writer does, under the write lock.
+    pub fn set_cache(&mut self, cache: Option<Cache>) {
+        self.cache = cache;
+    }
+
+    /// The open transaction's cache, while the writer keeps one.
+    pub fn cache(&mut self) -> Option<&mut Cache> {
+        self.cache.as_mut()
+    }
+
+    /// Hold back an update of an existing agent's `last_seen_at`, while inserts are held;
+    /// false when writes are sent at once (the caller sends it).
+    pub fn touch_later(&mut self, agent_id: &str, at: &str) -> bool {
+        if self.deferring {
+            self.pending.touch(agent_id, at.to_string());
+        }
+        self.deferring
     }
 
     /// Hold inserts back from now on (`true`), or send each at once (`false`, the default).
@@ -114,12 +178,14 @@ impl PgConn {
         self.flush()
     }
 
-    /// Send every held insert, table by table in the order first written.
+    /// Send every held write, in one statement.
     pub fn flush(&mut self) -> Result<()> {
-        for rows in self.pending.take() {
-            let s = self.stmt(&rows.sql())?;
-            self.client.execute(&s, &rows.params())?;
+        let held = self.pending.take();
+        if held.is_empty() {
+            return Ok(());
         }
+        let s = self.stmt(&held.sql())?;
+        self.trip(|c| c.execute(&s, &held.params()))?;
         Ok(())
     }
 
@@ -137,7 +203,7 @@ impl PgConn {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(sql)?;
+        let s = self.trip(|c| c.prepare(sql))?;
         self.stmts.insert(sql.to_string(), s.clone());
         Ok(s)
     }
@@ -146,7 +212,7 @@ impl PgConn {
     pub fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
         self.flush_for(sql)?;
         let s = self.stmt(sql)?;
-        Ok(self.client.query(&s, params)?)
+        self.trip(|c| c.query(&s, params))
     }
 
     /// A cached statement's rows affected (after the held inserts: its foreign keys may
@@ -154,7 +220,7 @@ impl PgConn {
     pub fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
         self.flush()?;
         let s = self.stmt(sql)?;
-        Ok(self.client.execute(&s, params)?)
+        self.trip(|c| c.execute(&s, params))
     }
 
     /// A cached statement's rows, streamed one at a time to `each` until it returns false:
@@ -180,13 +246,15 @@ impl PgConn {
     /// A one-off statement's rows (not cached).
     pub fn query_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
         self.flush_for(sql)?;
-        Ok(self.client.query(sql, params)?)
+        self.trips.count += 1; // a statement not prepared is described first: two round trips
+        self.trip(|c| c.query(sql, params))
     }
 
     /// A one-off statement (not cached).
     pub fn execute_raw(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
         self.flush()?;
-        Ok(self.client.execute(sql, params)?)
+        self.trips.count += 1; // as in query_raw
+        self.trip(|c| c.execute(sql, params))
     }
 
     /// The schema the tables live in (`current_schema()`): names shared by the instances

@@ -1,20 +1,25 @@
-//! Inserts held back and sent together: the PostgreSQL writer's multi-row inserts.
+//! Writes held back and sent together: the PostgreSQL writer's multi-row statement.
 //!
 //! A send writes four rows (its event, thread, message and mail copy), each its own round
-//! trip to the server when sent at once. While a batch runs without savepoints (see
-//! [`group_commit`](crate::store::group_commit)), the plain inserts of those tables are
-//! instead kept here, column by column, and sent as one `INSERT … SELECT * FROM
-//! unnest($1::text[], …)` per table: four statements per batch instead of four per send.
+//! trip to the server when sent at once, and the batch advances the `last_seen_at` of
+//! every agent that made a call. While a batch runs without savepoints (see
+//! [`group_commit`](crate::store::group_commit)), the plain inserts of those four tables
+//! are instead kept here, column by column, and so are the `last_seen_at` updates of
+//! agents known to exist (see [`cache`](super::cache)); all of them are then sent as one
+//! statement: an `INSERT … SELECT * FROM unnest($1::text[], …)` per table and one
+//! `UPDATE agents … FROM unnest(…)`, joined as data-modifying `WITH` parts (PostgreSQL
+//! checks the foreign keys between them at the end of the statement). One round trip per
+//! batch instead of four per send and one per agent.
 //!
-//! They are sent (in the order their tables were first written, which is the order their
-//! foreign keys need) before anything could see them or depend on them:
+//! They are sent (the inserts in the order their tables were first written, which is the
+//! order their foreign keys need) before anything could see them or depend on them:
 //! - before any other write statement (its foreign keys may name a held row);
 //! - before any read whose text names one of the held tables (as a whole word);
 //! - before the batch commits.
 //!
 //! A held row that fails (a key already taken) fails the statement that sent it; the
 //! batch is then run again with a savepoint per job, and in that mode nothing is held: every
-//! insert is sent at once, so that a job's failure is its own.
+//! write is sent at once, so that a job's failure is its own.
 
 use postgres::types::ToSql;
 
@@ -199,21 +204,11 @@ impl Rows {
     fn new(table: &'static Table) -> Rows {
         Rows { table, columns: table.columns.iter().map(|(_, k)| Column::new(*k)).collect() }
     }
-
-    /// The statement inserting every held row of the table (the same text whatever their
-    /// number, so it is prepared once).
-    pub fn sql(&self) -> String {
-        insert_sql(self.table)
-    }
-
-    /// Its parameters: one array per column.
-    pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
-        self.columns.iter().map(Column::param).collect()
-    }
 }
 
-/// `INSERT INTO t (a, b) SELECT * FROM unnest($1::text[], $2::int8[])`.
-pub fn insert_sql(t: &Table) -> String {
+/// `INSERT INTO t (a, b) SELECT * FROM unnest($1::text[], $2::int8[])`, its parameters
+/// numbered from `first`.
+pub fn insert_sql(t: &Table, first: usize) -> String {
     let names: Vec<&str> = t.columns.iter().map(|(n, _)| *n).collect();
     let arrays: Vec<String> = t
         .columns
@@ -225,23 +220,47 @@ pub fn insert_sql(t: &Table) -> String {
                 Kind::Int => "int8[]",
                 Kind::Bool => "bool[]",
             };
-            format!("${}::{ty}", i + 1)
+            format!("${}::{ty}", first + i)
         })
         .collect();
     format!("INSERT INTO {} ({}) SELECT * FROM unnest({})", t.name, names.join(", "), arrays.join(", "))
 }
 
 /// The rows held back on one connection, per table in the order the tables were first
-/// written.
+/// written, and the `last_seen_at` updates held back.
 #[derive(Default)]
 pub struct Pending {
     tables: Vec<Rows>,
+    touched: Touched,
 }
+
+/// Held `last_seen_at` updates: agent ids and times, one per agent (the latest).
+#[derive(Default)]
+pub struct Touched {
+    ids: Vec<Option<String>>,
+    at: Vec<Option<String>>,
+}
+
+/// The table the held updates write.
+const AGENTS: &str = "agents";
 
 impl Pending {
     /// Nothing is held.
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
+        self.tables.is_empty() && self.touched.ids.is_empty()
+    }
+
+    /// Hold an update of an existing agent's `last_seen_at` (a later one for the same agent
+    /// replaces it, as it would have overwritten it).
+    pub fn touch(&mut self, agent_id: &str, at: String) {
+        let t = &mut self.touched;
+        match t.ids.iter().position(|id| id.as_deref() == Some(agent_id)) {
+            Some(i) => t.at[i] = Some(at),
+            None => {
+                t.ids.push(Some(agent_id.to_string()));
+                t.at.push(Some(at));
+            }
+        }
     }
 
     /// Hold one row of `table` (its values in the table's column order).
@@ -273,12 +292,61 @@ impl Pending {
     /// Whether `sql` names one of the held tables (as a whole word: `mail` but not
     /// `mail_id`). Naming one by mistake only costs an early send.
     pub fn named_in(&self, sql: &str) -> bool {
-        self.tables.iter().any(|r| names(sql, r.table.name))
+        self.tables.iter().any(|r| names(sql, r.table.name)) || (!self.touched.ids.is_empty() && names(sql, AGENTS))
     }
 
-    /// Everything held, to send, in order (leaving nothing held).
-    pub fn take(&mut self) -> Vec<Rows> {
-        std::mem::take(&mut self.tables)
+    /// Everything held, to send (leaving nothing held).
+    pub fn take(&mut self) -> Held {
+        Held { tables: std::mem::take(&mut self.tables), touched: std::mem::take(&mut self.touched) }
+    }
+}
+
+/// Everything that was held, as one statement.
+pub struct Held {
+    tables: Vec<Rows>,
+    touched: Touched,
+}
+
+impl Held {
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty() && self.touched.ids.is_empty()
+    }
+
+    /// The statement writing it all: each table's insert, then the updates, as parts of
+    /// one `WITH` (the same text whatever the number of rows, so it is prepared once per
+    /// combination of tables).
+    pub fn sql(&self) -> String {
+        let mut parts = Vec::new();
+        let mut next = 1;
+        for rows in &self.tables {
+            parts.push(insert_sql(rows.table, next));
+            next += rows.table.columns.len();
+        }
+        if !self.touched.ids.is_empty() {
+            parts.push(format!(
+                "UPDATE {AGENTS} SET last_seen_at = v.at FROM unnest(${}::text[], ${}::text[]) AS v(id, at) \
+                 WHERE {AGENTS}.agent_id = v.id",
+                next,
+                next + 1
+            ));
+        }
+        let last = parts.pop().unwrap_or_default();
+        if parts.is_empty() {
+            return last;
+        }
+        let with: Vec<String> = parts.iter().enumerate().map(|(i, p)| format!("w{i} AS ({p})")).collect();
+        format!("WITH {} {last}", with.join(", "))
+    }
+
+    /// Its parameters: one array per column of each table, then the updates' two.
+    pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        let mut p: Vec<&(dyn ToSql + Sync)> =
+            self.tables.iter().flat_map(|r| r.columns.iter().map(Column::param)).collect();
+        if !self.touched.ids.is_empty() {
+            p.push(&self.touched.ids);
+            p.push(&self.touched.at);
+        }
+        p
     }
 }
 
@@ -312,20 +380,46 @@ mod tests {
     }
 
     #[test]
-    fn rows_are_sent_table_by_table_in_the_order_first_written() {
+    fn rows_are_sent_in_one_statement_table_by_table_in_the_order_first_written() {
         let mut p = Pending::default();
         p.add(&U, vec!["m1".into()]).unwrap();
         p.add(&T, vec!["w".into(), 1.into()]).unwrap();
         p.add(&U, vec!["m2".into()]).unwrap();
         let sent = p.take();
         assert!(p.is_empty());
-        assert_eq!(sent.len(), 2);
-        assert_eq!(sent[0].sql(), "INSERT INTO messages (message_id) SELECT * FROM unnest($1::text[])");
         assert_eq!(
-            sent[1].sql(),
-            "INSERT INTO mail (recipient, event_id) SELECT * FROM unnest($1::text[], $2::int8[])"
+            sent.sql(),
+            "WITH w0 AS (INSERT INTO messages (message_id) SELECT * FROM unnest($1::text[])) \
+             INSERT INTO mail (recipient, event_id) SELECT * FROM unnest($2::text[], $3::int8[])"
         );
-        assert_eq!(sent[0].params().len(), 1);
+        assert_eq!(sent.params().len(), 3);
+    }
+
+    #[test]
+    fn one_table_is_one_plain_insert() {
+        let mut p = Pending::default();
+        p.add(&U, vec!["m1".into()]).unwrap();
+        assert_eq!(p.take().sql(), "INSERT INTO messages (message_id) SELECT * FROM unnest($1::text[])");
+    }
+
+    #[test]
+    fn held_touches_keep_the_latest_time_per_agent_and_follow_the_inserts() {
+        let mut p = Pending::default();
+        p.touch("a", "t1".into());
+        assert!(p.named_in("SELECT 1 FROM agents"), "a held touch names agents");
+        p.add(&U, vec!["m1".into()]).unwrap();
+        p.touch("b", "t2".into());
+        p.touch("a", "t3".into());
+        let sent = p.take();
+        assert_eq!(sent.touched.ids, vec![Some("a".to_string()), Some("b".to_string())]);
+        assert_eq!(sent.touched.at, vec![Some("t3".to_string()), Some("t2".to_string())]);
+        assert_eq!(
+            sent.sql(),
+            "WITH w0 AS (INSERT INTO messages (message_id) SELECT * FROM unnest($1::text[])) \
+             UPDATE agents SET last_seen_at = v.at FROM unnest($2::text[], $3::text[]) AS v(id, at) \
+             WHERE agents.agent_id = v.id"
+        );
+        assert_eq!(sent.params().len(), 3);
     }
 
     #[test]

@@ -17,10 +17,13 @@
 //!   per-domain files beside it (`threads`, `events`, `mail`, `agents`, `orch`,
 //!   `councils`, `requests`, `search`), as in `store/sqlite/`.
 //! - [`conn`]: one connection with its statement cache; names derived from the schema.
-//! - [`deferred`]: the inserts of a send (event, thread, message, mail) held back while a
-//!   batch runs and sent as one multi-row insert per table.
+//! - [`deferred`]: the inserts of a send (event, thread, message, mail) and the batch's
+//!   `last_seen_at` updates, held back while a batch runs and sent as one statement.
+//! - [`cache`]: what the writer's transaction has read of settings and agents, kept for
+//!   the rest of it.
 
 mod agents;
+pub mod cache;
 pub mod conn;
 mod councils;
 pub mod deferred;

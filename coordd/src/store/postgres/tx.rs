@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use coord_proto::types::Event;
 use postgres::Row;
 
+use super::cache::Cache;
 use super::conn::{Param, PgConn};
 use super::deferred::{Table, Val};
 use crate::error::{Error, Result};
@@ -143,6 +144,26 @@ impl<'c> PgTx<'c> {
         self.writes += 1;
         let r = self.conn.borrow_mut().insert(table, row);
         self.note(r)
+    }
+
+    /// Whether the writer keeps a cache of this transaction (see [`Cache`]).
+    pub(super) fn caching(&self) -> bool {
+        self.conn.borrow_mut().cache().is_some()
+    }
+
+    /// Run `f` on the writer's cache of this transaction, if it keeps one (see [`Cache`]).
+    pub(super) fn cached<T>(&self, f: impl FnOnce(&mut Cache) -> T) -> Option<T> {
+        self.conn.borrow_mut().cache().map(f)
+    }
+
+    /// Hold back an existing agent's `last_seen_at` update (a write, sent with the held
+    /// inserts); false when writes are sent at once.
+    pub(super) fn touch_later(&mut self, agent_id: &str, at: &str) -> bool {
+        let held = self.conn.borrow_mut().touch_later(agent_id, at);
+        if held {
+            self.writes += 1;
+        }
+        held
     }
 
     /// The next event id, locking the counter row on the first one.

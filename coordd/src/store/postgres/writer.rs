@@ -24,10 +24,17 @@
 //!
 //! A lost connection fails the batch (`storage`, nothing acknowledged); the next batch
 //! connects again.
+//!
+//! At debug level (`COORDD_LOG=coordd::store::postgres::writer=debug`) the writer logs, at
+//! most once a second, what its batches came to since it started ([`Stats`]): batches,
+//! jobs, round trips, the time spent waiting on them, and the time spent in batches.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use super::conn::PgConn;
+use super::cache::{Cache, SMALL, TextRow};
+use super::conn::{PgConn, Trips};
 use super::follow::Shared;
 use super::notify::Notifier;
 use super::tx::{EventIds, PgTx};
@@ -35,6 +42,10 @@ use crate::error::{Error, Result};
 use crate::store::backend::WriteJob;
 use crate::store::group_commit::{self, Conn, JobRun, Outcome};
 use crate::store::queue::{MAX_BATCH, Queue, Writer};
+use crate::store::rows::{self, AGENT_COLUMNS};
+
+/// A wait for jobs this long is a pause: the statistics are logged after the next batch.
+const PAUSE: Duration = Duration::from_millis(100);
 
 /// Start the writer thread on `conn` (reconnecting through `shared` when it is lost).
 pub fn spawn(conn: PgConn, shared: Arc<Shared>) -> std::io::Result<(Writer, std::thread::JoinHandle<()>)> {
@@ -44,12 +55,93 @@ pub fn spawn(conn: PgConn, shared: Arc<Shared>) -> std::io::Result<(Writer, std:
 
 fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier: Notifier) {
     let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
-    while queue.next_batch(&mut batch) {
+    let mut stats = Stats::new();
+    loop {
+        let idle = Instant::now();
+        if !queue.next_batch(&mut batch) {
+            break;
+        }
+        let (t0, jobs) = (Instant::now(), batch.len());
         run_batch(&mut conn, &mut batch, &shared, &notifier);
+        let trips = conn.as_mut().map(PgConn::take_trips).unwrap_or_default();
+        stats.batch(jobs, trips, t0.elapsed(), t0 - idle);
     }
     queue.close(&mut batch);
     run_batch(&mut conn, &mut batch, &shared, &notifier);
     queue.finished();
+}
+
+/// What the writer's batches came to since it started, logged at debug level after a
+/// batch, at most once a second, and after the first batch that follows a pause (so the
+/// totals of a burst are logged as it ends): `batches`, `jobs` (and the largest batch
+/// since the line before), round `trips` and
+/// the microseconds spent waiting on them (`waited_us`; of which `begin_us`, `flush_us`
+/// and `commit_us` for the `BEGIN` round trip with the write lock's wait, the held
+/// writes and the `COMMIT`), and the microseconds spent
+/// running batches (`busy_us`; the rest of the time the writer waited for jobs).
+struct Stats {
+    started: Instant,
+    logged: Instant,
+    batches: u64,
+    jobs: u64,
+    largest: usize,
+    trips: u64,
+    waited: Duration,
+    begin: Duration,
+    flush: Duration,
+    commit: Duration,
+    busy: Duration,
+}
+
+impl Stats {
+    fn new() -> Stats {
+        let now = Instant::now();
+        Stats {
+            started: now,
+            logged: now,
+            batches: 0,
+            jobs: 0,
+            largest: 0,
+            trips: 0,
+            waited: Duration::ZERO,
+            begin: Duration::ZERO,
+            flush: Duration::ZERO,
+            commit: Duration::ZERO,
+            busy: Duration::ZERO,
+        }
+    }
+
+    /// A batch of `jobs`, which made `trips` and took `took`, after the writer waited
+    /// `idle` for it.
+    fn batch(&mut self, jobs: usize, trips: Trips, took: Duration, idle: Duration) {
+        self.batches += 1;
+        self.jobs += jobs as u64;
+        self.largest = self.largest.max(jobs);
+        self.trips += trips.count;
+        self.waited += trips.waited;
+        self.begin += trips.begin;
+        self.flush += trips.flush;
+        self.commit += trips.commit;
+        self.busy += took;
+        let due = self.logged.elapsed() >= Duration::from_secs(1) || idle >= PAUSE;
+        if due && tracing::enabled!(tracing::Level::DEBUG) {
+            self.logged = Instant::now();
+            tracing::debug!(
+                batches = self.batches,
+                jobs = self.jobs,
+                largest = self.largest,
+                trips = self.trips,
+                waited_us = self.waited.as_micros() as u64,
+                begin_us = self.begin.as_micros() as u64,
+                flush_us = self.flush.as_micros() as u64,
+                commit_us = self.commit.as_micros() as u64,
+                busy_us = self.busy.as_micros() as u64,
+                up_us = self.started.elapsed().as_micros() as u64,
+                "writer statistics"
+            );
+            self.largest = 0;
+        }
+    }
 }
 
 /// Run a batch in one transaction, publish its events, answer its jobs.
@@ -129,6 +221,46 @@ impl<'c> Pg<'c> {
         Pg { c, write_key, ids: EventIds::default(), at_savepoint: EventIds::default() }
     }
 
+    /// [`Conn::begin`]'s work.
+    fn begin_transaction(&mut self, per_job: bool) -> Result<()> {
+        self.c.discard();
+        self.c.defer_inserts(!per_job);
+        self.c.set_cache(None);
+        let begin = format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({}); SELECT last FROM coordd_event_counter FOR UPDATE; \
+             SELECT key, value FROM settings; SELECT {AGENT_COLUMNS} FROM agents LIMIT {}",
+            self.write_key,
+            SMALL + 1
+        );
+        let rows =
+            self.c.simple_rows(&begin).map_err(|e| Error::Storage(format!("cannot begin a write transaction: {e}")))?;
+        // The lock's row (one empty value), the counter's (one value), the settings' (two),
+        // the agents' (eight).
+        let mut last = None;
+        let mut settings = HashMap::new();
+        let mut agents = Vec::new();
+        for row in rows {
+            match row.as_slice() {
+                [Some(v)] => last = v.parse::<i64>().ok().or(last),
+                [Some(k), Some(v)] => {
+                    settings.insert(k.clone(), v.clone());
+                }
+                _ if row.len() == AGENT_COLUMNS.split(',').count() => agents.push(rows::agent(&TextRow(row))?),
+                _ => {}
+            }
+        }
+        let last = last.ok_or_else(|| {
+            Error::Storage("cannot begin a write transaction: the event counter row is missing".into())
+        })?;
+        self.ids = EventIds::locked(last);
+        let mut cache = Cache::default();
+        cache.settings_read(settings);
+        let whole = agents.len() as i64 <= SMALL;
+        cache.agents_read(agents, whole);
+        self.c.set_cache(Some(cache));
+        Ok(())
+    }
+
     fn statement(&mut self, sql: &str, what: &str) -> Result<()> {
         self.c.batch(sql).map_err(|e| Error::Storage(format!("{what}: {e}")))
     }
@@ -136,25 +268,20 @@ impl<'c> Pg<'c> {
 
 impl Conn for Pg<'_> {
     /// One round trip: begin, take the write lock, then the counter row (every batch takes
-    /// it; only a batch that recorded events stores it back).
+    /// it; only a batch that recorded events stores it back), every setting and the agents
+    /// (kept for the transaction, see [`Cache`]).
     fn begin(&mut self, per_job: bool) -> Result<()> {
-        self.c.discard();
-        self.c.defer_inserts(!per_job);
-        let begin = format!(
-            "BEGIN; SELECT pg_advisory_xact_lock({}); SELECT last FROM coordd_event_counter FOR UPDATE",
-            self.write_key
-        );
-        let last = self.c.batch_value(&begin).and_then(|v| {
-            v.and_then(|s| s.parse::<i64>().ok())
-                .ok_or_else(|| Error::Storage("the event counter row is missing".into()))
-        });
-        let last = last.map_err(|e| Error::Storage(format!("cannot begin a write transaction: {e}")))?;
-        self.ids = EventIds::locked(last);
-        Ok(())
+        let t0 = Instant::now();
+        let begun = self.begin_transaction(per_job);
+        self.c.trips_mut().begin += t0.elapsed();
+        begun
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.c.flush().map_err(|e| Error::Storage(format!("cannot write the batch's rows: {e}")))
+        let t0 = Instant::now();
+        let r = self.c.flush().map_err(|e| Error::Storage(format!("cannot write the batch's rows: {e}")));
+        self.c.trips_mut().flush += t0.elapsed();
+        r
     }
 
     fn savepoint(&mut self) -> Result<()> {
@@ -168,6 +295,8 @@ impl Conn for Pg<'_> {
 
     fn rollback_to(&mut self) -> Result<()> {
         self.ids = self.at_savepoint;
+        // What the job read or wrote may be undone: read again.
+        self.c.set_cache(Some(Cache::default()));
         self.statement("ROLLBACK TO job; RELEASE job", "savepoint rollback failed")
     }
 
@@ -180,12 +309,17 @@ impl Conn for Pg<'_> {
         }
         sql.push_str("COMMIT");
         self.c.defer_inserts(false);
-        self.statement(&sql, "commit failed")
+        self.c.set_cache(None);
+        let t0 = Instant::now();
+        let r = self.statement(&sql, "commit failed");
+        self.c.trips_mut().commit += t0.elapsed();
+        r
     }
 
     fn rollback(&mut self) {
         self.c.discard();
         self.c.defer_inserts(false);
+        self.c.set_cache(None);
         let _ = self.c.batch("ROLLBACK");
     }
 

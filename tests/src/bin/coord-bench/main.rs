@@ -23,6 +23,7 @@ mod dashboard_scene;
 mod launch_bench;
 mod orch_bench;
 mod pg_bench;
+mod pg_writer;
 mod procfs;
 mod scale_bench;
 mod search_bench;

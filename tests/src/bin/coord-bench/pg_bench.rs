@@ -13,6 +13,7 @@ use coord_proto::types::*;
 use coord_tests::Project;
 use coord_tests::pg::{self, Server};
 
+use super::pg_writer;
 use super::{ms, percentile, report};
 
 async fn clients(p: &Project, n: usize) -> Vec<Arc<Client>> {
@@ -128,17 +129,22 @@ pub async fn run(quick: bool) {
     let url = server.database();
     let a = Project::new().with_store(&url).on_host("host-a");
     let b = Project::new().with_store(&url).on_host("host-b");
-    let (_da, _db) = (a.serve(), b.serve());
+    let ((_da, log_a), (_db, log_b)) = (pg_writer::serve(&a), pg_writer::serve(&b));
     let yardstick = tokio::task::block_in_place(|| pgbench_inserts(&server, if quick { 3 } else { 10 }));
     report(
         "yardstick: pgbench, single-row insert transactions/s, 32 clients",
         yardstick.as_ref().map_or_else(|e| format!("not measured: {e}"), |tps| format!("{tps:.0} /s")),
     );
+    let (stats_a, stats_b) = (a.client().await, b.client().await);
+    let before = pg_writer::now(&stats_a, &log_a).await;
     let one = sends(clients(&a, 32).await, per_client).await;
     report(
         &format!("PostgreSQL, one instance: durable sends/s, 32 clients x {per_client}"),
         format!("{one:.0} /s{}", ratio(one, &yardstick)),
     );
+    let after = pg_writer::now(&stats_a, &log_a).await;
+    report("  its writer", pg_writer::describe(&[(&log_a, before, after)]));
+    let (before_a, before_b) = (pg_writer::now(&stats_a, &log_a).await, pg_writer::now(&stats_b, &log_b).await);
     let mut both = clients(&a, 16).await;
     both.extend(clients(&b, 16).await);
     let two = sends(both, per_client).await;
@@ -146,6 +152,8 @@ pub async fn run(quick: bool) {
         &format!("PostgreSQL, two instances: durable sends/s, 16+16 clients x {per_client}"),
         format!("{two:.0} /s ({:.2} x one instance){}", two / one, ratio(two, &yardstick)),
     );
+    let (after_a, after_b) = (pg_writer::now(&stats_a, &log_a).await, pg_writer::now(&stats_b, &log_b).await);
+    report("  their writers", pg_writer::describe(&[(&log_a, before_a, after_a), (&log_b, before_b, after_b)]));
     let t = threads(&a.client().await, nthreads).await;
     let mut both = clients(&a, 16).await;
     both.extend(clients(&b, 16).await);
