@@ -47,6 +47,14 @@ const OBSERVER: &str = r#"(() => {
     const b = document.querySelector('tr[data-agent="bench-target"] .badge.unread');
     if (b && !(b.dataset.count in window.__badge)) window.__badge[b.dataset.count] = now;
   }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  const rpc = window.__coord.rpc, receive = rpc.receive.bind(rpc);
+  window.__ws = {frames: 0, busy: 0, last: 0};
+  rpc.receive = (text) => {
+    const s = performance.now();
+    window.__ws.frames += 1; window.__ws.last = Date.now();
+    receive(text);
+    window.__ws.busy += performance.now() - s;
+  };
   new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longest = Math.max(window.__longest, e.duration); })
     .observe({entryTypes: ['longtask']});
 })()"#;
@@ -165,7 +173,8 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     b.wait_for("window.__coord.live.pending === 0", "the page to settle");
     let base = badge(&mut b);
     let before = refetches(&mut b);
-    b.eval("window.__longest = 0");
+    b.eval("window.__longest = 0; window.__ws.frames = 0; window.__ws.busy = 0");
+    let connects = b.eval("window.__coord.connects").as_i64().unwrap();
     let t0 = Instant::now();
     let (last_commit, newest) = rt.block_on(burst(&c, burst_n));
     let took = t0.elapsed();
@@ -174,14 +183,20 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     b.wait_for(&format!("window.__rows['{newest}'] && window.__badge['{count}']"), "the burst's last row and badge");
     let seen = b.eval(&format!(
         "[window.__rows['{newest}'], window.__badge['{count}'], window.__longest,
-          Math.round(performance.timeOrigin + window.__coord.lastEventAt)]"
+          Math.round(performance.timeOrigin + window.__coord.lastEventAt), window.__ws.last,
+          window.__ws.frames, Math.round(window.__ws.busy), window.__coord.connects, window.__coord.gaps]"
     ));
     let lag = |v: &Value| v.as_i64().unwrap() - last_commit;
     report(
         &format!("burst of {sent} sends ({:.0}/s) → drawn after the last commit", sent as f64 / took.as_secs_f64()),
         format!("row {} ms, badge {} ms", lag(&seen[0]), lag(&seen[1])),
     );
-    report("  … its last event received by the page", format!("{} ms", lag(&seen[3])));
+    report("  … its last frame reached the page's script", format!("{} ms", lag(&seen[4])));
+    report("  … its last event applied by the page", format!("{} ms", lag(&seen[3])));
+    report(
+        "  … frames received, the page's time handling them, reconnects",
+        format!("{}, {} ms, {}", seen[5], seen[6], seen[7].as_i64().unwrap() - connects),
+    );
     report(
         "  the page meanwhile: longest task, views read again",
         format!("{:.0} ms, {}", seen[2].as_f64().unwrap_or(0.0), refetches(&mut b) - before),
