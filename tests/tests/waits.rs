@@ -232,17 +232,24 @@ async fn every_wait_refuses_a_cursor_past_the_latest_event() {
     p.client().await.subscribe(filter).await.expect("a cursor at the latest event is fine");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
-    use coord_proto::api::{AgentsApiClient, EventsApiClient};
+/// A daemon with the workers `wkr-1` and `wkr-2` registered, and a client.
+async fn two_workers() -> (Project, coord_tests::Daemon, coord_client::Client) {
+    use coord_proto::api::AgentsApiClient;
     let p = Project::new();
-    let _d = p.serve();
+    let d = p.serve();
     let c = p.client().await;
     for agent in ["wkr-2", "wkr-1"] {
         c.agent_register(RegisterParams { agent_id: agent.into(), role: "worker".into(), ..Default::default() })
             .await
             .unwrap();
     }
+    (p, d, c)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
+    use coord_proto::api::EventsApiClient;
+    let (_p, _d, c) = two_workers().await;
     let mut sub =
         c.subscribe(EventFilter { event_types: vec![EventType::ThreadCreated], ..Default::default() }).await.unwrap();
     let sent = c
@@ -272,15 +279,7 @@ async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replayed_message_event_names_the_same_copies_as_the_live_one() {
-    use coord_proto::api::AgentsApiClient;
-    let p = Project::new();
-    let _d = p.serve();
-    let c = p.client().await;
-    for agent in ["wkr-2", "wkr-1"] {
-        c.agent_register(RegisterParams { agent_id: agent.into(), role: "worker".into(), ..Default::default() })
-            .await
-            .unwrap();
-    }
+    let (p, _d, c) = two_workers().await;
     let start = c.newest_event().await.unwrap();
     let created = vec![EventType::ThreadCreated];
     let mut live = c.subscribe(EventFilter { event_types: created.clone(), ..Default::default() }).await.unwrap();
