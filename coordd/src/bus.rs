@@ -102,6 +102,16 @@ impl BusReceiver {
             broadcast::error::RecvError::Closed => Missed::Closed,
         })
     }
+
+    /// The next event if one is ready now (`None`: none is).
+    pub fn try_recv(&mut self) -> Option<Result<Arc<Published>, Missed>> {
+        match self.0.try_recv() {
+            Ok(p) => Some(Ok(p)),
+            Err(broadcast::error::TryRecvError::Empty) => None,
+            Err(broadcast::error::TryRecvError::Lagged(n)) => Some(Err(Missed::Lagged(n))),
+            Err(broadcast::error::TryRecvError::Closed) => Some(Err(Missed::Closed)),
+        }
+    }
 }
 
 impl Bus {
@@ -288,6 +298,18 @@ mod tests {
         assert!(n * full > bound + BUS_BUDGET / 4);
         bus.publish((1..=n as i64).map(|i| event(i, 2900)).collect());
         assert!(bus.held_bytes() <= bound, "{} > {bound}", bus.held_bytes());
+    }
+
+    #[tokio::test]
+    async fn try_recv_takes_what_is_ready_and_reports_a_lag() {
+        let bus = Bus::new(0);
+        let mut rx = bus.subscribe();
+        assert!(rx.try_recv().is_none(), "nothing published yet");
+        bus.publish(vec![event(1, 1), event(2, 1)]);
+        let ids: Vec<i64> = std::iter::from_fn(|| rx.try_recv()).map(|p| p.ok().unwrap().event.event_id).collect();
+        assert_eq!(ids, [1, 2]);
+        bus.publish((3..=BUS_CAPACITY as i64 + 3).map(|i| event(i, 1)).collect());
+        assert!(matches!(rx.try_recv(), Some(Err(Missed::Lagged(1)))));
     }
 
     #[test]

@@ -168,7 +168,7 @@ fn the_page_resubscribes_from_its_cursor_when_the_daemon_ends_its_subscription()
     // What the daemon sends a subscriber it cuts loose (protocol.md §5): a subscription error.
     b.eval(
         "(() => { const rpc = window.__coord.rpc; const sub = [...rpc.subs.keys()][0];
-           rpc.receive(JSON.stringify({jsonrpc: '2.0', method: 'events.event',
+           rpc.receive(JSON.stringify({jsonrpc: '2.0', method: 'events.batch',
              params: {subscription: sub, error: {code: -32000, message: 'cut loose'}}})); })()",
     );
     b.wait_for("window.__coord.connects === 2", "a new connection");

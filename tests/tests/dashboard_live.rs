@@ -142,3 +142,54 @@ fn a_claim_is_read_again_and_shows_the_thread_and_its_lease() {
     let after = view_calls(&mut b);
     assert_eq!(after["agents"], before["agents"].as_i64().unwrap() + 1, "read again once: {after}");
 }
+
+/// More sends than the daemon's event bus holds, from eight clients at once, while the page
+/// is live: whether its subscription kept up or fell behind and replayed from the store,
+/// the page ends showing the 200 newest messages in order and the whole unread count, and
+/// reads its timeline again at most once per reconnect (replayed events carry their copies
+/// as live ones do, so none needs a re-fetch).
+#[test]
+fn a_burst_larger_than_the_event_bus_is_drawn_whole() {
+    use coord_proto::api::InboxApiClient;
+    use coord_proto::types::{MessageInput, MessageResult, SendParams};
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    page_with_one_message(&mut b, &p, "bob-1");
+    let before = view_calls(&mut b);
+    let connects = b.eval("window.__coord.connects").as_i64().unwrap();
+
+    let (writers, per) = (8, coordd::bus::BUS_CAPACITY / 8 + 25);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut sent: Vec<MessageResult> = rt.block_on(async {
+        let c = p.client().await;
+        let one = |w: usize, i: usize| SendParams {
+            from: "lead".into(),
+            to: "bob-1".into(),
+            message: MessageInput { summary: format!("burst {w}/{i}"), ..Default::default() },
+            ..Default::default()
+        };
+        let c = &c;
+        let all = futures::future::join_all((0..writers).map(|w| async move {
+            let mut out = Vec::with_capacity(per);
+            for i in 0..per {
+                out.push(c.send(one(w, i)).await.unwrap());
+            }
+            out
+        }));
+        all.await.into_iter().flatten().collect()
+    });
+    assert!(sent.len() > coordd::bus::BUS_CAPACITY);
+    sent.sort_by_key(|r| std::cmp::Reverse(r.event_id));
+    let newest: Vec<&str> = sent.iter().take(200).map(|r| r.message.message_id.as_str()).collect();
+
+    b.wait_for(&badge("bob-1", sent.len() as u64 + 1), "the whole unread count");
+    b.wait_for(&copy(newest[0], "bob-1", "queued"), "the newest message's row");
+    let after = view_calls(&mut b);
+    let shown =
+        b.eval("[...document.querySelectorAll('#view-timeline tr[data-message]')].map((r) => r.dataset.message)");
+    let shown: Vec<&str> = shown.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(shown, newest, "the 200 newest messages, newest first");
+    let reconnects = b.eval("window.__coord.connects").as_i64().unwrap() - connects;
+    let timeline = after["timeline"].as_i64().unwrap() - before["timeline"].as_i64().unwrap();
+    assert!(timeline <= reconnects, "timeline read again {timeline} times with {reconnects} reconnects");
+}

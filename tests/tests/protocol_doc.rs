@@ -174,7 +174,7 @@ fn the_methods_callable_without_params_are_those_section_2_1_lists() {
         // Stopping the daemon is listed by hand and unsubscribing (which takes an id, not
         // an object) is §2.1's exception; every other method is tried, each on a
         // connection of its own (a subscription's events follow its reply).
-        if m.ends_with(".unsubscribe") {
+        if m.contains(".unsubscribe") {
             continue;
         }
         let missing = m != "system.shutdown" && {

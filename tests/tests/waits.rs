@@ -232,17 +232,24 @@ async fn every_wait_refuses_a_cursor_past_the_latest_event() {
     p.client().await.subscribe(filter).await.expect("a cursor at the latest event is fine");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
-    use coord_proto::api::{AgentsApiClient, EventsApiClient};
+/// A daemon with the workers `wkr-1` and `wkr-2` registered, and a client.
+async fn two_workers() -> (Project, coord_tests::Daemon, coord_client::Client) {
+    use coord_proto::api::AgentsApiClient;
     let p = Project::new();
-    let _d = p.serve();
+    let d = p.serve();
     let c = p.client().await;
     for agent in ["wkr-2", "wkr-1"] {
         c.agent_register(RegisterParams { agent_id: agent.into(), role: "worker".into(), ..Default::default() })
             .await
             .unwrap();
     }
+    (p, d, c)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
+    use coord_proto::api::EventsApiClient;
+    let (_p, _d, c) = two_workers().await;
     let mut sub =
         c.subscribe(EventFilter { event_types: vec![EventType::ThreadCreated], ..Default::default() }).await.unwrap();
     let sent = c
@@ -268,4 +275,70 @@ async fn a_live_message_event_names_its_copies_and_events_list_does_not() {
     let listed = c.events_list(EventsListParams { limit: Some(10), ..Default::default() }).await.unwrap();
     let stored = listed.events.iter().find(|e| e.event_id == sent.event_id).expect("the stored event");
     assert_eq!(stored.mail, None, "events.list does not carry the note");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replayed_message_event_names_the_same_copies_as_the_live_one() {
+    let (p, _d, c) = two_workers().await;
+    let start = c.newest_event().await.unwrap();
+    let created = vec![EventType::ThreadCreated];
+    let mut live = c.subscribe(EventFilter { event_types: created.clone(), ..Default::default() }).await.unwrap();
+    let sends = [
+        (BROADCAST, Some(Priority::Urgent), Some(600)),
+        ("wkr-1", None, None),
+        ("wkr-2", Some(Priority::Low), Some(60)),
+    ];
+    let mut lived = Vec::new();
+    for (to, priority, expires_in_seconds) in sends {
+        let message = MessageInput { summary: format!("to {to}"), ..Default::default() };
+        let p = SendParams {
+            from: "lead".into(),
+            to: to.into(),
+            priority,
+            expires_in_seconds,
+            message,
+            ..Default::default()
+        };
+        c.send(p).await.unwrap();
+        let ev = tokio::time::timeout(Duration::from_secs(60), live.next()).await.expect("live").unwrap().unwrap();
+        assert!(ev.mail.is_some(), "a live message event names its copies");
+        lived.push(ev);
+    }
+
+    let filter = EventFilter { after_event: Some(start), event_types: created, ..Default::default() };
+    let mut replay = p.client().await.subscribe(filter).await.unwrap();
+    for ev in &lived {
+        let again =
+            tokio::time::timeout(Duration::from_secs(60), replay.next()).await.expect("replayed").unwrap().unwrap();
+        assert_eq!((again.event_id, &again.mail), (ev.event_id, &ev.mail), "replayed as it went live");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batched_subscription_carries_the_events_ready_together_in_one_notification() {
+    use coord_proto::api::EventsApiClient;
+    let p = Project::new();
+    let _d = p.serve();
+    let c = p.client().await;
+    let send = |i: usize| SendParams {
+        from: "lead".into(),
+        to: "w1".into(),
+        message: MessageInput { summary: format!("m{i}"), ..Default::default() },
+        ..Default::default()
+    };
+    let start = c.newest_event().await.unwrap();
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        ids.push(c.send(send(i)).await.unwrap().event_id);
+    }
+    let filter = EventFilter { after_event: Some(start), ..Default::default() };
+    let mut sub = c.subscribe_event_batches(filter).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(60), sub.next()).await.expect("replayed").unwrap().unwrap();
+    let got: Vec<i64> = first.iter().map(|e| e.event_id).collect();
+    assert_eq!(got, ids, "the stored events in one notification, in order");
+    assert!(first.iter().all(|e| e.mail.is_some()), "each with its copies");
+
+    let live = c.send(send(30)).await.unwrap();
+    let next = tokio::time::timeout(Duration::from_secs(60), sub.next()).await.expect("live").unwrap().unwrap();
+    assert_eq!(next.iter().map(|e| e.event_id).collect::<Vec<_>>(), [live.event_id]);
 }

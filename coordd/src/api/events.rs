@@ -1,39 +1,37 @@
-//! `events.list` and `events.subscribe`, the subscription behind every wait.
+//! `events.list`, and `events.subscribe` (the subscription behind every wait) with its
+//! batched twin `events.subscribeBatched` (the dashboard's: arrays of events).
 //!
 //! Order matters: subscribe to the bus first, then resolve the cursor and replay what the
 //! store already holds after it, then stream live events. An event committed between the
 //! two steps is therefore either replayed or received live, never missed; events are
 //! deduplicated by id. When the bus overflows (the subscriber fell behind), the loop
-//! replays from its cursor instead of dropping anything.
+//! replays from its cursor instead of dropping anything. A replayed message event carries
+//! its copies (`mail`) as a live one does, read once per replayed page.
 //!
-//! Notifications go into the connection's [`Outbox`], charged to the subscription's own
-//! [`Meter`] until written. Replayed events wait for room (the store holds them meanwhile);
-//! a live event that finds the subscription (or its connection) at its budget cuts the
-//! subscription loose instead: its last notification is an error carrying the cursor to
-//! subscribe again after (every matching event up to it was queued before). A slim event
-//! of the bus (see [`crate::bus`]) is loaded from the store before it is sent.
-//!
-//! A connection without an outbox (the dashboard's WebSocket, served by jsonrpsee's own
-//! server) sends through the subscription's sink instead: replays wait for room in its
-//! bounded buffer, and a live event that finds it full cuts the subscription loose the same
-//! way, with the same last notification.
+//! Each notification carries a [`Batch`]: one event, or for a batched subscription the
+//! matching events that were ready together (a committed group, a replayed page), so a
+//! burst costs a page a few WebSocket messages rather than one per event. Replayed batches
+//! wait for room (the store holds the rest meanwhile); a live batch that finds the
+//! subscription (or its connection) at its budget cuts the subscription loose instead: its
+//! last notification is an error carrying the cursor to subscribe again after (every
+//! matching event up to it was queued before). See [`super::subscriber`] for the ways out.
+//! A slim event of the bus (see [`crate::bus`]) is loaded from the store before it is sent.
 
 use coord_proto::api::EventsApiServer;
-use coord_proto::error::{INTERNAL_ERROR, SUBSCRIBER_TOO_SLOW};
 use coord_proto::types::*;
+use jsonrpsee::PendingSubscriptionSink;
 use jsonrpsee::core::server::Extensions;
-use jsonrpsee::core::server::TrySendError;
 use jsonrpsee::core::{RpcResult, SubscriptionError, SubscriptionResult, async_trait};
 use jsonrpsee::types::ErrorObjectOwned;
-use jsonrpsee::{PendingSubscriptionSink, SubscriptionMessage, SubscriptionSink};
 use serde_json::value::RawValue;
 use std::sync::Arc;
 
 use super::Api;
+use super::subscriber::{Batch, Subscriber};
 use crate::bus::{Missed, Published};
 use crate::core::Core;
 use crate::domain::events;
-use crate::net::outbox::{CONNECTION_BUDGET, Closed, Full, Meter, Outbox, SUBSCRIPTION_BUDGET};
+use crate::net::outbox::{Full, Outbox};
 use crate::store::repos::EventQuery;
 
 /// Events read per replay query.
@@ -53,175 +51,111 @@ impl EventsApiServer for Api {
         ext: &Extensions,
         filter: EventFilter,
     ) -> SubscriptionResult {
-        let mut rx = self.core.bus.subscribe();
-        let now = self.core.bus.last_event_id();
-        let q = match self.core.read(move |tx, _| events::resolve_wait(tx, filter, now)).await {
-            Ok(q) => q,
-            Err(e) => {
-                pending.reject(ErrorObjectOwned::from(e)).await;
-                return Ok(());
-            }
+        subscribe(&self.core, pending, ext, filter, false).await
+    }
+
+    async fn subscribe_event_batches(
+        &self,
+        pending: PendingSubscriptionSink,
+        ext: &Extensions,
+        filter: EventFilter,
+    ) -> SubscriptionResult {
+        subscribe(&self.core, pending, ext, filter, true).await
+    }
+}
+
+/// What ended a run of live events: nothing (wait for the next), the bus dropping some
+/// for this subscriber, or the bus closing.
+enum After {
+    More,
+    Lagged,
+    Closed,
+}
+
+async fn subscribe(
+    core: &Core,
+    pending: PendingSubscriptionSink,
+    ext: &Extensions,
+    filter: EventFilter,
+    batched: bool,
+) -> SubscriptionResult {
+    let mut rx = core.bus.subscribe();
+    let now = core.bus.last_event_id();
+    let q = match core.read(move |tx, _| events::resolve_wait(tx, filter, now)).await {
+        Ok(q) => q,
+        Err(e) => {
+            pending.reject(ErrorObjectOwned::from(e)).await;
+            return Ok(());
+        }
+    };
+    let sink = pending.accept().await?;
+    let _open = crate::net::activity::subscription();
+    let mut sub = Subscriber::new(sink, ext.get::<Outbox>().cloned(), batched)?;
+    let mut cursor = match replay(core, &q, q.after, &sub).await {
+        Ok(cursor) => cursor,
+        Err(e) => return sub.failed(q.after, e),
+    };
+    let mut last_sent = None;
+    loop {
+        let mut msg = tokio::select! {
+            _ = sub.sink.closed() => return Ok(()),
+            msg = rx.recv() => msg,
         };
-        let sink = pending.accept().await?;
-        let _open = crate::net::activity::subscription();
-        let mut sub = Subscriber::new(sink, ext.get::<Outbox>().cloned())?;
-        let mut cursor = match replay(&self.core, &q, q.after, &sub).await {
-            Ok(cursor) => cursor,
-            Err(e) => return sub.failed(q.after, e),
-        };
-        loop {
-            tokio::select! {
-                _ = sub.sink.closed() => return Ok(()),
-                msg = rx.recv() => match msg {
-                    Ok(p) => {
-                        if p.event.event_id <= cursor {
-                            continue;
+        // This event and those ready behind it, up to one notification's worth.
+        let mut batch = Batch::new(cursor);
+        let after = loop {
+            match msg {
+                Ok(p) if p.event.event_id > cursor => {
+                    if events::matches(&q, &p.event) {
+                        match event_json(core, &p).await {
+                            Ok(Some(json)) => batch.push(json),
+                            Ok(None) => {}
+                            Err(e) => return sub.failed(batch.from, e),
                         }
-                        if events::matches(&q, &p.event) {
-                            let json = match event_json(&self.core, &p).await {
-                                Ok(Some(json)) => json,
-                                Ok(None) => continue,
-                                Err(e) => return sub.failed(cursor, e),
-                            };
-                            match sub.live(&json)? {
-                                Ok(()) => {}
-                                Err(Full::Closed) => return Ok(()),
-                                Err(full) => return sub.cut_loose(cursor, full),
-                            }
-                        }
-                        cursor = p.event.event_id;
                     }
-                    Err(Missed::Lagged(n)) => {
-                        tracing::debug!(skipped = n, cursor, "subscriber lagged; replaying from the store");
-                        cursor = match replay(&self.core, &q, cursor, &sub).await {
-                            Ok(c) => c,
-                            Err(e) => return sub.failed(cursor, e),
-                        };
-                    }
-                    Err(Missed::Closed) => return Ok(()),
+                    cursor = p.event.event_id;
                 }
-            }
-        }
-    }
-}
-
-/// One subscription's way out. On the socket: the connection's outbox, with the
-/// subscription's own meter and its notification envelope. Elsewhere (the dashboard's
-/// WebSocket, served by jsonrpsee's own server) the sink itself, whose bounded buffer plays
-/// the budget's part.
-struct Subscriber {
-    sink: SubscriptionSink,
-    socket: Option<SocketWay>,
-}
-
-struct SocketWay {
-    outbox: Outbox,
-    meter: Arc<Meter>,
-    /// `"method":…,"params":{"subscription":…` of every notification.
-    head: String,
-}
-
-impl Subscriber {
-    fn new(sink: SubscriptionSink, outbox: Option<Outbox>) -> Result<Subscriber, SubscriptionError> {
-        let socket = match outbox {
-            Some(outbox) => {
-                let id = serde_json::to_string(&sink.subscription_id())?;
-                let method = json_str(sink.method_name())?;
-                let head = format!(r#"{{"jsonrpc":"2.0","method":{method},"params":{{"subscription":{id}"#);
-                Some(SocketWay { outbox, meter: Arc::default(), head })
-            }
-            None => None,
-        };
-        Ok(Subscriber { sink, socket })
-    }
-
-    fn message(&self, event: &RawValue) -> Result<SubscriptionMessage, SubscriptionError> {
-        Ok(SubscriptionMessage::new(self.sink.method_name(), self.sink.subscription_id(), &event)?)
-    }
-
-    /// Send a replayed event, waiting for room (the store holds the rest meanwhile).
-    async fn replayed(&self, event: &RawValue) -> Result<(), SubscriptionError> {
-        match &self.socket {
-            Some(w) => {
-                let json = RawValue::from_string(format!(r#"{},"result":{}}}}}"#, w.head, event.get()))?;
-                Ok(w.outbox.push(json, Some(&w.meter)).await?)
-            }
-            None => Ok(self.sink.send(self.message(event)?).await.map_err(|_| Closed)?),
-        }
-    }
-
-    /// Send a live event now, or say why it cannot go.
-    fn live(&mut self, event: &RawValue) -> Result<Result<(), Full>, SubscriptionError> {
-        match &self.socket {
-            Some(w) => {
-                let json = RawValue::from_string(format!(r#"{},"result":{}}}}}"#, w.head, event.get()))?;
-                Ok(w.outbox.try_push(json, &w.meter))
-            }
-            None => {
-                let msg = self.message(event)?;
-                Ok(self.sink.try_send(msg).map_err(|e| match e {
-                    TrySendError::Full(_) => Full::Subscription,
-                    TrySendError::Closed(_) => Full::Closed,
-                }))
-            }
-        }
-    }
-
-    /// End the subscription with an error that says why and where to resume.
-    fn cut_loose(&self, cursor: i64, full: Full) -> SubscriptionResult {
-        let (whose, queued, budget) = match (&self.socket, full) {
-            (Some(w), Full::Connection) => ("connection", w.outbox.meter().bytes(), CONNECTION_BUDGET),
-            (Some(w), _) => ("subscription", w.meter.bytes(), SUBSCRIPTION_BUDGET),
-            (None, _) => ("subscription", self.sink.max_capacity() - self.sink.capacity(), self.sink.max_capacity()),
-        };
-        tracing::info!(cursor, queued, whose, "cutting a subscriber loose: it does not read its events");
-        let unit = if self.socket.is_some() { "bytes" } else { "messages" };
-        let error = serde_json::json!({
-            "code": SUBSCRIBER_TOO_SLOW,
-            "message": format!(
-                "subscription ended: its client is not reading its events ({queued} {unit} waiting to be written \
-                 on this {whose}, budget {budget}); subscribe again with after_event {cursor}"
-            ),
-            "data": {"code": "subscriber_too_slow", "details": {
-                "cursor": cursor, "queued_bytes": queued, "budget": budget, "budget_of": whose,
-            }},
-        });
-        self.end(error)
-    }
-
-    /// End the subscription after an internal failure (the store could not be read), in
-    /// the same shape as [`Subscriber::cut_loose`]: every event up to `cursor` was sent.
-    fn failed(&self, cursor: i64, e: SubscriptionError) -> SubscriptionResult {
-        let why = match serde_json::to_value(&e)? {
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        };
-        tracing::warn!(cursor, error = %why, "ending a subscription: it could not go on");
-        self.end(serde_json::json!({
-            "code": INTERNAL_ERROR,
-            "message": format!("subscription ended: {why}; subscribe again with after_event {cursor}"),
-            "data": {"code": "internal_error", "details": {"cursor": cursor}},
-        }))
-    }
-
-    /// Send `error` as the subscription's last notification (`params.error`), and end it.
-    fn end(&self, error: serde_json::Value) -> SubscriptionResult {
-        match &self.socket {
-            Some(w) => {
-                let last = format!(r#"{},"error":{error}}}}}"#, w.head);
-                if let Ok(json) = RawValue::from_string(last) {
-                    let _ = w.outbox.push_final(json, &w.meter);
+                Ok(_) => {}
+                Err(Missed::Lagged(n)) => {
+                    tracing::debug!(skipped = n, cursor, "subscriber lagged; replaying from the store");
+                    break After::Lagged;
                 }
-                Ok(())
+                Err(Missed::Closed) => break After::Closed,
             }
-            // jsonrpsee sends this as the subscription's last notification, in the same shape.
-            None => Err(SubscriptionError::from_json(serde_json::value::to_raw_value(&error)?)),
+            if sub.full(&batch) {
+                break After::More;
+            }
+            match rx.try_recv() {
+                Some(next) => msg = next,
+                // Events are flowing (the last batch went out less than a frame ago): wait
+                // for more until a frame after it, so a burst is one batch per frame.
+                None => match sub.gather_until(last_sent) {
+                    Some(until) => match tokio::time::timeout_at(until, rx.recv()).await {
+                        Ok(next) => msg = next,
+                        Err(_) => break After::More,
+                    },
+                    None => break After::More,
+                },
+            }
+        };
+        if !batch.is_empty() {
+            match sub.live(&batch)? {
+                Ok(()) => last_sent = Some(tokio::time::Instant::now()),
+                Err(Full::Closed) => return Ok(()),
+                Err(full) => return sub.cut_loose(batch.from, full),
+            }
+        }
+        match after {
+            After::More => {}
+            After::Lagged => {
+                cursor = match replay(core, &q, cursor, &sub).await {
+                    Ok(c) => c,
+                    Err(e) => return sub.failed(cursor, e),
+                };
+            }
+            After::Closed => return Ok(()),
         }
     }
-}
-
-fn json_str(s: &str) -> serde_json::Result<String> {
-    serde_json::to_string(s)
 }
 
 /// The JSON of a live event, loaded from the store when the bus carried it slim (once
@@ -249,20 +183,27 @@ async fn event_json(core: &Core, p: &Published) -> Result<Option<Arc<Box<RawValu
     .await
 }
 
-/// Send every stored event after `cursor` that matches, waiting for room as needed;
-/// return the new cursor.
+/// Send every stored event after `cursor` that matches, in batches, waiting for room as
+/// needed; return the new cursor.
 async fn replay(core: &Core, q: &EventQuery, mut cursor: i64, sub: &Subscriber) -> Result<i64, SubscriptionError> {
     loop {
         let page = EventQuery { after: cursor, filter: q.filter.clone() };
-        let events = core.read(move |tx, _| events::page(tx, &page, REPLAY_PAGE, REPLAY_PAGE_BYTES)).await?;
+        let events = core.read(move |tx, _| events::replay_page(tx, &page, REPLAY_PAGE, REPLAY_PAGE_BYTES)).await?;
         if events.is_empty() {
             return Ok(cursor);
         }
+        let mut batch = Batch::new(cursor);
         for e in events {
             cursor = e.event_id;
-            let json = serde_json::value::to_raw_value(&e)?;
+            batch.push(Arc::new(serde_json::value::to_raw_value(&e)?));
             drop(e);
-            sub.replayed(&json).await?;
+            if sub.full(&batch) {
+                sub.replayed(&batch).await?;
+                batch = Batch::new(cursor);
+            }
+        }
+        if !batch.is_empty() {
+            sub.replayed(&batch).await?;
         }
     }
 }

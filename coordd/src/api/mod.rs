@@ -13,6 +13,7 @@ mod launch;
 mod mail;
 mod orch;
 mod search;
+mod subscriber;
 mod system;
 mod view;
 

@@ -187,13 +187,36 @@ pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQ
     Ok(EventQuery { after, filter: f })
 }
 
-/// Does a live event pass the filter? Must agree with `Events::events_after`.
 /// Stored events matching `q`, oldest first: at most `limit`, and the backend may stop once
 /// they weigh `max_bytes` (always at least one).
 pub fn page(tx: &dyn Tx, q: &EventQuery, limit: u32, max_bytes: usize) -> Result<Vec<Event>> {
     tx.events().events_page(q, limit, max_bytes)
 }
 
+/// [`page`] for a replay: each message event with the copies its send gave (`mail`), as a
+/// live event carries them, read for the whole page at once. A message the store holds no
+/// copy of (one sent to its own sender) has none.
+pub fn replay_page(tx: &dyn Tx, q: &EventQuery, limit: u32, max_bytes: usize) -> Result<Vec<Event>> {
+    let mut events = page(tx, q, limit, max_bytes)?;
+    let ids: Vec<i64> = events.iter().filter(|e| e.message.is_some()).map(|e| e.event_id).collect();
+    let mut copies = tx.events().events_mail(&ids)?.into_iter().peekable();
+    for e in events.iter_mut().filter(|e| e.message.is_some()) {
+        let mut recipients = Vec::new();
+        let mut of_it = None;
+        while let Some((_, recipient, priority, expires_at)) = copies.next_if(|c| c.0 == e.event_id) {
+            recipients.push(recipient);
+            of_it = Some((priority, expires_at));
+        }
+        e.mail = of_it.map(|(priority, expires_at)| EventMail {
+            recipients,
+            priority,
+            expires_at: expires_at.map(|t| t.to_string()),
+        });
+    }
+    Ok(events)
+}
+
+/// Does a live event pass the filter? Must agree with `Events::events_after`.
 pub fn matches(q: &EventQuery, e: &Event) -> bool {
     let f = &q.filter;
     let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);

@@ -80,7 +80,15 @@ pub trait Events {
     }
     /// The newest stored event id (0 when there is none).
     fn last_event_id(&self) -> Result<i64>;
+    /// The copies the messages of these events got (`event_ids`: message events), as
+    /// `(event_id, recipient, priority, expires_at)` in event then recipient order: what a
+    /// replayed event's `mail` is made of. One query, whatever the number of events.
+    fn events_mail(&self, event_ids: &[i64]) -> Result<Vec<CopyOf>>;
 }
+
+/// A copy as [`Events::events_mail`] reads it: its message's event, its recipient, its
+/// priority and its expiry.
+pub type CopyOf = (i64, String, Priority, Option<Ts>);
 
 /// Per-recipient mail.
 pub trait Mail {

@@ -279,6 +279,11 @@ pub fn mail(r: &dyn RowRead) -> Result<MailRow> {
     })
 }
 
+/// A copy as `Events::events_mail` reads it: `event_id, recipient, priority, expires_at`.
+pub fn copy_of(r: &dyn RowRead) -> Result<crate::store::repos::CopyOf> {
+    Ok((r.i(0)?, r.s(1)?, r.p(2)?, r.ots(3)?))
+}
+
 /// Columns of [`agent`], from `agents` (also its insert order).
 pub const AGENT_COLUMNS: &str = "agent_id, display_name, role, status, registered, created_at, last_seen_at, version";
 

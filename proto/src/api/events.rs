@@ -27,4 +27,17 @@ pub trait EventsApi {
         with_extensions
     )]
     async fn subscribe_events(&self, filter: EventFilter) -> SubscriptionResult;
+
+    /// `events.subscribe` with the events in batches: each notification carries an array
+    /// of the matching events that were ready together (at least one, in event order), so
+    /// a burst costs a client a few messages instead of one per event. What a page uses.
+    ///
+    /// Who may call: anyone.
+    #[subscription(
+        name = "events.subscribeBatched" => "events.batch",
+        unsubscribe = "events.unsubscribeBatched",
+        item = Vec<Event>,
+        with_extensions
+    )]
+    async fn subscribe_event_batches(&self, filter: EventFilter) -> SubscriptionResult;
 }

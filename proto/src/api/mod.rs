@@ -40,6 +40,12 @@ pub const EVENTS_SUBSCRIBE: &str = "events.subscribe";
 pub const EVENTS_NOTIFICATION: &str = "events.event";
 /// Ends an `events.subscribe` subscription.
 pub const EVENTS_UNSUBSCRIBE: &str = "events.unsubscribe";
+/// The subscription whose notifications carry arrays of events (the dashboard's).
+pub const EVENTS_SUBSCRIBE_BATCHED: &str = "events.subscribeBatched";
+/// The notification that carries each batch of an `events.subscribeBatched` subscription.
+pub const EVENTS_BATCH_NOTIFICATION: &str = "events.batch";
+/// Ends an `events.subscribeBatched` subscription.
+pub const EVENTS_UNSUBSCRIBE_BATCHED: &str = "events.unsubscribeBatched";
 
 /// The live feed of progress lines.
 pub const PROGRESS_SUBSCRIBE: &str = "progress.subscribe";

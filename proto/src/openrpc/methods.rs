@@ -160,6 +160,13 @@ pub(super) const METHODS: &[Method] = &[
         subscription: Some(Subscription { notification: "events.event", unsubscribe: "events.unsubscribe" }),
     },
     Method {
+        name: "events.subscribeBatched",
+        doc: "`events.subscribe` with the events in batches: each notification carries an array\nof the matching events that were ready together (at least one, in event order), so\na burst costs a client a few messages instead of one per event. What a page uses.\n\nWho may call: anyone.",
+        params: Some(schema::<EventFilter>),
+        result: schema::<Vec<Event>>,
+        subscription: Some(Subscription { notification: "events.batch", unsubscribe: "events.unsubscribeBatched" }),
+    },
+    Method {
         name: "inbox.init",
         doc: "Make sure the schema is migrated; report where the database lives. Optionally\nturn strict agents on or off.\n\nWho may call: anyone. Events: `settings.changed` if `strict_agents` changes.",
         params: Some(schema::<InitParams>),

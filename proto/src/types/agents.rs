@@ -217,8 +217,8 @@ pub struct HeartbeatParams {
 /// starts queued in its recipient's session mailbox.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EventMail {
-    /// One per copy: an agent, or `task:<id>` for mail to a task. Empty when the message
-    /// got no copy (sent to its own sender, or an answer to a typed request).
+    /// One per copy, in name order: an agent, or `task:<id>` for mail to a task. Empty when
+    /// the message got no copy (sent to its own sender, or an answer to a typed request).
     pub recipients: Vec<String>,
     /// The copies' priority (the send's, else the thread's).
     pub priority: Priority,

@@ -184,9 +184,10 @@ pub struct Event {
     #[serde(default)]
     pub message: Option<Message>,
     /// The mail copies the message's send gave its recipients, so a live view can add them
-    /// without reading them back. Only on message events delivered live by a subscription
-    /// of the daemon that wrote them (absent from `events.list`, from a replay after a
-    /// cursor, and from another daemon's events on a shared PostgreSQL store).
+    /// without reading them back. Only on message events delivered by a subscription: live
+    /// by the daemon that wrote them, or replayed after a cursor (read back from the stored
+    /// copies; absent when there are none). Absent from `events.list` and from another
+    /// daemon's live events on a shared PostgreSQL store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mail: Option<EventMail>,
 }

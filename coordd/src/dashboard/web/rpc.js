@@ -1,5 +1,7 @@
-// A JSON-RPC 2.0 client over the dashboard's WebSocket: calls, and the events.subscribe
-// subscription. The same protocol as the daemon's socket (docs/protocol.md).
+// A JSON-RPC 2.0 client over the dashboard's WebSocket: calls, and the
+// events.subscribeBatched subscription (each notification an array of events, so a burst
+// is a few messages, not one per event). The same protocol as the daemon's socket
+// (docs/protocol.md).
 
 export class Rpc {
   constructor(url) {
@@ -50,18 +52,19 @@ export class Rpc {
       if (m.method && m.params && m.params.subscription !== undefined) {
         const key = String(m.params.subscription);
         // The daemon ended the subscription (a subscription error, or a final notice that
-        // is not an event): start over on a new connection, which resumes from the cursor.
+        // is not events): start over on a new connection, which resumes from the cursor.
         const r = m.params.result;
-        if (m.params.error !== undefined || !r || r.event_id === undefined) {
+        const events = Array.isArray(r) ? r : [r];
+        if (m.params.error !== undefined || !events.length || events.some((e) => !e || e.event_id === undefined)) {
           this.subs.delete(key);
           if (this.ws) this.ws.close();
           continue;
         }
         const h = this.subs.get(key);
-        if (h) h(m.params.result);
+        if (h) for (const e of events) h(e);
         else {
           if (!this.early.has(key)) this.early.set(key, []);
-          this.early.get(key).push(m.params.result);
+          this.early.get(key).push(...events);
         }
       } else if (m.id !== undefined && this.pending.has(m.id)) {
         const p = this.pending.get(m.id);
@@ -92,7 +95,7 @@ export class Rpc {
 
   /// Subscribe to events matching `filter`; `onEvent` gets each event in order.
   async subscribe(filter, onEvent) {
-    const id = await this.call('events.subscribe', filter);
+    const id = await this.call('events.subscribeBatched', filter);
     const key = String(id);
     this.subs.set(key, onEvent);
     for (const e of this.early.get(key) || []) onEvent(e);

@@ -152,6 +152,9 @@ pub fn deliver(tx: &mut dyn Tx, thread: &Thread, msg: &Message, how: &Delivering
             reminded_at: None,
         })?;
     }
+    // In name order, as a replay reads them back (`events::replay_page`).
+    let mut recipients = recipients;
+    recipients.sort();
     Ok(EventMail { recipients, priority: how.priority, expires_at: how.expires_at.map(|t| t.to_string()) })
 }
 

@@ -8,7 +8,7 @@ use super::deferred::{EVENTS, MESSAGES};
 use super::tx::{Args, PgTx};
 use crate::error::Result;
 use crate::store::assemble;
-use crate::store::repos::{EventQuery, Events, Messages, Within};
+use crate::store::repos::{CopyOf, EventQuery, Events, Messages, Within};
 use crate::store::rows::{self, ARTIFACT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS};
 
 /// Events read by the first round trip of a bounded page (`events_page`).
@@ -241,5 +241,24 @@ impl Events for PgTx<'_> {
     fn last_event_id(&self) -> Result<i64> {
         let last = self.map_one("SELECT COALESCE(MAX(event_id), 0)::bigint FROM events", &[], |r| r.i(0))?;
         Ok(last.unwrap_or(0))
+    }
+
+    fn events_mail(&self, event_ids: &[i64]) -> Result<Vec<CopyOf>> {
+        if event_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Copies are keyed by (recipient, event_id): walk the distinct recipients one index
+        // seek each (a loose index scan), then look up these events under each of them,
+        // never a scan of the whole mail table.
+        let ids = event_ids.to_vec();
+        self.map(
+            "WITH RECURSIVE r(recipient) AS ((SELECT recipient FROM mail ORDER BY recipient LIMIT 1) UNION ALL \
+             SELECT (SELECT m.recipient FROM mail m WHERE m.recipient > r.recipient ORDER BY m.recipient LIMIT 1) \
+             FROM r WHERE r.recipient IS NOT NULL) \
+             SELECT x.event_id, x.recipient, x.priority, x.expires_at FROM r JOIN mail x ON x.recipient = r.recipient \
+             WHERE x.event_id = ANY($1) ORDER BY x.event_id, x.recipient",
+            &[&ids],
+            rows::copy_of,
+        )
     }
 }

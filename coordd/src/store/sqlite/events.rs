@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, params, params_from_iter, types::Value as SqlV
 use super::tx::SqliteTx;
 use crate::error::Result;
 use crate::store::assemble;
-use crate::store::repos::{EventQuery, Events, Messages, Within};
+use crate::store::repos::{CopyOf, EventQuery, Events, Messages, Within};
 use crate::store::rows::{self, ARTIFACT_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS};
 
 impl SqliteTx<'_> {
@@ -244,5 +244,22 @@ impl Events for SqliteTx<'_> {
 
     fn last_event_id(&self) -> Result<i64> {
         Ok(self.conn.query_row("SELECT COALESCE(MAX(event_id), 0) FROM events", [], |r| r.get(0))?)
+    }
+
+    fn events_mail(&self, event_ids: &[i64]) -> Result<Vec<CopyOf>> {
+        if event_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Copies are keyed by (recipient, event_id): walk the distinct recipients one index
+        // seek each (a loose index scan), then look up these events under each of them,
+        // never a scan of the whole mail table.
+        let sql = format!(
+            "WITH RECURSIVE r(recipient) AS (SELECT MIN(recipient) FROM mail UNION ALL \
+             SELECT (SELECT MIN(recipient) FROM mail WHERE recipient > r.recipient) FROM r WHERE r.recipient IS NOT NULL) \
+             SELECT x.event_id, x.recipient, x.priority, x.expires_at FROM r JOIN mail x ON x.recipient = r.recipient \
+             WHERE x.event_id IN ({}) ORDER BY x.event_id, x.recipient",
+            super::tx::marks(1, event_ids.len())
+        );
+        self.map(&sql, params_from_iter(event_ids), rows::copy_of)
     }
 }

@@ -4,8 +4,10 @@
 //! - a send's reply → its timeline row and the recipient's unread badge (p50/p95), on a
 //!   quiet daemon and again while a background load of sends runs;
 //! - a burst of 10,000 sends → the page showing the last one (its row and the badge's
-//!   final count), how long after the last commit; with the page's longest main-thread
-//!   task and the views it read again meanwhile.
+//!   final count), how long after the last commit; when the page's script got the last
+//!   event; the WebSocket messages it took, its time handling them and in animation-frame
+//!   callbacks (drawing), its reconnects, its longest main-thread task and the views it
+//!   read again meanwhile.
 //!
 //! Instants as in `dashboard_bench`: the send's `created_at`, stamped in its write
 //! transaction just before the commit (the reply follows the commit), and the page's
@@ -47,6 +49,16 @@ const OBSERVER: &str = r#"(() => {
     const b = document.querySelector('tr[data-agent="bench-target"] .badge.unread');
     if (b && !(b.dataset.count in window.__badge)) window.__badge[b.dataset.count] = now;
   }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  const rpc = window.__coord.rpc, receive = rpc.receive.bind(rpc);
+  window.__ws = {frames: 0, busy: 0, last: 0, drawing: 0};
+  const raf = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (cb) => raf((t) => { const s = performance.now(); cb(t); window.__ws.drawing += performance.now() - s; });
+  rpc.receive = (text) => {
+    const s = performance.now();
+    window.__ws.frames += 1; window.__ws.last = Date.now();
+    receive(text);
+    window.__ws.busy += performance.now() - s;
+  };
   new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longest = Math.max(window.__longest, e.duration); })
     .observe({entryTypes: ['longtask']});
 })()"#;
@@ -165,7 +177,8 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     b.wait_for("window.__coord.live.pending === 0", "the page to settle");
     let base = badge(&mut b);
     let before = refetches(&mut b);
-    b.eval("window.__longest = 0");
+    b.eval("window.__longest = 0; window.__ws.frames = 0; window.__ws.busy = 0; window.__ws.drawing = 0");
+    let connects = b.eval("window.__coord.connects").as_i64().unwrap();
     let t0 = Instant::now();
     let (last_commit, newest) = rt.block_on(burst(&c, burst_n));
     let took = t0.elapsed();
@@ -174,14 +187,21 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     b.wait_for(&format!("window.__rows['{newest}'] && window.__badge['{count}']"), "the burst's last row and badge");
     let seen = b.eval(&format!(
         "[window.__rows['{newest}'], window.__badge['{count}'], window.__longest,
-          Math.round(performance.timeOrigin + window.__coord.lastEventAt)]"
+          Math.round(performance.timeOrigin + window.__coord.lastEventAt), window.__ws.last,
+          window.__ws.frames, Math.round(window.__ws.busy), window.__coord.connects, Math.round(window.__ws.drawing)]"
     ));
     let lag = |v: &Value| v.as_i64().unwrap() - last_commit;
     report(
         &format!("burst of {sent} sends ({:.0}/s) → drawn after the last commit", sent as f64 / took.as_secs_f64()),
         format!("row {} ms, badge {} ms", lag(&seen[0]), lag(&seen[1])),
     );
-    report("  … its last event received by the page", format!("{} ms", lag(&seen[3])));
+    report("  … its last frame reached the page's script", format!("{} ms", lag(&seen[4])));
+    report("  … its last event applied by the page", format!("{} ms", lag(&seen[3])));
+    report(
+        "  … frames received, the page's time handling them, reconnects",
+        format!("{}, {} ms, {}", seen[5], seen[6], seen[7].as_i64().unwrap() - connects),
+    );
+    report("  … the page's time in animation-frame callbacks (drawing)", format!("{} ms", seen[8]));
     report(
         "  the page meanwhile: longest task, views read again",
         format!("{:.0} ms, {}", seen[2].as_f64().unwrap_or(0.0), refetches(&mut b) - before),
