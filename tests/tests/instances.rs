@@ -48,6 +48,26 @@ async fn a_send_through_one_instance_wakes_a_waiter_on_the_other() {
     assert_eq!(ev.message.expect("with its message").summary, "from host a");
 }
 
+/// An instance publishes another's events as read back from the store: they carry their
+/// copies (`mail`) as the sender's own live events do. (Regression: they came without, and
+/// so did an instance's own event when the notification outran its writer.)
+#[tokio::test(flavor = "multi_thread")]
+async fn an_event_from_the_other_instance_names_its_copies() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (a.client().await, b.client().await);
+    let filter = EventFilter { event_types: vec![EventType::ThreadCreated], ..Default::default() };
+    let mut on_a = ca.subscribe(filter.clone()).await.unwrap();
+    let mut on_b = cb.subscribe(filter).await.unwrap();
+    let p = SendParams { priority: Some(Priority::Urgent), ..send("w1", "copies") };
+    let sent = ca.send(p).await.unwrap();
+    let (here, there) = (next_event(&mut on_a).await, next_event(&mut on_b).await);
+    assert_eq!((here.event_id, there.event_id), (sent.event_id, sent.event_id));
+    let mail = there.mail.expect("the other instance's event names its copies");
+    assert_eq!((mail.recipients, mail.priority), (vec!["w1".to_string()], Priority::Urgent));
+    assert_eq!(here.mail.map(|m| m.recipients), Some(vec!["w1".to_string()]));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn racing_claims_across_instances_have_exactly_one_winner() {
     let Some((a, b)) = pair() else { return };

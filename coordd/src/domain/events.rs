@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::check;
 use crate::bound::{fit, items_budget};
 use crate::error::{Error, Result};
-use crate::store::Tx;
 use crate::store::repos::EventQuery;
+use crate::store::{Tx, assemble};
 use crate::time::Ts;
 
 /// Which layer wrote an event.
@@ -198,21 +198,7 @@ pub fn page(tx: &dyn Tx, q: &EventQuery, limit: u32, max_bytes: usize) -> Result
 /// copy of (one sent to its own sender) has none.
 pub fn replay_page(tx: &dyn Tx, q: &EventQuery, limit: u32, max_bytes: usize) -> Result<Vec<Event>> {
     let mut events = page(tx, q, limit, max_bytes)?;
-    let ids: Vec<i64> = events.iter().filter(|e| e.message.is_some()).map(|e| e.event_id).collect();
-    let mut copies = tx.events().events_mail(&ids)?.into_iter().peekable();
-    for e in events.iter_mut().filter(|e| e.message.is_some()) {
-        let mut recipients = Vec::new();
-        let mut of_it = None;
-        while let Some((_, recipient, priority, expires_at)) = copies.next_if(|c| c.0 == e.event_id) {
-            recipients.push(recipient);
-            of_it = Some((priority, expires_at));
-        }
-        e.mail = of_it.map(|(priority, expires_at)| EventMail {
-            recipients,
-            priority,
-            expires_at: expires_at.map(|t| t.to_string()),
-        });
-    }
+    assemble::attach_mail(tx.events(), &mut events)?;
     Ok(events)
 }
 

@@ -185,9 +185,9 @@ pub struct Event {
     pub message: Option<Message>,
     /// The mail copies the message's send gave its recipients, so a live view can add them
     /// without reading them back. Only on message events delivered by a subscription: live
-    /// by the daemon that wrote them, or replayed after a cursor (read back from the stored
-    /// copies; absent when there are none). Absent from `events.list` and from another
-    /// daemon's live events on a shared PostgreSQL store.
+    /// by the daemon that wrote them, replayed after a cursor, or live from another daemon
+    /// on a shared PostgreSQL store (these two read back from the stored copies; absent
+    /// when there are none). Absent from `events.list`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mail: Option<EventMail>,
 }

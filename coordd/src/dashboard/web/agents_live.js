@@ -63,7 +63,7 @@ export function applyToAgents(agents, ev) {
 
 /// A send's copies: each recipient's unread count goes up by one.
 function applySend(agents, byId, ev) {
-  if (!ev.mail || !byId(ev.actor)) return false;   // a replayed event, or a sender seen first
+  if (!ev.mail || !byId(ev.actor)) return false;   // no copies named (a message that gave none), or a sender seen first
   const recipients = ev.mail.recipients.map(byId);
   // Mail to a task is in the mailbox of whoever runs it; a new recipient is a new row.
   if (recipients.some((a) => !a)) return false;

@@ -34,6 +34,7 @@ use super::conn::PgConn;
 use super::tx::PgTx;
 use crate::bus::Bus;
 use crate::error::Result;
+use crate::store::assemble;
 use crate::store::repos::{EventQuery, Events};
 
 /// Catch-up period while the listener is down.
@@ -99,7 +100,8 @@ impl Publisher {
         let tx = PgTx::read(conn);
         loop {
             let q = EventQuery { after: *cursor, filter: Default::default() };
-            let page = tx.events_after(&q, PAGE)?;
+            let mut page = tx.events_after(&q, PAGE)?;
+            assemble::attach_mail(&tx, &mut page)?;
             let n = page.len();
             if let Some(last) = page.last() {
                 *cursor = last.event_id;
