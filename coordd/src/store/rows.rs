@@ -3,8 +3,8 @@
 //!
 //! A mapping reads columns by their place in its list (`X_COLUMNS` and `x` below sit side by
 //! side, so they change together), through [`RowRead`], which both drivers implement
-//! (`rusqlite::Row` here, `postgres::Row` too). The drivers differ only in how a value is
-//! fetched; what a column means (text enums, RFC 3339 timestamps, JSON text, booleans) is
+//! (`rusqlite::Row` in `sqlite/tx.rs`, `postgres::Row` in `postgres/conn.rs`). The drivers
+//! differ only in how a value is fetched; what a column means (text enums, RFC 3339 timestamps, JSON text, booleans) is
 //! decided here. SQL dialects stay with each backend.
 
 use coord_proto::types::*;
@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::store::repos::{CouncilRow, LeaseRow, MailRow, MemberRow, RequestRow, StoredReservation, StoredThread};
 use crate::time::Ts;
 
-fn col_err(i: usize, e: impl std::fmt::Display) -> Error {
+/// A column that could not be read as asked.
+pub fn col_err(i: usize, e: impl std::fmt::Display) -> Error {
     Error::Storage(format!("column {i}: {e}"))
 }
 
@@ -59,48 +60,6 @@ pub trait Cols: RowRead {
 }
 
 impl<R: RowRead + ?Sized> Cols for R {}
-
-impl RowRead for rusqlite::Row<'_> {
-    fn s(&self, i: usize) -> Result<String> {
-        Ok(self.get(i)?)
-    }
-    fn os(&self, i: usize) -> Result<Option<String>> {
-        Ok(self.get(i)?)
-    }
-    fn i(&self, i: usize) -> Result<i64> {
-        Ok(self.get(i)?)
-    }
-    fn oi(&self, i: usize) -> Result<Option<i64>> {
-        Ok(self.get(i)?)
-    }
-    fn b(&self, i: usize) -> Result<bool> {
-        Ok(self.get(i)?)
-    }
-    fn f(&self, i: usize) -> Result<f64> {
-        Ok(self.get(i)?)
-    }
-}
-
-impl RowRead for postgres::Row {
-    fn s(&self, i: usize) -> Result<String> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-    fn os(&self, i: usize) -> Result<Option<String>> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-    fn i(&self, i: usize) -> Result<i64> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-    fn oi(&self, i: usize) -> Result<Option<i64>> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-    fn b(&self, i: usize) -> Result<bool> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-    fn f(&self, i: usize) -> Result<f64> {
-        self.try_get(i).map_err(|e| col_err(i, e))
-    }
-}
 
 /// A timestamp as stored.
 pub fn ts_text(t: Ts) -> String {
@@ -169,12 +128,12 @@ pub fn lease(r: &dyn RowRead) -> Result<(String, LeaseRow)> {
 pub const MESSAGE_COLUMNS: &str = "m.message_id, m.thread_id, m.from_agent, m.to_agent, m.kind, \
      m.summary, m.body, m.payload_json, m.created_at, m.event_id, m.category, m.requires_ack, m.msg_type";
 
-/// A message without its artifacts.
 /// Two messages of one event (a page never splits them).
 pub fn same_event(a: &Message, b: &Message) -> bool {
     a.event_id == b.event_id
 }
 
+/// A message without its artifacts.
 pub fn message(r: &dyn RowRead) -> Result<Message> {
     Ok(Message {
         message_id: r.s(0)?,

@@ -12,6 +12,7 @@ use postgres::{Client, Config, NoTls, Row, Statement};
 use super::cache::Cache;
 use super::deferred::{Pending, Table, Val};
 use crate::error::{Error, Result};
+use crate::store::rows::{RowRead, col_err};
 
 /// How long opening a connection may take before the attempt counts as failed.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -297,5 +298,27 @@ pub fn describe(e: &postgres::Error) -> String {
 impl From<postgres::Error> for Error {
     fn from(e: postgres::Error) -> Self {
         Error::Storage(describe(&e))
+    }
+}
+
+/// The row layer (`store::rows`) reads PostgreSQL rows by position.
+impl RowRead for Row {
+    fn s(&self, i: usize) -> Result<String> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+    fn os(&self, i: usize) -> Result<Option<String>> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+    fn i(&self, i: usize) -> Result<i64> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+    fn oi(&self, i: usize) -> Result<Option<i64>> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+    fn b(&self, i: usize) -> Result<bool> {
+        self.try_get(i).map_err(|e| col_err(i, e))
+    }
+    fn f(&self, i: usize) -> Result<f64> {
+        self.try_get(i).map_err(|e| col_err(i, e))
     }
 }

@@ -181,3 +181,25 @@ impl From<r2d2::Error> for Error {
 pub(super) fn marks(start: usize, n: usize) -> String {
     (start..start + n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(",")
 }
+
+/// The row layer (`store::rows`) reads SQLite rows by position.
+impl RowRead for rusqlite::Row<'_> {
+    fn s(&self, i: usize) -> Result<String> {
+        Ok(self.get(i)?)
+    }
+    fn os(&self, i: usize) -> Result<Option<String>> {
+        Ok(self.get(i)?)
+    }
+    fn i(&self, i: usize) -> Result<i64> {
+        Ok(self.get(i)?)
+    }
+    fn oi(&self, i: usize) -> Result<Option<i64>> {
+        Ok(self.get(i)?)
+    }
+    fn b(&self, i: usize) -> Result<bool> {
+        Ok(self.get(i)?)
+    }
+    fn f(&self, i: usize) -> Result<f64> {
+        Ok(self.get(i)?)
+    }
+}
