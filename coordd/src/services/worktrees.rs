@@ -62,9 +62,13 @@ fn cursor(run_id: &str, task_id: &str, attempt: u32) -> String {
 /// `orch.worktreeList`: this host's worktrees after `after`, by run, task and attempt.
 pub async fn list(core: &Core, p: WorktreeParams) -> Result<WorktreesResult> {
     let (attempts, other_hosts) = worktree_attempts(core, p.run_id).await?;
-    let keyed = attempts.iter().map(|a| (cursor(&a.run_id, &a.task_id, a.attempt), a)).collect();
-    let rest = bound::after_key(keyed, p.after.as_deref(), |(k, _)| k.as_str())?;
-    let page = bound::page(rest.into_iter().map(|(_, a)| info(a, None)).collect(), key);
+    // `info` asks the file system whether each worktree is there: off the executor.
+    let page = blocking(move || {
+        let keyed = attempts.iter().map(|a| (cursor(&a.run_id, &a.task_id, a.attempt), a)).collect();
+        let rest = bound::after_key(keyed, p.after.as_deref(), |(k, _)| k.as_str())?;
+        Ok(bound::page(rest.into_iter().map(|(_, a)| info(a, None)).collect(), key))
+    })
+    .await?;
     Ok(WorktreesResult {
         worktrees: page.items,
         other_hosts,
