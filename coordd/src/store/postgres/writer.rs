@@ -174,10 +174,14 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
     };
     let commit_err = match outcome {
         Outcome::Committed(events) => {
-            if let Some(last) = events.last() {
-                notifier.committed(last.event_id);
-            }
+            // Published here first, then announced: this instance's own follower, woken by
+            // the notification, then finds its cursor already past these events and reads
+            // nothing back.
+            let last = events.last().map(|e| e.event_id);
             shared.publisher.committed(c, events);
+            if let Some(last) = last {
+                notifier.committed(last);
+            }
             None
         }
         Outcome::Failed(e) | Outcome::NotBegun(e) => Some(e),

@@ -23,11 +23,14 @@ mod dashboard_scene;
 mod launch_bench;
 mod orch_bench;
 mod pg_bench;
+mod pg_floor;
 mod pg_writer;
 mod procfs;
 mod scale_bench;
 mod search_bench;
+mod sends_bench;
 mod session_bench;
+mod sqlite_floor;
 // The long runs read /proc (resident size, open descriptors) and use Unix sockets.
 #[cfg(target_os = "linux")]
 mod soak_bench;
@@ -40,7 +43,6 @@ use coord_client::Client;
 use coord_proto::api::InboxApiClient;
 use coord_proto::types::*;
 use coord_tests::Project;
-use procfs::thread_cpu_secs;
 pub(crate) use procfs::{cpu_secs, rss_mib};
 
 struct Scale {
@@ -224,7 +226,7 @@ fn main() {
         rt.block_on(scale_bench::wake_under_load(&s.p, scale.wakes));
     }
     if let Some(s) = stage("sends") {
-        rt.block_on(send_throughput(&s.p, s.pid(), 32, scale.sends_per_client));
+        rt.block_on(sends_bench::send_throughput(&s.p, s.pid(), 32, scale.sends_per_client));
         report("daemon RSS after the sends (SQLite page cache warm)", format!("{:.1} MiB", rss_mib(s.pid())));
     }
     if let Some(s) = stage("search") {
@@ -306,7 +308,7 @@ pub(crate) fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
-fn msg(s: &str) -> MessageInput {
+pub(crate) fn msg(s: &str) -> MessageInput {
     MessageInput { summary: s.into(), ..Default::default() }
 }
 
@@ -362,61 +364,6 @@ pub(crate) async fn time_wakes(waiter: &Client, leader: &Client, thr: &str, n: u
         lat.push(d);
     }
     lat
-}
-
-async fn send_throughput(p: &Project, pid: u32, clients: usize, per_client: usize) {
-    let mut cs = Vec::new();
-    for _ in 0..clients {
-        cs.push(Arc::new(p.client().await));
-    }
-    let cpu0 = cpu_secs(pid);
-    let writer0 = thread_cpu_secs(pid, "coordd-writer");
-    let bench0 = cpu_secs(std::process::id());
-    let t0 = Instant::now();
-    let tasks: Vec<_> = cs
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            tokio::spawn(async move {
-                for j in 0..per_client {
-                    let p = SendParams {
-                        from: format!("lead{i}"),
-                        to: format!("w{}", j % 16),
-                        message: msg("durable send"),
-                        ..Default::default()
-                    };
-                    c.send(p).await.unwrap();
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let total = clients * per_client;
-    let secs = t0.elapsed().as_secs_f64();
-    let cpu = cpu_secs(pid) - cpu0;
-    let writer = thread_cpu_secs(pid, "coordd-writer") - writer0;
-    let bench = cpu_secs(std::process::id()) - bench0;
-    let rate = total as f64 / secs;
-    let per_send = |secs: f64| secs * 1e6 / total as f64;
-    report(
-        &format!("durable sends/s, {clients} concurrent clients ({total} sends)"),
-        format!("{rate:.0} /s  (daemon CPU {:.1} µs per send)", per_send(cpu)),
-    );
-    // Where the CPU goes: the writer thread is the serial part; the bench's own clients
-    // share the machine's cores with the daemon.
-    report(
-        "  CPU per send: daemon's writer thread / bench clients",
-        format!("{:.1} µs / {:.1} µs", per_send(writer), per_send(bench)),
-    );
-    match yardstick::sqlite_single_row(p.path(), 5.0) {
-        Ok(y) => report(
-            "yardstick: single-row WAL transactions/s (python3 sqlite3)",
-            format!("{y:.0} /s  (sends: {:.2} x the yardstick)", rate / y),
-        ),
-        Err(e) => report("yardstick: single-row WAL transactions/s", format!("not measured: {e}")),
-    }
 }
 
 /// Many workers race for the same threads in the same order: nearly every attempt

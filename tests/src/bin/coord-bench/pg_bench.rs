@@ -13,8 +13,9 @@ use coord_proto::types::*;
 use coord_tests::Project;
 use coord_tests::pg::{self, Server};
 
-use super::pg_writer;
-use super::{ms, percentile, report};
+use super::procfs::{comm_cpu_secs, thread_cpu_secs};
+use super::{cpu_secs, ms, percentile, report};
+use super::{pg_floor, pg_writer};
 
 async fn clients(p: &Project, n: usize) -> Vec<Arc<Client>> {
     let mut v = Vec::new();
@@ -129,21 +130,34 @@ pub async fn run(quick: bool) {
     let url = server.database();
     let a = Project::new().with_store(&url).on_host("host-a");
     let b = Project::new().with_store(&url).on_host("host-b");
-    let ((_da, log_a), (_db, log_b)) = (pg_writer::serve(&a), pg_writer::serve(&b));
+    let (da, log_a) = pg_writer::serve(&a);
     let yardstick = tokio::task::block_in_place(|| pgbench_inserts(&server, if quick { 3 } else { 10 }));
     report(
         "yardstick: pgbench, single-row insert transactions/s, 32 clients",
         yardstick.as_ref().map_or_else(|e| format!("not measured: {e}"), |tps| format!("{tps:.0} /s")),
     );
-    let (stats_a, stats_b) = (a.client().await, b.client().await);
+    match pg_floor::send_sql_alone(&server, if quick { 3 } else { 10 }).await {
+        Ok((rate, cpu)) => report(
+            "the sends' SQL alone: pgbench, 1 client, batches of 16 sends as the writer sends them",
+            format!("{rate:.0} sends/s  (PostgreSQL server CPU {cpu:.0} µs per send)"),
+        ),
+        Err(e) => report("the sends' SQL alone", format!("not measured: {e}")),
+    }
+    // One instance alone: the second starts after (an idle instance still follows every
+    // event the first commits).
+    let stats_a = a.client().await;
     let before = pg_writer::now(&stats_a, &log_a).await;
+    let cpu = CpuSplit::start(da.pid());
     let one = sends(clients(&a, 32).await, per_client).await;
     report(
         &format!("PostgreSQL, one instance: durable sends/s, 32 clients x {per_client}"),
         format!("{one:.0} /s{}", ratio(one, &yardstick)),
     );
+    report("  CPU per send", cpu.per_send(32 * per_client));
     let after = pg_writer::now(&stats_a, &log_a).await;
     report("  its writer", pg_writer::describe(&[(&log_a, before, after)]));
+    let (_db, log_b) = pg_writer::serve(&b);
+    let stats_b = b.client().await;
     let (before_a, before_b) = (pg_writer::now(&stats_a, &log_a).await, pg_writer::now(&stats_b, &log_b).await);
     let mut both = clients(&a, 16).await;
     both.extend(clients(&b, 16).await);
@@ -174,6 +188,43 @@ pub async fn run(quick: bool) {
     let db = server.database();
     pg::off_runtime(move || cursor_cost(&db, n));
 }
+
+/// Where a phase's CPU went, on the machine's cores: the daemon (and its writer thread),
+/// the PostgreSQL server (all its processes) and the bench's own clients.
+struct CpuSplit {
+    pid: u32,
+    daemon: f64,
+    writer: f64,
+    server: f64,
+    bench: f64,
+}
+
+impl CpuSplit {
+    fn start(pid: u32) -> CpuSplit {
+        CpuSplit {
+            pid,
+            daemon: cpu_secs(pid),
+            writer: thread_cpu_secs(pid, WRITER),
+            server: comm_cpu_secs("postgres"),
+            bench: cpu_secs(std::process::id()),
+        }
+    }
+
+    /// The CPU per send since [`CpuSplit::start`], `n` sends.
+    fn per_send(&self, n: usize) -> String {
+        let us = |now: f64, then: f64| (now - then) * 1e6 / n as f64;
+        format!(
+            "daemon {:.0} µs (its writer thread {:.0}), PostgreSQL server {:.0} µs, bench clients {:.0} µs",
+            us(cpu_secs(self.pid), self.daemon),
+            us(thread_cpu_secs(self.pid, WRITER), self.writer),
+            us(comm_cpu_secs("postgres"), self.server),
+            us(cpu_secs(std::process::id()), self.bench),
+        )
+    }
+}
+
+/// The PostgreSQL writer thread's name as /proc shows it (cut to 15 bytes).
+const WRITER: &str = "coordd-pg-write";
 
 /// `  (0.42 x the yardstick)`, or nothing when the yardstick was not measured.
 fn ratio(rate: f64, yardstick: &Result<f64, String>) -> String {

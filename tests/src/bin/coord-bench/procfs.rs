@@ -16,7 +16,7 @@ pub(crate) fn thread_cpu_secs(pid: u32, name: &str) -> f64 {
 }
 
 /// User + system CPU seconds from a `stat` file of /proc.
-fn stat_cpu_secs(path: &str) -> f64 {
+pub(crate) fn stat_cpu_secs(path: &str) -> f64 {
     let stat = std::fs::read_to_string(path).unwrap_or_default();
     // Fields after the command name (which may hold spaces) start after the last ')'.
     let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, f)| f.split_whitespace().collect()).unwrap_or_default();
@@ -35,4 +35,17 @@ pub(crate) fn rss_mib(pid: u32) -> f64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|kb| kb.parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// CPU time used so far by every live process whose command name is `comm` (for
+/// PostgreSQL: the server and all its backends), in seconds.
+pub(crate) fn comm_cpu_secs(comm: &str) -> f64 {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return f64::NAN };
+    procs
+        .flatten()
+        .filter(|p| p.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter(|p| std::fs::read_to_string(p.path().join("comm")).is_ok_and(|c| c.trim() == comm))
+        .map(|p| stat_cpu_secs(&p.path().join("stat").display().to_string()))
+        .filter(|s| s.is_finite())
+        .sum()
 }
