@@ -4,10 +4,12 @@
 //! published. Events are published strictly in id order, each once:
 //!
 //! - after its own commit, the writer publishes its batch directly when the batch follows
-//!   the cursor, else it first reads what other instances committed in between (all of it
-//!   is visible: ids commit in order, see `writer.rs`);
+//!   the cursor, and otherwise leaves it to the follower (it never reads: see
+//!   [`Publisher::committed`]);
 //! - the follower thread reads whatever committed after the cursor when a notification
-//!   says there is more, and after every reconnect.
+//!   names an id past the cursor (the writer announces its own batch only after trying to
+//!   publish it), and after every reconnect. Ids commit in order (see `writer.rs`), so
+//!   what it reads after the cursor is all there is up to the newest id it reads.
 //!
 //! The follower has one dedicated listening connection, never a pooled one (a pool would
 //! drop notifications). A notification only carries an id, so a lost one (a reconnect, a
@@ -71,16 +73,16 @@ impl Publisher {
         self.cursor.lock().map(|c| *c).unwrap_or(0)
     }
 
-    /// After a commit of this instance: publish its events, after whatever other instances
-    /// committed before them that is not published yet (read on `conn`). If that read
-    /// fails nothing is published: the follower catches up later, in order.
-    pub fn committed(&self, conn: &mut PgConn, events: Vec<Event>) {
+    /// After a commit of this instance: publish its events at once when they follow the
+    /// cursor. Otherwise (another instance committed in between and that is not published
+    /// yet, or the follower is publishing right now) they are left to the follower: the
+    /// notification of this very commit, sent after this returns, names an id past the
+    /// cursor, so the follower reads everything after the cursor and publishes it in
+    /// order. The writer never reads here: its replies and its next batch wait for nothing.
+    pub fn committed(&self, events: Vec<Event>) {
         let Some(first) = events.first().map(|e| e.event_id) else { return };
-        let Ok(mut cursor) = self.cursor.lock() else { return };
-        if *cursor < first - 1
-            && let Err(e) = self.read_on(conn, &mut cursor)
-        {
-            tracing::warn!(error = %e, "cannot read the events before this commit; the follower will publish them");
+        let Ok(mut cursor) = self.cursor.try_lock() else { return };
+        if *cursor < first - 1 {
             return;
         }
         let own: Vec<Event> = events.into_iter().filter(|e| e.event_id > *cursor).collect();
@@ -90,25 +92,32 @@ impl Publisher {
         }
     }
 
-    /// Publish everything committed after the cursor.
+    /// Publish everything committed after the cursor. Logs at debug level how many
+    /// events it read (`coordd::store::postgres::follow`).
     pub fn catch_up(&self, conn: &mut PgConn) -> Result<()> {
         let Ok(mut cursor) = self.cursor.lock() else { return Ok(()) };
-        self.read_on(conn, &mut cursor)
+        let from = *cursor;
+        let read = self.read_on(conn, &mut cursor)?;
+        tracing::debug!(from, to = *cursor, read, "follower caught up");
+        Ok(())
     }
 
-    fn read_on(&self, conn: &mut PgConn, cursor: &mut i64) -> Result<()> {
+    /// Publish what committed after `cursor` (read on `conn`); how many events that was.
+    fn read_on(&self, conn: &mut PgConn, cursor: &mut i64) -> Result<usize> {
         let tx = PgTx::read(conn);
+        let mut read = 0;
         loop {
             let q = EventQuery { after: *cursor, filter: Default::default() };
             let mut page = tx.events_after(&q, PAGE)?;
             assemble::attach_mail(&tx, &mut page)?;
             let n = page.len();
+            read += n;
             if let Some(last) = page.last() {
                 *cursor = last.event_id;
                 self.bus.publish(page);
             }
             if n < PAGE as usize {
-                return Ok(());
+                return Ok(read);
             }
         }
     }
@@ -234,20 +243,62 @@ fn wait(l: &mut Listener, shared: &Shared) -> Result<bool> {
     if !l.leader && l.tried.elapsed() >= LEADER_RETRY {
         try_lead(l, shared)?;
     }
-    let cursor = shared.publisher.cursor();
-    let newer = |n: &postgres::Notification| n.payload().parse::<i64>().map_or(true, |id| id > cursor);
-    let more = {
+    let mut notified = Notified::default();
+    {
         let mut notes = l.conn.client().notifications();
-        let mut more = notes.timeout_iter(SLICE).next()?.is_some_and(|n| newer(&n));
+        if let Some(n) = notes.timeout_iter(SLICE).next()? {
+            notified.add(n.payload());
+        }
         // Drain what else has arrived, without waiting again.
         let mut rest = notes.iter();
         while let Some(n) = rest.next()? {
-            more |= newer(&n);
+            notified.add(n.payload());
         }
-        more
-    };
+    }
     if l.conn.is_closed() {
         return Err(crate::error::Error::Storage("connection closed".into()));
     }
-    Ok(more)
+    // The cursor as it is now, after the wait: this instance's writer publishes its own
+    // batch before announcing it, so its own notifications are never "newer".
+    Ok(notified.newer_than(shared.publisher.cursor()))
+}
+
+/// What the notifications of one wait named.
+#[derive(Default, Debug)]
+struct Notified {
+    /// The newest id named.
+    newest: Option<i64>,
+    /// A payload that is not an id (another tool's): catch up to be sure.
+    unknown: bool,
+}
+
+impl Notified {
+    fn add(&mut self, payload: &str) {
+        match payload.parse::<i64>() {
+            Ok(id) => self.newest = Some(self.newest.map_or(id, |n| n.max(id))),
+            Err(_) => self.unknown = true,
+        }
+    }
+
+    /// Whether they name an event after `cursor`.
+    fn newer_than(&self, cursor: i64) -> bool {
+        self.unknown || self.newest.is_some_and(|id| id > cursor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Notified;
+
+    #[test]
+    fn notifications_name_more_only_past_the_cursor_or_when_not_an_id() {
+        let mut n = Notified::default();
+        assert!(!n.newer_than(0), "no notification names nothing");
+        for p in ["7", "12", "9"] {
+            n.add(p);
+        }
+        assert!(n.newer_than(11) && !n.newer_than(12), "the newest id counts");
+        n.add("not an id");
+        assert!(n.newer_than(100), "a payload that is not an id means: catch up");
+    }
 }
