@@ -486,3 +486,23 @@ async fn an_instance_reads_back_none_of_its_own_commits() {
     // The catch-up at start-up may find nothing; no other may.
     assert!(empty <= 1, "{empty} catch-ups found nothing to read");
 }
+
+/// A reply follows the publication of its events on the instance that answers it, also
+/// when another instance committed just before: a subscription made after the reply sees
+/// only what commits after it. (Regression: with the other instance's events not yet
+/// published, the writer left its batch to the follower and answered at once, so the
+/// batch reached subscriptions made after its reply.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_follows_its_events_after_another_instance_commits() {
+    let Some((a, b)) = pair() else { return };
+    let (_da, _db) = (a.serve(), b.serve());
+    let (ca, cb) = (a.client().await, b.client().await);
+    for i in 0..10 {
+        cb.send(send("w2", &format!("theirs {i}"))).await.unwrap();
+        ca.send(send("w1", &format!("ours {i}"))).await.unwrap();
+        let mut sub = ca.subscribe(EventFilter::default()).await.unwrap();
+        let marker = cb.send(send("w3", &format!("marker {i}"))).await.unwrap();
+        let first = next_event(&mut sub).await;
+        assert_eq!(first.event_id, marker.event_id, "round {i}: the first event after subscribing");
+    }
+}

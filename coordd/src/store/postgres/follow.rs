@@ -4,12 +4,11 @@
 //! published. Events are published strictly in id order, each once:
 //!
 //! - after its own commit, the writer publishes its batch directly when the batch follows
-//!   the cursor, and otherwise leaves it to the follower (it never reads: see
-//!   [`Publisher::committed`]);
+//!   the cursor, else it first reads what other instances committed in between (all of it
+//!   is visible: ids commit in order, see `writer.rs`), and only then answers the batch;
 //! - the follower thread reads whatever committed after the cursor when a notification
-//!   names an id past the cursor (the writer announces its own batch only after trying to
-//!   publish it), and after every reconnect. Ids commit in order (see `writer.rs`), so
-//!   what it reads after the cursor is all there is up to the newest id it reads.
+//!   names an id past the cursor as it is once the notification has arrived (the writer
+//!   announces its own batch only after publishing it), and after every reconnect.
 //!
 //! The follower has one dedicated listening connection, never a pooled one (a pool would
 //! drop notifications). A notification only carries an id, so a lost one (a reconnect, a
@@ -73,16 +72,17 @@ impl Publisher {
         self.cursor.lock().map(|c| *c).unwrap_or(0)
     }
 
-    /// After a commit of this instance: publish its events at once when they follow the
-    /// cursor. Otherwise (another instance committed in between and that is not published
-    /// yet, or the follower is publishing right now) they are left to the follower: the
-    /// notification of this very commit, sent after this returns, names an id past the
-    /// cursor, so the follower reads everything after the cursor and publishes it in
-    /// order. The writer never reads here: its replies and its next batch wait for nothing.
-    pub fn committed(&self, events: Vec<Event>) {
+    /// After a commit of this instance: publish its events, after whatever other instances
+    /// committed before them that is not published yet (read on `conn`). If that read
+    /// fails nothing is published: the follower catches up later, in order. The writer
+    /// answers the batch only after this, so a reply follows its events.
+    pub fn committed(&self, conn: &mut PgConn, events: Vec<Event>) {
         let Some(first) = events.first().map(|e| e.event_id) else { return };
-        let Ok(mut cursor) = self.cursor.try_lock() else { return };
-        if *cursor < first - 1 {
+        let Ok(mut cursor) = self.cursor.lock() else { return };
+        if *cursor < first - 1
+            && let Err(e) = self.read_on(conn, &mut cursor)
+        {
+            tracing::warn!(error = %e, "cannot read the events before this commit; the follower will publish them");
             return;
         }
         let own: Vec<Event> = events.into_iter().filter(|e| e.event_id > *cursor).collect();

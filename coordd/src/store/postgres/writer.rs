@@ -174,11 +174,11 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
     };
     let commit_err = match outcome {
         Outcome::Committed(events) => {
-            // Published here first (when they follow the cursor), then announced: this
-            // instance's own follower, woken by the notification, finds its cursor past
-            // them and reads nothing back, or reads and publishes them itself.
+            // Published here first, then announced: this instance's own follower, woken by
+            // the notification, finds its cursor already past these events and reads
+            // nothing back.
             let last = events.last().map(|e| e.event_id);
-            shared.publisher.committed(events);
+            shared.publisher.committed(c, events);
             if let Some(last) = last {
                 notifier.committed(last);
             }
