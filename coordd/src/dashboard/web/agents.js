@@ -6,7 +6,7 @@
 // priority. An agent whose task failed (and stands failed: `failed_tasks`) is "failed",
 // with links to those tasks. A thread links to its conversation, a task to its run.
 
-import { h, fill, since, until, live, errorText } from './dom.js';
+import { h, fill, since, until, live, timed, errorText } from './dom.js';
 import { firstLine } from './runs.js';
 import { taskLink, threadLink } from './links.js';
 import { applyToAgents } from './agents_live.js';
@@ -49,7 +49,7 @@ export function create(ctx, root) {
       return v.last_event_id;
     },
     apply: (ev) => applyToAgents(view.agents, ev),
-    draw,
+    draw: timed('agents', draw),
   });
   const load = () => model.load();
 

@@ -137,9 +137,24 @@ export function onFrame(fn) {
   };
 }
 
-/// What the live views have done: re-fetches asked for and not done yet (`pending`) and
-/// fetches made (`fetches`), for the tests and the benchmark (`window.__coord.live`).
-export const liveStats = { pending: 0, fetches: 0 };
+/// What the live views have done: re-fetches asked for and not done yet (`pending`),
+/// fetches made (`fetches`) and, by view, the draws made and the milliseconds they took
+/// (`draws`), for the tests and the benchmark (`window.__coord.live`).
+export const liveStats = { pending: 0, fetches: 0, draws: {} };
+
+/// `fn` (a view's synchronous draw) counted and timed under `name` in `liveStats.draws`.
+export function timed(name, fn) {
+  return function draw(...args) {
+    const start = performance.now();
+    try {
+      return fn(...args);
+    } finally {
+      const d = liveStats.draws[name] || (liveStats.draws[name] = { n: 0, ms: 0 });
+      d.n += 1;
+      d.ms += performance.now() - start;
+    }
+  };
+}
 
 /// Count a re-fetch asked for (+1) or done (-1); the page's `data-refetching` says how
 /// many wait, so a test waiting on the DOM sees them end.

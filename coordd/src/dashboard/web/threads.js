@@ -7,7 +7,7 @@
 // at most once per animation frame). Reading here marks nothing read: the overseer only
 // looks.
 
-import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
+import { h, fill, clock, since, coalesce, perFrame, timed, errorText } from './dom.js';
 import { place, threadHref, taskLink } from './links.js';
 
 /// Threads listed at most (`inbox.list`'s limit).
@@ -27,7 +27,7 @@ export function create(ctx, root) {
 
   const loadList = coalesce(async () => {
     threads = (await ctx.rpc.call('inbox.list', { limit: LIST_LIMIT })).threads;
-    drawList();
+    timed('threads', drawList)();
   });
   const loadThread = coalesce(async () => {
     if (!selected) { shown = null; drawThread(); return; }

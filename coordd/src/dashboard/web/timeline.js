@@ -9,7 +9,7 @@
 // delivery state; only a message event without its copies (a replay) costs a re-fetch.
 // Rows and the live list are drawn at most once per animation frame.
 
-import { h, fill, clock, errorText, live, onFrame } from './dom.js';
+import { h, fill, clock, errorText, live, onFrame, timed } from './dom.js';
 import { whereLinks } from './links.js';
 
 const MAX_EVENTS = 200;
@@ -131,7 +131,7 @@ export function create(ctx, root) {
   // The live event list: events queue here and the newest are drawn once per frame.
   let shown = 0;   // newest event in the live list
   let queued = [];
-  const drawEvents = onFrame(() => {
+  const drawEvents = onFrame(timed('timeline-events', () => {
     const batch = queued.slice(-MAX_EVENTS);
     queued = [];
     for (const ev of batch) {
@@ -139,7 +139,7 @@ export function create(ctx, root) {
         h('span', { class: 'muted' }, clock(ev.created_at)), ' ', h('code', {}, ev.event_type), ' ', ev.actor ? h('b', {}, ev.actor) : null, ' ', ev.summary));
     }
     while (events.children.length > MAX_EVENTS) events.lastChild.remove();
-  });
+  }));
   function show(ev) {
     if (ev.event_id <= shown) return;
     shown = ev.event_id;
@@ -236,7 +236,7 @@ export function create(ctx, root) {
       }
     },
     apply: applyEvent,
-    draw,
+    draw: timed('timeline', draw),
   });
   const load = () => model.load();
 
