@@ -242,3 +242,42 @@ fn a_hidden_threads_view_reads_its_list_when_shown() {
     b.wait_for(&item, "the new thread once the view shows");
     assert_eq!(calls(&mut b, "inbox.list"), before + 1, "read once, when shown");
 }
+
+/// The page's draw scheduling (`onFrame` in dom.js), run on a clock and frames the test
+/// controls: a lone ask draws at the next frame; a burst (more than 16 asks) within 100 ms
+/// of the last draw waits until 100 ms after it; a burst long after the last draw draws at
+/// the next frame. Each entry of the result: the draws made so far after one step.
+#[test]
+fn a_burst_is_drawn_at_most_once_per_100_ms_and_a_lone_event_at_the_next_frame() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    b.open_dashboard(&dashboard_url(&p));
+    b.eval("import('./dom.js').then((m) => { window.__dom = m; })");
+    let steps = b.eval(
+        "(() => {
+           const real = [window.requestAnimationFrame, window.setTimeout, performance.now];
+           let now = 1000, frames = [], timers = [], draws = 0;
+           window.requestAnimationFrame = (cb) => frames.push(cb);
+           window.setTimeout = (cb, ms) => timers.push([now + ms, cb]);
+           performance.now = () => now;
+           const frame = () => { const f = frames; frames = []; for (const cb of f) cb(now); return draws; };
+           const ask = window.__dom.onFrame(() => { draws += 1; now += 10; });
+           const out = [];
+           try {
+             ask(); out.push(frame());                                  // lone: drawn at once
+             now += 5; for (let i = 0; i < 20; i += 1) ask();
+             out.push(frame());                                         // burst 5 ms after: waits
+             out.push(timers.map(([at]) => at - 1010));                 // until 100 ms after the draw ended
+             now = timers[0][0]; timers.shift()[1]();
+             out.push(frame());                                         // then drawn
+             now += 500; for (let i = 0; i < 20; i += 1) ask();
+             out.push(frame());                                         // burst long after: at once
+             now += 1; ask(); out.push(frame());                        // lone, 1 ms after: at once
+           } finally {
+             [window.requestAnimationFrame, window.setTimeout, performance.now] = real;
+           }
+           return out;
+         })()",
+    );
+    assert_eq!(steps, json!([1, 1, [100], 2, 3, 4]));
+}
