@@ -7,7 +7,9 @@
 //!   final count), how long after the last commit; when the page's script got the last
 //!   event; the WebSocket messages it took, its time handling them and in animation-frame
 //!   callbacks (drawing), its reconnects, its longest main-thread task and the views it
-//!   read again meanwhile.
+//!   read again meanwhile; each view's draws and their time, every call the page made,
+//!   and Chromium's long animation frames (their time, of it style and layout, and their
+//!   scripts' time by invoker): where the page's main thread went.
 //!
 //! Instants as in `dashboard_bench`: the send's `created_at`, stamped in its write
 //! transaction just before the commit (the reply follows the commit), and the page's
