@@ -193,3 +193,91 @@ fn a_burst_larger_than_the_event_bus_is_drawn_whole() {
     let timeline = after["timeline"].as_i64().unwrap() - before["timeline"].as_i64().unwrap();
     assert!(timeline <= reconnects, "timeline read again {timeline} times with {reconnects} reconnects");
 }
+
+/// The page's calls of `method` so far.
+fn calls(b: &mut Browser, method: &str) -> i64 {
+    b.eval(&format!("window.__coord.rpc.counts['{method}'] || 0")).as_i64().unwrap()
+}
+
+/// A hidden view keeps its model live but does not draw: the Timeline, hidden behind the
+/// Agents view, shows a send's row only when it is shown, drawn from its model (not read
+/// again).
+#[test]
+fn a_hidden_view_draws_the_events_it_missed_when_shown() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    ok(&p, &["agent", "register", "--name", "bob-5", "--role", "worker"]);
+    b.open_dashboard(&format!("{}#agents", dashboard_url(&p)));
+    b.wait_for("document.body.dataset.loaded === '1'", "every view loaded");
+    let before = view_calls(&mut b);
+
+    let id = message_id(&ok(&p, &["send", "--from", "lead", "--to", "bob-5", "--summary", "while hidden"]));
+    b.wait_for(&badge("bob-5", 1), "the badge on the view shown");
+    let row = format!("document.querySelector('#view-timeline tr[data-message=\"{id}\"]') !== null");
+    view_calls(&mut b);
+    assert_eq!(b.eval(&row), json!(false), "the hidden Timeline drew nothing");
+
+    b.eval("location.hash = '#timeline'");
+    b.wait_for(&copy(&id, "bob-5", "queued"), "the missed row once the Timeline shows");
+    assert_eq!(view_calls(&mut b)["timeline"], before["timeline"], "drawn from the model, not read again");
+}
+
+/// The hidden Threads view reads nothing while events come: a new thread is read once, when
+/// the view shows.
+#[test]
+fn a_hidden_threads_view_reads_its_list_when_shown() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    page_with_one_message(&mut b, &p, "bob-6");
+    let before = calls(&mut b, "inbox.list");
+
+    let sent = ok(&p, &["send", "--from", "lead", "--to", "bob-6", "--summary", "a new thread"]);
+    b.wait_for(&copy(&message_id(&sent), "bob-6", "queued"), "the row on the Timeline");
+    let item = format!("document.querySelector('#view-threads li[data-thread=\"{}\"]') !== null", thread_id(&sent));
+    view_calls(&mut b);
+    assert_eq!(calls(&mut b, "inbox.list"), before, "the hidden Threads view read nothing");
+    assert_eq!(b.eval(&item), json!(false));
+
+    b.eval("location.hash = '#threads'");
+    b.wait_for(&item, "the new thread once the view shows");
+    assert_eq!(calls(&mut b, "inbox.list"), before + 1, "read once, when shown");
+}
+
+/// The page's draw scheduling (`onFrame` in dom.js), run on a clock and frames the test
+/// controls: a lone ask draws at the next frame; a burst (more than 16 asks) within 100 ms
+/// of the last draw waits until 100 ms after it; a burst long after the last draw draws at
+/// the next frame. Each entry of the result: the draws made so far after one step.
+#[test]
+fn a_burst_is_drawn_at_most_once_per_100_ms_and_a_lone_event_at_the_next_frame() {
+    let Some(mut b) = Browser::launch() else { return };
+    let p = Project::new();
+    b.open_dashboard(&dashboard_url(&p));
+    b.eval("import('./dom.js').then((m) => { window.__dom = m; })");
+    let steps = b.eval(
+        "(() => {
+           const real = [window.requestAnimationFrame, window.setTimeout, performance.now];
+           let now = 1000, frames = [], timers = [], draws = 0;
+           window.requestAnimationFrame = (cb) => frames.push(cb);
+           window.setTimeout = (cb, ms) => timers.push([now + ms, cb]);
+           performance.now = () => now;
+           const frame = () => { const f = frames; frames = []; for (const cb of f) cb(now); return draws; };
+           const ask = window.__dom.onFrame(() => { draws += 1; now += 10; });
+           const out = [];
+           try {
+             ask(); out.push(frame());                                  // lone: drawn at once
+             now += 5; for (let i = 0; i < 20; i += 1) ask();
+             out.push(frame());                                         // burst 5 ms after: waits
+             out.push(timers.map(([at]) => at - 1010));                 // until 100 ms after the draw ended
+             now = timers[0][0]; timers.shift()[1]();
+             out.push(frame());                                         // then drawn
+             now += 500; for (let i = 0; i < 20; i += 1) ask();
+             out.push(frame());                                         // burst long after: at once
+             now += 1; ask(); out.push(frame());                        // lone, 1 ms after: at once
+           } finally {
+             [window.requestAnimationFrame, window.setTimeout, performance.now] = real;
+           }
+           return out;
+         })()",
+    );
+    assert_eq!(steps, json!([1, 1, [100], 2, 3, 4]));
+}

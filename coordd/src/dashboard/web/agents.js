@@ -5,8 +5,10 @@
 // the overseer, delivered at the session's next hook (`inbox check`); "urgent" raises its
 // priority. An agent whose task failed (and stands failed: `failed_tasks`) is "failed",
 // with links to those tasks. A thread links to its conversation, a task to its run.
+// While the view is hidden its model stays live, but only the tab's badge and the drawn
+// rows' unread badges are kept current; the rest is drawn when the view shows.
 
-import { h, fill, since, until, live, errorText } from './dom.js';
+import { h, fill, since, until, live, timed, errorText } from './dom.js';
 import { firstLine } from './runs.js';
 import { taskLink, threadLink } from './links.js';
 import { applyToAgents } from './agents_live.js';
@@ -49,21 +51,38 @@ export function create(ctx, root) {
       return v.last_event_id;
     },
     apply: (ev) => applyToAgents(view.agents, ev),
-    draw,
+    draw: timed('agents', draw),
+    visible: () => !root.hidden,
+    glance: timed('agents-hidden', glance),
   });
   const load = () => model.load();
 
-  function draw() {
-    const seen = new Set();
-    let needing = 0;
+  /// The agents shown, each with what it needs, in attention order; the tab's badge counts
+  /// those that need the lead.
+  function ranked() {
     const list = view.agents
       .filter((a) => a.agent.agent_id !== ctx.overseer)
       .map((a) => ({ a, need: attention(a, openBy.get(a.agent.agent_id) || 0) }))
       .sort((x, y) => RANK[x.need] - RANK[y.need] || x.a.agent.agent_id.localeCompare(y.a.agent.agent_id));
+    ctx.setBadge('tab-attention', list.filter((x) => RANK[x.need] <= RANK.failed).length);
+    return list;
+  }
+
+  /// While the view is hidden: only the tab's badge and the unread badges of the rows
+  /// already drawn; the rest is drawn when the view shows.
+  function glance() {
+    for (const { a } of ranked()) {
+      const row = rows.get(a.agent.agent_id);
+      if (row) unread(row.cells_.badge.firstChild, a);
+    }
+  }
+
+  function draw() {
+    const seen = new Set();
+    const list = ranked();
     for (const { a, need } of list) {
       const id = a.agent.agent_id;
       seen.add(id);
-      if (RANK[need] <= RANK.failed) needing += 1;
       let row = rows.get(id);
       if (!row) {
         row = makeRow(id);
@@ -74,7 +93,18 @@ export function create(ctx, root) {
     }
     for (const [id, row] of rows) if (!seen.has(id)) { row.remove(); rows.delete(id); }
     if (!list.length) fill(body, h('tr', {}, h('td', { colspan: COLUMNS.length, class: 'muted' }, 'No agents yet.')));
-    ctx.setBadge('tab-attention', needing);
+  }
+
+  /// An agent's unread badge: its queued mail (written only where it changed).
+  function unread(badge, a) {
+    const count = String(a.pending);
+    const title = `${a.pending} queued${a.urgent ? `, ${a.urgent} urgent` : ''}`;
+    if (badge.dataset.count === count && badge.title === title) return;
+    badge.textContent = count;
+    badge.dataset.count = count;
+    badge.classList.toggle('zero', a.pending === 0);
+    badge.classList.toggle('urgent', a.urgent > 0);
+    badge.title = title;
   }
 
   function makeRow(id) {
@@ -128,16 +158,12 @@ export function create(ctx, root) {
     fill(c.seen, a.agent.last_seen_at ? since(a.agent.last_seen_at) : h('span', { class: 'muted' }, 'never'));
     const open = openBy.get(a.agent.agent_id) || 0;
     fill(c.requests, open ? h('a', { href: '#control', class: 'requests' }, String(open)) : h('span', { class: 'muted' }, '0'));
-    const badge = c.badge.firstChild;
-    badge.textContent = String(a.pending);
-    badge.dataset.count = String(a.pending);
-    badge.classList.toggle('zero', a.pending === 0);
-    badge.classList.toggle('urgent', a.urgent > 0);
-    badge.title = `${a.pending} queued${a.urgent ? `, ${a.urgent} urgent` : ''}`;
+    unread(c.badge.firstChild, a);
   }
 
   return {
     load,
     onEvent: model.onEvent,
+    shown: model.shown,
   };
 }

@@ -1,12 +1,12 @@
 // The dashboard: one WebSocket to the daemon (the same JSON-RPC protocol as every other
 // client), one events.subscribe from a cursor, and views that apply each event to their
 // model in place, re-fetching only what an event cannot carry, at most once per animation
-// frame. Nothing polls: after a disconnect (a daemon restart) it reconnects and
+// frame. Only the view shown draws; a hidden one draws what it missed when it shows. Nothing polls: after a disconnect (a daemon restart) it reconnects and
 // subscribes again from its cursor, so no event is missed. After a few failed attempts it
 // stops (the daemon may serve a new port and token now) and says what to run.
 
 import { Rpc } from './rpc.js';
-import { tickAges, liveStats } from './dom.js';
+import { tickAges, liveStats, onFrame } from './dom.js';
 import * as runs from './runs.js';
 import * as agents from './agents.js';
 import * as timeline from './timeline.js';
@@ -62,13 +62,16 @@ function setConn(s, text) {
   document.body.classList.toggle('stale', s !== 'live');
 }
 
+/// The header's event number, written once per frame (not once per event of a burst).
+const drawCursor = onFrame(() => { document.getElementById('cursor').textContent = `event ${cursor}`; });
+
 function onEvent(ev) {
   if (cursor !== null && ev.event_id !== cursor + 1) state.gaps += ev.event_id - cursor - 1;
   cursor = Math.max(cursor ?? 0, ev.event_id);
   state.events += 1;
   state.cursor = cursor;
   state.lastEventAt = performance.now();
-  document.getElementById('cursor').textContent = `event ${cursor}`;
+  drawCursor();
   for (const v of Object.values(views)) v.onEvent(ev);
 }
 
@@ -137,10 +140,13 @@ function currentTab() {
   return views[tab] ? tab : 'runs';
 }
 
+/// Show the current tab's view; it draws what changed while it was hidden (a hidden view
+/// keeps its model and its tab's badge only).
 function route() {
   const name = currentTab();
   for (const sec of document.querySelectorAll('main > section')) sec.hidden = sec.dataset.view !== name;
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.tab === name);
+  views[name].shown();
 }
 
 window.addEventListener('hashchange', route);

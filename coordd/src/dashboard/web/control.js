@@ -5,10 +5,11 @@
 // the policy's timeout. A request addressed to anyone else (a shutdown request to a
 // worker) is theirs to answer and shows no buttons. An answered card keeps who answered
 // and their reason. A typed message in the stream, or an event on a request's thread,
-// refreshes the list (once per animation frame). A card links to its task (in its run) and
-// to the thread the request was sent in.
+// refreshes the list (once per animation frame); while the view is hidden only the tab's
+// badge (open requests) is updated, and the cards are drawn when it shows. A card links to
+// its task (in its run) and to the thread the request was sent in.
 
-import { h, fill, clock, coalesce, perFrame, until, errorText } from './dom.js';
+import { h, fill, clock, coalesce, perFrame, until, whenShown, errorText } from './dom.js';
 import { taskLink, threadLink } from './links.js';
 
 /// request type -> { label, answer(request, approve, reason) -> [type, payload] }.
@@ -59,11 +60,15 @@ export function create(ctx, root) {
   const list = h('div', { class: 'control-list' });
   fill(root, h('h2', {}, 'Control requests'), list);
 
-  function draw() {
-    const open = requests.filter((r) => r.status === 'open').length;
-    ctx.setBadge('tab-control', open);
-    fill(list, requests.length ? requests.map(card) : h('p', { class: 'muted' }, 'No control requests.'));
-  }
+  const badge = () => ctx.setBadge('tab-control', requests.filter((r) => r.status === 'open').length);
+  const view = whenShown({
+    visible: () => !root.hidden,
+    draw() {
+      badge();
+      fill(list, requests.length ? requests.map(card) : h('p', { class: 'muted' }, 'No control requests.'));
+    },
+    glance: badge,
+  });
 
   function card(r) {
     const handler = HANDLERS[r.type];
@@ -111,7 +116,7 @@ export function create(ctx, root) {
     requests = r.requests;
     threads.clear();
     for (const q of requests) threads.add(q.thread_id);
-    draw();
+    view.paint();
   });
 
   const refresh = perFrame(load);
@@ -121,5 +126,6 @@ export function create(ctx, root) {
     onEvent(ev) {
       if ((ev.message && ev.message.type) || threads.has(ev.thread_id) || /^(policy|run)\./.test(ev.event_type)) refresh();
     },
+    shown: view.shown,
   };
 }

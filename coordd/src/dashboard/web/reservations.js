@@ -1,4 +1,6 @@
-// Reservations: the active ones, their history, and who holds a given path.
+// Reservations: the active ones, their history, and who holds a given path. A reservation
+// event reads them again (once per animation frame); while the view is hidden it only marks
+// them, and they are read when the view shows.
 
 import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
 
@@ -49,11 +51,17 @@ export function create(ctx, root) {
   });
 
   const refresh = perFrame(load);
+  let stale = false;
 
   return {
     load,
     onEvent(ev) {
-      if (ev.event_type.startsWith('reservation.')) refresh();
+      if (!ev.event_type.startsWith('reservation.')) return;
+      if (root.hidden) stale = true; else refresh();
+    },
+    shown() {
+      if (stale) refresh();
+      stale = false;
     },
   };
 }

@@ -7,7 +7,9 @@
 // counters, the run's state and the side panel are redrawn from it at once. Failed and
 // blocked tasks carry Retry, Reassign and Cancel (`actions.js`); every task links to its
 // thread's conversation, and `#runs/RUN/TASK` selects a run and its task. The run's state
-// counts the open control requests of its tasks (`control.requests`).
+// counts the open control requests of its tasks (`control.requests`). While the view is
+// hidden an event that would change it only marks it, and the runs and the selected run are
+// read again when it shows.
 
 import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
 import { draw, sub } from './graph.js';
@@ -24,6 +26,8 @@ export function create(ctx, root) {
   let picked = null;
   /// run_id -> its open control requests (permission, plan, shutdown).
   let requests = new Map();
+  /// An event came that the view did not apply while hidden: read again when it shows.
+  let stale = false;
   const list = h('ul', { class: 'runs' });
   const head = h('div', { class: 'run-head' });
   const canvas = h('div', { class: 'canvas' });
@@ -196,6 +200,10 @@ export function create(ctx, root) {
     },
     selected: () => selected,
     onEvent(ev) {
+      if (root.hidden) {
+        stale = stale || ev.event_type.startsWith('run.') || Boolean(ev.message && ev.message.type) || Boolean(selected && ev.run_id === selected);
+        return;
+      }
       if (ev.event_type.startsWith('run.') || (ev.message && ev.message.type)) {
         refreshRuns().then(() => { if (selected && (!graph || graph.run.run_id !== selected)) refreshRun(); });
       }
@@ -203,6 +211,11 @@ export function create(ctx, root) {
       if (ev.task_status && ev.task_id) patchTask(ev);
       const orch = /^(task|run|council|launch)\./.test(ev.event_type);
       if (orch && !STATUS_ONLY.has(ev.event_type)) refreshRun();
+    },
+    shown() {
+      if (!stale) return;
+      stale = false;
+      refreshRuns().then(() => refreshRun());
     },
   };
 }

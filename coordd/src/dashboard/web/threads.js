@@ -4,10 +4,11 @@
 // body, its whole structured payload (a question's options, a permission request's tool
 // call) and its artifacts with their metadata. The thread's task links back to its run. An
 // event on the open thread reloads its conversation; a thread event reloads the list (each
-// at most once per animation frame). Reading here marks nothing read: the overseer only
-// looks.
+// at most once per animation frame). While the view is hidden nothing is read: an event
+// that would reload the list or the conversation marks it, and it is read when the view
+// shows. Reading here marks nothing read: the overseer only looks.
 
-import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
+import { h, fill, clock, since, coalesce, perFrame, timed, errorText } from './dom.js';
 import { place, threadHref, taskLink } from './links.js';
 
 /// Threads listed at most (`inbox.list`'s limit).
@@ -17,6 +18,8 @@ export function create(ctx, root) {
   let threads = [];
   let selected = null;
   let shown = null;
+  /// What events changed while the view was hidden: read again when it shows.
+  let stale = { list: false, thread: false };
   const filter = h('input', { type: 'text', class: 'search', placeholder: 'filter: subject, agent, R1/T2…', 'aria-label': 'filter threads' });
   const list = h('ul', { class: 'thread-list' });
   const convo = h('div', { class: 'conversation' });
@@ -27,7 +30,7 @@ export function create(ctx, root) {
 
   const loadList = coalesce(async () => {
     threads = (await ctx.rpc.call('inbox.list', { limit: LIST_LIMIT })).threads;
-    drawList();
+    timed('threads', drawList)();
   });
   const loadThread = coalesce(async () => {
     if (!selected) { shown = null; drawThread(); return; }
@@ -88,8 +91,19 @@ export function create(ctx, root) {
     },
     onEvent(ev) {
       if (!ev.thread_id) return;
-      if (/^(thread|message|lease)\./.test(ev.event_type) || ev.message) refreshList();
-      if (ev.thread_id === selected) refreshThread();
+      const list = /^(thread|message|lease)\./.test(ev.event_type) || Boolean(ev.message);
+      const thread = ev.thread_id === selected;
+      if (root.hidden) {
+        stale = { list: stale.list || list, thread: stale.thread || thread };
+        return;
+      }
+      if (list) refreshList();
+      if (thread) refreshThread();
+    },
+    shown() {
+      if (stale.list) refreshList();
+      if (stale.thread) refreshThread();
+      stale = { list: false, thread: false };
     },
   };
 }

@@ -7,9 +7,11 @@
 // Live in place: a message's event adds its row from the copies the event names (`mail`),
 // and `mail.read`, `mail.acked`, `mail.delivered` and `mail.withdrawn` move a copy's
 // delivery state; only a message event without its copies (a replay) costs a re-fetch.
-// Rows and the live list are drawn at most once per animation frame.
+// Rows and the live list are drawn at most once per animation frame (once per 100 ms while
+// a burst flows), in place: new rows go on top and rows past those kept are dropped. While
+// the view is hidden, events change the model only; it is drawn when the view shows.
 
-import { h, fill, clock, errorText, live, onFrame } from './dom.js';
+import { h, fill, clock, errorText, live, whenShown, timed } from './dom.js';
 import { whereLinks } from './links.js';
 
 const MAX_EVENTS = 200;
@@ -79,6 +81,7 @@ export function applyMail(row, ev) {
 }
 
 export function create(ctx, root) {
+  const visible = () => !root.hidden;
   let filter = {};
   let rows = [];               // shown, newest first: one per message, with its copies
   const byMessage = new Map(); // message_id -> row
@@ -131,15 +134,19 @@ export function create(ctx, root) {
   // The live event list: events queue here and the newest are drawn once per frame.
   let shown = 0;   // newest event in the live list
   let queued = [];
-  const drawEvents = onFrame(() => {
+  const liveList = whenShown({ visible, draw: timed('timeline-events', () => {
     const batch = queued.slice(-MAX_EVENTS);
     queued = [];
-    for (const ev of batch) {
-      events.prepend(h('li', { value: ev.event_id, dataset: { event: ev.event_id } },
+    const top = document.createDocumentFragment();
+    for (let i = batch.length - 1; i >= 0; i -= 1) {
+      const ev = batch[i];
+      top.append(h('li', { value: ev.event_id, dataset: { event: ev.event_id } },
         h('span', { class: 'muted' }, clock(ev.created_at)), ' ', h('code', {}, ev.event_type), ' ', ev.actor ? h('b', {}, ev.actor) : null, ' ', ev.summary));
     }
+    events.prepend(top);
     while (events.children.length > MAX_EVENTS) events.lastChild.remove();
-  });
+  }) });
+  const drawEvents = liveList.ask;
   function show(ev) {
     if (ev.event_id <= shown) return;
     shown = ev.event_id;
@@ -208,11 +215,14 @@ export function create(ctx, root) {
       return;
     }
     list.querySelector('tr.empty')?.remove();
-    for (const r of fresh) list.prepend(tr(r));  // oldest first, so the newest ends on top
+    for (const [id, el] of shownRows) if (!byMessage.has(id)) { el.remove(); shownRows.delete(id); }
     for (const r of changed) if (!fresh.has(r)) shownRows.get(r.message_id)?.replaceWith(tr(r));
+    // The new rows (added oldest first) go on top, newest first, in one insertion.
+    const top = document.createDocumentFragment();
+    for (const r of [...fresh].reverse()) top.append(tr(r));
+    list.prepend(top);
     fresh.clear();
     changed.clear();
-    for (const [id, el] of shownRows) if (!byMessage.has(id)) { el.remove(); shownRows.delete(id); }
   }
 
   const model = live({
@@ -236,7 +246,8 @@ export function create(ctx, root) {
       }
     },
     apply: applyEvent,
-    draw,
+    draw: timed('timeline', draw),
+    visible,
   });
   const load = () => model.load();
 
@@ -311,6 +322,10 @@ export function create(ctx, root) {
     onEvent(ev) {
       show(ev);
       if (!search.value.trim()) model.onEvent(ev);
+    },
+    shown() {
+      model.shown();
+      liveList.shown();
     },
   };
 }

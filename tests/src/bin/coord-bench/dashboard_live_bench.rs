@@ -7,7 +7,9 @@
 //!   final count), how long after the last commit; when the page's script got the last
 //!   event; the WebSocket messages it took, its time handling them and in animation-frame
 //!   callbacks (drawing), its reconnects, its longest main-thread task and the views it
-//!   read again meanwhile.
+//!   read again meanwhile; each view's draws and their time, every call the page made,
+//!   and Chromium's long animation frames (their time, of it style and layout, and their
+//!   scripts' time by invoker): where the page's main thread went.
 //!
 //! Instants as in `dashboard_bench`: the send's `created_at`, stamped in its write
 //! transaction just before the commit (the reply follows the commit), and the page's
@@ -36,8 +38,11 @@ const LOAD_WRITERS: usize = 2;
 /// (a flood would push a sample's row out of the 200 shown before a frame draws it).
 const LOAD_PAUSE: Duration = Duration::from_millis(20);
 
-/// Records when each timeline row and each count of the target's badge first appear, and
-/// the page's longest task (Chromium's `longtask` entries, 50 ms and over).
+/// Records when each timeline row and each count of the target's badge first appear, the
+/// page's longest task (Chromium's `longtask` entries, 50 ms and over), its animation-frame
+/// callbacks (how many, their time) and its long animation frames (Chromium's
+/// `long-animation-frame` entries, frames of 50 ms and over: their time, the part spent in
+/// style and layout, and their scripts' time by what invoked them).
 const OBSERVER: &str = r#"(() => {
   window.__rows = {}; window.__badge = {}; window.__longest = 0;
   new MutationObserver((ms) => {
@@ -50,9 +55,20 @@ const OBSERVER: &str = r#"(() => {
     if (b && !(b.dataset.count in window.__badge)) window.__badge[b.dataset.count] = now;
   }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
   const rpc = window.__coord.rpc, receive = rpc.receive.bind(rpc);
-  window.__ws = {frames: 0, busy: 0, last: 0, drawing: 0};
+  window.__ws = {frames: 0, busy: 0, last: 0, drawing: 0, callbacks: 0};
   const raf = window.requestAnimationFrame.bind(window);
-  window.requestAnimationFrame = (cb) => raf((t) => { const s = performance.now(); cb(t); window.__ws.drawing += performance.now() - s; });
+  window.requestAnimationFrame = (cb) => raf((t) => {
+    const s = performance.now(); cb(t); window.__ws.drawing += performance.now() - s; window.__ws.callbacks += 1;
+  });
+  window.__loaf = {n: 0, ms: 0, layout: 0, scripts: {}};
+  new PerformanceObserver((l) => {
+    const f = window.__loaf;
+    for (const e of l.getEntries()) {
+      f.n += 1; f.ms += e.duration;
+      if (e.styleAndLayoutStart) f.layout += e.startTime + e.duration - e.styleAndLayoutStart;
+      for (const x of e.scripts) f.scripts[x.invokerType] = (f.scripts[x.invokerType] || 0) + x.duration;
+    }
+  }).observe({type: 'long-animation-frame'});
   rpc.receive = (text) => {
     const s = performance.now();
     window.__ws.frames += 1; window.__ws.last = Date.now();
@@ -177,7 +193,11 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
     b.wait_for("window.__coord.live.pending === 0", "the page to settle");
     let base = badge(&mut b);
     let before = refetches(&mut b);
-    b.eval("window.__longest = 0; window.__ws.frames = 0; window.__ws.busy = 0; window.__ws.drawing = 0");
+    b.eval(
+        "window.__longest = 0; Object.assign(window.__ws, {frames: 0, busy: 0, drawing: 0, callbacks: 0});
+         window.__loaf = {n: 0, ms: 0, layout: 0, scripts: {}}; window.__calls = {...window.__coord.rpc.counts};
+         for (const k in window.__coord.live.draws) delete window.__coord.live.draws[k];",
+    );
     let connects = b.eval("window.__coord.connects").as_i64().unwrap();
     let t0 = Instant::now();
     let (last_commit, newest) = rt.block_on(burst(&c, burst_n));
@@ -206,6 +226,22 @@ pub fn run(rt: &tokio::runtime::Runtime, quick: bool) {
         "  the page meanwhile: longest task, views read again",
         format!("{:.0} ms, {}", seen[2].as_f64().unwrap_or(0.0), refetches(&mut b) - before),
     );
+    let page = b.eval(
+        "(() => { const r = (x) => Math.round(x), f = window.__loaf, calls = {};
+           for (const [m, n] of Object.entries(window.__coord.rpc.counts)) if (n > (window.__calls[m] || 0)) calls[m] = n - (window.__calls[m] || 0);
+           const draws = Object.fromEntries(Object.entries(window.__coord.live.draws).map(([k, d]) => [k, `${d.n} in ${r(d.ms)} ms`]));
+           const scripts = Object.fromEntries(Object.entries(f.scripts).map(([k, v]) => [k, r(v)]));
+           return {callbacks: window.__ws.callbacks, draws, calls, long_frames: f.n, long_frames_ms: r(f.ms), style_layout_ms: r(f.layout), scripts}; })()",
+    );
+    report("  … animation-frame callbacks run", page["callbacks"].to_string());
+    report("  … draws by view (count, time)", page["draws"].to_string());
+    report("  … calls the page made", page["calls"].to_string());
+    report(
+        "  … long animation frames: count, time, of it style and layout",
+        format!("{}, {} ms, {} ms", page["long_frames"], page["long_frames_ms"], page["style_layout_ms"]),
+    );
+    report("  … their scripts' time by invoker (ms)", page["scripts"].to_string());
+    report("  load average after the burst", load_average());
     drop(b);
     d.signal("TERM");
 }
