@@ -308,7 +308,7 @@ pub(crate) fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
-pub(crate) fn msg(s: &str) -> MessageInput {
+fn msg(s: &str) -> MessageInput {
     MessageInput { summary: s.into(), ..Default::default() }
 }
 

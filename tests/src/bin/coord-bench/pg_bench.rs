@@ -14,6 +14,7 @@ use coord_tests::Project;
 use coord_tests::pg::{self, Server};
 
 use super::procfs::{comm_cpu_secs, thread_cpu_secs};
+use super::sends_bench::sends;
 use super::{cpu_secs, ms, percentile, report};
 use super::{pg_floor, pg_writer};
 
@@ -23,34 +24,6 @@ async fn clients(p: &Project, n: usize) -> Vec<Arc<Client>> {
         v.push(Arc::new(p.client().await));
     }
     v
-}
-
-/// Sends from every client at once; sends per second.
-async fn sends(cs: Vec<Arc<Client>>, per_client: usize) -> f64 {
-    let n = cs.len() * per_client;
-    let t0 = Instant::now();
-    let tasks: Vec<_> = cs
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            tokio::spawn(async move {
-                for j in 0..per_client {
-                    let msg = MessageInput { summary: "durable send".into(), ..Default::default() };
-                    let p = SendParams {
-                        from: format!("lead{i}"),
-                        to: format!("w{}", j % 16),
-                        message: msg,
-                        ..Default::default()
-                    };
-                    c.send(p).await.unwrap();
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap();
-    }
-    n as f64 / t0.elapsed().as_secs_f64()
 }
 
 /// Every claimer races for every thread; attempts per second (one grant per thread).

@@ -12,7 +12,7 @@ use coord_proto::types::*;
 use coord_tests::Project;
 
 use super::procfs::thread_cpu_secs;
-use super::{cpu_secs, msg, report, sqlite_floor, yardstick};
+use super::{cpu_secs, report, sqlite_floor, yardstick};
 
 pub async fn send_throughput(p: &Project, pid: u32, clients: usize, per_client: usize) {
     let mut cs = Vec::new();
@@ -23,26 +23,7 @@ pub async fn send_throughput(p: &Project, pid: u32, clients: usize, per_client: 
     let writer0 = thread_cpu_secs(pid, "coordd-writer");
     let bench0 = cpu_secs(std::process::id());
     let t0 = Instant::now();
-    let tasks: Vec<_> = cs
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            tokio::spawn(async move {
-                for j in 0..per_client {
-                    let p = SendParams {
-                        from: format!("lead{i}"),
-                        to: format!("w{}", j % 16),
-                        message: msg("durable send"),
-                        ..Default::default()
-                    };
-                    c.send(p).await.unwrap();
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap();
-    }
+    sends(cs, per_client).await;
     let total = clients * per_client;
     let secs = t0.elapsed().as_secs_f64();
     let cpu = cpu_secs(pid) - cpu0;
@@ -78,6 +59,34 @@ pub async fn send_throughput(p: &Project, pid: u32, clients: usize, per_client: 
         ),
         Err(e) => report("the sends' SQL alone", format!("not measured: {e}")),
     }
+}
+
+/// Sends from every client at once; sends per second.
+pub async fn sends(cs: Vec<Arc<Client>>, per_client: usize) -> f64 {
+    let n = cs.len() * per_client;
+    let t0 = Instant::now();
+    let tasks: Vec<_> = cs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            tokio::spawn(async move {
+                for j in 0..per_client {
+                    let msg = MessageInput { summary: "durable send".into(), ..Default::default() };
+                    let p = SendParams {
+                        from: format!("lead{i}"),
+                        to: format!("w{}", j % 16),
+                        message: msg,
+                        ..Default::default()
+                    };
+                    c.send(p).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    n as f64 / t0.elapsed().as_secs_f64()
 }
 
 /// The RPC layer's ceiling: `clients` clients each making `per_client` calls of
