@@ -259,7 +259,8 @@ fn wait(l: &mut Listener, shared: &Shared) -> Result<bool> {
         return Err(crate::error::Error::Storage("connection closed".into()));
     }
     // The cursor as it is now, after the wait: this instance's writer publishes its own
-    // batch before announcing it, so its own notifications are never "newer".
+    // batch before announcing it, so its own notifications are not "newer" (unless that
+    // publish failed, and then this catch-up is the one that publishes the batch).
     Ok(notified.newer_than(shared.publisher.cursor()))
 }
 
