@@ -22,10 +22,14 @@ fn copy(message: &str, to: &str, delivery: &str) -> String {
     )
 }
 
-/// The page's calls of `view.timeline` and `view.agents` so far, once every view has loaded
-/// and no re-fetch is waiting.
-fn view_calls(b: &mut Browser) -> serde_json::Value {
+/// Wait until every view has loaded and no re-fetch is waiting.
+fn settle(b: &mut Browser) {
     b.wait_for("document.body.dataset.loaded === '1' && window.__coord.live.pending === 0", "the page to settle");
+}
+
+/// The page's calls of `view.timeline` and `view.agents` so far, once it has settled.
+fn view_calls(b: &mut Browser) -> serde_json::Value {
+    settle(b);
     b.eval(
         "(({'view.timeline': t = 0, 'view.agents': a = 0}) => ({timeline: t, agents: a}))(window.__coord.rpc.counts)",
     )
@@ -214,7 +218,7 @@ fn a_hidden_view_draws_the_events_it_missed_when_shown() {
     let id = message_id(&ok(&p, &["send", "--from", "lead", "--to", "bob-5", "--summary", "while hidden"]));
     b.wait_for(&badge("bob-5", 1), "the badge on the view shown");
     let row = format!("document.querySelector('#view-timeline tr[data-message=\"{id}\"]') !== null");
-    view_calls(&mut b);
+    settle(&mut b);
     assert_eq!(b.eval(&row), json!(false), "the hidden Timeline drew nothing");
 
     b.eval("location.hash = '#timeline'");
@@ -234,7 +238,7 @@ fn a_hidden_threads_view_reads_its_list_when_shown() {
     let sent = ok(&p, &["send", "--from", "lead", "--to", "bob-6", "--summary", "a new thread"]);
     b.wait_for(&copy(&message_id(&sent), "bob-6", "queued"), "the row on the Timeline");
     let item = format!("document.querySelector('#view-threads li[data-thread=\"{}\"]') !== null", thread_id(&sent));
-    view_calls(&mut b);
+    settle(&mut b);
     assert_eq!(calls(&mut b, "inbox.list"), before, "the hidden Threads view read nothing");
     assert_eq!(b.eval(&item), json!(false));
 

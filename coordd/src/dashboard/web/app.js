@@ -1,9 +1,10 @@
 // The dashboard: one WebSocket to the daemon (the same JSON-RPC protocol as every other
 // client), one events.subscribe from a cursor, and views that apply each event to their
 // model in place, re-fetching only what an event cannot carry, at most once per animation
-// frame. Only the view shown draws; a hidden one draws what it missed when it shows. Nothing polls: after a disconnect (a daemon restart) it reconnects and
-// subscribes again from its cursor, so no event is missed. After a few failed attempts it
-// stops (the daemon may serve a new port and token now) and says what to run.
+// frame. Only the view shown draws; a hidden one draws what it missed when it shows.
+// Nothing polls: after a disconnect (a daemon restart) it reconnects and subscribes again
+// from its cursor, so no event is missed. After a few failed attempts it stops (the daemon
+// may serve a new port and token now) and says what to run.
 
 import { Rpc } from './rpc.js';
 import { tickAges, liveStats, onFrame } from './dom.js';
