@@ -184,3 +184,29 @@ pub struct SessionsResult {
     #[serde(default)]
     pub next_after: Option<String>,
 }
+
+impl LaunchSession {
+    /// How an ended session ended, in words: `exit 0`, `signal 9`, `stopped (exit 143):
+    /// the attempt was cancelled`, `lost: <why>`, `ended, no exit status: <why>` (what
+    /// `orch status` and `coord-launch` print); `running` while it runs.
+    pub fn how_it_ended(&self) -> String {
+        let reason = self.reason.as_deref().map(|r| r.trim_start_matches("stopped: ")).filter(|r| !r.is_empty());
+        let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+        let how = match (self.exit_code, self.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(sig)) => format!("signal {sig}"),
+            (None, None) => String::new(),
+        };
+        match (self.state, how.is_empty()) {
+            (SessionState::Running, _) => "running".to_string(),
+            (SessionState::Lost, _) => format!("lost{why}"),
+            (SessionState::Stopped, false) => format!("stopped ({how}){why}"),
+            (SessionState::Stopped, true) => format!("stopped, no exit status{why}"),
+            (SessionState::Exited, false) => format!("{how}{why}"),
+            (SessionState::Exited, true) => match reason {
+                Some(r) => format!("ended, no exit status: {r}"),
+                None => "ended, no exit status recorded by its launcher".to_string(),
+            },
+        }
+    }
+}
