@@ -64,12 +64,7 @@ impl Bridge {
             }
         };
         let label = format!("{} a{}", w.task_id, w.attempt);
-        self.say.line(&format!(
-            "{label} started: {} @{}, pid {pid}, log {}",
-            kind.name(),
-            w.agent,
-            log.display()
-        ));
+        self.say.line(&format!("{label} started: {} @{}, pid {pid}, log {}", kind.name(), w.agent, log.display()));
         let mut watch = self.watch_of(&s, label, waiter, false);
         watch.wall_clock = layer.wall_clock_minutes.map(|m| Duration::from_secs_f64(m * 60.0));
         let h = session::watch(watch, self.ends_tx.clone());
@@ -129,9 +124,8 @@ impl Bridge {
                     };
                     let r = self.rpc.session_exit(p).await?;
                     let failed = if r.failed_attempt { "; attempt failed" } else { "" };
-                    self.say.line(&format!(
-                        "{label} lost: pid {pid} was gone; what it left running is stopped{failed}"
-                    ));
+                    self.say
+                        .line(&format!("{label} lost: pid {pid} was gone; what it left running is stopped{failed}"));
                 }
             }
         }

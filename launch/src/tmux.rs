@@ -75,7 +75,13 @@ pub fn close(run_id: &str) {
 }
 
 /// Start `spec` in a new window; returns the pane's pid, its waiter and the window's name.
-pub fn spawn(run_id: &str, w: &Work, spec: &Spec, log: &Path, bridge_log: &Path) -> std::io::Result<(i32, Waiter, String)> {
+pub fn spawn(
+    run_id: &str,
+    w: &Work,
+    spec: &Spec,
+    log: &Path,
+    bridge_log: &Path,
+) -> std::io::Result<(i32, Waiter, String)> {
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir)?;
     }

@@ -205,12 +205,10 @@ async fn shutdown_stops(agent: Agent) {
     p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "run over"]).run().ok();
     let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
     let s = &ended.payload_json["session"];
-    assert_eq!(
-        (s["state"].as_str(), s["reason"].as_str()),
-        (Some("stopped"), Some("stopped: shutdown")),
-        "{s}\n{}",
-        m.outputs()
-    );
+    // Answered by a hook, or stopped after the grace: stopped for the shutdown either way.
+    let reason = s["reason"].as_str().unwrap_or_default();
+    assert_eq!(s["state"].as_str(), Some("stopped"), "{s}\n{}", m.outputs());
+    assert!(reason.starts_with("stopped: shutdown"), "{s}\n{}", m.outputs());
     assert!(!pid_alive(s["pid"].as_i64().unwrap()), "{s}");
     b.kill().unwrap();
     b.wait().unwrap();
@@ -345,11 +343,11 @@ async fn restart_reattaches(agent: Agent) {
     assert!(pid_alive(s.pid), "the session outlived its bridge: {s:?}");
     let mut second = bridge(&p, &m, &["--until-done"]);
     // Ready when it says it re-attached.
-    let mut err = std::io::BufReader::new(second.stderr.take().unwrap());
+    let mut out = std::io::BufReader::new(second.stdout.take().unwrap());
     let mut said = String::new();
     while !said.contains("re-attached to T1") {
         let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "the bridge ended before re-attaching: {said}");
+        assert!(out.read_line(&mut line).unwrap() > 0, "the bridge ended before re-attaching: {said}");
         said += &line;
     }
     std::fs::write(std::path::Path::new(&s.cwd).join("go"), "\n").unwrap();
