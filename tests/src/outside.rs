@@ -130,3 +130,20 @@ pub fn agent_cli(name: &str) -> Option<std::path::PathBuf> {
     }
     found
 }
+
+/// The version CI pins for the agent CLI `name` (`claude`, `codex`), from `.ci/agent-clis`,
+/// the one place the pins live (`.ci/run` installs them).
+pub fn pinned_version(name: &str) -> Option<String> {
+    include_str!("../../.ci/agent-clis")
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.first() == Some(&name))
+        .and_then(|f| f.get(2).map(|v| v.to_string()))
+}
+
+/// What `<cli> --version` prints.
+pub fn cli_version(cli: &Path) -> String {
+    let out = Command::new(cli).arg("--version").output().expect("run the CLI's --version");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
