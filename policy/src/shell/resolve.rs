@@ -94,10 +94,16 @@ pub fn run(w: &mut Walker, mut words: Vec<Word>, stdin: &Stdin, written: &str) {
                 Some(next) => next,
                 None => return,
             },
-            _ => match wrappers::unwrap(w, &name, args, written) {
-                Some(next) => next,
-                None => return,
-            },
+            _ => {
+                let mut next = wrappers::unwrap(w, &name, args, written);
+                if next.len() != 1 {
+                    for command in next {
+                        run(w, command, &Stdin::Inherited, written);
+                    }
+                    return;
+                }
+                next.remove(0)
+            }
         };
         words = next;
     }

@@ -124,14 +124,18 @@ fn skip_assignments(words: &[Word]) -> usize {
         .count()
 }
 
-/// The command a wrapper `name` runs, or `None` when it runs none (or it was handled:
-/// strings run as code are parsed here).
-pub fn unwrap(w: &mut Walker, name: &str, args: &[Word], written: &str) -> Option<Vec<Word>> {
+/// The commands a wrapper `name` runs (`find` may run several), none when it runs none
+/// or it was handled here (strings run as code are parsed here).
+pub fn unwrap(w: &mut Walker, name: &str, args: &[Word], written: &str) -> Vec<Vec<Word>> {
     match name {
-        "su" | "script" => return command_option(w, name, args, written),
-        "find" => return find_exec(w, args, written),
-        _ => {}
+        "su" | "script" => command_option(w, name, args, written),
+        "find" => find_exec(args),
+        _ => unwrap_one(w, name, args, written).into_iter().collect(),
     }
+}
+
+/// The command a wrapper of [`SPECS`] runs.
+fn unwrap_one(w: &mut Walker, name: &str, args: &[Word], written: &str) -> Option<Vec<Word>> {
     let spec = SPECS.iter().find(|s| s.names.contains(&name))?;
     let Some((opts, start)) = options(args, spec.with_value) else {
         w.open(String::new(), format!("{}: {name}'s options are computed when it runs", quote(written)));
@@ -189,39 +193,37 @@ fn interactive(w: &mut Walker, name: &str, written: &str) {
 }
 
 /// `su -c CMD`, `script -c CMD`; with no command, an interactive shell.
-fn command_option(w: &mut Walker, name: &str, args: &[Word], written: &str) -> Option<Vec<Word>> {
+fn command_option(w: &mut Walker, name: &str, args: &[Word], written: &str) -> Vec<Vec<Word>> {
     for (i, a) in args.iter().enumerate() {
         match a.as_deref() {
             Some("-c" | "--command") => {
                 w.code(args.get(i + 1).cloned().flatten(), written, &format!("{name}'s command"));
-                return None;
+                return Vec::new();
             }
             Some(a) if a.starts_with("--command=") => {
                 w.program(&a["--command=".len()..], Some(written));
-                return None;
+                return Vec::new();
             }
             _ => {}
         }
     }
     interactive(w, name, written);
-    None
+    Vec::new()
 }
 
 /// `find … -exec CMD … {} ;` (and `-execdir`, `-ok`, `-okdir`): each command, the file
 /// names (`{}`) unknown.
-fn find_exec(w: &mut Walker, args: &[Word], written: &str) -> Option<Vec<Word>> {
+fn find_exec(args: &[Word]) -> Vec<Vec<Word>> {
+    let mut commands = Vec::new();
     let mut i = 0;
     while i < args.len() {
         if matches!(args[i].as_deref(), Some("-exec" | "-execdir" | "-ok" | "-okdir")) {
-            let end = args[i + 1..]
-                .iter()
-                .position(|a| matches!(a.as_deref(), Some(";" | "+")))
-                .map_or(args.len(), |p| i + 1 + p);
-            let words: Vec<Word> = args[i + 1..end].iter().map(|a| a.clone().filter(|a| a != "{}")).collect();
-            super::resolve::run(w, words, &super::Stdin::Inherited, written);
+            let ends = |a: &Word| matches!(a.as_deref(), Some(";" | "+"));
+            let end = args[i + 1..].iter().position(ends).map_or(args.len(), |p| i + 1 + p);
+            commands.push(args[i + 1..end].iter().map(|a| a.clone().filter(|a| a != "{}")).collect());
             i = end;
         }
         i += 1;
     }
-    None
+    commands
 }
