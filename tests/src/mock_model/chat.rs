@@ -212,7 +212,9 @@ impl Opencode {
     pub fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
         let h = self.home.path();
         let mut cmd = Command::new(&self.bin);
-        cmd.args(args).current_dir(&self.cwd).env("HOME", h);
+        // opencode takes its directory from `PWD` when it is set (the caller's, not the
+        // working directory a spawner gives it).
+        cmd.args(args).current_dir(&self.cwd).env("PWD", &self.cwd).env("HOME", h);
         for (k, sub) in [
             ("XDG_CONFIG_HOME", ".config"),
             ("XDG_DATA_HOME", ".local/share"),
