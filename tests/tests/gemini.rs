@@ -60,22 +60,15 @@ fn gemini(dir: &std::path::Path, mock: &MockModel) -> Option<GeminiCli> {
     Some(GeminiCli::new(&bin, dir, mock))
 }
 
-/// The function results of the last model turn (it holds the whole conversation).
-fn last_results(mock: &MockModel) -> Vec<String> {
-    mock.turn_requests().last().map(|r| tool_results(&r.body)).unwrap_or_default()
-}
-
 #[test]
 fn the_scripted_model_drives_gemini_and_the_shell_output_reaches_it() {
     let p = Project::new();
     init_repo(&p);
     let turns = vec![Turn::reply(vec![shell("echo from-the-shell")]), Turn::reply(vec![text("Done.")])];
     let mock = MockModel::start(Gemini, Scenario::new(turns));
-    let Some(g) = gemini(p.path(), &mock) else { return };
-    let run = g.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
+    let Some(_) = mock.drive(|m| Some(gemini(p.path(), m)?.run(&[], "do it"))) else { return };
     assert_eq!(mock.turn_requests().len(), 2, "{}", mock.transcript());
-    let results = last_results(&mock);
+    let results = mock.last_turn(tool_results);
     assert!(results.len() == 1 && results[0].contains("Output: from-the-shell"), "{results:?}");
 }
 
@@ -105,9 +98,7 @@ fn an_mcp_server_in_gemini_settings_reaches_the_model_and_check_inbox_delivers()
         Turn::reply(vec![text("Done.")]),
     ];
     let mock = MockModel::start(Gemini, Scenario::new(turns));
-    let Some(g) = gemini(p.path(), &mock) else { return };
-    let run = g.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
+    let Some(_) = mock.drive(|m| Some(gemini(p.path(), m)?.run(&[], "do it"))) else { return };
     let reqs = mock.turn_requests();
     let tools = offered_tools(&reqs[0].body);
     assert!(tools.contains(&"mcp_coordd_check_inbox".to_string()), "{tools:?}");
@@ -147,10 +138,11 @@ fn a_before_tool_hook_that_exits_2_denies_and_the_model_sees_its_stderr() {
     settings(&p, json!({ "hooks": { "BeforeTool": script_hook(&format!("sh -c \"{script}\"")) } }));
     let turns = vec![Turn::reply(vec![shell("git push origin main")]), Turn::reply(vec![text("Done.")])];
     let mock = MockModel::start(Gemini, Scenario::new(turns));
-    let Some(g) = gemini(p.path(), &mock) else { return };
-    let run = g.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}", run.describe());
-    assert_eq!(last_results(&mock), vec!["Tool execution blocked: Denied by lead: no pushes today".to_string()]);
+    let Some(_) = mock.drive(|m| Some(gemini(p.path(), m)?.run(&[], "do it"))) else { return };
+    assert_eq!(
+        mock.last_turn(tool_results),
+        vec!["Tool execution blocked: Denied by lead: no pushes today".to_string()]
+    );
 }
 
 #[test]
@@ -161,10 +153,8 @@ fn a_before_tool_hook_that_answers_deny_denies_with_its_reason() {
     settings(&p, json!({ "hooks": { "BeforeTool": script_hook(&format!("echo '{deny}'")) } }));
     let turns = vec![Turn::reply(vec![shell("echo should-not-run")]), Turn::reply(vec![text("Done.")])];
     let mock = MockModel::start(Gemini, Scenario::new(turns));
-    let Some(g) = gemini(p.path(), &mock) else { return };
-    let run = g.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}", run.describe());
-    let results = last_results(&mock);
+    let Some(_) = mock.drive(|m| Some(gemini(p.path(), m)?.run(&[], "do it"))) else { return };
+    let results = mock.last_turn(tool_results);
     assert!(results.len() == 1 && results[0].contains("Denied by lead: not on fridays"), "{results:?}");
     assert!(!results[0].contains("should-not-run"), "{results:?}");
 }
@@ -179,10 +169,8 @@ fn the_claude_post_tool_use_handler_as_after_tool_reminds_gemini_once() {
         Turn::reply(vec![text("Done.")]),
     ];
     let mock = MockModel::start(Gemini, Scenario::new(turns));
-    let Some(g) = gemini(p.path(), &mock) else { return };
-    let run = g.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
-    let results = last_results(&mock);
+    let Some(_) = mock.drive(|m| Some(gemini(p.path(), m)?.run(&[], "do it"))) else { return };
+    let results = mock.last_turn(tool_results);
     let reminded: Vec<&String> = results.iter().filter(|o| o.contains("pending message(s)")).collect();
     assert_eq!(reminded.len(), 1, "{results:?}");
     // Appended to the tool's result, in a <hook_context> element.
@@ -202,15 +190,26 @@ fn the_claude_stop_handler_as_after_agent_makes_gemini_go_on_once_per_batch() {
         Turn::reply(vec![text("Handled the second.")]),
     ];
     let mock = MockModel::start(Gemini, Scenario::new(turns));
-    let Some(g) = gemini(p.path(), &mock) else { return };
-    let run = g.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
+    let Some(_) = mock.drive(|m| Some(gemini(p.path(), m)?.run(&[], "do it"))) else { return };
     // Two blocks (one per batch), each a new user prompt, then the session ends.
     assert_eq!(mock.turn_requests().len(), 3, "{}", mock.transcript());
     let last = mock.turn_requests().last().unwrap().body.clone();
     let blocks: Vec<String> = texts(&last, "user").into_iter().filter(|t| t.contains("Before stopping")).collect();
     assert_eq!(blocks.len(), 2, "{blocks:?}");
     assert!(blocks[0].contains("note-first") && blocks[1].contains("note-second"), "{blocks:?}");
+}
+
+#[test]
+fn the_claude_session_start_handler_puts_queued_mail_before_geminis_prompt() {
+    let (p, _d) = project();
+    settings(&p, json!({ "hooks": { "SessionStart": claude_hook(&p, "session-start") } }));
+    ok_as(&p, "lead", &["send", "--to", "w1", "--subject", "early", "--summary", "note-early"]);
+    let turns = vec![Turn::reply(vec![text("Done.")])];
+    let mock = MockModel::start(Gemini, Scenario::new(turns));
+    let Some(_) = mock.drive(|m| Some(gemini(p.path(), m)?.run(&[], "do it"))) else { return };
+    let users = mock.last_turn(|r| texts(r, "user"));
+    let prompt = users.iter().find(|t| t.ends_with("do it")).unwrap_or_else(|| panic!("{users:?}"));
+    assert!(prompt.starts_with("<hook_context>New inbox messages (1)") && prompt.contains("note-early"), "{prompt}");
 }
 
 #[test]

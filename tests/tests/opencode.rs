@@ -8,7 +8,9 @@
 
 use std::path::Path;
 
-use coord_tests::mock_model::chat::{Chat, Opencode, Served, offered_tools, served_texts, served_tools, tool_results};
+use coord_tests::mock_model::chat::{
+    Chat, Opencode, Served, offered_tools, served_texts, served_tools, texts, tool_results,
+};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
 use coord_tests::*;
 use serde_json::{Value, json};
@@ -70,20 +72,13 @@ fn opencode(dir: &Path, mock: &MockModel) -> Option<Opencode> {
     Some(Opencode::new(&bin, dir, mock))
 }
 
-/// The tool results of the last model turn (it holds the whole conversation).
-fn last_results(mock: &MockModel) -> Vec<String> {
-    mock.turn_requests().last().map(|r| tool_results(&r.body)).unwrap_or_default()
-}
-
 #[test]
 fn the_scripted_model_drives_opencode_and_the_shell_output_reaches_it() {
     let p = Project::new();
     init_repo(&p);
     let turns = vec![Turn::reply(vec![shell("echo from-the-shell")]), Turn::reply(vec![text("Done.")])];
     let mock = MockModel::start(Chat, Scenario::new(turns));
-    let Some(oc) = opencode(p.path(), &mock) else { return };
-    let run = oc.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
+    let Some(run) = mock.drive(|m| Some(opencode(p.path(), m)?.run(&[], "do it"))) else { return };
     let turns = mock.turn_requests();
     assert_eq!(turns.len(), 2, "{}", mock.transcript());
     assert_eq!(tool_results(&turns[1].body), vec!["from-the-shell\n".to_string()], "{}", mock.transcript());
@@ -118,9 +113,7 @@ fn an_mcp_server_in_opencode_json_reaches_the_model_and_check_inbox_delivers() {
         Turn::reply(vec![text("Done.")]),
     ];
     let mock = MockModel::start(Chat, Scenario::new(turns));
-    let Some(oc) = opencode(p.path(), &mock) else { return };
-    let run = oc.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
+    let Some(_) = mock.drive(|m| Some(opencode(p.path(), m)?.run(&[], "do it"))) else { return };
     let reqs = mock.turn_requests();
     let tools = offered_tools(&reqs[0].body);
     assert!(
@@ -145,7 +138,7 @@ fn an_mcp_call_longer_than_the_documented_five_second_timeout_completes() {
     let Some(oc) = opencode(p.path(), &mock) else { return };
     let run = oc.run(&[], "do it");
     assert_eq!(run.status, Some(0), "{}", run.describe());
-    let results = last_results(&mock);
+    let results = mock.last_turn(tool_results);
     assert!(
         results.len() == 1 && results[0].contains("\"woke\":false,") && results[0].contains("\"waited_seconds\":8"),
         "{results:?}"
@@ -162,10 +155,8 @@ fn the_plugin_appends_the_reminder_after_a_tool_and_the_model_sees_it_once() {
         Turn::reply(vec![text("Done.")]),
     ];
     let mock = MockModel::start(Chat, Scenario::new(turns));
-    let Some(oc) = opencode(p.path(), &mock) else { return };
-    let run = oc.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
-    let results = last_results(&mock);
+    let Some(_) = mock.drive(|m| Some(opencode(p.path(), m)?.run(&[], "do it"))) else { return };
+    let results = mock.last_turn(tool_results);
     let reminded: Vec<&String> = results.iter().filter(|o| o.contains("pending message(s)")).collect();
     assert_eq!(reminded.len(), 1, "{results:?}");
     assert!(
@@ -183,11 +174,26 @@ fn the_plugin_appends_to_an_mcp_tools_result_too() {
         Turn::reply(vec![text("Done.")]),
     ];
     let mock = MockModel::start(Chat, Scenario::new(turns));
-    let Some(oc) = opencode(p.path(), &mock) else { return };
-    let run = oc.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
-    let results = last_results(&mock);
+    let Some(_) = mock.drive(|m| Some(opencode(p.path(), m)?.run(&[], "do it"))) else { return };
+    let results = mock.last_turn(tool_results);
     assert!(results.iter().any(|o| o.contains("\"pending\":1") && o.contains("pending message(s)")), "{results:?}");
+}
+
+#[test]
+fn the_plugin_adds_queued_mail_to_the_prompt_as_user_prompt_submit_does() {
+    let (p, _d) = project();
+    project_config(&p, true, true);
+    ok_as(&p, "lead", &["send", "--to", "w1", "--subject", "early", "--summary", "note-early"]);
+    let turns = vec![Turn::reply(vec![text("Done.")])];
+    let mock = MockModel::start(Chat, Scenario::new(turns));
+    let Some(_) = mock.drive(|m| Some(opencode(p.path(), m)?.run(&[], "do it"))) else { return };
+    let users = mock.last_turn(|r| texts(r, "user"));
+    assert_eq!(users.len(), 1, "{users:?}");
+    // `opencode run` quotes a message argument that holds spaces.
+    assert!(
+        users[0].starts_with("\"do it\"\n\nNew inbox messages (1)") && users[0].contains("note-early"),
+        "{users:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,7 +211,12 @@ async fn a_gated_command_is_denied_by_the_plugin_and_the_model_sees_the_leads_re
     answer_permission(&lead, "lead", after, json!({"approved": false, "reason": "no pushes today"})).await;
     let run = session.await.unwrap();
     assert_eq!(run.status, Some(0), "{}\n{}", run.describe(), mock.transcript());
-    assert_eq!(last_results(&mock), vec!["Denied by lead: no pushes today".to_string()], "{}", mock.transcript());
+    assert_eq!(
+        mock.last_turn(tool_results),
+        vec!["Denied by lead: no pushes today".to_string()],
+        "{}",
+        mock.transcript()
+    );
     let failed = run.stream.iter().find(|e| e["type"] == "tool_use").expect("a tool_use event");
     assert_eq!(failed["part"]["state"]["status"], "error", "{failed}");
 }
@@ -240,9 +251,7 @@ fn opencode_run_rejects_a_permission_that_would_ask_and_ends_the_turn() {
     // Reading outside the worktree asks (`external_directory`); headless `run` rejects it.
     let turns = vec![Turn::reply(vec![shell("cat /etc/hostname")]), Turn::reply(vec![text("Not reached.")])];
     let mock = MockModel::start(Chat, Scenario::new(turns));
-    let Some(oc) = opencode(p.path(), &mock) else { return };
-    let run = oc.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}", run.describe());
+    let Some(run) = mock.drive(|m| Some(opencode(p.path(), m)?.run(&[], "do it"))) else { return };
     assert_eq!(mock.turn_requests().len(), 1, "the loop stops at the rejection: {}", mock.transcript());
     assert!(run.stderr.contains("auto-rejecting"), "{}", run.stderr);
 }
@@ -256,10 +265,8 @@ fn opencode_run_auto_allows_what_would_ask() {
     let cat = format!("cat {}", outside.path().join("note.txt").display());
     let turns = vec![Turn::reply(vec![shell(&cat)]), Turn::reply(vec![text("Done.")])];
     let mock = MockModel::start(Chat, Scenario::new(turns));
-    let Some(oc) = opencode(p.path(), &mock) else { return };
-    let run = oc.run(&["--auto"], "do it");
-    assert_eq!(run.status, Some(0), "{}", run.describe());
-    assert_eq!(last_results(&mock), vec!["from-outside".to_string()], "{}", mock.transcript());
+    let Some(_) = mock.drive(|m| Some(opencode(p.path(), m)?.run(&["--auto"], "do it"))) else { return };
+    assert_eq!(mock.last_turn(tool_results), vec!["from-outside".to_string()], "{}", mock.transcript());
 }
 
 /// Serve opencode in the project, with the mock's provider; a session of it.
@@ -329,9 +336,7 @@ fn the_plugin_and_the_mcp_server_leave_only_opencode_json_in_the_worktree() {
     project_config(&p, true, true);
     let turns = vec![Turn::reply(vec![shell("echo one")]), Turn::reply(vec![text("Done.")])];
     let mock = MockModel::start(Chat, Scenario::new(turns));
-    let Some(oc) = opencode(p.path(), &mock) else { return };
-    let run = oc.run(&[], "do it");
-    assert_eq!(run.status, Some(0), "{}", run.describe());
+    let Some(_) = mock.drive(|m| Some(opencode(p.path(), m)?.run(&[], "do it"))) else { return };
     assert_eq!(git_in(p.path(), &["status", "--porcelain", "--untracked-files=all"]), "?? opencode.json\n");
     assert!(!p.path().join(".opencode").exists(), "opencode made no .opencode/ in the worktree");
     let exclude = p.path().join(".git/info/exclude");

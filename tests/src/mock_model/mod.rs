@@ -262,6 +262,19 @@ impl MockModel {
         self.shared.actions.lock().unwrap().clone()
     }
 
+    /// What `read` finds in the last main-loop request (it holds the whole conversation).
+    pub fn last_turn<T>(&self, read: impl Fn(&Value) -> Vec<T>) -> Vec<T> {
+        self.turn_requests().last().map(|r| read(&r.body)).unwrap_or_default()
+    }
+
+    /// Run an agent CLI against this mock to its end and check that it succeeded: `run`
+    /// starts it (`None`: the CLI is missing, and so is the result).
+    pub fn drive(&self, run: impl FnOnce(&MockModel) -> Option<CliRun>) -> Option<CliRun> {
+        let r = run(self)?;
+        assert_eq!(r.status, Some(0), "{}\n{}", r.describe(), self.transcript());
+        Some(r)
+    }
+
     /// A readable account of the requests and actions, for a failing assertion's message.
     pub fn transcript(&self) -> String {
         let mut out = String::new();
