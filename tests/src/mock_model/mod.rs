@@ -9,21 +9,26 @@
 //! [`Block`]s, text and tool calls.
 //!
 //! The API's shape is a [`Dialect`] (`openai.rs`: the Responses API Codex speaks;
-//! `anthropic.rs`: the Messages API Claude Code speaks). A dialect says which requests are the agent's main loop asking for its next turn, and at which
+//! `anthropic.rs`: the Messages API Claude Code speaks; `chat.rs`: the Chat Completions API
+//! opencode speaks to an OpenAI-compatible provider; `gemini.rs`: the Gemini API's
+//! `generateContent` Gemini CLI speaks). A dialect says which requests are the agent's main loop asking for its next turn, and at which
 //! turn it is, counted from what the request's input already holds, so a retried request
 //! gets the same answer; and it writes the reply (SSE). Other requests (titles, probes)
 //! get a short text, and turns past the scenario's end a plain "nothing more".
 
 pub mod anthropic;
+pub mod chat;
+pub mod gemini;
 pub mod openai;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -140,6 +145,53 @@ pub trait Dialect: Send + Sync + 'static {
 
     /// The reply carrying `blocks`, for turn `turn` (`None`: not a main-loop request).
     fn respond(&self, body: &Value, turn: Option<usize>, blocks: &[Block]) -> Response;
+
+    /// As [`Dialect::respond`], for a request to `path` (with its query): for an API whose
+    /// path says whether the reply streams (Gemini's `:streamGenerateContent?alt=sse` or
+    /// `:generateContent`).
+    fn respond_to(&self, path: &str, body: &Value, turn: Option<usize>, blocks: &[Block]) -> Response {
+        let _ = path;
+        self.respond(body, turn, blocks)
+    }
+}
+
+/// What a run of an agent CLI did.
+#[derive(Debug)]
+pub struct CliRun {
+    pub status: Option<i32>,
+    /// The CLI's own event stream on stdout (JSON lines), one object per line.
+    pub stream: Vec<Value>,
+    pub stderr: String,
+}
+
+impl CliRun {
+    /// The stream and stderr, for a failing assertion's message.
+    pub fn describe(&self) -> String {
+        let stream: Vec<String> = self.stream.iter().map(Value::to_string).collect();
+        format!("status {:?}\nstream:\n{}\nstderr:\n{}", self.status, stream.join("\n"), self.stderr)
+    }
+}
+
+/// Run `cmd` to its end (stdin empty, output captured): its status, the JSON lines of its
+/// stdout and its stderr. Past `limit` the process is killed and the test fails: a guard
+/// against a hang (a hook that blocks for ever), not a speed target.
+pub fn run_limited(mut cmd: Command, limit: Duration, what: &str) -> CliRun {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap_or_else(|e| panic!("start {what}: {e}"));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap_or_else(|e| panic!("wait for {what}: {e}")),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("{what} still running after {limit:?}: killed");
+        }
+    };
+    let stream = String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    CliRun { status: out.status.code(), stream, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
 }
 
 struct Shared {
@@ -210,6 +262,19 @@ impl MockModel {
         self.shared.actions.lock().unwrap().clone()
     }
 
+    /// What `read` finds in the last main-loop request (it holds the whole conversation).
+    pub fn last_turn<T>(&self, read: impl Fn(&Value) -> Vec<T>) -> Vec<T> {
+        self.turn_requests().last().map(|r| read(&r.body)).unwrap_or_default()
+    }
+
+    /// Run an agent CLI against this mock to its end and check that it succeeded: `run`
+    /// starts it (`None`: the CLI is missing, and so is the result).
+    pub fn drive(&self, run: impl FnOnce(&MockModel) -> Option<CliRun>) -> Option<CliRun> {
+        let r = run(self)?;
+        assert_eq!(r.status, Some(0), "{}\n{}", r.describe(), self.transcript());
+        Some(r)
+    }
+
     /// A readable account of the requests and actions, for a failing assertion's message.
     pub fn transcript(&self) -> String {
         let mut out = String::new();
@@ -275,17 +340,17 @@ fn answer(s: &Shared, method: &str, path: &str, raw: &[u8]) -> Response {
         return Response { status, content_type: "application/json", body: b"{}".to_vec() };
     }
     let Some(turn) = turn else {
-        return s.dialect.respond(&body, None, &[text("ok")]);
+        return s.dialect.respond_to(path, &body, None, &[text("ok")]);
     };
     let Some(step) = s.scenario.turns.get(turn) else {
-        return s.dialect.respond(&body, Some(turn), &[text(&format!("Nothing more (turn {turn})."))]);
+        return s.dialect.respond_to(path, &body, Some(turn), &[text(&format!("Nothing more (turn {turn})."))]);
     };
     if s.started.lock().unwrap().insert(turn) {
         for command in &step.before {
             run_before(s, turn, command);
         }
     }
-    s.dialect.respond(&body, Some(turn), &step.reply)
+    s.dialect.respond_to(path, &body, Some(turn), &step.reply)
 }
 
 fn run_before(s: &Shared, turn: usize, command: &str) {
@@ -311,6 +376,60 @@ fn run_before(s: &Shared, turn: usize, command: &str) {
         }
     };
     s.actions.lock().unwrap().push(action);
+}
+
+/// One HTTP/1.1 request to `127.0.0.1:port` (a connection of its own): the status and the
+/// body, read by its `Content-Length`, its chunks, or to the connection's end. Enough for the
+/// mock and the agent CLIs' local servers; panics when the server cannot be reached or
+/// answers something unreadable.
+pub fn http_request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<u8>) {
+    use std::io::Read;
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| panic!("connect to port {port}: {e}"));
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head += &format!("{k}: {v}\r\n");
+    }
+    head += &format!("Content-Length: {}\r\n\r\n", body.len());
+    conn.write_all(head.as_bytes()).and_then(|_| conn.write_all(body.as_bytes())).expect("send the request");
+    let mut r = BufReader::new(conn);
+    let mut line = String::new();
+    r.read_line(&mut line).expect("read the status line");
+    let status =
+        line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status: {line:?}"));
+    let (mut length, mut chunked) = (None, false);
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).expect("read a header");
+        let h = h.trim_end().to_ascii_lowercase();
+        if h.is_empty() {
+            break;
+        }
+        if let Some(v) = h.strip_prefix("content-length:") {
+            length = v.trim().parse::<usize>().ok();
+        } else if h.starts_with("transfer-encoding:") && h.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let mut out = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size).expect("read a chunk size");
+            let size = usize::from_str_radix(size.trim().split(';').next().unwrap_or(""), 16).expect("a chunk size");
+            let mut chunk = vec![0; size + 2];
+            r.read_exact(&mut chunk).expect("read a chunk");
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&chunk[..size]);
+        }
+    } else if let Some(n) = length {
+        out.resize(n, 0);
+        r.read_exact(&mut out).expect("read the body");
+    } else {
+        r.read_to_end(&mut out).expect("read the body");
+    }
+    (status, out)
 }
 
 /// Read one HTTP/1.1 request: method, path and body. `None` at the end of the connection

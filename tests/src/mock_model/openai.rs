@@ -14,13 +14,13 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Block, Dialect, MockModel, Response};
+use super::{Block, CliRun, Dialect, MockModel, Response, run_limited};
 
 /// The shell tools Codex versions have offered, by name.
 const SHELLS: &[&str] = &["exec_command", "shell_command", "shell", "local_shell"];
@@ -220,21 +220,7 @@ pub struct CodexExec {
 }
 
 /// What a `codex exec` did.
-#[derive(Debug)]
-pub struct CodexRun {
-    pub status: Option<i32>,
-    /// Codex's own event stream (`--json`), one object per line.
-    pub stream: Vec<Value>,
-    pub stderr: String,
-}
-
-impl CodexRun {
-    /// The stream and stderr, for a failing assertion's message.
-    pub fn describe(&self) -> String {
-        let stream: Vec<String> = self.stream.iter().map(Value::to_string).collect();
-        format!("status {:?}\nstream:\n{}\nstderr:\n{}", self.status, stream.join("\n"), self.stderr)
-    }
-}
+pub type CodexRun = CliRun;
 
 impl CodexExec {
     /// Codex at `codex`, run in `cwd`, talking to `mock`. The provider has no retries, so a
@@ -285,22 +271,6 @@ impl CodexExec {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let child = cmd.spawn().unwrap_or_else(|e| panic!("start {}: {e}", self.codex.display()));
-        let pid = child.id();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        });
-        let out = match rx.recv_timeout(CODEX_LIMIT) {
-            Ok(out) => out.expect("wait for codex"),
-            Err(_) => {
-                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-                panic!("codex exec still running after {CODEX_LIMIT:?}: killed");
-            }
-        };
-        let stream =
-            String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-        CodexRun { status: out.status.code(), stream, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+        run_limited(cmd, CODEX_LIMIT, "codex exec")
     }
 }
