@@ -307,6 +307,26 @@ fn claude_code_loads_the_projects_mcp_server_in_a_live_session() {
 }
 
 #[test]
+fn closing_claude_codes_stdin_lets_the_running_turn_finish_before_it_exits() {
+    let dir = tempfile::Builder::new().prefix("live-cc-close").tempdir().unwrap();
+    let go = fifo(dir.path());
+    let turns = vec![
+        Turn::reply(vec![shell(&format!("read x < {}; echo got-$x", go.display()))]),
+        Turn::reply(vec![text("Finished after the end of input.")]),
+    ];
+    let Some(mut c) = claude(turns, None, &[]) else { return };
+    c.live.send(&user_turn("the task", None));
+    c.live.wait_for("the tool call", |l| l["type"] == "assistant" && !tool_uses(l).is_empty());
+    c.live.close_stdin();
+    release(&go);
+    let status = c.live.wait_exit();
+    assert_eq!(status.code(), Some(0), "{}", c.live.describe());
+    let results: Vec<Value> = c.live.lines().into_iter().filter(is("result")).collect();
+    assert_eq!(results.len(), 1, "{}", c.live.describe());
+    assert_eq!(results[0]["result"], "Finished after the end of input.");
+}
+
+#[test]
 fn a_sigterm_ends_a_claude_code_session_and_its_running_tool() {
     let dir = tempfile::Builder::new().prefix("live-cc-term").tempdir().unwrap();
     let go = fifo(dir.path());
