@@ -45,26 +45,45 @@ fn tool_uses(line: &Value) -> Vec<Value> {
     content.into_iter().filter(|b| b["type"] == "tool_use").collect()
 }
 
-/// A fifo in `dir` for a tool call to block on until the test writes to it.
-fn fifo(dir: &Path) -> PathBuf {
-    let f = dir.join("go");
-    let st = std::process::Command::new("mkfifo").arg(&f).status().unwrap();
-    assert!(st.success());
-    f
+/// A tool call that blocks until the test lets it go: a fifo in a directory of its own, and
+/// a shell line that reads it.
+struct Gate {
+    _dir: tempfile::TempDir,
+    fifo: PathBuf,
 }
 
-/// Let the tool call blocked on `fifo` go on: a thread writes to it (the write waits for the
-/// tool to open it; should the tool never do so, the test fails on its own wait).
-fn release(fifo: &Path) {
-    let f = fifo.to_path_buf();
-    std::thread::spawn(move || std::fs::write(f, "go\n"));
-}
+impl Gate {
+    fn new() -> Gate {
+        let dir = tempfile::Builder::new().prefix("live-gate").tempdir().unwrap();
+        let fifo = dir.path().join("go");
+        let st = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(st.success());
+        Gate { _dir: dir, fifo }
+    }
 
-/// Kill what is left of a tool call blocked on `fifo` (a SIGKILL of the agent CLI leaves
-/// its tool's shell behind).
-fn kill_left(fifo: &Path) {
-    for pid in processes_with(&fifo.display().to_string()) {
-        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    /// The shell line: it prints `waiting`, blocks, then prints `got-go`.
+    fn command(&self) -> String {
+        format!("echo waiting; read x < {}; echo got-$x", self.fifo.display())
+    }
+
+    /// Let the tool call go on: a thread writes to the fifo (the write waits for the tool to
+    /// open it; should the tool never do so, the test fails on its own wait).
+    fn release(&self) {
+        let f = self.fifo.clone();
+        std::thread::spawn(move || std::fs::write(f, "go\n"));
+    }
+
+    /// The processes still blocked on the fifo.
+    fn waiting(&self) -> Vec<u32> {
+        processes_with(&self.fifo.display().to_string())
+    }
+
+    /// Kill what is left of the tool call (a SIGKILL of the agent CLI leaves its tool's
+    /// shell behind, once started).
+    fn kill_left(&self) {
+        for pid in self.waiting() {
+            let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
     }
 }
 
@@ -81,16 +100,33 @@ fn processes_with(needle: &str) -> Vec<u32> {
     pids
 }
 
+/// A first user turn with a tool call, then a second user turn.
+fn two_user_turns() -> Vec<Turn> {
+    vec![
+        Turn::reply(vec![shell("echo first-tool")]),
+        Turn::reply(vec![text("First turn done.")]),
+        Turn::reply(vec![text("Second turn done.")]),
+    ]
+}
+
+/// Two user turns with scripted usage: the first (a tool call and a text) reports `a` then
+/// `b`, the second `c`.
+fn usage_turns() -> ([Usage; 3], Vec<Turn>) {
+    let (a, b, c) = (Usage::new(1000, 77, 300, 50), Usage::new(10, 5, 2000, 0), Usage::new(7, 9, 0, 3));
+    let turns = vec![
+        Turn::reply(vec![shell("echo one")]).usage(a),
+        Turn::reply(vec![text("One.")]).usage(b),
+        Turn::reply(vec![text("Two.")]).usage(c),
+    ];
+    ([a, b, c], turns)
+}
+
 const U1: &str = "11111111-1111-4111-8111-111111111111";
 const U2: &str = "22222222-2222-4222-8222-222222222222";
 
 #[test]
 fn claude_code_takes_a_second_user_turn_in_the_same_process_after_its_first_turn_ended() {
-    let turns = vec![
-        Turn::reply(vec![shell("echo first-tool")]),
-        Turn::reply(vec![text("First turn done.")]),
-        Turn::reply(vec![text("Second turn done.")]),
-    ];
+    let turns = two_user_turns();
     let Some(mut c) = claude(turns, None, &[]) else { return };
     c.live.send(&user_turn("the task", Some(U1)));
     let first = c.live.wait_for("the first result", is("result"));
@@ -117,10 +153,9 @@ fn claude_code_takes_a_second_user_turn_in_the_same_process_after_its_first_turn
 
 #[test]
 fn claude_code_adds_a_user_turn_written_during_a_tool_call_to_the_running_turn() {
-    let dir = tempfile::Builder::new().prefix("live-cc-fifo").tempdir().unwrap();
-    let go = fifo(dir.path());
+    let gate = Gate::new();
     let turns = vec![
-        Turn::reply(vec![shell(&format!("read x < {}; echo got-$x", go.display()))]),
+        Turn::reply(vec![shell(&gate.command())]),
         Turn::reply(vec![text("After the tool.")]),
         Turn::reply(vec![text("Never: no second turn.")]),
     ];
@@ -129,7 +164,7 @@ fn claude_code_adds_a_user_turn_written_during_a_tool_call_to_the_running_turn()
     c.live.wait_for("the tool call", |l| l["type"] == "assistant" && !tool_uses(l).is_empty());
     c.live.send(&user_turn("mail while you work", Some(U2)));
     c.live.wait_for("the mail's queueing", lifecycle(U2, "queued"));
-    release(&go);
+    gate.release();
     c.live.wait_for("the mail's completion", lifecycle(U2, "completed"));
     let result = c.live.wait_for("the result", is("result"));
     assert_eq!(result["result"], "After the tool.", "{}", c.live.describe());
@@ -168,12 +203,7 @@ fn models_usage(m: &Value) -> (Usage, f64) {
 
 #[test]
 fn claude_code_results_carry_each_turns_usage_and_the_sessions_cumulative_cost() {
-    let (a, b, c2) = (Usage::new(1000, 77, 300, 50), Usage::new(10, 5, 2000, 0), Usage::new(7, 9, 0, 3));
-    let turns = vec![
-        Turn::reply(vec![shell("echo one")]).usage(a),
-        Turn::reply(vec![text("One.")]).usage(b),
-        Turn::reply(vec![text("Two.")]).usage(c2),
-    ];
+    let ([a, b, c2], turns) = usage_turns();
     let Some(mut c) = claude(turns, None, &["--model", "claude-sonnet-4-5"]) else { return };
     c.live.send(&user_turn("one", None));
     let r1 = c.live.wait_for("the first result", is("result"));
@@ -308,17 +338,14 @@ fn claude_code_loads_the_projects_mcp_server_in_a_live_session() {
 
 #[test]
 fn closing_claude_codes_stdin_lets_the_running_turn_finish_before_it_exits() {
-    let dir = tempfile::Builder::new().prefix("live-cc-close").tempdir().unwrap();
-    let go = fifo(dir.path());
-    let turns = vec![
-        Turn::reply(vec![shell(&format!("read x < {}; echo got-$x", go.display()))]),
-        Turn::reply(vec![text("Finished after the end of input.")]),
-    ];
+    let gate = Gate::new();
+    let turns =
+        vec![Turn::reply(vec![shell(&gate.command())]), Turn::reply(vec![text("Finished after the end of input.")])];
     let Some(mut c) = claude(turns, None, &[]) else { return };
     c.live.send(&user_turn("the task", None));
     c.live.wait_for("the tool call", |l| l["type"] == "assistant" && !tool_uses(l).is_empty());
     c.live.close_stdin();
-    release(&go);
+    gate.release();
     let status = c.live.wait_exit();
     assert_eq!(status.code(), Some(0), "{}", c.live.describe());
     let results: Vec<Value> = c.live.lines().into_iter().filter(is("result")).collect();
@@ -328,9 +355,8 @@ fn closing_claude_codes_stdin_lets_the_running_turn_finish_before_it_exits() {
 
 #[test]
 fn a_sigterm_ends_a_claude_code_session_and_its_running_tool() {
-    let dir = tempfile::Builder::new().prefix("live-cc-term").tempdir().unwrap();
-    let go = fifo(dir.path());
-    let Some(mut c) = claude(vec![Turn::reply(vec![shell(&format!("read x < {}", go.display()))])], None, &[]) else {
+    let gate = Gate::new();
+    let Some(mut c) = claude(vec![Turn::reply(vec![shell(&gate.command())])], None, &[]) else {
         return;
     };
     c.live.send(&user_turn("the task", None));
@@ -339,14 +365,13 @@ fn a_sigterm_ends_a_claude_code_session_and_its_running_tool() {
     let status = c.live.wait_exit();
     assert_eq!(status.code(), Some(143), "{}", c.live.describe());
     assert_eq!(c.live.count(is("result")), 0);
-    assert!(processes_with(&go.display().to_string()).is_empty(), "the tool's shell was stopped too");
+    assert!(gate.waiting().is_empty(), "the tool's shell was stopped too");
 }
 
 #[test]
 fn a_killed_claude_code_sessions_stream_ends_with_its_last_tool_call() {
-    let dir = tempfile::Builder::new().prefix("live-cc-kill").tempdir().unwrap();
-    let go = fifo(dir.path());
-    let command = format!("echo working; read x < {}", go.display());
+    let gate = Gate::new();
+    let command = gate.command();
     let Some(mut c) = claude(vec![Turn::reply(vec![text("Let me check."), shell(&command)])], None, &[]) else {
         return;
     };
@@ -360,7 +385,7 @@ fn a_killed_claude_code_sessions_stream_ends_with_its_last_tool_call() {
     assert_eq!((calls.len(), &calls[0]["name"]), (1, &json!("Bash")), "{last}");
     assert_eq!(calls[0]["input"]["command"], command.as_str());
     // A shell that had started outlives a SIGKILL of Claude Code.
-    kill_left(&go);
+    gate.kill_left();
 }
 
 /// A Codex app-server against `turns` in a fresh directory (or `cwd`), initialized.
@@ -387,11 +412,7 @@ fn method(m: &'static str) -> impl Fn(&Value) -> bool {
 
 #[test]
 fn codex_app_server_takes_a_second_turn_in_the_same_thread_after_the_first_completed() {
-    let turns = vec![
-        Turn::reply(vec![shell("echo first-tool")]),
-        Turn::reply(vec![text("First turn done.")]),
-        Turn::reply(vec![text("Second turn done.")]),
-    ];
+    let turns = two_user_turns();
     let Some(mut c) = codex(turns, None, &[]) else { return };
     let thread = c.server.start_thread(c.dir.path(), Value::Null);
     let t1 = c.server.start_turn(&thread, "the task");
@@ -419,12 +440,8 @@ fn codex_app_server_takes_a_second_turn_in_the_same_thread_after_the_first_compl
 
 #[test]
 fn codex_turn_start_and_steer_during_a_tool_call_join_the_running_turn() {
-    let dir = tempfile::Builder::new().prefix("live-cx-fifo").tempdir().unwrap();
-    let go = fifo(dir.path());
-    let turns = vec![
-        Turn::reply(vec![shell(&format!("read x < {}; echo got-$x", go.display()))]),
-        Turn::reply(vec![text("After the tool.")]),
-    ];
+    let gate = Gate::new();
+    let turns = vec![Turn::reply(vec![shell(&gate.command())]), Turn::reply(vec![text("After the tool.")])];
     let Some(mut c) = codex(turns, None, &[]) else { return };
     let thread = c.server.start_thread(c.dir.path(), Value::Null);
     let running = c.server.start_turn(&thread, "the task");
@@ -436,7 +453,7 @@ fn codex_turn_start_and_steer_during_a_tool_call_join_the_running_turn() {
     let steered = c.server.request("turn/steer", steer).expect("turn/steer");
     assert_eq!(steered["turnId"], running.as_str());
     assert_eq!(c.server.start_turn(&thread, "started"), running, "turn/start joined the running turn");
-    release(&go);
+    gate.release();
     c.server.turn_completed(1);
     let after = c.mock.wait_for(std::time::Duration::ZERO, |r| r.turn == Some(1)).expect("the request after the tool");
     assert!(tool_outputs(&after.body).iter().any(|o| o.contains("got-go")), "{}", c.mock.transcript());
@@ -458,12 +475,7 @@ fn codex_usage(b: &Value) -> Usage {
 
 #[test]
 fn codex_app_server_token_usage_totals_add_up_to_what_the_model_reported() {
-    let (a, b, c2) = (Usage::new(1000, 77, 300, 50), Usage::new(10, 5, 2000, 0), Usage::new(7, 9, 0, 3));
-    let turns = vec![
-        Turn::reply(vec![shell("echo one")]).usage(a),
-        Turn::reply(vec![text("One.")]).usage(b),
-        Turn::reply(vec![text("Two.")]).usage(c2),
-    ];
+    let ([a, b, c2], turns) = usage_turns();
     let Some(mut c) = codex(turns, None, &[]) else { return };
     let thread = c.server.start_thread(c.dir.path(), Value::Null);
     c.server.start_turn(&thread, "one");
@@ -537,9 +549,8 @@ fn codex_app_server_runs_a_trusted_projects_mcp_server_and_the_hooks_trusted_for
 
 #[test]
 fn closing_codex_app_servers_stdin_ends_it_at_once_even_in_a_turn() {
-    let dir = tempfile::Builder::new().prefix("live-cx-close").tempdir().unwrap();
-    let go = fifo(dir.path());
-    let Some(mut c) = codex(vec![Turn::reply(vec![shell(&format!("read x < {}", go.display()))])], None, &[]) else {
+    let gate = Gate::new();
+    let Some(mut c) = codex(vec![Turn::reply(vec![shell(&gate.command())])], None, &[]) else {
         return;
     };
     let thread = c.server.start_thread(c.dir.path(), Value::Null);
@@ -550,14 +561,13 @@ fn closing_codex_app_servers_stdin_ends_it_at_once_even_in_a_turn() {
     c.server.live.close_stdin();
     assert_eq!(c.server.live.wait_exit().code(), Some(0), "{}", c.server.live.describe());
     assert_eq!(c.server.live.count(method("turn/completed")), 0, "the turn was abandoned");
-    assert!(processes_with(&go.display().to_string()).is_empty(), "its command was stopped");
+    assert!(gate.waiting().is_empty(), "its command was stopped");
 }
 
 #[test]
 fn a_killed_codex_app_servers_stream_ends_with_its_last_tool_call() {
-    let dir = tempfile::Builder::new().prefix("live-cx-kill").tempdir().unwrap();
-    let go = fifo(dir.path());
-    let command = format!("echo working; read x < {}", go.display());
+    let gate = Gate::new();
+    let command = gate.command();
     let Some(mut c) = codex(vec![Turn::reply(vec![shell(&command)])], None, &[]) else { return };
     let thread = c.server.start_thread(c.dir.path(), Value::Null);
     c.server.start_turn(&thread, "the task");
@@ -575,5 +585,5 @@ fn a_killed_codex_app_servers_stream_ends_with_its_last_tool_call() {
     );
     assert!(last["params"]["item"]["command"].as_str().unwrap().contains(&command), "{last}");
     // A command that had started outlives a SIGKILL of Codex.
-    kill_left(&go);
+    gate.kill_left();
 }
