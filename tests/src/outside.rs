@@ -109,7 +109,7 @@ pub fn tools_cache() -> std::path::PathBuf {
     }
 }
 
-/// The real agent CLI `name` (`claude` or `codex`): `$COORD_CLAUDE` / `$COORD_CODEX` when
+/// The real agent CLI `name` (`claude`, `codex`, `opencode` or `gemini`): `$COORD_CLAUDE` / `$COORD_CODEX` when
 /// set, else the copy in [`tools_cache`], else the one on `PATH`. `None` (after
 /// [`skip_or_fail`]: a failure under CI) when there is none.
 #[track_caller]
@@ -131,15 +131,17 @@ pub fn agent_cli(name: &str) -> Option<std::path::PathBuf> {
     found
 }
 
-/// The version CI pins for the agent CLI `name` (`claude`, `codex`), from `.ci/agent-clis`,
-/// the one place the pins live (`.ci/run` installs them).
-pub fn pinned_version(name: &str) -> Option<String> {
+/// The agent CLIs CI pins, as (command, version), from `.ci/agent-clis`: the one place the
+/// pins live (`.ci/run` installs exactly these).
+pub fn pinned_clis() -> Vec<(String, String)> {
     include_str!("../../.ci/agent-clis")
         .lines()
         .filter(|l| !l.trim_start().starts_with('#'))
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|f| f.first() == Some(&name))
-        .and_then(|f| f.get(2).map(|v| v.to_string()))
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [name, _package, version] => Some((name.to_string(), version.to_string())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What `<cli> --version` prints.

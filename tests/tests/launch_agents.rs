@@ -14,7 +14,7 @@ use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
 use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
 use coord_tests::{
-    Project, agent_cli, bin, cli_version, finish, git_in, git_project, next_run_event, pid_alive, pinned_version,
+    Project, agent_cli, bin, cli_version, finish, git_in, git_project, next_run_event, pid_alive, pinned_clis,
 };
 use serde_json::{Value, json};
 
@@ -366,18 +366,19 @@ async fn a_restarted_bridge_reattaches_to_a_claude_code_session() {
     restart_reattaches(Agent::Claude).await;
 }
 
-/// The agent CLIs these suites drive are the versions CI pins (`.ci/agent-clis`): a cached
+/// The agent CLIs the suites drive are the versions CI pins (`.ci/agent-clis`): a cached
 /// copy of another version fails here, loudly, instead of being tested in silence.
 #[test]
 fn the_agent_clis_found_are_the_versions_ci_pins() {
-    for agent in [Agent::Claude, Agent::Codex] {
-        let Some(program) = cli(agent) else { continue };
-        let pinned = pinned_version(agent.name()).expect("a pin in .ci/agent-clis");
+    let pins = pinned_clis();
+    let names: Vec<&str> = pins.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["claude", "codex", "opencode", "gemini"], "the pins in .ci/agent-clis");
+    for (name, pinned) in &pins {
+        let Some(program) = agent_cli(name) else { continue };
         let found = cli_version(&program);
         assert!(
             found.split_whitespace().any(|w| w == pinned),
-            "{} is '{found}', not the pinned {pinned}: .ci/run replaces it ({})",
-            agent.name(),
+            "{name} is '{found}', not the pinned {pinned}: .ci/run replaces it ({})",
             program.display()
         );
     }
