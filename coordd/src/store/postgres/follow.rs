@@ -15,41 +15,42 @@
 //! server restart) delays an event until the next catch-up and never loses it. While the
 //! listener is down the follower polls every [`POLL`] and logs that it does.
 //!
-//! The listening connection also holds the project's *duties lock*, a session advisory
-//! lock: the instance holding it runs the background duties (lease expiry, automatic
-//! retries of tasks without a worktree), so they run once, not once per instance. When its
-//! connection dies the lock goes with it and another instance takes it within
-//! [`LEADER_RETRY`].
+//! The project's *duties lock* is a session advisory lock: the instance holding it runs the
+//! background duties (lease expiry, automatic retries of tasks without a worktree), so they
+//! run once, not once per instance. Each instance waits for it on a connection of its own
+//! (see [`listen`](super::listen)); when the holder's connection dies the lock goes with it
+//! and the server grants it at once to the next instance waiting.
+//!
+//! Nothing here runs on a timer: an idle instance's follower sleeps until a notification,
+//! the duties lock, or the stop wakes it ([`Listening::wait`]).
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use coord_proto::types::Event;
 use postgres::Config;
-use postgres::fallible_iterator::FallibleIterator;
 use tokio::sync::watch;
 
 use super::conn::PgConn;
+use super::listen::{Listening, Woke};
 use super::tx::PgTx;
 use crate::bus::Bus;
 use crate::error::Result;
 use crate::store::assemble;
 use crate::store::repos::{EventQuery, Events};
 
-/// Catch-up period while the listener is down.
-pub const POLL: Duration = Duration::from_secs(1);
-/// How often an instance that does not hold the duties lock tries to take it.
-pub const LEADER_RETRY: Duration = Duration::from_secs(1);
-/// The follower's longest wait for a notification before it checks for shutdown.
-const SLICE: Duration = Duration::from_millis(200);
+/// Catch-up period while the listener is down (and the pause before a failed catch-up is
+/// tried again).
+pub const POLL: Duration = super::listen::RETRY;
 /// Events read per catch-up query.
 const PAGE: u32 = 500;
 
 /// What the writer and the follower of one instance share.
 pub struct Shared {
     pub cfg: Config,
+    /// The same, for the follower's own connections (`listen`).
+    pub listen_cfg: tokio_postgres::Config,
     pub channel: String,
     pub write_key: i64,
     pub duty_key: i64,
@@ -125,16 +126,17 @@ impl Publisher {
 
 /// Handle to the follower thread.
 pub struct Follower {
-    stop: Arc<AtomicBool>,
+    stop: watch::Sender<bool>,
     duties: watch::Receiver<bool>,
 }
 
 impl Follower {
     pub fn spawn(shared: Arc<Shared>) -> std::io::Result<Follower> {
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = watch::channel(false);
         let (duties_tx, duties) = watch::channel(false);
-        let s = stop.clone();
-        std::thread::Builder::new().name("coordd-pg-follow".into()).spawn(move || follow(&shared, &s, &duties_tx))?;
+        std::thread::Builder::new()
+            .name("coordd-pg-follow".into())
+            .spawn(move || follow(&shared, stopped, &duties_tx))?;
         Ok(Follower { stop, duties })
     }
 
@@ -143,49 +145,31 @@ impl Follower {
         self.duties.clone()
     }
 
-    /// Ask the thread to stop (it does within [`SLICE`] or [`POLL`]); its connections
-    /// close, which releases the duties lock.
+    /// Stop the thread (it wakes at once); its connections close, which releases the
+    /// duties lock.
     pub fn stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.stop.send_replace(true);
     }
 }
 
-/// The listening connection and whether it holds the duties lock.
-struct Listener {
-    conn: PgConn,
-    leader: bool,
-    tried: Instant,
-}
-
-fn listen(shared: &Shared) -> Result<Listener> {
-    let mut conn = PgConn::connect(&shared.cfg)?;
-    conn.batch(&format!("LISTEN \"{}\"", shared.channel))?;
-    let mut l = Listener { conn, leader: false, tried: Instant::now() };
-    try_lead(&mut l, shared)?;
-    Ok(l)
-}
-
-fn try_lead(l: &mut Listener, shared: &Shared) -> Result<()> {
-    l.tried = Instant::now();
-    let rows = l.conn.execute_raw("SELECT 1 WHERE pg_try_advisory_lock($1)", &[&shared.duty_key])?;
-    l.leader = rows == 1;
-    Ok(())
-}
-
-fn follow(shared: &Shared, stop: &AtomicBool, duties: &watch::Sender<bool>) {
-    let mut listener: Option<Listener> = None;
+fn follow(shared: &Shared, stop: watch::Receiver<bool>, duties: &watch::Sender<bool>) {
+    let mut l = match Listening::start(shared.listen_cfg.clone(), shared.channel.clone(), shared.duty_key, stop) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "the event follower cannot start: other daemons' events reach this one only with its own commits");
+            return;
+        }
+    };
     let mut reader: Option<PgConn> = None;
     let mut down_since: Option<Instant> = None;
     let mut behind = true;
-    let mut last_poll = Instant::now();
-    while !stop.load(Ordering::SeqCst) {
-        if listener.is_none() {
-            match listen(shared) {
-                Ok(l) => {
+    loop {
+        if !l.listening() {
+            match l.listen() {
+                Ok(()) => {
                     if let Some(t) = down_since.take() {
                         tracing::info!(down_for = ?t.elapsed(), "event listener reconnected; catching up from the cursor");
                     }
-                    listener = Some(l);
                     behind = true;
                 }
                 Err(e) => {
@@ -196,29 +180,35 @@ fn follow(shared: &Shared, stop: &AtomicBool, duties: &watch::Sender<bool>) {
                 }
             }
         }
-        let _ = duties.send_if_modified(|d| {
-            let now = listener.as_ref().is_some_and(|l| l.leader);
-            std::mem::replace(d, now) != now
-        });
-        let polling = listener.is_none() && last_poll.elapsed() >= POLL;
-        if behind || polling {
-            last_poll = Instant::now();
+        let leading = l.leader();
+        let _ = duties.send_if_modified(|d| std::mem::replace(d, leading) != leading);
+        if behind {
             behind = !catch_up(shared, &mut reader);
         }
-        match listener.as_mut() {
-            Some(l) => match wait(l, shared) {
-                Ok(more) => behind |= more,
-                Err(e) => {
-                    tracing::warn!(error = %e, "event listener lost its connection");
-                    listener = None;
-                    down_since = Some(Instant::now());
-                    tracing::warn!("event listener is down; polling for events every {POLL:?} until it is back");
-                }
-            },
-            None => std::thread::sleep(SLICE),
+        // Polls while the listener is down, and tries a failed catch-up again.
+        let retry = behind || !l.listening();
+        match l.wait(retry) {
+            Woke::Stop => break,
+            Woke::Notified(payloads) => {
+                let mut notified = Notified::default();
+                payloads.iter().for_each(|p| notified.add(p));
+                // The cursor as it is now, after the wait: this instance's writer publishes
+                // its own batch before announcing it, so its own notifications are not
+                // "newer" (unless that publish failed, and then this catch-up is the one
+                // that publishes the batch).
+                behind |= notified.newer_than(shared.publisher.cursor());
+            }
+            Woke::Lost(e) => {
+                tracing::warn!(error = %e, "event listener lost its connection");
+                down_since = Some(Instant::now());
+                tracing::warn!("event listener is down; polling for events every {POLL:?} until it is back");
+            }
+            Woke::Duties => {}
+            Woke::Retry => behind |= !l.listening(),
         }
     }
     let _ = duties.send(false);
+    l.close();
 }
 
 /// Catch up on the reading connection (connecting it if needed); true when done.
@@ -235,33 +225,6 @@ fn catch_up(shared: &Shared, reader: &mut Option<PgConn>) -> bool {
             false
         }
     }
-}
-
-/// Wait up to [`SLICE`] for notifications; true when one names an event not published yet.
-/// Also retries the duties lock when due.
-fn wait(l: &mut Listener, shared: &Shared) -> Result<bool> {
-    if !l.leader && l.tried.elapsed() >= LEADER_RETRY {
-        try_lead(l, shared)?;
-    }
-    let mut notified = Notified::default();
-    {
-        let mut notes = l.conn.client().notifications();
-        if let Some(n) = notes.timeout_iter(SLICE).next()? {
-            notified.add(n.payload());
-        }
-        // Drain what else has arrived, without waiting again.
-        let mut rest = notes.iter();
-        while let Some(n) = rest.next()? {
-            notified.add(n.payload());
-        }
-    }
-    if l.conn.is_closed() {
-        return Err(crate::error::Error::Storage("connection closed".into()));
-    }
-    // The cursor as it is now, after the wait: this instance's writer publishes its own
-    // batch before announcing it, so its own notifications are not "newer" (unless that
-    // publish failed, and then this catch-up is the one that publishes the batch).
-    Ok(notified.newer_than(shared.publisher.cursor()))
 }
 
 /// What the notifications of one wait named.

@@ -12,6 +12,8 @@
 //! - [`follow`]: publishing on this instance's bus in id order, each event once, whoever
 //!   committed it; the dedicated listening connection, the poll when it is down, and the
 //!   duties lock (background duties run on one instance).
+//! - [`listen`]: the follower's listening and duties connections, woken by the server
+//!   alone (no timer).
 //! - [`migrations`]: the schema, mirroring SQLite's.
 //! - [`tx`]: [`tx::PgTx`], the repositories over one connection, with the SQL in the
 //!   per-domain files beside it (`threads`, `events`, `mail`, `agents`, `orch`,
@@ -31,6 +33,7 @@ mod events;
 pub mod follow;
 pub mod import;
 mod launch;
+pub mod listen;
 mod mail;
 pub mod migrations;
 pub mod notify;
