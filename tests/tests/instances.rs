@@ -506,3 +506,23 @@ async fn a_reply_follows_its_events_after_another_instance_commits() {
         assert_eq!(first.event_id, marker.event_id, "round {i}: the first event after subscribing");
     }
 }
+
+/// The duties pass to the other instance when their holder dies: it waits for the duties
+/// lock in the server (no retry timer), the server grants it once the holder's connection
+/// is gone, and that instance then runs the duties (here: reports a lease's expiry).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_duties_pass_to_the_other_instance_when_their_holder_dies() {
+    let Some((a, b)) = pair() else { return };
+    let mut da = a.serve();
+    da.wait_for_log("holds the duties lock");
+    let mut db = b.serve();
+    let cb = b.client().await;
+    let thr = cb.send(send("w1", "t")).await.unwrap().thread.thread_id;
+    da.kill9();
+    db.wait_for_log("holds the duties lock");
+    let filter =
+        EventFilter { thread_id: Some(thr.clone()), event_types: vec![EventType::LeaseExpired], ..Default::default() };
+    let mut expired = cb.subscribe(filter).await.unwrap();
+    cb.claim(ClaimParams { agent: "w1".into(), thread_id: thr, lease_seconds: Some(1) }).await.unwrap();
+    next_event(&mut expired).await;
+}

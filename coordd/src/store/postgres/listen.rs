@@ -82,15 +82,19 @@ impl Listening {
             let (tx, rx) = mpsc::unbounded_channel();
             tokio::spawn(async move {
                 loop {
-                    let sent = match std::future::poll_fn(|cx| conn.poll_message(cx)).await {
-                        Some(Ok(AsyncMessage::Notification(n))) => tx.send(Ok(n.payload().to_string())),
-                        Some(Ok(_)) => Ok(()),
-                        Some(Err(e)) => tx.send(Err(super::conn::describe(&e))),
-                        None => tx.send(Err("the server closed the connection".into())),
+                    let ended = match std::future::poll_fn(|cx| conn.poll_message(cx)).await {
+                        Some(Ok(AsyncMessage::Notification(n))) => {
+                            if tx.send(Ok(n.payload().to_string())).is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        Some(Ok(_)) => continue,
+                        Some(Err(e)) => super::conn::describe(&e),
+                        None => "the server closed the connection".into(),
                     };
-                    if sent.is_err() || tx.is_closed() {
-                        return;
-                    }
+                    let _ = tx.send(Err(ended));
+                    return;
                 }
             });
             client.batch_execute(&format!("LISTEN \"{channel}\"")).await?;
