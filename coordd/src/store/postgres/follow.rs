@@ -37,8 +37,6 @@ use super::listen::{Listening, Woke};
 use super::tx::PgTx;
 use crate::bus::Bus;
 use crate::error::Result;
-use crate::store::assemble;
-use crate::store::repos::{EventQuery, Events};
 
 /// Catch-up period while the listener is down (and the pause before a failed catch-up is
 /// tried again).
@@ -103,14 +101,13 @@ impl Publisher {
         Ok(())
     }
 
-    /// Publish what committed after `cursor` (read on `conn`); how many events that was.
+    /// Publish what committed after `cursor` (read on `conn`, a statement per page: see
+    /// [`catchup`](super::catchup)); how many events that was.
     fn read_on(&self, conn: &mut PgConn, cursor: &mut i64) -> Result<usize> {
         let tx = PgTx::read(conn);
         let mut read = 0;
         loop {
-            let q = EventQuery { after: *cursor, filter: Default::default() };
-            let mut page = tx.events_after(&q, PAGE)?;
-            assemble::attach_mail(&tx, &mut page)?;
+            let page = tx.events_to_publish(*cursor, PAGE)?;
             let n = page.len();
             read += n;
             if let Some(last) = page.last() {

@@ -12,6 +12,7 @@
 //! - [`follow`]: publishing on this instance's bus in id order, each event once, whoever
 //!   committed it; the dedicated listening connection, the poll when it is down, and the
 //!   duties lock (background duties run on one instance).
+//! - [`catchup`]: what a publisher reads of other instances' commits, in one statement.
 //! - [`listen`]: the follower's listening and duties connections, woken by the server
 //!   alone (no timer).
 //! - [`migrations`]: the schema, mirroring SQLite's.
@@ -26,6 +27,7 @@
 
 mod agents;
 pub mod cache;
+mod catchup;
 pub mod conn;
 mod councils;
 pub mod deferred;
