@@ -507,9 +507,9 @@ async fn a_reply_follows_its_events_after_another_instance_commits() {
     }
 }
 
-/// The duties pass to the other instance when their holder dies: it waits for the duties
-/// lock in the server (no retry timer), the server grants it once the holder's connection
-/// is gone, and that instance then runs the duties (here: reports a lease's expiry).
+/// The duties pass to the other instance when their holder dies: the server releases the
+/// duties lock with the holder's connection, the other instance takes it (it tries every
+/// second), and then runs the duties (here: reports a lease's expiry).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_duties_pass_to_the_other_instance_when_their_holder_dies() {
     let Some((a, b)) = pair() else { return };

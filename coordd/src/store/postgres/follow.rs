@@ -17,12 +17,12 @@
 //!
 //! The project's *duties lock* is a session advisory lock: the instance holding it runs the
 //! background duties (lease expiry, automatic retries of tasks without a worktree), so they
-//! run once, not once per instance. Each instance waits for it on a connection of its own
-//! (see [`listen`](super::listen)); when the holder's connection dies the lock goes with it
-//! and the server grants it at once to the next instance waiting.
+//! run once, not once per instance. Each instance takes it on a connection of its own (see
+//! [`listen`](super::listen)); when the holder's connection dies the lock goes with it, and
+//! another instance, trying every second, takes it within a second.
 //!
-//! Nothing here runs on a timer: an idle instance's follower sleeps until a notification,
-//! the duties lock, or the stop wakes it ([`Listening::wait`]).
+//! Nothing here runs on a timer but that try: an idle instance's follower sleeps until a
+//! notification, a change of the duties, or the stop wakes it ([`Listening::wait`]).
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -72,17 +72,23 @@ impl Publisher {
     }
 
     /// After a commit of this instance: publish its events, after whatever other instances
-    /// committed before them that is not published yet (read on `conn`). If that read
-    /// fails nothing is published: the follower catches up later, in order. The writer
-    /// answers the batch only after this, so a reply follows its events.
-    pub fn committed(&self, conn: &mut PgConn, events: Vec<Event>) {
+    /// committed before them that is not published yet (read on `reader`, the writer's
+    /// reading connection, connected on `cfg` when needed). If that read fails nothing is
+    /// published: the follower catches up later, in order. The writer answers the batch
+    /// only after this, so a reply follows its events.
+    ///
+    /// The read is made on a connection of its own ([`reading`]), not the writer's: the
+    /// write transactions of this daemon do not wait for it.
+    pub fn committed(&self, reader: &mut Option<PgConn>, cfg: &Config, events: Vec<Event>) {
         let Some(first) = events.first().map(|e| e.event_id) else { return };
         let Ok(mut cursor) = self.cursor.lock() else { return };
-        if *cursor < first - 1
-            && let Err(e) = self.read_on(conn, &mut cursor)
-        {
-            tracing::warn!(error = %e, "cannot read the events before this commit; the follower will publish them");
-            return;
+        if *cursor < first - 1 {
+            let read = reading(reader, cfg).and_then(|c| self.read_on(c, &mut cursor));
+            if let Err(e) = read {
+                tracing::warn!(error = %e, "cannot read the events before this commit; the follower will publish them");
+                *reader = None;
+                return;
+            }
         }
         let own: Vec<Event> = events.into_iter().filter(|e| e.event_id > *cursor).collect();
         if let Some(last) = own.last() {
@@ -208,12 +214,20 @@ fn follow(shared: &Shared, stop: watch::Receiver<bool>, duties: &watch::Sender<b
     l.close();
 }
 
+/// A publisher's reading connection, connected on `cfg` if it is not (or no longer). It
+/// keeps generic plans (`PgConn::writer_plans`): it only runs [`catchup`](super::catchup)'s
+/// statement, whose lookups are nested loops of index seeks whatever the plan, and
+/// planning it anew for every read cost the server a third of the read.
+pub fn reading<'a>(reader: &'a mut Option<PgConn>, cfg: &Config) -> Result<&'a mut PgConn> {
+    if reader.as_ref().is_none_or(PgConn::is_closed) {
+        *reader = Some(PgConn::connect(cfg)?.writer_plans()?);
+    }
+    reader.as_mut().ok_or_else(|| crate::error::Error::Internal("no reading connection".into()))
+}
+
 /// Catch up on the reading connection (connecting it if needed); true when done.
 fn catch_up(shared: &Shared, reader: &mut Option<PgConn>) -> bool {
-    if reader.as_ref().is_none_or(PgConn::is_closed) {
-        *reader = PgConn::connect(&shared.cfg).ok();
-    }
-    let Some(conn) = reader.as_mut() else { return false };
+    let Ok(conn) = reading(reader, &shared.cfg) else { return false };
     match shared.publisher.catch_up(conn) {
         Ok(()) => true,
         Err(e) => {

@@ -1,26 +1,26 @@
-//! The follower's two connections of its own, driven without a timer by a current-thread
-//! runtime of the follower thread: the **listening** connection (`LISTEN` on the project's
-//! channel), and the **duties** connection, which waits in `pg_advisory_lock` for the
-//! project's duties lock and holds it for as long as it lives.
+//! The follower's two connections of its own, on a current-thread runtime of the follower
+//! thread: the **listening** connection (`LISTEN` on the project's channel), and the
+//! **duties** connection, which takes the project's duties lock (a session advisory lock)
+//! and holds it for as long as it lives.
 //!
-//! An idle daemon's follower sleeps in the kernel until a notification arrives, the lock is
-//! granted, a connection ends, or the store stops: no timer wakes it. When the daemon
-//! holding the duties lock dies, its connection closes, the server releases the lock and
-//! grants it at once to the next waiting daemon. Only while the server cannot be reached
-//! does either connection try again, every [`RETRY`].
+//! The follower sleeps in the kernel until a notification arrives, a connection ends, or
+//! the store stops: no timer wakes the daemon holding the duties lock. A daemon without it
+//! tries for it once every [`RETRY`] (`pg_try_advisory_lock`), so when the holder dies
+//! (its connection closes and the server releases the lock) another takes it within a
+//! second. It does not wait for it in `pg_advisory_lock`: measured, a server process
+//! waiting for a lock slowed every other daemon's writes and wakes by half or more
+//! (`docs/performance.md`). While the server cannot be reached, both connections try again
+//! every [`RETRY`].
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
-use tokio_postgres::{AsyncMessage, CancelToken, Config, NoTls};
+use tokio_postgres::{AsyncMessage, Config, NoTls};
 
 use crate::error::{Error, Result};
 
 /// Pause between attempts to reach the server while it cannot be reached.
 pub const RETRY: Duration = Duration::from_secs(1);
-/// How long the duties connection's wait may take to be cancelled at stop.
-const CANCEL: Duration = Duration::from_secs(2);
 
 /// What ended a wait.
 pub enum Woke {
@@ -46,8 +46,6 @@ pub struct Listening {
     /// connection receives (an `Err` when it ends).
     listener: Option<(tokio_postgres::Client, mpsc::UnboundedReceiver<std::result::Result<String, String>>)>,
     leader: watch::Receiver<bool>,
-    /// The duties connection's, while it waits for the lock.
-    cancel: Arc<Mutex<Option<CancelToken>>>,
 }
 
 impl Listening {
@@ -58,9 +56,8 @@ impl Listening {
             .build()
             .map_err(|e| Error::Internal(format!("cannot start the follower's runtime: {e}")))?;
         let (leader_tx, leader) = watch::channel(false);
-        let cancel = Arc::new(Mutex::new(None));
-        rt.spawn(duties(cfg.clone(), duty_key, leader_tx, cancel.clone()));
-        Ok(Listening { rt, cfg, channel, stop, listener: None, leader, cancel })
+        rt.spawn(duties(cfg.clone(), duty_key, leader_tx));
+        Ok(Listening { rt, cfg, channel, stop, listener: None, leader })
     }
 
     /// Whether the listening connection is up.
@@ -153,50 +150,49 @@ impl Listening {
         }
     }
 
-    /// Stop: cancel the duties connection's wait (so that its server process does not
-    /// take the lock after this daemon is gone), then close both connections.
+    /// Stop: close both connections (which releases the duties lock).
     pub fn close(self) {
-        let token = self.cancel.lock().ok().and_then(|mut c| c.take());
-        if let Some(token) = token {
-            let _ = self.rt.block_on(tokio::time::timeout(CANCEL, token.cancel_query(NoTls)));
-        }
         drop(self.listener);
         self.rt.shutdown_background();
     }
 }
 
-/// The duties connection: wait for the lock, hold it while the connection lives, and
-/// start again when it ends.
-async fn duties(cfg: Config, key: i64, leader: watch::Sender<bool>, cancel: Arc<Mutex<Option<CancelToken>>>) {
+/// The duties connection: try for the lock every [`RETRY`] until it is granted, then hold
+/// it while the connection lives, and start again when it ends. (Not a blocking
+/// `pg_advisory_lock`: a server process waiting for a lock slowed every other daemon's
+/// writes and wakes, see `docs/performance.md`.)
+async fn duties(cfg: Config, key: i64, leader: watch::Sender<bool>) {
     let mut down = false;
+    let lock = format!("SELECT pg_try_advisory_lock({key})");
     loop {
         match cfg.connect(NoTls).await {
             Ok((client, conn)) => {
                 down = false;
                 let mut conn = std::pin::pin!(conn);
-                if let Ok(mut c) = cancel.lock() {
-                    *c = Some(client.cancel_token());
-                }
-                let lock = format!("SELECT pg_advisory_lock({key})");
-                let granted = tokio::select! {
-                    r = client.simple_query(&lock) => r.map_err(|e| super::conn::describe(&e)),
-                    r = &mut conn => Err(r.err().map_or("the server closed the connection".into(), |e| super::conn::describe(&e))),
-                };
-                if let Ok(mut c) = cancel.lock() {
-                    *c = None;
-                }
-                match granted {
-                    Ok(_) => {
+                let ended = loop {
+                    let tried = tokio::select! {
+                        r = client.simple_query(&lock) => r,
+                        r = &mut conn => break r.err(),
+                    };
+                    let granted = match tried {
+                        Ok(rows) => rows
+                            .iter()
+                            .any(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(r) if r.get(0) == Some("t"))),
+                        Err(e) => break Some(e),
+                    };
+                    if granted {
                         tracing::info!("this daemon runs the background duties (it holds the duties lock)");
                         leader.send_replace(true);
                         let ended = (&mut conn).await;
                         leader.send_replace(false);
-                        tracing::warn!(error = ?ended.err().map(|e| super::conn::describe(&e)), "the duties lock's connection ended; waiting for the lock again");
+                        break ended.err();
                     }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "the duties lock's connection ended while waiting; waiting again")
+                    tokio::select! {
+                        _ = tokio::time::sleep(RETRY) => {}
+                        r = &mut conn => break r.err(),
                     }
-                }
+                };
+                tracing::warn!(error = ?ended.map(|e| super::conn::describe(&e)), "the duties lock's connection ended; trying for the lock again");
                 drop(client);
             }
             Err(e) if !down => {

@@ -56,18 +56,20 @@ pub fn spawn(conn: PgConn, shared: Arc<Shared>) -> std::io::Result<(Writer, std:
 fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier: Notifier) {
     let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
     let mut stats = Stats::new();
+    // Where other instances' events are read before this one's are published.
+    let mut reader: Option<PgConn> = None;
     loop {
         let idle = Instant::now();
         if !queue.next_batch(&mut batch) {
             break;
         }
         let t0 = Instant::now();
-        let jobs = run_batch(&mut conn, &mut batch, &shared, &notifier, Some(&mut queue));
+        let jobs = run_batch(&mut conn, &mut reader, &mut batch, &shared, &notifier, Some(&mut queue));
         let trips = conn.as_mut().map(PgConn::take_trips).unwrap_or_default();
         stats.batch(jobs, trips, t0.elapsed(), t0 - idle);
     }
     queue.close(&mut batch);
-    run_batch(&mut conn, &mut batch, &shared, &notifier, None);
+    run_batch(&mut conn, &mut reader, &mut batch, &shared, &notifier, None);
     queue.finished();
 }
 
@@ -148,6 +150,7 @@ impl Stats {
 /// held (with those `queue` added once the transaction began, see [`Conn::top_up`]).
 fn run_batch(
     conn: &mut Option<PgConn>,
+    reader: &mut Option<PgConn>,
     batch: &mut Vec<WriteJob>,
     shared: &Shared,
     notifier: &Notifier,
@@ -186,7 +189,7 @@ fn run_batch(
             // the notification, finds its cursor already past these events and reads
             // nothing back.
             let last = events.last().map(|e| e.event_id);
-            shared.publisher.committed(c, events);
+            shared.publisher.committed(reader, &shared.cfg, events);
             if let Some(last) = last {
                 notifier.committed(last);
             }

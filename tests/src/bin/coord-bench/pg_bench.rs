@@ -127,8 +127,10 @@ pub async fn run(quick: bool) {
         "yardstick: pgbench, single-row insert transactions/s, 32 clients",
         yardstick.as_ref().map_or_else(|e| format!("not measured: {e}"), |tps| format!("{tps:.0} /s")),
     );
-    // The floors: one writer's batches, and two writers taking turns with half as many.
-    for (clients, batch) in [(1, 16), (2, 8)] {
+    // The floors: one writer's batches, and two writers taking turns, with half as many
+    // (each daemon's half of the clients) and as many (what a writer takes in once the
+    // write lock is its turn).
+    for (clients, batch) in [(1, 16), (2, 8), (2, 16)] {
         match pg_floor::send_sql_alone(&server, if quick { 3 } else { 10 }, clients, batch).await {
             Ok((rate, cpu)) => report(
                 &format!(
@@ -158,12 +160,14 @@ pub async fn run(quick: bool) {
     let mut both = clients(&a, 16).await;
     both.extend(clients(&b, 16).await);
     let cpu = CpuSplit::start(&[da.pid(), db.pid()]);
+    let statements = Statements::reset(&url);
     let two = sends(both, per_client).await;
     report(
         &format!("PostgreSQL, two instances: durable sends/s, 16+16 clients x {per_client}"),
         format!("{two:.0} /s ({:.2} x one instance){}", two / one, ratio(two, &yardstick)),
     );
     report("  CPU per send", cpu.per_send(32 * per_client));
+    statements.report(32 * per_client);
     let (after_a, after_b) = (pg_writer::now(&stats_a, &log_a).await, pg_writer::now(&stats_b, &log_b).await);
     report("  their writers", pg_writer::describe(&[(&log_a, before_a, after_a), (&log_b, before_b, after_b)]));
     let t = threads(&a.client().await, nthreads).await;
@@ -230,6 +234,48 @@ impl CpuSplit {
             us(comm_cpu_secs("postgres"), self.server),
             us(cpu_secs(std::process::id()), self.bench),
         )
+    }
+}
+
+/// The server time of each statement during a phase (`pg_stat_statements`), when the
+/// server loads it (COORD_BENCH_PG_STATEMENTS=1).
+struct Statements(Option<String>);
+
+impl Statements {
+    fn reset(url: &str) -> Statements {
+        if !std::env::var("COORD_BENCH_PG_STATEMENTS").is_ok_and(|v| v == "1") {
+            return Statements(None);
+        }
+        let u = url.to_string();
+        pg::off_runtime(move || {
+            let mut c = Server::connect(&u);
+            c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
+                .unwrap();
+        });
+        Statements(Some(url.to_string()))
+    }
+
+    /// The statements that took the most server time, per send of the phase's `n`.
+    fn report(&self, n: usize) {
+        let Some(url) = self.0.clone() else { return };
+        let rows: Vec<(String, i64, f64, f64)> = pg::off_runtime(move || {
+            let mut c = Server::connect(&url);
+            c.query(
+                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), calls, total_exec_time + total_plan_time, total_plan_time FROM pg_stat_statements ORDER BY 3 DESC LIMIT 10",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect()
+        });
+        for (q, calls, ms, plan) in rows {
+            let per = |t: f64| t * 1000.0 / n as f64;
+            report(
+                &format!("  statement: {q}"),
+                format!("{calls} calls, {:.1} µs per send (planning {:.1})", per(ms), per(plan)),
+            );
+        }
     }
 }
 
