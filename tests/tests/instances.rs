@@ -526,3 +526,23 @@ async fn the_duties_pass_to_the_other_instance_when_their_holder_dies() {
     cb.claim(ClaimParams { agent: "w1".into(), thread_id: thr, lease_seconds: Some(1) }).await.unwrap();
     next_event(&mut expired).await;
 }
+
+/// An idle instance is woken only by what it must answer: holding the duties lock (it is
+/// alone), it has no timer at all. Counted, not timed: once the start-up work is done, a
+/// whole second passes in which none of its threads is switched out (with the follower's
+/// 200 ms wait for notifications, no second ever did).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_instance_is_never_woken() {
+    let Some((a, _)) = pair() else { return };
+    let da = a.serve();
+    let mut seen = Vec::new();
+    for _ in 0..20 {
+        let (woke, who) = coord_tests::wake_ups_during(da.pid(), Duration::from_secs(1));
+        if woke == 0 {
+            return;
+        }
+        seen.push(who);
+    }
+    panic!("the idle instance woke in every second: {seen:?}");
+}
