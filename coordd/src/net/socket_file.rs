@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 pub const POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The identity of the socket file (device and inode), to notice when it is removed or
-/// replaced. Always unchanged where there is no such file (Windows).
+/// replaced. Always unchanged where there is no such file (Windows, where nothing asks).
+#[cfg_attr(not(unix), allow(dead_code))]
 struct SocketFile {
     path: PathBuf,
     id: Option<(u64, u64)>,
@@ -36,6 +37,7 @@ impl SocketFile {
         None
     }
 
+    #[cfg_attr(not(unix), allow(dead_code))]
     fn changed(&self) -> bool {
         cfg!(unix) && Self::identity(&self.path) != self.id
     }
