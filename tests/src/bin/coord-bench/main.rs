@@ -18,6 +18,7 @@ mod control_bench;
 mod dashboard_bench;
 mod dashboard_live_bench;
 mod dashboard_scene;
+mod idle_bench;
 // The bridge's CPU is read from /proc.
 #[cfg(target_os = "linux")]
 mod launch_bench;
