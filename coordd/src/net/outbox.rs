@@ -179,6 +179,36 @@ impl Outbox {
         false
     }
 
+    /// Wait until the connection has less than `bytes` queued (its client is keeping up),
+    /// or the connection closes.
+    pub async fn room_below(&self, bytes: usize) -> Result<(), Closed> {
+        self.room.waiting.fetch_add(1, Ordering::SeqCst);
+        let room = loop {
+            let written = self.room.written.notified();
+            tokio::pin!(written);
+            written.as_mut().enable();
+            if self.tx.is_closed() {
+                break Err(Closed);
+            }
+            if self.conn.bytes() < bytes {
+                break Ok(());
+            }
+            tokio::select! {
+                _ = written => {}
+                _ = self.tx.closed() => break Err(Closed),
+            }
+        };
+        self.room.waiting.fetch_sub(1, Ordering::SeqCst);
+        room
+    }
+
+    /// Queue `json` whatever the connection's budget: a reply whose room was reserved
+    /// before it was built ([`crate::net::transport::heavy`]).
+    pub fn push_reserved(&self, json: Box<RawValue>) -> Result<(), Closed> {
+        self.conn.charge(json.get().len() + 1);
+        self.send(self.out(json, None))
+    }
+
     /// Queue `json` whatever the budgets (a subscription's last word: small and once).
     pub fn push_final(&self, json: Box<RawValue>, sub: &Arc<Meter>) -> Result<(), Closed> {
         let n = json.get().len() + 1;
