@@ -135,7 +135,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     tracing::info!(store = %location, host = crate::host::name(), "store open");
     // The database and the log exist now (SQLite gives the WAL and SHM the database's mode).
     let mut files = crate::private::data_files(&paths.db, &paths.log);
-    files.extend(crate::private::state_files(&paths.db, &paths.lock));
+    files.extend(crate::private::state_files(&paths.db, &paths.lock, lock.info_path()));
     let dirs = [dir.clone(), dir.join(crate::workspace::git::WORKTREES_DIR)];
     match tokio::task::spawn_blocking(move || crate::private::tighten(&dirs, &files)).await {
         Ok(Ok(changed)) if !changed.is_empty() => {

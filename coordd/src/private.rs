@@ -24,14 +24,10 @@ pub fn data_files(db: &Path, log: &Path) -> Vec<PathBuf> {
 }
 
 /// The files beside the database that say what runs and what is gated: the lock, the
-/// daemon's details, the autostart lock and the policy snapshot.
-pub fn state_files(db: &Path, lock: &Path) -> Vec<PathBuf> {
-    vec![
-        lock.to_path_buf(),
-        crate::lockfile::info_path(lock),
-        lock.with_extension("start"),
-        coord_ipc::paths::policy_file(db),
-    ]
+/// daemon's details (`info`, as the lock file names it), the autostart lock and the policy
+/// snapshot.
+pub fn state_files(db: &Path, lock: &Path, info: PathBuf) -> Vec<PathBuf> {
+    vec![lock.to_path_buf(), info, lock.with_extension("start"), coord_ipc::paths::policy_file(db)]
 }
 
 /// Options that create a file 0600 (on Unix; set what else to do on them).

@@ -220,6 +220,17 @@ fn pages_of_1_mib_messages(p: &Project) -> coord_tests::Daemon {
     d
 }
 
+/// The daemon's peak resident size (`VmHWM`) stayed within its output budget of `before`.
+#[track_caller]
+fn peak_within_output_budget(pid: u32, before: u64) {
+    let peak = proc_mib(pid, "VmHWM");
+    eprintln!("daemon RSS {before} MiB, peak {peak} MiB");
+    assert!(
+        peak < before + OUTPUT_BUDGET_MIB,
+        "the daemon grew from {before} MiB to a peak of {peak} MiB, past its {OUTPUT_BUDGET_MIB} MiB output budget"
+    );
+}
+
 /// One reply line, unparsed (a page is 15 MiB), and the id it answers.
 fn raw_reply(c: &mut RawConn) -> (Vec<u8>, u64) {
     use std::io::BufRead;
@@ -261,12 +272,7 @@ fn three_connections_pipelining_64_pages_each_without_reading_stay_within_the_ou
                 .collect()
         })
         .collect();
-    let peak = proc_mib(d.pid(), "VmHWM");
-    eprintln!("daemon RSS {before} MiB, peak {peak} MiB");
-    assert!(
-        peak < before + OUTPUT_BUDGET_MIB,
-        "the daemon grew from {before} MiB to a peak of {peak} MiB, past its {OUTPUT_BUDGET_MIB} MiB output budget"
-    );
+    peak_within_output_budget(d.pid(), before);
     // Nothing was refused or lost: every page came, whole, and the other client was served.
     for mut got in replies {
         got.sort_unstable();
@@ -301,10 +307,5 @@ fn a_batch_of_16_pages_stops_running_its_calls_once_its_reply_holds_a_replys_wor
         assert_eq!(r["error"]["data"]["code"], "batch_reply_too_large");
     }
     assert!(ran < 16);
-    let peak = proc_mib(d.pid(), "VmHWM");
-    eprintln!("daemon RSS {before} MiB, peak {peak} MiB");
-    assert!(
-        peak < before + OUTPUT_BUDGET_MIB,
-        "the daemon grew from {before} MiB to a peak of {peak} MiB, past its {OUTPUT_BUDGET_MIB} MiB output budget"
-    );
+    peak_within_output_budget(d.pid(), before);
 }
