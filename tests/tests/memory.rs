@@ -207,8 +207,9 @@ fn many_connections_that_do_not_read_are_closed_when_the_daemon_budget_runs_out(
 const OUTPUT_BUDGET_MIB: u64 = 256;
 
 /// A daemon holding 40 messages of 1 MiB: `events.list {"limit":1000}` answers with a page
-/// of about 15 MiB (protocol §1.7). Its peak resident size is reset once they are sent.
-fn pages_of_1_mib_messages(p: &Project) -> coord_tests::Daemon {
+/// of about 15 MiB (protocol §1.7). Its peak resident size is reset once they are sent;
+/// the resident size then comes with it (MiB).
+fn pages_of_1_mib_messages(p: &Project) -> (coord_tests::Daemon, u64) {
     let d = p.serve();
     let mut w = RawConn::connect(&d.socket);
     let body = "x".repeat(1024 * 1024);
@@ -217,7 +218,9 @@ fn pages_of_1_mib_messages(p: &Project) -> coord_tests::Daemon {
             "params":{"from":"lead","to":"w","summary":"big","body":body}}));
         assert!(r["result"]["event_id"].is_i64(), "{r:.300}");
     }
-    d
+    let before = proc_mib(d.pid(), "VmRSS");
+    reset_peak_rss(d.pid());
+    (d, before)
 }
 
 /// The daemon's peak resident size (`VmHWM`) stayed within its output budget of `before`.
@@ -244,9 +247,7 @@ fn raw_reply(c: &mut RawConn) -> (Vec<u8>, u64) {
 #[test]
 fn three_connections_pipelining_64_pages_each_without_reading_stay_within_the_output_budget() {
     let p = Project::new();
-    let d = pages_of_1_mib_messages(&p);
-    let before = proc_mib(d.pid(), "VmRSS");
-    reset_peak_rss(d.pid());
+    let (d, before) = pages_of_1_mib_messages(&p);
     // Three connections each write 64 requests for a 15 MiB page and read nothing: 2.8 GiB
     // of replies, which the daemon built whole before (the issue measured 126 -> 2,983 MiB).
     let mut stuck: Vec<RawConn> = (0..3).map(|_| RawConn::connect(&d.socket)).collect();
@@ -285,9 +286,7 @@ fn three_connections_pipelining_64_pages_each_without_reading_stay_within_the_ou
 #[test]
 fn a_batch_of_16_pages_stops_running_its_calls_once_its_reply_holds_a_replys_worth() {
     let p = Project::new();
-    let d = pages_of_1_mib_messages(&p);
-    let before = proc_mib(d.pid(), "VmRSS");
-    reset_peak_rss(d.pid());
+    let (d, before) = pages_of_1_mib_messages(&p);
     // 16 pages of 15 MiB in one batch: one 251,844,632-byte reply line before.
     let calls: Vec<Value> =
         (0..16).map(|i| json!({"jsonrpc":"2.0","id":i,"method":"events.list","params":{"limit":1000}})).collect();
