@@ -133,9 +133,10 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     }
     tracing::info!(store = %location, host = crate::host::name(), "store open");
     // The database and the log exist now (SQLite gives the WAL and SHM the database's mode).
-    let files = crate::private::data_files(&paths.db, &paths.log);
-    let state_dir = dir.clone();
-    match tokio::task::spawn_blocking(move || crate::private::tighten(&state_dir, &files)).await {
+    let mut files = crate::private::data_files(&paths.db, &paths.log);
+    files.extend(crate::private::state_files(&paths.db, &paths.lock, lock.info_path()));
+    let dirs = [dir.clone(), dir.join(crate::workspace::git::WORKTREES_DIR)];
+    match tokio::task::spawn_blocking(move || crate::private::tighten(&dirs, &files)).await {
         Ok(Ok(changed)) if !changed.is_empty() => {
             tracing::warn!(changed = %changed.join(", "), "tightened local file modes: only their owner can read them now");
         }
@@ -299,22 +300,10 @@ async fn bind(paths: &ProjectPaths) -> Result<interprocess::local_socket::tokio:
 
 /// Create a folder (and any missing parent) only its owner may enter.
 fn create_private_dir(dir: &std::path::Path) -> Result<(), DaemonError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        if !dir.is_dir() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(crate::private::DIR_MODE)
-                .create(dir)
-                .map_err(io(format!("cannot create {}", dir.display())))?;
-        }
-        Ok(())
+    if dir.is_dir() {
+        return Ok(());
     }
-    #[cfg(not(unix))]
-    {
-        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))
-    }
+    crate::private::create_dir(dir).map_err(io(format!("cannot create {}", dir.display())))
 }
 
 /// SIGTERM and SIGINT; on Windows the console's Ctrl-C, Ctrl-Break (what
