@@ -392,7 +392,8 @@ fn project_for(agent: Agent, program: &Path) -> (Project, coord_tests::Daemon) {
     let path = format!("{}:{}", program.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let d = p.serve_with(&[], &[("PATH", &path)]);
     launch_toml(&p, agent, program);
-    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    // Merged as soon as done, so the run ends and `--until-done` returns.
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
     (p, d)
 }
@@ -406,19 +407,24 @@ fn a_codex_sessions_log_shows_its_calls_with_arguments_results_and_times() {
     let send = tool("mcp__coordd__send_message", json!({"to": "lead", "summary": "hello from the session"}));
     let m = model(
         Agent::Codex,
-        vec![Turn::reply(vec![send]), Turn::reply(vec![shell(&worker("echo from-the-shell"))]), Turn::reply(vec![text("Done.")])],
+        vec![
+            Turn::reply(vec![send]),
+            Turn::reply(vec![shell(&worker("echo from-the-shell"))]),
+            Turn::reply(vec![text("Done.")]),
+        ],
     );
     let out = finish(bridge(&p, &m, &["--dispatch", "--until-done"]));
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.outputs());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let s = rt.block_on(async { sessions(&p.client().await).await }).pop().expect("the session");
     let log = std::fs::read_to_string(&s.log_path).expect("the session's log");
-    let stamped = |l: &str| l.len() > 24 && l.as_bytes()[4] == b'-' && l.as_bytes()[10] == b'T' && l[..24].ends_with('Z');
+    let stamped =
+        |l: &str| l.len() > 24 && l.as_bytes()[4] == b'-' && l.as_bytes()[10] == b'T' && l[..24].ends_with('Z');
     assert!(log.lines().filter(|l| !l.is_empty()).all(stamped), "a line without its time:\n{log}");
     let has = |needle: &str| log.lines().any(|l| l.contains(needle));
     assert!(has("mcp coordd/send_message {") && has("hello from the session"), "the call's arguments:\n{log}");
     assert!(has("mcp coordd/send_message (completed) -> ") && has("msg_"), "the call's result:\n{log}");
-    assert!(has("exec exit 0 (completed): worked"), "the command's exit and output:\n{log}");
+    assert!(has("exec exit 0 (completed): from-the-shell"), "the command's exit and output:\n{log}");
 }
 
 /// Claude Code (2.1.332 names MCP tools in a system message and loads them through its tool
