@@ -27,6 +27,10 @@ pub struct Context<'a> {
     pub cwd: &'a Path,
     /// The `inbox` to name in prompts.
     pub inbox: &'a str,
+    /// The session's id (`COORD_SESSION`).
+    pub session_id: &'a str,
+    /// This `coord-launch`, for the filter of Codex's output (`--codex-log`).
+    pub me: &'a str,
 }
 
 /// Building a session's command failed.
@@ -45,7 +49,11 @@ pub fn prompt(w: &Work, inbox: &str) -> String {
          or its MCP tools):\n\
          1. Claim and read it: `{inbox} claim --agent {a} --thread {t}` then `{inbox} show --agent {a} --thread {t}`.\n\
          2. Report progress with `{inbox} update --agent {a} --thread {t} --status in_progress --summary '...'`.\n\
-         3. If you need the lead, ask with `--status blocked` and wait with `{inbox} wait-reply --thread {t}`.\n\
+         3. If you need the lead, ask with `{inbox} update --agent {a} --thread {t} --status blocked --summary '...'`. \
+         It prints the line to wait with (`wait for the answer: inbox wait-reply --thread {t} --after-event EVENT_ID`): \
+         run exactly that, with the EVENT_ID it printed, as `{inbox} wait-reply --thread {t} --after-event EVENT_ID`. \
+         From that event on, the wait returns the answer even if it came before you started waiting; \
+         if it times out (exit 10), run the line it prints to go on waiting.\n\
          4. When the work is done (committed, for a code task), finish with \
          `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot.\n\
          Do not stop before done or fail: a session that ends without them fails its attempt.",
@@ -58,6 +66,7 @@ pub fn prompt(w: &Work, inbox: &str) -> String {
 /// The environment every session gets.
 pub fn env(w: &Work, ctx: &Context<'_>) -> Vec<(String, String)> {
     let mut env = vec![
+        (crate::process::SESSION_VAR.to_string(), ctx.session_id.to_string()),
         ("COORD_AGENT".to_string(), w.agent.clone()),
         ("COORD_RUN".to_string(), w.run_id.clone()),
         ("COORD_TASK".to_string(), w.task_id.clone()),
@@ -93,8 +102,9 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
         ClientKind::Codex => {
             // Trusted for this invocation only (so it loads the project's `.codex/` and
             // hooks), unattended like claude's bypass mode: no approvals, no sandbox (the
-            // session commits in its worktree and reaches the daemon's socket).
-            let mut a = vec!["exec".to_string(), "--skip-git-repo-check".to_string()];
+            // session commits in its worktree and reaches the daemon's socket). Its
+            // events (`--json`) go through `--codex-log` into a readable log.
+            let mut a = vec!["exec".to_string(), "--json".to_string(), "--skip-git-repo-check".to_string()];
             a.extend(coord_client::codex::trust_args(&[ctx.cwd]));
             a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
             a.extend(model);
@@ -104,6 +114,10 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
         }
     };
     let mut env = env(w, ctx);
+    if kind == ClientKind::Command {
+        // A command has no prompt argument: it may read it here.
+        env.push(("COORD_PROMPT".to_string(), prompt(w, ctx.inbox)));
+    }
     if kind == ClientKind::Codex {
         // The identity Codex's hooks act for (they run from the main checkout).
         let task = Some(w.task_id.as_str());
@@ -113,7 +127,8 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             }
         }
     }
-    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env })
+    let filter = (kind == ClientKind::Codex).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
+    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter })
 }
 
 #[cfg(test)]
@@ -135,25 +150,34 @@ mod tests {
 
     #[test]
     fn the_command_client_runs_through_the_shell_with_the_coord_environment() {
-        let ctx = Context { db: Path::new("/p/.agents/coord.db"), cwd: Path::new("/w"), inbox: "inbox" };
+        let ctx = Context {
+            db: Path::new("/p/.agents/coord.db"),
+            cwd: Path::new("/w"),
+            inbox: "inbox",
+            session_id: "ses_1",
+            me: "coord-launch",
+        };
         let l = Layer { command: Some("echo hi".into()), ..Layer::default() };
         let s = build(ClientKind::Command, &l, &work(), &ctx).unwrap();
         assert_eq!((s.program.as_str(), s.args.clone()), ("sh", vec!["-c".to_string(), "echo hi".to_string()]));
         assert!(s.env.contains(&("COORD_THREAD".into(), "thr_1".into())));
         assert!(s.env.contains(&("COORD_DB".into(), "/p/.agents/coord.db".into())));
+        assert!(s.env.contains(&("COORD_SESSION".into(), "ses_1".into())));
+        assert!(s.env.iter().any(|(k, v)| k == "COORD_PROMPT" && v.contains("thr_1")));
         assert!(matches!(build(ClientKind::Command, &Layer::default(), &work(), &ctx), Err(BuildError::NoCommand)));
     }
 
     #[test]
     fn agent_clients_get_a_prompt_naming_the_task_thread_and_how_to_finish() {
-        let ctx = Context { db: Path::new("/db"), cwd: Path::new("/w"), inbox: "inbox" };
+        let ctx = Context { db: Path::new("/db"), cwd: Path::new("/w"), inbox: "inbox", session_id: "ses_1", me: "cl" };
         let l = Layer { model: Some("m1".into()), ..Layer::default() };
         let claude = build(ClientKind::Claude, &l, &work(), &ctx).unwrap();
         assert_eq!(claude.args[0], "-p");
         assert!(claude.args[1].contains("thr_1") && claude.args[1].contains("inbox done --agent W1"));
         assert!(claude.args.windows(2).any(|w| w == ["--model", "m1"]));
         let codex = build(ClientKind::Codex, &l, &work(), &ctx).unwrap();
-        assert_eq!(codex.args[0], "exec");
+        assert_eq!(codex.args[..2], ["exec", "--json"]);
+        assert_eq!(codex.filter, Some(vec!["cl".to_string(), "--codex-log".to_string()]));
         assert!(codex.args.contains(&"--dangerously-bypass-hook-trust".to_string()), "{:?}", codex.args);
         assert!(codex.args.iter().any(|a| a.contains(r#""/w"={trust_level="trusted"}"#)), "{:?}", codex.args);
         assert!(codex.args.last().unwrap().contains("T1: Fix it"));

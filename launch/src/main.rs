@@ -5,10 +5,14 @@
 
 mod bridge;
 mod client;
+mod codex_log;
 mod config;
+mod lifecycle;
 mod process;
 mod rpc;
+mod say;
 mod session;
+mod shutdown;
 mod tmux;
 
 use std::path::PathBuf;
@@ -17,8 +21,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use coord_client::ConnectOptions;
+use coord_proto::LaunchExit;
 
-use bridge::{Bridge, Finish, Options};
+use bridge::{Bridge, Finish, Options, Outcome};
 use config::{ClientKind, Layer};
 
 const EXAMPLES: &str = "\
@@ -29,20 +34,19 @@ Examples:
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
-thread-only tasks) with COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD, COORD_DB and
-COORD_WORKTREE set, and its output in .agents/launch/<run>/logs/<task>-a<attempt>.log.
-Per-agent clients and models: .agents/launch.toml (see docs/orch.md, \"Running workers\").
-
-Exit status: 0 the run finished done (--until-done) ; 1 it ended failed ; 2 it was
-cancelled ; 3 the bridge could not go on (daemon unreachable, bad config) ; 30 bad arguments.";
+thread-only tasks) with COORD_SESSION, COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD,
+COORD_DB and COORD_WORKTREE set (and, for --command, the prompt in COORD_PROMPT), and its
+output in .agents/launch/<run>/logs/<task>-a<attempt>.log. The bridge prints a line per
+session start, end and merge and the run's end (also in .agents/launch/<run>/bridge.log).
+Per-agent clients and models: .agents/launch.toml (see docs/orch.md, \"Running workers\").";
 
 /// The launch bridge: start, watch and stop the worker sessions of a run.
 #[derive(Parser, Debug)]
-#[command(name = "coord-launch", version, after_help = EXAMPLES)]
+#[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long)]
-    run: String,
+    #[arg(long, required_unless_present = "codex_log")]
+    run: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
     /// .agents/launch.toml says, else `claude`).
     #[arg(long, value_parser = ["claude", "codex", "command"])]
@@ -78,6 +82,36 @@ struct Args {
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
+    /// Print nothing but warnings and errors (the lines still go to the bridge log).
+    #[arg(long)]
+    quiet: bool,
+    /// Filter a Codex session's `--json` events on stdin into readable log lines (what
+    /// the bridge runs for each Codex session).
+    #[arg(long, hide = true)]
+    codex_log: bool,
+}
+
+/// The examples, then the exit statuses from their one table ([`LaunchExit`]).
+fn after_help() -> String {
+    let codes: Vec<String> = LaunchExit::ALL.iter().map(|e| format!("  {:<3} {}", e.code(), e.meaning())).collect();
+    format!("{EXAMPLES}\n\nExit status:\n{}", codes.join("\n"))
+}
+
+/// The one place an outcome becomes an exit status.
+fn exit_of(r: anyhow::Result<Outcome>) -> LaunchExit {
+    let finish = |f| match f {
+        Finish::Done => LaunchExit::Done,
+        Finish::Failed => LaunchExit::RunFailed,
+        Finish::Cancelled => LaunchExit::RunCancelled,
+    };
+    match r {
+        Ok(Outcome::Finished(f) | Outcome::Stopped(Some(f))) => finish(f),
+        Ok(Outcome::Stopped(None)) => LaunchExit::Stopped,
+        Err(e) => {
+            eprintln!("coord-launch: {e:#}");
+            LaunchExit::CannotGoOn
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -85,22 +119,20 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 30 } else { 0 });
+            return if e.use_stderr() { LaunchExit::Invalid } else { LaunchExit::Done }.into();
         }
     };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
-    match rt.block_on(run(args)) {
-        Ok(Some(Finish::Done)) | Ok(None) => ExitCode::SUCCESS,
-        Ok(Some(Finish::Failed)) => ExitCode::from(1),
-        Ok(Some(Finish::Cancelled)) => ExitCode::from(2),
-        Err(e) => {
-            eprintln!("coord-launch: {e:#}");
-            ExitCode::from(3)
-        }
+    if args.codex_log {
+        return match codex_log::run() {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
     }
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    exit_of(rt.block_on(run(args))).into()
 }
 
-async fn run(a: Args) -> anyhow::Result<Option<Finish>> {
+async fn run(a: Args) -> anyhow::Result<Outcome> {
     let connect = ConnectOptions::for_cwd(a.db.as_deref());
     let db = connect.paths.db.clone();
     let agents_dir = db.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".agents"));
@@ -113,45 +145,41 @@ async fn run(a: Args) -> anyhow::Result<Option<Finish>> {
         wall_clock_minutes: a.wall_clock_minutes,
         ..Layer::default()
     };
-    let inbox = std::env::current_exe()
-        .ok()
+    let me = std::env::current_exe().ok();
+    let inbox = me
+        .as_ref()
         .and_then(|e| e.parent().map(|d| d.join("inbox")))
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "inbox".into());
     let o = Options {
-        run_id: a.run,
+        run_id: a.run.unwrap_or_default(),
         db,
         agents_dir,
         dispatch: a.dispatch,
         max_sessions: a.max_sessions as usize,
         until_done: a.until_done,
         tmux: a.tmux,
+        quiet: a.quiet,
         flags,
         config,
         grace: Duration::from_secs(a.grace_seconds),
         shutdown_grace: Duration::from_secs(a.shutdown_grace_seconds),
         inbox,
+        me: me.map_or_else(|| "coord-launch".into(), |p| p.display().to_string()),
         host: host_name(),
         connect,
     };
-    let bridge = Bridge::new(o).await?;
-    let stop = async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    // Sessions keep running after a stop; a bridge started again re-attaches to them.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let stop = async move {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
+            _ = int.recv() => {}
             _ = term.recv() => {}
         }
-        Ok::<_, std::io::Error>(())
     };
-    tokio::select! {
-        r = bridge.run() => Ok(r?),
-        // Sessions keep running; a bridge started again re-attaches to them.
-        _ = stop => {
-            eprintln!("coord-launch: stopping; running sessions go on and are re-attached by the next coord-launch");
-            Ok(None)
-        }
-    }
+    Ok(Bridge::new(o).await?.run(stop).await?)
 }
 
 /// This host's name, as coordd computes it: `COORD_HOST`, else the kernel's host name.

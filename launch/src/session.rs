@@ -15,8 +15,10 @@ pub enum StopWhy {
     Cancelled,
     /// The task was reassigned (its old thread is cancelled too).
     Reassigned,
-    /// The worker approved a shutdown request, or did not answer it in time.
+    /// The worker approved a shutdown request.
     Shutdown,
+    /// The worker did not answer a shutdown request within the shutdown grace.
+    ShutdownUnanswered,
     /// The session ran past its wall-clock limit.
     WallClock,
 }
@@ -26,7 +28,8 @@ impl StopWhy {
         match self {
             StopWhy::Cancelled => "stopped: the attempt was cancelled",
             StopWhy::Reassigned => "stopped: the task was reassigned",
-            StopWhy::Shutdown => "stopped: shutdown",
+            StopWhy::Shutdown => "stopped: shutdown approved",
+            StopWhy::ShutdownUnanswered => "stopped: shutdown request not answered in time",
             StopWhy::WallClock => "stopped: past its wall-clock limit",
         }
     }
@@ -43,16 +46,21 @@ pub struct Report {
     pub session_id: String,
     pub task_id: String,
     pub thread_id: String,
-    pub pid: i32,
+    /// `T1 a2`: how the bridge's lines name the session.
+    pub label: String,
     pub log: PathBuf,
     pub ended: Ended,
     pub stopped: Option<StopWhy>,
     pub ran_for: Duration,
+    /// Re-attached after a bridge restart: its exit status was not ours to read (unless a
+    /// tmux status file kept it).
+    pub reattached: bool,
 }
 
 /// The bridge's handle on a running session.
 pub struct Handle {
     pub agent: String,
+    pub task_id: String,
     stop: Option<oneshot::Sender<StopWhy>>,
 }
 
@@ -70,18 +78,20 @@ pub struct Watch {
     pub session_id: String,
     pub task_id: String,
     pub thread_id: String,
+    pub label: String,
     pub agent: String,
     pub pid: i32,
     pub log: PathBuf,
     pub waiter: Waiter,
     pub wall_clock: Option<Duration>,
     pub grace: Duration,
+    pub reattached: bool,
 }
 
 /// Start watching a session; its report goes to `done`.
 pub fn watch(w: Watch, done: mpsc::UnboundedSender<Report>) -> Handle {
     let (tx, rx) = oneshot::channel();
-    let handle = Handle { agent: w.agent.clone(), stop: Some(tx) };
+    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), stop: Some(tx) };
     tokio::spawn(run(w, rx, done));
     handle
 }
@@ -98,27 +108,28 @@ async fn run(mut w: Watch, stop: oneshot::Receiver<StopWhy>, done: mpsc::Unbound
     let ended = tokio::select! {
         e = w.waiter.wait() => {
             // The leader ended; whatever it left behind goes with it.
-            process::signal_session(w.pid, &w.thread_id, libc::SIGKILL).await;
+            process::signal_session(w.pid, &w.session_id, libc::SIGKILL).await;
             e
         }
         why = stop => {
             let why = why.unwrap_or(StopWhy::Cancelled);
             stopped = Some(why);
-            process::stop(w.pid, &w.thread_id, &mut w.waiter, w.grace).await
+            process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await
         }
         _ = limit => {
             stopped = Some(StopWhy::WallClock);
-            process::stop(w.pid, &w.thread_id, &mut w.waiter, w.grace).await
+            process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await
         }
     };
     let _ = done.send(Report {
         session_id: w.session_id,
         task_id: w.task_id,
         thread_id: w.thread_id,
-        pid: w.pid,
+        label: w.label,
         log: w.log,
         ended,
         stopped,
         ran_for: started.elapsed(),
+        reattached: w.reattached,
     });
 }

@@ -661,6 +661,24 @@ pub fn pid_alive(pid: i64) -> bool {
         .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
+/// Wait until the process `pid` (not a child of the test) has ended, or `within` passed;
+/// true if it ended. It waits on a pidfd, which becomes readable when the process ends:
+/// no polling.
+#[cfg(target_os = "linux")]
+pub fn wait_gone(pid: i64, within: std::time::Duration) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) } as i32;
+    if fd < 0 {
+        return !pid_alive(pid);
+    }
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd; the descriptor is ours and closed right after.
+    let n = unsafe { libc::poll(&mut p, 1, within.as_millis().min(i32::MAX as u128) as i32) };
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    n > 0 || !pid_alive(pid)
+}
+
 /// How many times the threads of process `pid` were switched out (voluntary and
 /// involuntary context switches, from `/proc/PID/task/*/status`) during `window`, counting
 /// the threads alive at its start and its end; and which, by name. A thread is switched out

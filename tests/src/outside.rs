@@ -137,3 +137,22 @@ pub fn agent_cli(name: &str) -> Option<std::path::PathBuf> {
     }
     found
 }
+
+/// The agent CLIs CI pins, as (command, version), from `.ci/agent-clis`: the one place the
+/// pins live (`.ci/run` installs exactly these).
+pub fn pinned_clis() -> Vec<(String, String)> {
+    include_str!("../../.ci/agent-clis")
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [name, _package, version] => Some((name.to_string(), version.to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What `<cli> --version` prints.
+pub fn cli_version(cli: &Path) -> String {
+    let out = Command::new(cli).arg("--version").output().expect("run the CLI's --version");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

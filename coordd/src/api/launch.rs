@@ -16,7 +16,7 @@ impl LaunchApiServer for Api {
     }
 
     async fn session_exit(&self, p: SessionExitParams) -> RpcResult<SessionExitResult> {
-        Ok(self.core.write(move |tx, now| ops::launch::exit(tx, now, p.clone())).await?)
+        Ok(self.core.write_acting(move |tx, now, acting| ops::launch::exit(tx, now, p.clone(), acting)).await?)
     }
 
     async fn session_list(&self, p: SessionListParams) -> RpcResult<SessionsResult> {

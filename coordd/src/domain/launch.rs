@@ -36,8 +36,20 @@ pub fn tail(text: &str) -> String {
     text.chars().skip(n.saturating_sub(MAX_LOG_TAIL)).collect()
 }
 
-/// `launch.sessionStart`: the thread must be an attempt of the named task.
+/// `launch.sessionStart`: the thread must be an attempt of the named task. A session id
+/// the launcher chose is its own: the same call made again (same id, thread and pid)
+/// returns the session it recorded, with no new event (`0`); any other use of a taken id
+/// is refused.
 pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Result<(LaunchSession, i64)> {
+    if let Some(id) = &p.session_id {
+        check::chosen_id("session_id", "ses", id)?;
+        if let Some(s) = tx.launches().launch_session(id)? {
+            if s.thread_id == p.thread_id && s.pid == p.pid {
+                return Ok((s, 0));
+            }
+            return Err(Error::invalid(format!("session_id '{id}' is already another session's")));
+        }
+    }
     check::id("run_id", &p.run_id)?;
     check::id("task_id", &p.task_id)?;
     check::id("thread_id", &p.thread_id)?;
@@ -63,7 +75,7 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
     let host = p.host.unwrap_or_else(|| host.to_string());
     field("host", &host)?;
     let s = LaunchSession {
-        session_id: ids::new_id("ses"),
+        session_id: p.session_id.unwrap_or_else(|| ids::new_id("ses")),
         run_id: p.run_id,
         task_id: p.task_id,
         attempt: attempt.attempt,
@@ -101,10 +113,7 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
     if let Some(r) = &p.reason {
         check::text("reason", r)?;
     }
-    let mut s = tx
-        .launches()
-        .launch_session(&p.session_id)?
-        .ok_or_else(|| Error::app(ErrorCode::SessionNotFound, format!("no launched session '{}'", p.session_id)))?;
+    let mut s = session(tx, &p.session_id)?;
     if s.state != SessionState::Running {
         return Err(Error::app(
             ErrorCode::SessionEnded,
@@ -131,6 +140,14 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
     let summary = format!("{} session for {} (attempt {}) {}, {how}", s.client, s.task_id, s.attempt, s.state);
     let id = record(tx, EventType::LaunchExited, &s, &summary, now)?;
     Ok((s, id))
+}
+
+/// A recorded session (`session_not_found` when there is none).
+pub fn session(tx: &dyn Tx, session_id: &str) -> Result<LaunchSession> {
+    check::id("session_id", session_id)?;
+    tx.launches()
+        .launch_session(session_id)?
+        .ok_or_else(|| Error::app(ErrorCode::SessionNotFound, format!("no launched session '{session_id}'")))
 }
 
 /// `launch.sessionList`.

@@ -1,21 +1,43 @@
 //! Launched sessions across domains: a session's end (launch) fails its attempt's thread
-//! when it is still open (inbox, through [`super::messages`]), so orch's retry rules apply.
+//! when it is still open (inbox, through [`super::messages`]), so orch's retry rules apply,
+//! or, for a session stopped because its worker never answered a shutdown request, ends
+//! that request as an approval would ([`super::shutdown::unanswered`]).
 
 use coord_proto::types::*;
 use serde_json::json;
 
-use super::messages;
+use super::{control, messages, shutdown};
+use crate::domain::credentials::Acting;
 use crate::domain::inbox::thread;
 use crate::domain::launch;
-use crate::error::Result;
+use crate::domain::orch::model as orch;
+use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::time::Ts;
 
 /// `launch.sessionExit`: record the end, then, when asked and the thread is still open,
-/// fail it with the reason and the log's tail.
-pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<SessionExitResult> {
+/// fail it with the reason and the log's tail; or end the shutdown request the worker did
+/// not answer, which only the run's creator, the lead or an admin may do for it.
+pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams, acting: &Acting) -> Result<SessionExitResult> {
     let fail = p.fail_attempt;
+    let unanswered = p.shutdown_request_id.clone();
+    if fail && unanswered.is_some() {
+        return Err(Error::invalid(
+            "fail_attempt and shutdown_request_id exclude each other: a session stopped for a shutdown blocks its task",
+        ));
+    }
+    if unanswered.is_some() {
+        let run_id = launch::session(tx, &p.session_id)?.run_id;
+        let owner = orch::load_run(tx, &run_id)?.created_by;
+        acting.check_owner(tx, &owner, &format!("run '{run_id}''s sessions"))?;
+    }
     let (session, mut event_id) = launch::exit(tx, now, p)?;
+    if let Some(request_id) = unanswered {
+        if let Some(notice) = shutdown::unanswered(tx, now, &request_id, &session)? {
+            event_id = event_id.max(control::send(tx, now, notice, None)?.event_id);
+        }
+        return Ok(SessionExitResult { session, failed_attempt: false, event_id });
+    }
     let (t, _) = thread::load(tx, &session.thread_id, now)?;
     let mut failed_attempt = false;
     if fail && !t.status.is_terminal() {

@@ -118,8 +118,10 @@ pub fn settle_request(tx: &mut dyn Tx, now: Ts, thread_id: &str) -> Result<()> {
     if tx.mail().mail_queued_copies(&request.message_id, now)?.is_empty() {
         return Ok(());
     }
+    let answered = tx.threads().thread(thread_id)?.is_some_and(|t| t.thread.status == ThreadStatus::Done);
+    let why = if answered { "the request was answered" } else { "the request was closed unanswered" };
     let p = MailRef { agent: request.from_agent, message_id: request.message_id };
-    crate::domain::mail::delivery::withdraw(tx, now, p)?;
+    crate::domain::mail::delivery::withdraw_because(tx, now, p, why)?;
     Ok(())
 }
 

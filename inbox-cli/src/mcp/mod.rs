@@ -48,8 +48,10 @@ pub struct Args {
     #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
     pub task: Option<String>,
     /// The longest one wait_reply call waits, and its default. Keep it under your MCP
-    /// client's request timeout; the agent re-arms with the cursor it returns.
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_WAIT_SECONDS,
+    /// client's request timeout; the agent re-arms with the cursor it returns. Also
+    /// $COORD_MCP_WAIT_SECONDS, which reaches the servers orch dispatch registers (their
+    /// command line is fixed): start the agent CLI, or coord-launch, with it set.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_WAIT_SECONDS, env = "COORD_MCP_WAIT_SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
     pub wait_seconds: u64,
 }

@@ -130,6 +130,13 @@ pub fn remind(tx: &mut dyn Tx, now: Ts, p: PendingParams) -> Result<PendingResul
 
 /// `mail.withdraw`: the sender takes back every copy not delivered yet.
 pub fn withdraw(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<WithdrawResult> {
+    let why = format!("by {}", p.agent);
+    withdraw_because(tx, now, p, &why)
+}
+
+/// [`withdraw`], its event saying `why` (a settled request's copies: "the request was
+/// answered").
+pub fn withdraw_because(tx: &mut dyn Tx, now: Ts, p: MailRef, why: &str) -> Result<WithdrawResult> {
     check::agent("agent", &p.agent)?;
     check::id("message_id", &p.message_id)?;
     let Some(msg) = tx.messages().message(&p.message_id)? else {
@@ -154,7 +161,7 @@ pub fn withdraw(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<WithdrawResult> 
         tx.mail_mut().mail_save(&row)?;
         recipients.push(row.recipient);
     }
-    let event_id = copies::record(tx, EventType::MailWithdrawn, &first, now)?;
+    let event_id = copies::record_why(tx, EventType::MailWithdrawn, &first, Some(why), now)?;
     Ok(WithdrawResult { message_id: p.message_id, recipients, event_id })
 }
 

@@ -6,6 +6,7 @@ use coord_proto::types::*;
 
 use super::attempts::{self, Mode, Plan};
 use super::{council, model, plan, reconcile};
+use crate::domain::credentials::Acting;
 use crate::ops::{self, messages};
 use crate::store::sqlite::testing::Memory;
 
@@ -262,11 +263,11 @@ fn a_launched_session_that_ends_without_done_fails_its_attempt_once() {
         fail_attempt: true,
         ..Default::default()
     };
-    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap();
+    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone(), &Acting::daemon())).unwrap();
     assert!(r.failed_attempt);
     assert_eq!(r.session.log_tail.as_ref().map(|t| t.len()), Some(launch::MAX_LOG_TAIL));
     assert_eq!(statuses(&m)[0], ("T1".into(), TaskStatus::Failed));
-    let again = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap_err();
+    let again = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone(), &Acting::daemon())).unwrap_err();
     assert_eq!(again.code(), Some(ErrorCode::SessionEnded));
 }
 
@@ -280,7 +281,7 @@ fn a_session_whose_thread_finished_leaves_the_attempt_alone() {
     finish(&m, &thr, ThreadStatus::Done);
     let exit =
         SessionExitParams { session_id: s.session_id, exit_code: Some(0), fail_attempt: true, ..Default::default() };
-    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap();
+    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone(), &Acting::daemon())).unwrap();
     assert!(!r.failed_attempt);
     assert_eq!(statuses(&m)[0], ("T1".into(), TaskStatus::Done));
 }
