@@ -234,10 +234,9 @@ impl Caller {
             Caller::Read => "anyone (read-only)".into(),
             Caller::Anyone => "anyone".into(),
             Caller::Agent => "any agent (with credentials required: a connection authenticated as one)".into(),
-            Caller::AsAgent(f) => format!(
-                "the agent named in `{f}` (with credentials required: on a connection authenticated as it; \
-                 with `{f}` left out, as any agent)"
-            ),
+            Caller::AsAgent(f) => {
+                format!("the agent named in `{f}` (with credentials required: on a connection authenticated as it)")
+            }
             Caller::Lead(None) => "anyone; with credentials required, only the project's lead or an admin".into(),
             Caller::Lead(Some(f)) => format!(
                 "the agent named in `{f}`; with credentials required, only the project's lead or an admin, \

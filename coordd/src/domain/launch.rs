@@ -90,6 +90,12 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
     Ok((s, id))
 }
 
+/// The session `session_id`, if there is one.
+pub fn session(tx: &dyn Tx, session_id: &str) -> Result<Option<LaunchSession>> {
+    check::id("session_id", session_id)?;
+    tx.launches().launch_session(session_id)
+}
+
 /// `launch.sessionExit`: a running session ends once, as `exited` (the default), `stopped`
 /// or `lost`.
 pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSession, i64)> {

@@ -1,19 +1,41 @@
 //! Launched sessions across domains: a session's end (launch) fails its attempt's thread
 //! when it is still open (inbox, through [`super::messages`]), so orch's retry rules apply.
+//! A launcher acts for the run: with credentials required, recording a session's start or
+//! end is the run's creator's, the lead's or an admin's.
 
 use coord_proto::types::*;
 use serde_json::json;
 
 use super::messages;
+use crate::domain::credentials::Acting;
 use crate::domain::inbox::thread;
 use crate::domain::launch;
+use crate::domain::orch::model;
 use crate::error::Result;
 use crate::store::Tx;
 use crate::time::Ts;
 
+/// `launch.sessionStart`, for the launcher of the attempt's run.
+pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str, acting: &Acting) -> Result<LaunchSession> {
+    launcher_of(tx, &p.run_id, acting)?;
+    Ok(launch::start(tx, now, p, host)?.0)
+}
+
+/// May this call launch (and end) sessions for run `run_id`: its creator, the lead or an
+/// admin? An unknown run passes, for the rule to report.
+fn launcher_of(tx: &dyn Tx, run_id: &str, acting: &Acting) -> Result<()> {
+    match model::find_run(tx, run_id)? {
+        Some(run) => acting.check_owner(tx, &run.created_by, &format!("run {run_id}")),
+        None => Ok(()),
+    }
+}
+
 /// `launch.sessionExit`: record the end, then, when asked and the thread is still open,
 /// fail it with the reason and the log's tail.
-pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<SessionExitResult> {
+pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams, acting: &Acting) -> Result<SessionExitResult> {
+    if let Some(s) = launch::session(tx, &p.session_id)? {
+        launcher_of(tx, &s.run_id, acting)?;
+    }
     let fail = p.fail_attempt;
     let (session, mut event_id) = launch::exit(tx, now, p)?;
     let (t, _) = thread::load(tx, &session.thread_id, now)?;
