@@ -621,6 +621,14 @@ pub fn dashboard_url(p: &Project) -> String {
     v["url"].as_str().expect("dashboard url").to_string()
 }
 
+/// [`dashboard_url`] asked by the agent whose secret is `secret` (with credentials
+/// required, only the lead or an admin may start it and learn its URL).
+#[track_caller]
+pub fn dashboard_url_as(p: &Project, secret: &str) -> String {
+    let v = p.orch().args(["dashboard", "--json"]).env(coord_proto::types::AGENT_SECRET_ENV, secret).run().ok().json();
+    v["url"].as_str().expect("dashboard url").to_string()
+}
+
 /// Run R1 with one thread task T1, dispatched to `worker`, claimed and blocked on
 /// `question`; the thread id and the event id of the block.
 #[track_caller]

@@ -219,7 +219,7 @@ fn with_credentials_required_the_websocket_writes_as_an_agent_only_once_authenti
     let lead =
         ok(&p, &["agent", "register", "--name", "lead", "--role", "lead"])["secret"].as_str().unwrap().to_string();
     ok(&p, &["init", "--require-credentials", "--lead", "lead"]);
-    let u = parse(&dashboard_url(&p));
+    let u = parse(&dashboard_url_as(&p, &lead));
     let mut s = ws(&u, &u.token, None).unwrap();
     let mut notes = Vec::new();
     let send = json!({"jsonrpc": "2.0", "id": 1, "method": "inbox.send",
