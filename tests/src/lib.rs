@@ -26,6 +26,8 @@ pub mod pg;
 
 pub mod mock_model;
 
+pub mod team;
+
 /// Path of a workspace binary built next to the running test executable.
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
