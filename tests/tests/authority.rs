@@ -117,8 +117,11 @@ fn a_worker_cannot_take_another_tasks_queued_mail() {
 fn permission_request(t: &Team) -> String {
     let payload = json!({"request_id": "perm-a", "tool_name": "Bash", "tool_use_id": "toolu_1",
         "description": "push", "input": {"command": "git push"}});
-    let sent = t.conn("w-a").rpc("control.send", json!({"from": "w-a", "to": "leader", "type": "permission_request",
-        "payload": payload}));
+    let sent = t.conn("w-a").rpc(
+        "control.send",
+        json!({"from": "w-a", "to": "leader", "type": "permission_request",
+        "payload": payload}),
+    );
     sent["result"]["thread"]["thread_id"].as_str().unwrap_or_else(|| panic!("{sent}")).to_string()
 }
 
@@ -160,7 +163,8 @@ fn a_worker_cannot_answer_its_own_question() {
     let mut wa = t.conn("w-a");
     let answer = wa.rpc("orch.answer", json!({"run_id": "R1", "task_id": "T1", "from": "w-a", "summary": "sqlite"}));
     assert_eq!(code(&answer), "not_permitted", "{answer}");
-    let reply = wa.rpc("inbox.reply", json!({"from": "w-a", "thread_id": thread, "kind": "answer", "summary": "sqlite"}));
+    let reply =
+        wa.rpc("inbox.reply", json!({"from": "w-a", "thread_id": thread, "kind": "answer", "summary": "sqlite"}));
     assert_eq!(code(&reply), "not_permitted", "{reply}");
     assert_eq!(task_status(&t, "T1"), "blocked");
     // Another worker's answer is not the lead's either; the lead's is.

@@ -106,15 +106,14 @@ fn the_websocket_speaks_the_socket_protocol() {
     let p = Project::new();
     let u = parse(&dashboard_url(&p));
     let mut s = ws(&u, &u.token, None).unwrap();
-        // Params as on the socket: left out, a bare object, or a one-element array.
+    // Params as on the socket: left out, a bare object, or a one-element array.
     let hello = s.call(json!({"jsonrpc": "2.0", "id": 1, "method": "system.hello"}));
     assert_eq!(hello["result"]["server"], "coordd");
     let methods = hello["result"]["methods"].as_array().unwrap();
     for m in ["view.agents", "view.run", "view.timeline", "dashboard.start", "dashboard.status", "dashboard.stop"] {
         assert!(methods.contains(&json!(m)), "{m} missing");
     }
-    let sub = s.call(json!({"jsonrpc": "2.0", "id": 2, "method": "events.subscribe", "params": {"after_event": 0}}),
-    );
+    let sub = s.call(json!({"jsonrpc": "2.0", "id": 2, "method": "events.subscribe", "params": {"after_event": 0}}));
     assert!(sub["result"].is_number() || sub["result"].is_string(), "{sub}");
     let sent = s.call(json!({"jsonrpc": "2.0", "id": 3, "method": "inbox.send", "params": {"from": "overseer", "to": "w", "summary": "hi"}}),
     );
@@ -135,8 +134,8 @@ fn the_websocket_speaks_the_socket_protocol() {
     let w =
         agents["result"]["agents"].as_array().unwrap().iter().find(|a| a["agent"]["agent_id"] == "w").cloned().unwrap();
     assert_eq!(w["pending"], 1, "{w}");
-    let bad = s.call(json!({"jsonrpc": "2.0", "id": 5, "method": "view.timeline", "params": {"agent": "w", "run_id": "R1"}}),
-    );
+    let bad =
+        s.call(json!({"jsonrpc": "2.0", "id": 5, "method": "view.timeline", "params": {"agent": "w", "run_id": "R1"}}));
     assert_eq!(bad["error"]["data"]["code"], "invalid_args", "{bad}");
 }
 
@@ -187,7 +186,7 @@ fn with_credentials_required_the_websocket_writes_as_an_agent_only_once_authenti
     ok(&p, &["init", "--require-credentials", "--lead", "lead"]);
     let u = parse(&dashboard_url_as(&p, &lead));
     let mut s = ws(&u, &u.token, None).unwrap();
-        let send = json!({"jsonrpc": "2.0", "id": 1, "method": "inbox.send",
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "inbox.send",
         "params": {"from": "lead", "to": "w1", "summary": "from the page"}});
     let refused = s.call(send.clone());
     assert_eq!(refused["error"]["data"]["code"], "page_acts_as_overseer", "{refused}");
@@ -205,8 +204,7 @@ fn with_credentials_required_the_websocket_writes_as_an_agent_only_once_authenti
         "params": {"agent_id": "lead", "secret": lead}});
     assert!(s.call(auth)["result"].is_object());
     let sent = s.call(json!({"jsonrpc": "2.0", "id": 5, "method": "inbox.send",
-        "params": {"from": "lead", "to": "w1", "summary": "from the page"}}),
-    );
+        "params": {"from": "lead", "to": "w1", "summary": "from the page"}}));
     assert!(sent["result"]["event_id"].is_i64(), "{sent}");
 }
 

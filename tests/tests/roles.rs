@@ -42,8 +42,7 @@ fn a_worker_can_change_nothing_that_is_not_its_own() {
     let mail = ok(&p, &["send", "--from", "leader", "--to", "other", "--summary", "a note"]);
     let message = mail["message"]["message_id"].as_str().unwrap().to_string();
     let mut lead = RawConn::connect_as(&d.socket, "leader", &leader);
-    let reserved =
-        lead.rpc("reservations.reserve", json!({"agent": "other", "scope": "src/db.rs", "task_id": "T1"}));
+    let reserved = lead.rpc("reservations.reserve", json!({"agent": "other", "scope": "src/db.rs", "task_id": "T1"}));
     assert!(reserved["result"].is_object(), "{reserved}");
     let gate = json!({"lead": "leader", "rules": [{"tool": "Bash(git push*)"}]});
     let set = lead.rpc("policy.set", json!({"actor": "leader", "policy": gate}));

@@ -155,7 +155,9 @@ fn named_agent(params: Option<&str>, field: &str) -> Option<String> {
 fn page_refused(method: &str) -> Error {
     Error::app(
         ErrorCode::PageActsAsOverseer,
-        format!("the dashboard's page may not call {method} (start the daemon with --dashboard-acts-as-anyone to allow it)"),
+        format!(
+            "the dashboard's page may not call {method} (start the daemon with --dashboard-acts-as-anyone to allow it)"
+        ),
     )
 }
 

@@ -11,7 +11,10 @@ use crate::{host, ops};
 #[async_trait]
 impl LaunchApiServer for Api {
     async fn session_start(&self, p: SessionStartParams) -> RpcResult<LaunchSession> {
-        Ok(self.core.write_acting(move |tx, now, acting| ops::launch::start(tx, now, p.clone(), host::name(), acting)).await?)
+        Ok(self
+            .core
+            .write_acting(move |tx, now, acting| ops::launch::start(tx, now, p.clone(), host::name(), acting))
+            .await?)
     }
 
     async fn session_exit(&self, p: SessionExitParams) -> RpcResult<SessionExitResult> {

@@ -32,10 +32,7 @@ impl MailApiServer for Api {
     async fn mail_check(&self, p: CheckParams) -> RpcResult<CheckResult> {
         let agent = p.agent.clone().unwrap_or_default();
         let acting = caller::acting();
-        let r = self
-            .core
-            .write_as(&agent, move |tx, now| ops::agents::mail_check(tx, now, p.clone(), &acting))
-            .await;
+        let r = self.core.write_as(&agent, move |tx, now| ops::agents::mail_check(tx, now, p.clone(), &acting)).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
