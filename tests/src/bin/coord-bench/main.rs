@@ -9,15 +9,17 @@
 //! docs/ and is never run by default). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 //!
-//! Four long runs happen only when named: `--only soak` (100 simulated agents for 10
+//! Five long runs happen only when named: `--only soak` (100 simulated agents for 10
 //! minutes; `--agents N`, `--minutes M` or `--seconds S`, `--think-ms T`), `--only crash-loop` (20 rounds of
 //! `kill -9`; `--rounds N`), `--only abuse` (the memory abuse of issue 14 through the raw
-//! socket) and `--only replies` (lists of 1 MiB messages read page by page, issue 26).
+//! socket), `--only replies` (lists of 1 MiB messages read page by page, issue 26) and
+//! `--only pipeline` (pages pipelined and not read, and a batch of pages, issue 32).
 
 mod control_bench;
 mod dashboard_bench;
 mod dashboard_live_bench;
 mod dashboard_scene;
+mod idle_bench;
 // The bridge's CPU is read from /proc.
 #[cfg(target_os = "linux")]
 mod launch_bench;
@@ -25,6 +27,8 @@ mod orch_bench;
 mod pg_bench;
 mod pg_floor;
 mod pg_writer;
+#[cfg(target_os = "linux")]
+mod pipeline_bench;
 mod procfs;
 mod scale_bench;
 mod search_bench;
@@ -76,6 +80,9 @@ Options:
   --only abuse            the memory abuse of issue 14 through the raw socket
   --only replies          lists of 1 MiB messages read page by page (issue 26): the
                           largest reply and the daemon's resident size
+  --only pipeline         3 connections x 64 pipelined pages of 1 MiB messages, not
+                          reading, + a batch of 16 pages (issue 32): the daemon's peak
+                          resident size against its aim (300 MiB)
   --sends-per-client N    sends per client in the send measure (default 2000)
   -h, --help              print this help
 
@@ -129,7 +136,7 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
-    if let Some(long @ ("soak" | "crash-loop" | "abuse" | "replies")) = only.as_deref() {
+    if let Some(long @ ("soak" | "crash-loop" | "abuse" | "replies" | "pipeline")) = only.as_deref() {
         #[cfg(not(target_os = "linux"))]
         {
             eprintln!("coord-bench: --only {long} reads /proc and runs on Linux only");
@@ -150,6 +157,8 @@ fn main() {
                 soak_bench::abuse(&p, &d.socket, d.pid());
             } else if long == "replies" {
                 soak_bench::replies(&d.socket, d.pid());
+            } else if long == "pipeline" {
+                pipeline_bench::pipeline(&d.socket, d.pid());
             } else {
                 let s = soak_bench::Soak {
                     agents: number("--agents", 100) as usize,
