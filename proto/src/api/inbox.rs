@@ -46,7 +46,7 @@ pub trait InboxApi {
     #[method(name = "inbox.update")]
     async fn update(&self, params: UpdateParams) -> RpcResult<MessageResult>;
 
-    /// A message inside an open thread. **Anyone** may reply, and no lease is needed.
+    /// A message inside an open thread. No lease is needed.
     ///
     /// Events: `thread.replied`.
     #[method(name = "inbox.reply")]
@@ -65,7 +65,7 @@ pub trait InboxApi {
     #[method(name = "inbox.fail")]
     async fn fail(&self, params: FinishParams) -> RpcResult<MessageResult>;
 
-    /// Cancel an open thread. **Anyone** may cancel; typically the creator does.
+    /// Cancel an open thread, typically by its creator.
     ///
     /// Events: `thread.cancelled`.
     #[method(name = "inbox.cancel")]

@@ -210,7 +210,7 @@ pub(super) const METHODS: &[Method] = &[
     },
     Method {
         name: "inbox.reply",
-        doc: "A message inside an open thread. **Anyone** may reply, and no lease is needed.\n\nEvents: `thread.replied`.",
+        doc: "A message inside an open thread. No lease is needed.\n\nEvents: `thread.replied`.",
         params: Some(schema::<ReplyParams>),
         result: schema::<MessageResult>,
         subscription: None,
@@ -231,7 +231,7 @@ pub(super) const METHODS: &[Method] = &[
     },
     Method {
         name: "inbox.cancel",
-        doc: "Cancel an open thread. **Anyone** may cancel; typically the creator does.\n\nEvents: `thread.cancelled`.",
+        doc: "Cancel an open thread, typically by its creator.\n\nEvents: `thread.cancelled`.",
         params: Some(schema::<CancelParams>),
         result: schema::<MessageResult>,
         subscription: None,
