@@ -186,10 +186,14 @@ fn with_credentials_required_only_the_leads_page_approves_a_workers_request_and_
     ok(&t.p, &["--agent", "leader", "policy", "lead", "leader"]);
     ok(&t.p, &["--agent", "leader", "policy", "gate", "Bash(git push*)"]);
     t.require_credentials();
-    // The URL's token is the overseer's credential: the worker cannot learn it.
-    let status = t.conn("w-a").rpc("dashboard.status", json!({}));
-    assert!(status["result"]["url"].is_null(), "the worker learns the page's URL: {status}");
     let url = dashboard_url_as(&t.p, t.secret("leader"));
+    // The URL's token is the overseer's credential: the worker cannot learn it.
+    let mut wa = t.conn("w-a");
+    let status = wa.rpc("dashboard.status", json!({}));
+    assert_eq!(status["result"]["running"], true, "{status}");
+    assert!(status["result"]["url"].is_null(), "the worker learns the page's URL: {status}");
+    let started = wa.rpc("dashboard.start", json!({}));
+    assert!(started["result"].is_null(), "the worker got the URL from dashboard.start: {started}");
     b.open_dashboard(&format!("{url}#control"));
     b.wait_for("document.getElementById('conn').dataset.state === 'live'", "the live indicator");
 
