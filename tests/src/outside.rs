@@ -86,7 +86,7 @@ impl WsConn {
     pub fn call(&mut self, req: serde_json::Value) -> serde_json::Value {
         self.ws.send(tungstenite::Message::text(req.to_string())).expect("send on the WebSocket");
         loop {
-            let v = self.next();
+            let v = self.next_message();
             if v.get("id") == req.get("id") {
                 return v;
             }
@@ -95,7 +95,7 @@ impl WsConn {
     }
 
     /// The next message the daemon sends, as JSON.
-    pub fn next(&mut self) -> serde_json::Value {
+    pub fn next_message(&mut self) -> serde_json::Value {
         loop {
             if let tungstenite::Message::Text(t) = self.ws.read().expect("read the WebSocket") {
                 return serde_json::from_str(t.as_str()).expect("JSON");

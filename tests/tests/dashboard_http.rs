@@ -123,7 +123,7 @@ fn the_websocket_speaks_the_socket_protocol() {
     let note = match s.notes.iter().find(|v| is_it(v)) {
         Some(v) => v.clone(),
         None => loop {
-            let v = s.next();
+            let v = s.next_message();
             if is_it(&v) {
                 break v;
             }
