@@ -15,6 +15,27 @@ fn badge(agent: &str, n: u64) -> String {
     format!("document.querySelector('tr[data-agent=\"{agent}\"] .badge.unread')?.dataset.count === '{n}'")
 }
 
+/// The page's card of an open permission request.
+const OPEN_REQUEST: &str = ".card.control.open[data-type=\"permission_request\"]";
+
+/// Run `inbox` (its agent given) as a Claude Code PreToolUse hook for `git push origin main`,
+/// which asks for permission and waits; return once the page shows the request.
+fn push_hook(b: &mut Browser, p: &Project, inbox: Run) -> std::thread::JoinHandle<Out> {
+    let input = json!({
+        "session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": p.path(), "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01",
+        "tool_input": {"command": "git push origin main"}
+    });
+    let hook =
+        inbox.args(["hook", "claude", "pre-tool-use", "--timeout-seconds", "120"]).stdin(input.to_string().as_bytes());
+    let hook = std::thread::spawn(move || hook.run());
+    b.wait_for(
+        &format!("document.querySelector('{OPEN_REQUEST}')?.textContent.includes('git push origin main')"),
+        "the request",
+    );
+    hook
+}
+
 #[test]
 fn the_page_loads_with_its_token_and_is_refused_without_it() {
     let Some(mut b) = Browser::launch() else { return };
@@ -127,22 +148,8 @@ fn a_permission_request_is_denied_from_the_page_and_the_waiting_hook_says_so() {
     b.wait_for("document.getElementById('conn').dataset.state === 'live'", "the live indicator");
 
     // A worker's session is about to push: its PreToolUse hook asks the lead and waits.
-    let input = json!({
-        "session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": p.path(), "permission_mode": "default",
-        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01",
-        "tool_input": {"command": "git push origin main"}
-    });
-    let hook = p
-        .inbox()
-        .args(["--agent", "w1", "hook", "claude", "pre-tool-use", "--timeout-seconds", "120"])
-        .stdin(input.to_string().as_bytes());
-    let hook = std::thread::spawn(move || hook.run());
-
-    let card = ".card.control.open[data-type=\"permission_request\"]";
-    b.wait_for(
-        &format!("document.querySelector('{card}')?.textContent.includes('git push origin main')"),
-        "the request",
-    );
+    let hook = push_hook(&mut b, &p, p.inbox().args(["--agent", "w1"]));
+    let card = OPEN_REQUEST;
     b.wait_for("document.getElementById('tab-control').textContent === '1'", "the open-request badge");
     b.eval(&format!("document.querySelector('{card} input.reason').value = 'not before review'"));
     b.eval(&format!("document.querySelector('{card} button.deny').click()"));
@@ -198,22 +205,9 @@ fn with_credentials_required_only_the_leads_page_approves_a_workers_request_and_
     b.wait_for("document.getElementById('conn').dataset.state === 'live'", "the live indicator");
 
     // The worker's real PreToolUse hook, with its own secret, asks the lead and waits.
-    let input = json!({
-        "session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": t.p.path(), "permission_mode": "default",
-        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01",
-        "tool_input": {"command": "git push origin main"}
-    });
-    let hook =
-        t.p.inbox()
-            .args(["--agent", "w-a", "hook", "claude", "pre-tool-use", "--timeout-seconds", "120"])
-            .env(coord_proto::types::AGENT_SECRET_ENV, t.secret("w-a"))
-            .stdin(input.to_string().as_bytes());
-    let hook = std::thread::spawn(move || hook.run());
-    let card = ".card.control.open[data-type=\"permission_request\"]";
-    b.wait_for(
-        &format!("document.querySelector('{card}')?.textContent.includes('git push origin main')"),
-        "the request",
-    );
+    let inbox = t.p.inbox().args(["--agent", "w-a"]).env(coord_proto::types::AGENT_SECRET_ENV, t.secret("w-a"));
+    let hook = push_hook(&mut b, &t.p, inbox);
+    let card = OPEN_REQUEST;
 
     // Through the page's own WebSocket, the request cannot be answered as the worker.
     let as_worker = b.eval(
