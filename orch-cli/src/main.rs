@@ -7,6 +7,7 @@
 mod cli;
 mod commands;
 mod render;
+mod render_queue;
 mod sessions;
 mod tree;
 

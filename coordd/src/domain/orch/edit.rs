@@ -19,7 +19,14 @@ use crate::time::Ts;
 pub fn edit_task(tx: &mut dyn Tx, now: Ts, p: TaskEditParams) -> Result<TaskView> {
     let run = open_run(tx, &p.run_id)?;
     let mut task = load_task(tx, &p.run_id, &p.task_id)?;
-    if task.status.is_terminal() {
+    let only_verify = p.verify.is_some()
+        && [p.title.is_some(), p.body.is_some(), p.acceptance.is_some(), p.kind.is_some(), p.priority.is_some()]
+            .iter()
+            .chain(&[p.assign_to.is_some(), p.role.is_some(), p.max_attempts.is_some()])
+            .all(|given| !given);
+    // A done task's verify command still matters while its merge waits.
+    let merge_waits = task.status == TaskStatus::Done && task.merge_state == Some(MergeState::Pending);
+    if task.status.is_terminal() && !(only_verify && merge_waits) {
         return Err(Error::app(
             ErrorCode::InvalidTransition,
             format!("task '{}' is {}: there is nothing left to edit", task.task_id, task.status),
@@ -82,11 +89,16 @@ pub fn edit_task(tx: &mut dyn Tx, now: Ts, p: TaskEditParams) -> Result<TaskView
         note("max_attempts", json!(m));
         task.max_attempts = m;
     }
+    if let Some(v) = p.verify {
+        task.verify = super::queue::task_command(Some(v))?;
+        note("verify", json!(task.verify));
+    }
     if changed.is_empty() {
         return Err(Error::invalid("nothing to change: give at least one field"));
     }
     task.updated_at = now.to_string();
     tx.tasks_mut().task_update(&task)?;
+    tx.queue_mut().task_set_verify(&task)?;
     let summary = format!("{} edited: {}", task.task_id, changed.join(", "));
     task_event(tx, EventType::TaskEdited, &task, None, (&run.created_by, &summary, &Value::Object(payload)), now)?;
     task_view(tx, &p.run_id, &p.task_id)

@@ -47,6 +47,7 @@ pub(super) fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
         worktree: None,
         previous: None,
         host: None,
+        feedback: None,
     }]
 }
 

@@ -36,6 +36,7 @@ pub mod migrations;
 pub mod notify;
 mod open;
 mod orch;
+mod queue;
 mod requests;
 mod search;
 mod threads;
