@@ -164,7 +164,13 @@ pub fn print(run: &Run, nodes: &[Node<'_>]) {
         println!("  {line}");
     }
     if let Some(b) = &run.integration_branch {
-        let pending: Vec<&str> = nodes.iter().filter(|t| t.merge == Some(MergeState::Pending)).map(|t| t.id).collect();
+        // Those `orch merge` would merge (or queue): not those in the queue or in review.
+        let in_queue = |t: &Node<'_>| t.candidate.is_some_and(|c| c.state != QueueState::Waiting);
+        let pending: Vec<&str> = nodes
+            .iter()
+            .filter(|t| t.merge == Some(MergeState::Pending) && !in_queue(t))
+            .map(|t| t.id)
+            .collect();
         let base = run.base_branch.as_deref().unwrap_or("its base");
         println!(
             "  integration branch {b} (from {base}){}",

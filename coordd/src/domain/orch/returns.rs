@@ -119,7 +119,10 @@ pub fn feedback(plan: &Plan, cause: &Cause) -> String {
                 (false, Some(c)) => format!("it failed with exit status {c}"),
                 (false, None) => "it was killed by a signal".to_string(),
             };
-            let lines: String = output.lines().map(|l| format!("    {l}\n")).collect();
+            let mut lines: String = output.lines().map(|l| format!("    {l}\n")).collect();
+            if lines.trim().is_empty() {
+                lines = "    (no output)\n".into();
+            }
             format!(
                 "The merge queue ran the verify command on the merge of your branch {branch} into {integration}, \
                  and {how}. Nothing was merged.\n\n    $ {verify}\n{lines}\n{next}: fix it, commit, and finish \
