@@ -37,7 +37,15 @@ pub fn queued(cs: &[MergeCandidate]) {
 
 /// A task's diff, as a unified diff with the review comments under their lines.
 pub fn diff(d: &TaskDiff) {
-    println!(
+    print!("{}", diff_text(d));
+}
+
+/// [`diff`]'s text.
+pub fn diff_text(d: &TaskDiff) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
         "{}/{} attempt {}: {} against {} ({}..{})",
         d.run_id,
         d.task_id,
@@ -48,31 +56,32 @@ pub fn diff(d: &TaskDiff) {
         short(&d.to)
     );
     if d.files.is_empty() {
-        println!("no changes");
+        o.push_str("no changes\n");
     }
     for f in &d.files {
         let from = f.old_path.as_deref().map(|o| format!(" (from {o})")).unwrap_or_default();
-        println!("\n{} {}{from}  +{} -{}", f.status, f.path, f.additions, f.deletions);
+        let _ = writeln!(o, "\n{} {}{from}  +{} -{}", f.status, f.path, f.additions, f.deletions);
         if f.binary {
-            println!("  (binary)");
+            o.push_str("  (binary)\n");
         }
         for h in &f.hunks {
-            println!("{}", h.header);
+            let _ = writeln!(o, "{}", h.header);
             for l in &h.lines {
-                println!("{}{}", l.origin, l.text);
+                let _ = writeln!(o, "{}{}", l.origin, l.text);
                 for c in d.comments.iter().filter(|c| on_line(c, &f.path, l)) {
                     let sent = if c.sent_in.is_some() { "sent" } else { "not sent yet" };
-                    println!("    >> {} ({sent}): {}", c.author, c.body.replace('\n', "\n       "));
+                    let _ = writeln!(o, "    >> {} ({sent}): {}", c.author, c.body.replace('\n', "\n       "));
                 }
             }
         }
         if f.truncated {
-            println!("  … (cut: the file's diff is too long for one reply)");
+            o.push_str("  … (cut: the file's diff is too long for one reply)\n");
         }
     }
     if d.truncated {
-        println!("\n… more files: --after {}", d.next_after.as_deref().unwrap_or(""));
+        let _ = writeln!(o, "\n… more files: --after {}", d.next_after.as_deref().unwrap_or(""));
     }
+    o
 }
 
 fn on_line(c: &ReviewComment, path: &str, l: &DiffLine) -> bool {
