@@ -43,6 +43,10 @@ protocol_codes! {
     /// read its events: resubscribe after `data.details.cursor`. `data.code`:
     /// `subscriber_too_slow`.
     SUBSCRIBER_TOO_SLOW = -32005, "subscriber_too_slow";
+    /// A member of a batch that was not run: the replies of the members before it already
+    /// hold a reply's worth (`MAX_REPLY_BYTES` less 64 KiB); send it again (alone or in a
+    /// later batch). `data.code`: `batch_reply_too_large`.
+    BATCH_REPLY_TOO_LARGE = -32006, "batch_reply_too_large";
 }
 
 /// The one table of application error codes: `Variant = number, "name", Exit;`.

@@ -7,11 +7,13 @@
 //! (each binary crate has an integration test of its own, which makes cargo build it).
 
 pub mod browser;
+pub mod mcp_client;
 mod outside;
 pub mod windows;
 
 pub use outside::*;
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -657,4 +659,40 @@ pub async fn next_run_event(
 pub fn pid_alive(pid: i64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+/// How many times the threads of process `pid` were switched out (voluntary and
+/// involuntary context switches, from `/proc/PID/task/*/status`) during `window`, counting
+/// the threads alive at its start and its end; and which, by name. A thread is switched out
+/// only after it woke, so this counts the wake-ups of an idle process. Linux only.
+pub fn wake_ups_during(pid: u32, window: Duration) -> (u64, Vec<(String, u64)>) {
+    fn switches(pid: u32) -> HashMap<String, u64> {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return HashMap::new() };
+        tasks
+            .flatten()
+            .filter_map(|t| {
+                let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+                let count = |key: &str| -> u64 {
+                    status.lines().find_map(|l| l.strip_prefix(key)?.trim().parse().ok()).unwrap_or(0)
+                };
+                let n = count("voluntary_ctxt_switches:") + count("nonvoluntary_ctxt_switches:");
+                Some((t.file_name().to_string_lossy().into_owned(), n))
+            })
+            .collect()
+    }
+    let before = switches(pid);
+    std::thread::sleep(window);
+    let after = switches(pid);
+    let mut total = 0;
+    let mut who: HashMap<String, u64> = HashMap::new();
+    for (tid, n) in &after {
+        if let Some(b) = before.get(tid).filter(|b| n > *b) {
+            total += n - b;
+            let name = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap_or_default();
+            *who.entry(name.trim().to_string()).or_default() += n - b;
+        }
+    }
+    let mut who: Vec<(String, u64)> = who.into_iter().collect();
+    who.sort();
+    (total, who)
 }

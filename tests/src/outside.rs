@@ -54,6 +54,13 @@ pub fn proc_mib(pid: u32, field: &str) -> u64 {
     line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).expect("a number of kB") / 1024
 }
 
+/// Reset a process's peak resident size (`VmHWM`) to its current one (`/proc/PID/clear_refs`,
+/// Linux 4.0 and later), so the next [`proc_mib`] of `VmHWM` is the peak since now.
+#[cfg(target_os = "linux")]
+pub fn reset_peak_rss(pid: u32) {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").expect("reset the peak resident size");
+}
+
 /// How many file descriptors a process has open.
 #[cfg(target_os = "linux")]
 pub fn open_fds(pid: u32) -> usize {

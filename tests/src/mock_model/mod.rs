@@ -15,10 +15,21 @@
 //! turn it is, counted from what the request's input already holds, so a retried request
 //! gets the same answer; and it writes the reply (SSE). Other requests (titles, probes)
 //! get a short text, and turns past the scenario's end a plain "nothing more".
+//!
+//! Every reply reports token [`Usage`]: its turn's own ([`Turn::usage`]) or [`Usage::STANDARD`].
+//! [`MockModel::reported_usage`] sums what was reported, so a test can check the figures an
+//! agent CLI (or the bridge) derived from it.
+//!
+//! Live sessions (one CLI process taking several user turns): the turn count runs on across
+//! user turns, so a scenario's turns are consumed in order whatever user message started
+//! them, however long after the previous one. Each request records the user's texts it adds
+//! ([`Request::user_input`]: a new user turn, or a message injected into a running turn),
+//! and [`MockModel::wait_for`] waits for a request without polling.
 
 pub mod anthropic;
 pub mod chat;
 pub mod gemini;
+pub mod live;
 pub mod openai;
 
 use std::collections::HashSet;
@@ -27,8 +38,8 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -57,6 +68,54 @@ pub fn shell(command: &str) -> Block {
     tool("shell", json!({ "command": command }))
 }
 
+/// The tokens a reply reports, in the four categories both APIs bill: input neither read
+/// from nor written to the prompt cache, cache reads, cache writes, and output.
+///
+/// Anthropic reports them as `input_tokens`, `cache_read_input_tokens`,
+/// `cache_creation_input_tokens` (in `message_start`) and `output_tokens` (in
+/// `message_delta`). The Responses API's `input_tokens` counts every input token, cached or
+/// not: the mock reports [`Usage::all_input`] there, with `input_tokens_details.cached_tokens`
+/// and `.cache_write_tokens` (the fields Codex reads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Usage {
+    /// What a reply reports unless its turn scripts its own: 100 input, 20 output tokens.
+    pub const STANDARD: Usage = Usage { input: 100, output: 20, cache_read: 0, cache_write: 0 };
+
+    pub fn new(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
+        Usage { input, output, cache_read, cache_write }
+    }
+
+    /// Every input token: uncached, read from and written to the cache.
+    pub fn all_input(&self) -> u64 {
+        self.input + self.cache_read + self.cache_write
+    }
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+    fn add(self, o: Usage) -> Usage {
+        Usage {
+            input: self.input + o.input,
+            output: self.output + o.output,
+            cache_read: self.cache_read + o.cache_read,
+            cache_write: self.cache_write + o.cache_write,
+        }
+    }
+}
+
+impl std::iter::Sum for Usage {
+    fn sum<I: Iterator<Item = Usage>>(iter: I) -> Usage {
+        iter.fold(Usage::default(), |a, b| a + b)
+    }
+}
+
 /// One turn of the scenario.
 #[derive(Debug, Clone, Default)]
 pub struct Turn {
@@ -64,11 +123,19 @@ pub struct Turn {
     pub before: Vec<String>,
     /// The reply.
     pub reply: Vec<Block>,
+    /// The tokens the reply reports (`None`: [`Usage::STANDARD`]).
+    pub usage: Option<Usage>,
 }
 
 impl Turn {
     pub fn reply(blocks: Vec<Block>) -> Turn {
-        Turn { before: Vec::new(), reply: blocks }
+        Turn { before: Vec::new(), reply: blocks, usage: None }
+    }
+
+    /// Report `usage` with this turn's reply.
+    pub fn usage(mut self, usage: Usage) -> Turn {
+        self.usage = Some(usage);
+        self
     }
 
     /// Run `command` just before this turn's reply.
@@ -114,6 +181,12 @@ pub struct Request {
     pub body: Value,
     /// The main-loop turn it asked for, or `None` for any other request.
     pub turn: Option<usize>,
+    /// The tokens the reply reported (`None`: not a request to the model endpoint).
+    pub usage: Option<Usage>,
+    /// The user's texts this request adds after the model's last reply (see
+    /// [`Dialect::user_input`]): the prompt, a new user turn, or messages the agent CLI
+    /// injected into a running turn. Empty when it only carries tool results.
+    pub user_input: Vec<String>,
 }
 
 /// What a `before` command did.
@@ -152,6 +225,20 @@ pub trait Dialect: Send + Sync + 'static {
     fn respond_to(&self, path: &str, body: &Value, turn: Option<usize>, blocks: &[Block]) -> Response {
         let _ = path;
         self.respond(body, turn, blocks)
+    }
+
+    /// The reply to a request to `path` carrying `blocks` that reports `usage`. A dialect that cannot report usage
+    /// keeps the default, [`Dialect::respond`].
+    fn reply(&self, path: &str, body: &Value, turn: Option<usize>, blocks: &[Block], usage: &Usage) -> Response {
+        let _ = usage;
+        self.respond_to(path, body, turn, blocks)
+    }
+
+    /// The user's texts a request adds after the model's last reply, in order (tool
+    /// results excluded). The default knows none.
+    fn user_input(&self, body: &Value) -> Vec<String> {
+        let _ = body;
+        Vec::new()
     }
 }
 
@@ -198,6 +285,8 @@ struct Shared {
     dialect: Box<dyn Dialect>,
     scenario: Scenario,
     requests: Mutex<Vec<Request>>,
+    /// Notified at each new request.
+    arrived: Condvar,
     actions: Mutex<Vec<Action>>,
     /// Turns whose `before` commands have run.
     started: Mutex<HashSet<usize>>,
@@ -219,6 +308,7 @@ impl MockModel {
             dialect: Box::new(dialect),
             scenario,
             requests: Mutex::default(),
+            arrived: Condvar::new(),
             actions: Mutex::default(),
             started: Mutex::default(),
             stop: AtomicBool::new(false),
@@ -255,6 +345,26 @@ impl MockModel {
     /// The main-loop requests so far (those that asked for a turn).
     pub fn turn_requests(&self) -> Vec<Request> {
         self.requests().into_iter().filter(|r| r.turn.is_some()).collect()
+    }
+
+    /// The tokens the mock's replies reported so far, summed (every reply from the model
+    /// endpoint, main-loop or not).
+    pub fn reported_usage(&self) -> Usage {
+        self.requests().iter().filter_map(|r| r.usage).sum()
+    }
+
+    /// Wait until a request for which `pred` holds has arrived (one that came before counts)
+    /// and return it; `None` after `timeout`. Woken at each request: no polling.
+    pub fn wait_for(&self, timeout: Duration, pred: impl Fn(&Request) -> bool) -> Option<Request> {
+        let deadline = Instant::now() + timeout;
+        let mut reqs = self.shared.requests.lock().unwrap();
+        loop {
+            if let Some(r) = reqs.iter().find(|r| pred(r)) {
+                return Some(r.clone());
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            reqs = self.shared.arrived.wait_timeout(reqs, left).unwrap().0;
+        }
     }
 
     /// What the `before` commands did so far.
@@ -329,28 +439,29 @@ fn answer(s: &Shared, method: &str, path: &str, raw: &[u8]) -> Response {
     let bare = path.split('?').next().unwrap_or(path);
     let on_model = method == "POST" && s.dialect.is_model_path(bare);
     let turn = if on_model { s.dialect.turn_of(&body) } else { None };
-    s.requests.lock().unwrap().push(Request {
-        method: method.to_string(),
-        path: path.to_string(),
-        body: body.clone(),
-        turn,
-    });
-    if !on_model {
+    let step = turn.and_then(|t| s.scenario.turns.get(t));
+    let usage = on_model.then(|| step.and_then(|t| t.usage).unwrap_or(Usage::STANDARD));
+    let user_input = if on_model { s.dialect.user_input(&body) } else { Vec::new() };
+    let request =
+        Request { method: method.to_string(), path: path.to_string(), body: body.clone(), turn, usage, user_input };
+    s.requests.lock().unwrap().push(request);
+    s.arrived.notify_all();
+    let Some(usage) = usage else {
         let status = if method == "GET" || method == "HEAD" { 200 } else { 404 };
         return Response { status, content_type: "application/json", body: b"{}".to_vec() };
-    }
-    let Some(turn) = turn else {
-        return s.dialect.respond_to(path, &body, None, &[text("ok")]);
     };
-    let Some(step) = s.scenario.turns.get(turn) else {
-        return s.dialect.respond_to(path, &body, Some(turn), &[text(&format!("Nothing more (turn {turn})."))]);
+    let Some(turn) = turn else {
+        return s.dialect.reply(path, &body, None, &[text("ok")], &usage);
+    };
+    let Some(step) = step else {
+        return s.dialect.reply(path, &body, Some(turn), &[text(&format!("Nothing more (turn {turn})."))], &usage);
     };
     if s.started.lock().unwrap().insert(turn) {
         for command in &step.before {
             run_before(s, turn, command);
         }
     }
-    s.dialect.respond_to(path, &body, Some(turn), &step.reply)
+    s.dialect.reply(path, &body, Some(turn), &step.reply, &usage)
 }
 
 fn run_before(s: &Shared, turn: usize, command: &str) {
@@ -479,3 +590,6 @@ fn read_request(r: &mut impl BufRead) -> Option<(String, String, Vec<u8>)> {
     }
     Some((method, path, body))
 }
+
+#[cfg(test)]
+mod tests;
