@@ -1,5 +1,5 @@
 //! `orch.*`, continued: a run's settings, the merge queue on its integration branch and
-//! the review of a task's diff (docs/orch.md §12). The daemon keeps the queue's state and
+//! the review of a task's diff (docs/orch.md §13). The daemon keeps the queue's state and
 //! moves the branch; the verify command runs above it, in a verifier such as
 //! `orch merge-queue` (`orch.queueNext`, then `orch.queueReport`).
 
