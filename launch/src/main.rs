@@ -10,6 +10,7 @@ mod process;
 mod rpc;
 mod session;
 mod tmux;
+mod verifier;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,11 +28,14 @@ Examples:
   coord-launch --run R1 --client claude --dispatch        # Claude Code; dispatch ready tasks too
   coord-launch --run R1 --client codex --max-sessions 3 --until-done
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
+  coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
 thread-only tasks) with COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD, COORD_DB and
 COORD_WORKTREE set, and its output in .agents/launch/<run>/logs/<task>-a<attempt>.log.
 Per-agent clients and models: .agents/launch.toml (see docs/orch.md, \"Running workers\").
+--merge-queue also runs the run's verifier (orch merge-queue --run <run> --until-done; its
+output in .agents/merge-queue/<run>/verifier.log).
 
 Exit status: 0 the run finished done (--until-done) ; 1 it ended failed ; 2 it was
 cancelled ; 3 the bridge could not go on (daemon unreachable, bad config) ; 30 bad arguments.";
@@ -63,6 +67,11 @@ struct Args {
     /// Exit when the run finishes: 0 done, 1 failed, 2 cancelled.
     #[arg(long)]
     until_done: bool,
+    /// Also run the run's merge queue verifier (`orch merge-queue --run RUN --until-done`):
+    /// each done task is verified with the run's verify command before it merges. With
+    /// --until-done, the bridge exits once it has merged what is queued.
+    #[arg(long)]
+    merge_queue: bool,
     /// Run each session in a window of the tmux session `coord-<run>`.
     #[arg(long)]
     tmux: bool,
@@ -119,6 +128,7 @@ async fn run(a: Args) -> anyhow::Result<Option<Finish>> {
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "inbox".into());
+    let verifier = if a.merge_queue { Some(verifier::Verifier::start(&a.run, &db, &agents_dir)?) } else { None };
     let o = Options {
         run_id: a.run,
         db,
@@ -135,6 +145,18 @@ async fn run(a: Args) -> anyhow::Result<Option<Finish>> {
         host: host_name(),
         connect,
     };
+    let ended = bridged(o).await;
+    // The run is done: the verifier merges what is queued and ends by itself.
+    if let Some(v) = verifier {
+        match ended {
+            Ok(Some(Finish::Done)) => v.finish().await,
+            _ => v.stop().await,
+        };
+    }
+    ended
+}
+
+async fn bridged(o: Options) -> anyhow::Result<Option<Finish>> {
     let bridge = Bridge::new(o).await?;
     let stop = async {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;

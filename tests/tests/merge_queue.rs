@@ -271,3 +271,58 @@ fn cancelling_the_run_stops_a_running_verify_with_its_whole_process_group() {
     assert!(!pid_alive(child), "the verify's child was stopped with its group");
     assert_eq!(git_in(p.path(), &["rev-parse", "orch/R1/integration"]), git_in(p.path(), &["rev-parse", "main"]));
 }
+
+#[test]
+fn the_bridge_with_merge_queue_runs_the_verifier_and_ends_once_it_merged() {
+    let p = git_project();
+    let verify = verify_script(&p);
+    let worker = script(&p, "worker.sh", WORKER);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
+    let w = worker.display().to_string();
+    let args = ["--run", "R1", "--command", &w, "--dispatch", "--until-done", "--merge-queue"];
+    let out = finish(p.launch().args(args).spawn());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The bridge's verifier verified T1 and merged it before the bridge ended.
+    assert_eq!(orch(&p, &["task", "show", "--run", "R1", "--task", "T1"])["task"]["merge_state"], "merged");
+    let log = std::fs::read_to_string(p.path().join(".agents/merge-queue/R1/verifier.log")).unwrap();
+    assert!(log.contains("T1: passed") && log.contains("stopped (the run is done)"), "{log}");
+}
+
+#[test]
+fn ctrl_c_stops_a_verifier_that_waits_for_work_after_a_verify() {
+    let p = git_project();
+    let verify = verify_script(&p);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()]);
+    // T2, never done, keeps the run open: the verifier waits for work once T1 merged.
+    for t in ["T1", "T2"] {
+        orch(&p, &["task", "add", "--run", "R1", "--id", t, "--title", t, "--assign-to", "w1"]);
+    }
+    let queue = p.orch().args(["merge-queue", "--run", "R1"]).spawn();
+    work(&p, "T1", "a.txt", "a\n");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async { next_run_event(&p.client().await, "R1", 0, &[EventType::TaskMerged]).await });
+    let sent = std::process::Command::new("kill").args(["-INT", &queue.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let out = finish(queue);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("stopped (interrupted) after 1 verification"), "{}", out.stdout);
+}
+
+#[test]
+fn the_verify_command_does_not_get_the_verifiers_agent_secret() {
+    let p = git_project();
+    let secret = coord_tests::register(&p, "leader");
+    let verify = script(&p, "verify.sh", "if [ -n \"$COORD_AGENT_SECRET\" ]; then echo 'the secret leaked'; exit 1; fi\n");
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
+    // The lead's verifier, authenticated with its secret; the verify runs T1's code.
+    let queue = p.orch().args(["merge-queue", "--run", "R1", "--until-done"]).env(AGENT_SECRET_ENV, &secret).spawn();
+    work(&p, "T1", "a.txt", "a\n");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let types = [EventType::TaskMerged, EventType::TaskVerifyFailed];
+    let ev = rt.block_on(async { next_run_event(&p.client().await, "R1", 0, &types).await });
+    assert_eq!(ev.event_type, EventType::TaskMerged, "{}", ev.payload_json);
+    let out = finish(queue);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}

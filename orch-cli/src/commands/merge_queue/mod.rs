@@ -65,6 +65,15 @@ impl Command for Args {
                 }
             }
         });
+        // Ctrl-C (SIGINT), heard from the start to the end, whatever the loop is doing: once
+        // listened for, it no longer ends the process by itself.
+        let (interrupt, mut interrupted) = watch::channel(false);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                let _ = interrupt.send(true);
+            }
+            interrupt.closed().await;
+        });
         let limits = (Duration::from_secs(self.timeout_seconds), Duration::from_secs(self.grace_seconds));
         let mut verified = 0u32;
         let why = loop {
@@ -79,7 +88,7 @@ impl Command for Args {
                 say(ctx, json!({"settled": s}), || println!("{}", crate::render_queue::candidate(s)));
             }
             if let Some(job) = next.job {
-                match verify_one(ctx, &c, &run_id, &job, limits, &mut rx).await? {
+                match verify_one(ctx, &c, &run_id, &job, limits, (&mut rx, &mut interrupted)).await? {
                     Some(stop) => break stop,
                     None => verified += 1,
                 }
@@ -93,8 +102,12 @@ impl Command for Args {
                     _ => {}
                 }
             }
-            // Nothing queued: wait for what could change that.
-            match rx.recv().await {
+            // Nothing queued: wait for what could change that, or Ctrl-C.
+            let ev = tokio::select! {
+                ev = rx.recv() => ev,
+                _ = interrupted.wait_for(|i| *i) => break "interrupted",
+            };
+            match ev {
                 Some(Ok(ev)) if ev.event_type == EventType::RunCancelled => break "the run was cancelled",
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
@@ -114,7 +127,7 @@ async fn verify_one(
     run_id: &str,
     job: &VerifyJob,
     limits: (Duration, Duration),
-    rx: &mut mpsc::Receiver<Result<Event, coord_client::ClientError>>,
+    (rx, interrupted): (&mut mpsc::Receiver<Result<Event, coord_client::ClientError>>, &mut watch::Receiver<bool>),
 ) -> Result<Option<&'static str>, CliError> {
     let tip = &job.tip[..job.tip.len().min(10)];
     if !ctx.json {
@@ -135,7 +148,7 @@ async fn verify_one(
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => {}
             },
-            _ = tokio::signal::ctrl_c(), if why.is_none() => {
+            _ = interrupted.wait_for(|i| *i), if why.is_none() => {
                 why = Some("interrupted");
                 let _ = stop.send(true);
             }

@@ -2,7 +2,8 @@
 //! candidate), stdin from nothing, stdout and stderr into the job's log, in a process
 //! group of its own (Unix) so that stopping it stops everything it started: SIGTERM to
 //! the group, SIGKILL after the grace period. It is stopped when it runs past the
-//! timeout, or when the caller says so (the run was cancelled, Ctrl-C).
+//! timeout, or when the caller says so (the run was cancelled, Ctrl-C). It runs the
+//! workers' code, so it does not get the verifier's `$COORD_AGENT_SECRET`.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -52,7 +53,9 @@ pub async fn run(
         .env("COORD_ATTEMPT", job.attempt.to_string())
         .env("COORD_VERIFY_TIP", &job.tip)
         .env("COORD_VERIFY_COMMIT", &job.commit)
-        .env("COORD_VERIFY_BRANCH", &job.branch);
+        .env("COORD_VERIFY_BRANCH", &job.branch)
+        // The verify runs the workers' code: it must not act as the verifier's agent.
+        .env_remove(coord_proto::types::AGENT_SECRET_ENV);
     cmd.stdin(Stdio::null()).stdout(Stdio::from(out)).stderr(Stdio::from(err)).kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
