@@ -96,7 +96,11 @@ pub fn review(v: &ReviewResult) {
         println!("  merge: {}", candidate(c));
     }
     if !v.comments.is_empty() {
-        println!("  sent {} comment(s){}", v.comments.len(), v.message_id.as_deref().map(|m| format!(" in {m}")).unwrap_or_default());
+        println!(
+            "  sent {} comment(s){}",
+            v.comments.len(),
+            v.message_id.as_deref().map(|m| format!(" in {m}")).unwrap_or_default()
+        );
     }
     if let Some(d) = &v.returned {
         println!("  back to {} as attempt {} (thread {})", d.assigned_to, d.attempt, d.thread_id);

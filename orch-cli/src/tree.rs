@@ -166,11 +166,8 @@ pub fn print(run: &Run, nodes: &[Node<'_>]) {
     if let Some(b) = &run.integration_branch {
         // Those `orch merge` would merge (or queue): not those in the queue or in review.
         let in_queue = |t: &Node<'_>| t.candidate.is_some_and(|c| c.state != QueueState::Waiting);
-        let pending: Vec<&str> = nodes
-            .iter()
-            .filter(|t| t.merge == Some(MergeState::Pending) && !in_queue(t))
-            .map(|t| t.id)
-            .collect();
+        let pending: Vec<&str> =
+            nodes.iter().filter(|t| t.merge == Some(MergeState::Pending) && !in_queue(t)).map(|t| t.id).collect();
         let base = run.base_branch.as_deref().unwrap_or("its base");
         println!(
             "  integration branch {b} (from {base}){}",

@@ -20,8 +20,10 @@ fn done_task(files: &[(&str, &str)]) -> Project {
     orch(&p, &["run", "create", "--goal", "Blog MVP", "--id", "R1", "--require-approval"]);
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "Post CRUD", "--assign-to", "w1"]);
     let d = orch(&p, &["dispatch", "--run", "R1", "--task", "T1"]);
-    let (wt, thread) =
-        (PathBuf::from(d["dispatches"][0]["worktree_path"].as_str().unwrap()), d["dispatches"][0]["thread_id"].as_str().unwrap().to_string());
+    let (wt, thread) = (
+        PathBuf::from(d["dispatches"][0]["worktree_path"].as_str().unwrap()),
+        d["dispatches"][0]["thread_id"].as_str().unwrap().to_string(),
+    );
     p.inbox().args(["claim", "--agent", "w1", "--thread", &thread]).run().ok();
     for (f, text) in files {
         std::fs::write(wt.join(f), text).unwrap();
@@ -67,12 +69,31 @@ fn the_review_reads_on_a_phone_and_a_laptop_window() {
     let Some(mut b) = Browser::launch() else { return };
     let long = format!("fn create() {{ let message = \"{}\"; }}\n", "a long string literal ".repeat(12));
     let p = done_task(&[("posts.rs", &format!("fn list() {{}}\n{long}")), ("README.md", "hello\nposts\n")]);
-    orch(&p, &["review", "comment", "--run", "R1", "--task", "T1", "--file", "posts.rs", "--line", "2", "--body", "split this line"]);
+    orch(
+        &p,
+        &[
+            "review",
+            "comment",
+            "--run",
+            "R1",
+            "--task",
+            "T1",
+            "--file",
+            "posts.rs",
+            "--line",
+            "2",
+            "--body",
+            "split this line",
+        ],
+    );
     let shots = std::env::var_os("COORD_DOC_SCREENSHOTS").map(PathBuf::from);
     b.open_dashboard(&format!("{}#runs/R1/T1", dashboard_url(&p)));
     for (w, h, name) in [(1400, 900, "dashboard-review.png"), (390, 844, "dashboard-phone-review.png")] {
         b.viewport(w, h);
-        b.wait_for(&format!("document.querySelector('{LINE}') && document.querySelector('.review .comment')"), "the diff");
+        b.wait_for(
+            &format!("document.querySelector('{LINE}') && document.querySelector('.review .comment')"),
+            "the diff",
+        );
         let (over, worst) = b.overflow();
         assert!(over <= 0, "the review at {w}px is {over}px wider than the window: {worst}");
         if let Some(dir) = &shots {

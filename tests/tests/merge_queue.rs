@@ -50,7 +50,11 @@ fn every_tip_passes(p: &Project, verify: &Path) -> usize {
             .unwrap();
         assert!(archive.success());
         let ran = std::process::Command::new(verify).current_dir(&check).output().unwrap();
-        assert!(ran.status.success(), "the integration branch held {tip}, which fails: {}", String::from_utf8_lossy(&ran.stdout));
+        assert!(
+            ran.status.success(),
+            "the integration branch held {tip}, which fails: {}",
+            String::from_utf8_lossy(&ran.stdout)
+        );
     }
     tips.lines().count()
 }
@@ -169,7 +173,10 @@ fn a_candidate_is_verified_again_when_the_integration_tip_moved_meanwhile() {
         "verify.sh",
         &format!("if [ ! -e {g}.seen ]; then touch {g}.seen; read x < {g}; fi\nexit 0\n", g = gate.display()),
     );
-    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()]);
+    orch(
+        &p,
+        &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()],
+    );
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
     let queue = p.orch().args(["merge-queue", "--run", "R1"]).spawn();
     work(&p, "T1", "one.txt", "1\n");
@@ -257,7 +264,10 @@ fn cancelling_the_run_stops_a_running_verify_with_its_whole_process_group() {
         "verify.sh",
         &format!("sleep 1000 &\necho $! > {}\necho up > {}\nwait\n", pidfile.display(), ready.display()),
     );
-    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()]);
+    orch(
+        &p,
+        &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()],
+    );
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
     let queue = p.orch().args(["merge-queue", "--run", "R1", "--grace-seconds", "2"]).spawn();
     work(&p, "T1", "a.txt", "a\n");
@@ -277,7 +287,10 @@ fn the_bridge_with_merge_queue_runs_the_verifier_and_ends_once_it_merged() {
     let p = git_project();
     let verify = verify_script(&p);
     let worker = script(&p, "worker.sh", WORKER);
-    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()]);
+    orch(
+        &p,
+        &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()],
+    );
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
     let w = worker.display().to_string();
     let args = ["--run", "R1", "--command", &w, "--dispatch", "--until-done", "--merge-queue"];
@@ -293,7 +306,10 @@ fn the_bridge_with_merge_queue_runs_the_verifier_and_ends_once_it_merged() {
 fn ctrl_c_stops_a_verifier_that_waits_for_work_after_a_verify() {
     let p = git_project();
     let verify = verify_script(&p);
-    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()]);
+    orch(
+        &p,
+        &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()],
+    );
     // T2, never done, keeps the run open: the verifier waits for work once T1 merged.
     for t in ["T1", "T2"] {
         orch(&p, &["task", "add", "--run", "R1", "--id", t, "--title", t, "--assign-to", "w1"]);
@@ -313,8 +329,12 @@ fn ctrl_c_stops_a_verifier_that_waits_for_work_after_a_verify() {
 fn the_verify_command_does_not_get_the_verifiers_agent_secret() {
     let p = git_project();
     let secret = coord_tests::register(&p, "leader");
-    let verify = script(&p, "verify.sh", "if [ -n \"$COORD_AGENT_SECRET\" ]; then echo 'the secret leaked'; exit 1; fi\n");
-    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()]);
+    let verify =
+        script(&p, "verify.sh", "if [ -n \"$COORD_AGENT_SECRET\" ]; then echo 'the secret leaked'; exit 1; fi\n");
+    orch(
+        &p,
+        &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()],
+    );
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
     // The lead's verifier, authenticated with its secret; the verify runs T1's code.
     let queue = p.orch().args(["merge-queue", "--run", "R1", "--until-done"]).env(AGENT_SECRET_ENV, &secret).spawn();

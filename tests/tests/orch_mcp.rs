@@ -191,7 +191,8 @@ async fn the_lead_reviews_a_diff_and_its_comment_reaches_the_worker_with_its_anc
     orch(&["run", "create", "--goal", "g", "--id", "R1", "--require-approval"]);
     orch(&["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "wkr"]);
     let d = orch(&["dispatch", "--run", "R1", "--task", "T1"]);
-    let (wt, thread) = (d["dispatches"][0]["worktree_path"].as_str().unwrap(), d["dispatches"][0]["thread_id"].as_str().unwrap());
+    let (wt, thread) =
+        (d["dispatches"][0]["worktree_path"].as_str().unwrap(), d["dispatches"][0]["thread_id"].as_str().unwrap());
     p.inbox().args(["claim", "--agent", "wkr", "--thread", thread]).run().ok();
     std::fs::write(std::path::Path::new(wt).join("two.txt"), "a\nb\n").unwrap();
     git_in(std::path::Path::new(wt), &["add", "-A"]);

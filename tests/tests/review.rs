@@ -22,7 +22,8 @@ fn add(p: &Project, id: &str) {
 fn work(p: &Project, id: &str, files: &[(&str, &str)], done: bool) -> String {
     let d = orch(p, &["dispatch", "--run", "R1", "--task", id]);
     let d = &d["dispatches"][0];
-    let (wt, thread) = (PathBuf::from(d["worktree_path"].as_str().unwrap()), d["thread_id"].as_str().unwrap().to_string());
+    let (wt, thread) =
+        (PathBuf::from(d["worktree_path"].as_str().unwrap()), d["thread_id"].as_str().unwrap().to_string());
     p.inbox().args(["claim", "--agent", "w1", "--thread", &thread]).run().ok();
     commit(&wt, files);
     if done {
@@ -40,7 +41,12 @@ fn commit(wt: &std::path::Path, files: &[(&str, &str)]) {
 }
 
 fn paths(d: &Value) -> Vec<(String, String)> {
-    d["files"].as_array().unwrap().iter().map(|f| (f["path"].as_str().unwrap().into(), f["status"].as_str().unwrap().into())).collect()
+    d["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap().into(), f["status"].as_str().unwrap().into()))
+        .collect()
 }
 
 #[test]
@@ -56,7 +62,10 @@ fn orch_diff_shows_the_attempt_against_its_base_and_against_the_integration_tip(
     let d = orch(&p, &["diff", "--run", "R1", "--task", "T2"]);
     assert_eq!(paths(&d), [("README.md".into(), "modified".into()), ("two.txt".into(), "added".into())], "{d}");
     let added = &d["files"][1]["hunks"][0]["lines"][0];
-    assert_eq!((added["origin"].clone(), added["new_line"].clone(), added["text"].clone()), ("+".into(), 1.into(), "2".into()));
+    assert_eq!(
+        (added["origin"].clone(), added["new_line"].clone(), added["text"].clone()),
+        ("+".into(), 1.into(), "2".into())
+    );
     assert_eq!(d["files"][0]["additions"], 1);
     // Against the integration tip, T1's file (merged there, not in T2's branch) shows too.
     let i = orch(&p, &["diff", "--run", "R1", "--task", "T2", "--against", "integration"]);
@@ -119,10 +128,19 @@ fn request_changes_on_a_live_task_is_a_message_in_its_thread() {
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
     add(&p, "T1");
     let thread = work(&p, "T1", &[("two.txt", "a\n")], false);
-    orch(&p, &["review", "comment", "--run", "R1", "--task", "T1", "--file", "two.txt", "--line", "1", "--body", "say why"]);
+    orch(
+        &p,
+        &["review", "comment", "--run", "R1", "--task", "T1", "--file", "two.txt", "--line", "1", "--body", "say why"],
+    );
     let v = orch(&p, &["review", "request-changes", "--run", "R1", "--task", "T1"]);
     assert!(v["returned"].is_null(), "{v}");
-    let reply = p.inbox().json_flag().args(["wait-reply", "--agent", "w1", "--thread", &thread, "--after-event", "0"]).run().ok().json();
+    let reply = p
+        .inbox()
+        .json_flag()
+        .args(["wait-reply", "--agent", "w1", "--thread", &thread, "--after-event", "0"])
+        .run()
+        .ok()
+        .json();
     let m = &reply["message"];
     assert_eq!((m["from_agent"].clone(), m["to_agent"].clone()), ("leader".into(), "w1".into()), "{reply}");
     assert!(m["body"].as_str().unwrap().contains("- two.txt:1: say why"), "{reply}");
@@ -134,7 +152,10 @@ fn a_councils_brief_carries_the_diff_it_reviews() {
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
     add(&p, "T1");
     work(&p, "T1", &[("two.txt", "the change\n")], true);
-    let c = orch(&p, &["council", "start", "--run", "R1", "--topic", "merge T1?", "--review-task", "T1", "--reviewers", "r1"]);
+    let c = orch(
+        &p,
+        &["council", "start", "--run", "R1", "--topic", "merge T1?", "--review-task", "T1", "--reviewers", "r1"],
+    );
     assert!(c["body"].as_str().unwrap().contains("orch diff --run R1 --task T1"), "{c}");
     assert!(c["body"].as_str().unwrap().contains("+the change"), "{c}");
 }

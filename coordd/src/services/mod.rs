@@ -7,8 +7,8 @@
 //! `spawn_blocking`, never inside a write transaction.
 
 pub mod background;
-pub mod dispatch;
 pub mod diff;
+pub mod dispatch;
 pub mod merge;
 pub mod merge_queue;
 pub mod policy;

@@ -44,7 +44,8 @@ pub async fn send_back(core: &Core, run_id: &str, task_id: &str, attempt: u32, c
         }
     }
     let (plan, keep) = (Arc::new(plan), next.clone());
-    let write = move |tx: &mut dyn crate::store::Tx, now| ops::returns::send_back(tx, now, &plan, &cause, next.as_ref());
+    let write =
+        move |tx: &mut dyn crate::store::Tx, now| ops::returns::send_back(tx, now, &plan, &cause, next.as_ref());
     match core.write(write).await {
         Ok(sent) => {
             if let Some(d) = &sent.returned {

@@ -19,7 +19,9 @@ pub async fn request_changes(core: &Core, p: ReviewParams, by: String) -> Result
         Changes::Live { task, attempt, comments } => {
             let (c, summary) = (comments.clone(), p.summary.clone());
             let (m, id) = core
-                .write(move |tx, now| ops::returns::changes_live(tx, now, (&task, &attempt), &by, summary.as_deref(), &c))
+                .write(move |tx, now| {
+                    ops::returns::changes_live(tx, now, (&task, &attempt), &by, summary.as_deref(), &c)
+                })
                 .await?;
             (comments, None, Some(m), id)
         }

@@ -48,7 +48,9 @@ pub fn diff(
     let other = tip(&repo, integration)?;
     let from: Oid = match against {
         DiffAgainst::Integration => other,
-        DiffAgainst::Base => repo.merge_base(to, other).map_err(git_err("no merge base with the integration branch"))?,
+        DiffAgainst::Base => {
+            repo.merge_base(to, other).map_err(git_err("no merge base with the integration branch"))?
+        }
     };
     let tree = |oid: Oid| repo.find_commit(oid).and_then(|c| c.tree()).map_err(git_err("cannot read a tree"));
     let (old, new) = (tree(from)?, tree(to)?);

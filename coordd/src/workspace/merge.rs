@@ -111,8 +111,10 @@ pub(super) fn merge_in_memory(repo: &Repository, src: Oid, dst: Oid, message: &s
     if fast_forward {
         return Ok(Merged::Done { commit: src.to_string(), commits, fast_forward });
     }
-    let (ours, theirs) =
-        (repo.find_commit(dst).map_err(git_err("cannot read"))?, repo.find_commit(src).map_err(git_err("cannot read"))?);
+    let (ours, theirs) = (
+        repo.find_commit(dst).map_err(git_err("cannot read"))?,
+        repo.find_commit(src).map_err(git_err("cannot read"))?,
+    );
     let mut index = repo.merge_commits(&ours, &theirs, None).map_err(git_err("cannot merge"))?;
     if index.has_conflicts() {
         let mut files: Vec<String> = index

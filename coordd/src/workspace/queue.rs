@@ -43,7 +43,12 @@ pub fn scratch_path(workdir: &Path, run: &str) -> PathBuf {
 
 /// Where a verify run's output goes.
 pub fn log_path(workdir: &Path, run: &str, task: &str, attempt: u32, verification: u32) -> PathBuf {
-    workdir.join(".agents").join("merge-queue").join(run).join("logs").join(format!("{task}-a{attempt}-v{verification}.log"))
+    workdir
+        .join(".agents")
+        .join("merge-queue")
+        .join(run)
+        .join("logs")
+        .join(format!("{task}-a{attempt}-v{verification}.log"))
 }
 
 /// The repository's working directory.
@@ -108,10 +113,8 @@ pub enum Moved {
 pub fn advance(repo_path: &Path, integration: &str, from: &str, to: &str) -> Result<Moved> {
     let repo = open(repo_path)?;
     let now = tip(&repo, integration)?;
-    let (from, to) = (
-        Oid::from_str(from).map_err(git_err("bad commit id"))?,
-        Oid::from_str(to).map_err(git_err("bad commit id"))?,
-    );
+    let (from, to) =
+        (Oid::from_str(from).map_err(git_err("bad commit id"))?, Oid::from_str(to).map_err(git_err("bad commit id"))?);
     if now != from {
         return Ok(Moved::Elsewhere(now.to_string()));
     }

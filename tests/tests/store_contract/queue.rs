@@ -48,7 +48,8 @@ pub(super) async fn queue_records_read_back_as_written(s: &Opened) {
         require_approval: false,
         merge_retries: 2,
     };
-    let edited = Run { verify: some("make check"), require_approval: true, auto_merge: true, merge_retries: 0, ..run.clone() };
+    let edited =
+        Run { verify: some("make check"), require_approval: true, auto_merge: true, merge_retries: 0, ..run.clone() };
     let (queued, verifying, failed) =
         (candidate("K2", 1, "queued", 2), candidate("K1", 1, "verifying", 1), candidate("K1", 2, "failed", 0));
     let comment = ReviewComment {
@@ -64,7 +65,8 @@ pub(super) async fn queue_records_read_back_as_written(s: &Opened) {
         created_at: text(20),
         sent_in: None,
     };
-    let (r, e, cs, c) = (run.clone(), edited.clone(), [failed.clone(), queued.clone(), verifying.clone()], comment.clone());
+    let (r, e, cs, c) =
+        (run.clone(), edited.clone(), [failed.clone(), queued.clone(), verifying.clone()], comment.clone());
     write(store, move |tx| {
         tx.runs_mut().run_insert(&r)?;
         tx.queue_mut().run_set_settings(&e)?;

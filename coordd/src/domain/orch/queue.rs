@@ -182,7 +182,9 @@ pub fn route(tx: &mut dyn Tx, now: Ts, run_id: &str, task_id: &str, explicit: bo
     match c.state {
         QueueState::Review if explicit => Err(Error::app(
             ErrorCode::InvalidTransition,
-            format!("task '{task_id}' waits for a reviewer's approval: orch review approve --run {run_id} --task {task_id}"),
+            format!(
+                "task '{task_id}' waits for a reviewer's approval: orch review approve --run {run_id} --task {task_id}"
+            ),
         )),
         QueueState::Review => Ok(Route::Review),
         s if !s.is_open() => Ok(Route::Merge),

@@ -185,19 +185,24 @@ pub fn record(tx: &mut dyn Tx, now: Ts, plan: &Plan, cause: &Cause) -> Result<i6
     let (event, payload) = match cause {
         Cause::Verify { verify, exit_code, timed_out, .. } => (
             EventType::TaskVerifyFailed,
-            merged(base, json!({"tip": c.tip, "commit": c.commit, "verify": verify, "exit_code": exit_code,
-                                "timed_out": timed_out, "output": c.output, "log_path": c.log_path})),
+            merged(
+                base,
+                json!({"tip": c.tip, "commit": c.commit, "verify": verify, "exit_code": exit_code,
+                                "timed_out": timed_out, "output": c.output, "log_path": c.log_path}),
+            ),
         ),
         Cause::Conflict { tip, files } => (
             EventType::TaskMergeConflict,
-            merged(base, json!({"task_id": c.task_id, "state": "conflict", "branch": c.branch,
+            merged(
+                base,
+                json!({"task_id": c.task_id, "state": "conflict", "branch": c.branch,
                                 "integration_branch": plan.run.integration_branch, "commit": tip,
-                                "conflicts": files})),
+                                "conflicts": files}),
+            ),
         ),
-        Cause::Changes { by, comments, .. } => (
-            EventType::TaskChangesRequested,
-            merged(base, json!({"by": by, "comments": comments.len()})),
-        ),
+        Cause::Changes { by, comments, .. } => {
+            (EventType::TaskChangesRequested, merged(base, json!({"by": by, "comments": comments.len()})))
+        }
     };
     let summary = match &plan.refused {
         None => format!("{}: {}; back to {}", task.task_id, cause.reason(), plan.prev.worker),
@@ -225,7 +230,14 @@ pub fn fail(tx: &mut dyn Tx, now: Ts, plan: &Plan, cause: &Cause) -> Result<i64>
     let payload = json!({"attempt": plan.prev.attempt, "thread_id": plan.prev.thread_id, "worker": plan.prev.worker,
                          "auto_retry": false, "merge": {"cause": cause.name(), "reason": cause.reason(),
                          "not_sent_back": why}});
-    let id = task_event(tx, EventType::TaskFailed, &task, Some(&plan.prev), (&plan.run.created_by, &summary, &payload), now)?;
+    let id = task_event(
+        tx,
+        EventType::TaskFailed,
+        &task,
+        Some(&plan.prev),
+        (&plan.run.created_by, &summary, &payload),
+        now,
+    )?;
     refresh_run(tx, &task.run_id, &plan.run.created_by, now)?;
     Ok(id)
 }

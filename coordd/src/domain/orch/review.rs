@@ -179,7 +179,10 @@ pub fn diff_target(tx: &dyn Tx, p: &DiffParams) -> Result<(Run, Attempt, Vec<Rev
     let attempt = tx.attempts().attempt(&p.run_id, &p.task_id, n)?.filter(|a| a.branch.is_some()).ok_or_else(|| {
         Error::app(
             ErrorCode::InvalidTransition,
-            format!("task '{}' has no branch at attempt {n}: there is no diff (only code tasks with a worktree have one)", p.task_id),
+            format!(
+                "task '{}' has no branch at attempt {n}: there is no diff (only code tasks with a worktree have one)",
+                p.task_id
+            ),
         )
     })?;
     if run.repo.is_none() || run.integration_branch.is_none() {

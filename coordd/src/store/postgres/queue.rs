@@ -93,11 +93,10 @@ impl Queue for PgTx<'_> {
     }
 
     fn queue_last_seq(&self, run_id: &str) -> Result<i64> {
-        let n = self.map_one(
-            "SELECT COALESCE(MAX(seq), 0)::bigint FROM merge_queue WHERE run_id = $1",
-            &[&run_id],
-            |r| r.i(0),
-        )?;
+        let n =
+            self.map_one("SELECT COALESCE(MAX(seq), 0)::bigint FROM merge_queue WHERE run_id = $1", &[&run_id], |r| {
+                r.i(0)
+            })?;
         Ok(n.unwrap_or(0))
     }
 

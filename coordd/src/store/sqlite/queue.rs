@@ -99,7 +99,8 @@ impl Queue for SqliteTx<'_> {
     fn candidates_count(&self, run_id: &str, task_id: &str, states: &[QueueState]) -> Result<u32> {
         let mut args = vec![SqlValue::Text(run_id.to_string()), SqlValue::Text(task_id.to_string())];
         let states = state_list(&mut args, states);
-        let sql = format!("SELECT COUNT(*) FROM merge_queue WHERE run_id = ?1 AND task_id = ?2 AND state IN ({states})");
+        let sql =
+            format!("SELECT COUNT(*) FROM merge_queue WHERE run_id = ?1 AND task_id = ?2 AND state IN ({states})");
         let n: i64 = self.conn.prepare_cached(&sql)?.query_row(params_from_iter(args), |r| r.get(0))?;
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }

@@ -21,7 +21,9 @@ use tokio::sync::{mpsc, watch};
 /// Verify and merge a run's merge queue: run its verify command on each candidate's merge
 /// result, and report (keeps running; `--until-done` ends with the run).
 #[derive(clap::Args)]
-#[command(after_help = "Examples:\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --verify 'cargo test'\n  orch merge-queue --run R1                      # verify each merge, until Ctrl-C or the run is cancelled\n  orch merge-queue --run R1 --until-done --timeout-seconds 900\n\nOne verifier per run. A verify runs in .agents/merge-queue/R1/worktree (checked out at the\nmerge result; ignored files such as build caches are kept between runs), with COORD_RUN,\nCOORD_TASK, COORD_ATTEMPT, COORD_VERIFY_TIP, COORD_VERIFY_COMMIT and COORD_VERIFY_BRANCH set,\nits output in .agents/merge-queue/R1/logs/<task>-a<attempt>-v<n>.log.")]
+#[command(
+    after_help = "Examples:\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --verify 'cargo test'\n  orch merge-queue --run R1                      # verify each merge, until Ctrl-C or the run is cancelled\n  orch merge-queue --run R1 --until-done --timeout-seconds 900\n\nOne verifier per run. A verify runs in .agents/merge-queue/R1/worktree (checked out at the\nmerge result; ignored files such as build caches are kept between runs), with COORD_RUN,\nCOORD_TASK, COORD_ATTEMPT, COORD_VERIFY_TIP, COORD_VERIFY_COMMIT and COORD_VERIFY_BRANCH set,\nits output in .agents/merge-queue/R1/logs/<task>-a<attempt>-v<n>.log."
+)]
 pub struct Args {
     /// The run.
     #[arg(long, value_name = "RUN_ID")]

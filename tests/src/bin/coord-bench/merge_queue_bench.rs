@@ -41,7 +41,9 @@ async fn prepared(p: &Project, c: &coord_client::Client, run: &str, n: usize, ve
         std::fs::write(wt.join(format!("file{i}.txt")), format!("{i}\n")).unwrap();
         git_in(&wt, &["add", "-A"]);
         git_in(&wt, &["-c", "user.email=b@e", "-c", "user.name=b", "commit", "-q", "-m", "work"]);
-        c.claim(ClaimParams { agent: "w".into(), thread_id: disp.thread_id.clone(), lease_seconds: None }).await.unwrap();
+        c.claim(ClaimParams { agent: "w".into(), thread_id: disp.thread_id.clone(), lease_seconds: None })
+            .await
+            .unwrap();
     }
     d
 }
