@@ -8,7 +8,7 @@ use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
 use crate::domain::check;
-use crate::domain::orch::{model, queue, review};
+use crate::domain::orch::{edit, model, review};
 use crate::net::caller;
 use crate::services::{diff, merge_queue, review as reviews};
 
@@ -16,7 +16,7 @@ use crate::services::{diff, merge_queue, review as reviews};
 impl OrchQueueApiServer for Api {
     async fn run_edit(&self, p: RunEditParams) -> RpcResult<RunView> {
         self.own_run(&p.run_id).await?;
-        Ok(self.core.write(move |tx, now| queue::edit_run(tx, now, p.clone())).await?)
+        Ok(self.core.write(move |tx, now| edit::edit_run(tx, now, p.clone())).await?)
     }
 
     async fn queue_next(&self, p: QueueNextParams) -> RpcResult<QueueNextResult> {

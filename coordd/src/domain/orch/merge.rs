@@ -94,12 +94,6 @@ fn job(tx: &dyn Tx, run: &Run, task: &Task) -> Result<Job> {
 
 /// `orch.merge`: what to merge: the named task (done, merge pending or conflicted), or
 /// every task whose merge is pending, in creation order.
-/// Done tasks whose merge is pending in runs that merge automatically, as `(run, task)`
-/// with the task's last attempt (whose host made the branch).
-pub fn auto_merges_due(tx: &dyn Tx) -> Result<Vec<(String, String, Option<Attempt>)>> {
-    super::attempts::last_attempts(tx, tx.merges().tasks_auto_merge_pending()?)
-}
-
 pub fn jobs(tx: &dyn Tx, p: &MergeParams) -> Result<Vec<Job>> {
     let run = load_run(tx, &p.run_id)?;
     match &p.task_id {

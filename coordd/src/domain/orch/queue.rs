@@ -140,7 +140,7 @@ pub(super) fn admit(tx: &mut dyn Tx, now: Ts, run: &Run, c: &mut MergeCandidate)
 
 /// Put a candidate in the queue, at its end (or, `again` with the reason, in the place it
 /// had), and record `task.merge_queued`.
-fn enqueue(tx: &mut dyn Tx, now: Ts, run: &Run, c: &mut MergeCandidate, again: Option<&str>) -> Result<i64> {
+pub(super) fn enqueue(tx: &mut dyn Tx, now: Ts, run: &Run, c: &mut MergeCandidate, again: Option<&str>) -> Result<i64> {
     if again.is_none() || c.seq == 0 {
         c.seq = tx.queue().queue_last_seq(&run.run_id)? + 1;
     }
@@ -207,7 +207,9 @@ fn load_positioned(tx: &dyn Tx, c: &MergeCandidate) -> Result<MergeCandidate> {
 /// (whose host made the branch).
 pub fn daemon_merges_due(tx: &dyn Tx) -> Result<Vec<(String, String, Option<Attempt>)>> {
     let mut due = Vec::new();
-    for (run_id, task_id, last) in super::merge::auto_merges_due(tx)? {
+    // Done tasks whose merge is pending in runs that merge automatically.
+    let pending = tx.merges().tasks_auto_merge_pending()?;
+    for (run_id, task_id, last) in super::attempts::last_attempts(tx, pending)? {
         let (run, task) = (load_run(tx, &run_id)?, load_task(tx, &run_id, &task_id)?);
         let ours = match tx.queue().candidate(&run_id, &task_id, task.attempt)? {
             None => true,
@@ -340,48 +342,6 @@ pub fn cancel_run(tx: &mut dyn Tx, now: Ts, run_id: &str) -> Result<()> {
         save(tx, &mut c, QueueState::Cancelled, now)?;
     }
     Ok(())
-}
-
-/// `orch.runEdit`: change the run's settings; candidates follow (those in review are
-/// admitted when approval is no longer required, waiting ones are queued under automatic
-/// merge).
-pub fn edit_run(tx: &mut dyn Tx, now: Ts, p: RunEditParams) -> Result<RunView> {
-    let mut run = open_run(tx, &p.run_id)?;
-    let mut changed = serde_json::Map::new();
-    if let Some(v) = p.verify {
-        run.verify = command(Some(v))?;
-        changed.insert("verify".into(), json!(run.verify));
-    }
-    if let Some(a) = p.require_approval {
-        run.require_approval = a;
-        changed.insert("require_approval".into(), json!(a));
-    }
-    if let Some(a) = p.auto_merge {
-        run.auto_merge = a;
-        changed.insert("auto_merge".into(), json!(a));
-    }
-    if let Some(n) = p.merge_retries {
-        run.merge_retries = n;
-        changed.insert("merge_retries".into(), json!(n));
-    }
-    if changed.is_empty() {
-        return Err(Error::invalid("nothing to change: give verify, require_approval, auto_merge or merge_retries"));
-    }
-    run.updated_at = now.to_string();
-    tx.queue_mut().run_set_settings(&run)?;
-    let summary = format!("run {} edited: {}", run.run_id, changed.keys().cloned().collect::<Vec<_>>().join(", "));
-    run_event(tx, EventType::RunEdited, &run, (&run.created_by, &summary, &serde_json::Value::Object(changed)), now)?;
-    for mut c in tx.queue().candidates_in(Some(&run.run_id), &[QueueState::Review, QueueState::Waiting])? {
-        match c.state {
-            QueueState::Review if !run.require_approval => admit(tx, now, &run, &mut c)?,
-            QueueState::Waiting if run.auto_merge => {
-                enqueue(tx, now, &run, &mut c, None)?;
-            }
-            _ => {}
-        }
-    }
-    let last = tx.events().last_event_id()?;
-    super::plan::view(tx, &run.run_id, last)
 }
 
 /// The first 10 characters of a commit id.
