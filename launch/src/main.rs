@@ -14,6 +14,7 @@ mod say;
 mod session;
 mod shutdown;
 mod tmux;
+mod verifier;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,13 +33,16 @@ Examples:
   coord-launch --run R1 --client claude --dispatch        # Claude Code; dispatch ready tasks too
   coord-launch --run R1 --client codex --max-sessions 3 --until-done
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
+  coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
 thread-only tasks) with COORD_SESSION, COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD,
 COORD_DB and COORD_WORKTREE set (and, for --command, the prompt in COORD_PROMPT), and its
 output in .agents/launch/<run>/logs/<task>-a<attempt>.log. The bridge prints a line per
 session start, end and merge and the run's end (also in .agents/launch/<run>/bridge.log).
-Per-agent clients and models: .agents/launch.toml (see docs/orch.md, \"Running workers\").";
+Per-agent clients and models: .agents/launch.toml (see docs/orch.md, \"Running workers\").
+--merge-queue also runs the run's verifier (orch merge-queue --run <run> --until-done; its
+output in .agents/merge-queue/<run>/verifier.log).";
 
 /// The launch bridge: start, watch and stop the worker sessions of a run.
 #[derive(Parser, Debug)]
@@ -67,6 +71,11 @@ struct Args {
     /// Exit when the run finishes: 0 done, 1 failed, 2 cancelled.
     #[arg(long)]
     until_done: bool,
+    /// Also run the run's merge queue verifier (`orch merge-queue --run RUN --until-done`):
+    /// each done task is verified with the run's verify command before it merges. With
+    /// --until-done, the bridge exits once it has merged what is queued.
+    #[arg(long)]
+    merge_queue: bool,
     /// Run each session in a window of the tmux session `coord-<run>`.
     #[arg(long)]
     tmux: bool,
@@ -152,6 +161,11 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "inbox".into());
+    let verifier = if a.merge_queue {
+        Some(verifier::Verifier::start(a.run.as_deref().unwrap_or_default(), &db, &agents_dir)?)
+    } else {
+        None
+    };
     let o = Options {
         run_id: a.run.unwrap_or_default(),
         db,
@@ -170,6 +184,18 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         host: host_name(),
         connect,
     };
+    let ended = bridged(o).await;
+    // The run is done: the verifier merges what is queued and ends by itself.
+    if let Some(v) = verifier {
+        match &ended {
+            Ok(Outcome::Finished(Finish::Done)) => v.finish().await,
+            _ => v.stop().await,
+        };
+    }
+    ended
+}
+
+async fn bridged(o: Options) -> anyhow::Result<Outcome> {
     // Sessions keep running after a stop; a bridge started again re-attaches to them.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;

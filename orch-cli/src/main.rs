@@ -9,6 +9,7 @@ mod cli;
 mod commands;
 mod mcp;
 mod render;
+mod render_queue;
 mod sessions;
 mod tree;
 

@@ -6,6 +6,8 @@
 //!   (the thread's task, run or council follows it). Also opening a thread for orch.
 //! - [`orch`]: dispatch's record, answer, cancel and council start, which open, answer or
 //!   cancel inbox threads through [`messages`].
+//! - [`returns`]: a done task sent back to its worker (the merge queue, a review): the
+//!   candidate's outcome, then the new attempt through [`orch`] (or the task's failure).
 //! - [`agents`]: mail and reservation calls that strict mode limits to registered agents.
 //! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
 //! - [`control`]: typed control messages, whose recipient may come from the run or the
@@ -25,6 +27,7 @@ pub mod control;
 pub mod launch;
 pub mod messages;
 pub mod orch;
+pub mod returns;
 pub mod settings;
 pub mod shutdown;
 pub mod status;

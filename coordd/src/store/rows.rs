@@ -318,7 +318,7 @@ pub fn member(r: &dyn RowRead) -> Result<MemberRow> {
 
 /// Columns of [`run`], from `runs` (also its insert order).
 pub const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at, auto_merge, \
-     repo, base_branch, base_rev, integration_branch";
+     repo, base_branch, base_rev, integration_branch, verify, require_approval, merge_retries";
 
 pub fn run(r: &dyn RowRead) -> Result<Run> {
     Ok(Run {
@@ -334,13 +334,16 @@ pub fn run(r: &dyn RowRead) -> Result<Run> {
         base_branch: r.os(9)?,
         base_rev: r.os(10)?,
         integration_branch: r.os(11)?,
+        verify: r.os(12)?,
+        require_approval: r.b(13)?,
+        merge_retries: r.u(14)?,
     })
 }
 
 /// Columns of [`task`], from `tasks t`.
 pub const TASK_COLUMNS: &str = "t.run_id, t.task_id, t.title, t.body, t.acceptance, t.priority, t.assign_to, \
      t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at, t.merge_state, \
-     t.merge_commit, t.resolves";
+     t.merge_commit, t.resolves, t.verify";
 
 /// A task; `depends_on` is filled in separately.
 pub fn task(r: &dyn RowRead) -> Result<Task> {
@@ -363,6 +366,7 @@ pub fn task(r: &dyn RowRead) -> Result<Task> {
         merge_state: r.op(14)?,
         merge_commit: r.os(15)?,
         resolves: r.os(16)?,
+        verify: r.os(17)?,
     })
 }
 

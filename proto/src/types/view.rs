@@ -108,6 +108,10 @@ pub struct GraphTask {
     pub question: Option<Message>,
     /// For a failed task: the message that failed it (its summary is the reason).
     pub failure: Option<Message>,
+    /// The latest merge candidate of its current attempt (review, queue position, a
+    /// failed verify's output), if it has one.
+    #[serde(default)]
+    pub candidate: Option<MergeCandidate>,
 }
 
 /// Result of `view.run`: the run, its tasks as a graph (edges are `task.depends_on`) and

@@ -7,7 +7,8 @@
 // counters, the run's state and the side panel are redrawn from it at once. Failed and
 // blocked tasks carry Retry, Reassign and Cancel (`actions.js`); every task links to its
 // thread's conversation, and `#runs/RUN/TASK` selects a run and its task. The run's state
-// counts the open control requests of its tasks (`control.requests`). While the view is
+// counts the open control requests of its tasks (`control.requests`). A picked code task's
+// diff shows under the graph, to comment on, approve or send back (`review.js`). While the view is
 // hidden an event that would change it only marks it, and the runs and the selected run are
 // read again when it shows.
 
@@ -15,6 +16,7 @@ import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
 import { draw, sub } from './graph.js';
 import { taskActions } from './actions.js';
 import { place, threadLink, taskHref } from './links.js';
+import * as review from './review.js';
 
 /// Task events whose only effect on the graph is a node's status.
 const STATUS_ONLY = new Set(['task.ready', 'task.in_progress', 'task.done', 'task.cancelled']);
@@ -32,7 +34,9 @@ export function create(ctx, root) {
   const head = h('div', { class: 'run-head' });
   const canvas = h('div', { class: 'canvas' });
   const side = h('aside', { class: 'side' });
-  fill(root, h('div', { class: 'runs-layout' }, h('nav', { class: 'run-list' }, h('h2', {}, 'Runs'), list), h('div', { class: 'run-main' }, head, canvas), side));
+  /// The picked task's diff and review, under the graph (`review.js`).
+  const reviewer = review.create(ctx);
+  fill(root, h('div', { class: 'runs-layout' }, h('nav', { class: 'run-list' }, h('h2', {}, 'Runs'), list), h('div', { class: 'run-main' }, head, canvas, reviewer.root), side));
 
   const loadRuns = coalesce(async () => {
     const [r, open] = await Promise.all([ctx.rpc.call('orch.runList'), ctx.rpc.call('control.requests', {})]);
@@ -88,6 +92,7 @@ export function create(ctx, root) {
     const blocked = graph.tasks.filter((t) => t.task.status === 'blocked');
     const failed = graph.tasks.filter((t) => t.task.status === 'failed');
     const task = picked && graph.tasks.find((t) => t.task.task_id === picked);
+    reviewer.show(graph.run.run_id, task || null);
     fill(side,
       task ? detail(task) : null,
       h('h3', {}, `Blocked (${blocked.length})`),
@@ -208,6 +213,7 @@ export function create(ctx, root) {
         refreshRuns().then(() => { if (selected && (!graph || graph.run.run_id !== selected)) refreshRun(); });
       }
       if (!selected || ev.run_id !== selected) return;
+      reviewer.onEvent(ev);
       if (ev.task_status && ev.task_id) patchTask(ev);
       const orch = /^(task|run|council|launch)\./.test(ev.event_type);
       if (orch && !STATUS_ONLY.has(ev.event_type)) refreshRun();

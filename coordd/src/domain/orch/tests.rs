@@ -7,7 +7,6 @@ use coord_proto::types::*;
 
 use super::attempts::{self, Mode, Plan};
 use super::{council, model, plan, reconcile};
-use crate::domain::credentials::Acting;
 use crate::ops::{self, messages};
 use crate::store::sqlite::testing::Memory;
 
@@ -49,6 +48,7 @@ pub(super) fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
         worktree: None,
         previous: None,
         host: None,
+        feedback: None,
     }]
 }
 

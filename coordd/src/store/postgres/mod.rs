@@ -41,6 +41,7 @@ pub mod migrations;
 pub mod notify;
 mod open;
 mod orch;
+mod queue;
 mod requests;
 mod search;
 mod threads;

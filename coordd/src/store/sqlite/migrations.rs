@@ -368,6 +368,51 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_launch_sessions_run ON launch_sessions(run_id, started_at);
     CREATE INDEX idx_launch_sessions_running ON launch_sessions(state, started_at) WHERE state = 'running';
     "#,
+    // 11 (issue 36): the merge queue on a run's integration branch (its verify command,
+    // approval and merge retries; a candidate per done attempt) and review comments on
+    // task diffs.
+    r#"
+    ALTER TABLE runs ADD COLUMN verify TEXT;
+    ALTER TABLE runs ADD COLUMN require_approval INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN merge_retries INTEGER NOT NULL DEFAULT 2;
+    ALTER TABLE tasks ADD COLUMN verify TEXT;
+    CREATE TABLE merge_queue (
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        branch TEXT NOT NULL,
+        state TEXT NOT NULL,
+        seq INTEGER NOT NULL DEFAULT 0,
+        verify TEXT,
+        tip TEXT,
+        commit_id TEXT,
+        verifications INTEGER NOT NULL DEFAULT 0,
+        exit_code INTEGER,
+        output TEXT,
+        log_path TEXT,
+        approved_by TEXT,
+        reason TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, task_id, attempt)
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_merge_queue_order ON merge_queue(run_id, seq, created_at);
+    CREATE INDEX idx_merge_queue_state ON merge_queue(state) WHERE state IN ('queued', 'verifying');
+    CREATE TABLE review_comments (
+        comment_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        side TEXT NOT NULL,
+        body TEXT NOT NULL,
+        author TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        sent_in TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_review_comments_task ON review_comments(run_id, task_id, attempt, created_at);
+    "#,
 ];
 
 /// The schema version this binary writes.

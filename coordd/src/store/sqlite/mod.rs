@@ -22,6 +22,7 @@ mod mail;
 pub mod migrations;
 mod open;
 mod orch;
+mod queue;
 mod read_only;
 mod requests;
 mod search;

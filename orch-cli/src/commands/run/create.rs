@@ -4,7 +4,9 @@ use super::prelude::*;
 
 /// Create a run.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --auto-retry 1")]
+#[command(
+    after_help = "Examples:\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --auto-retry 1\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --verify 'cargo test'   # then: orch merge-queue --run R1"
+)]
 pub struct Args {
     /// What the run is for.
     #[arg(long)]
@@ -22,6 +24,17 @@ pub struct Args {
     /// `orch merge`).
     #[arg(long)]
     pub auto_merge: bool,
+    /// A command every merge must pass before it lands (`sh -c`, in a scratch worktree of
+    /// the merge result), run by `orch merge-queue`.
+    #[arg(long, value_name = "COMMAND")]
+    pub verify: Option<String>,
+    /// Merge a done code task only once a reviewer approved it (`orch review approve`).
+    #[arg(long)]
+    pub require_approval: bool,
+    /// How many times the merge queue sends a task back to its worker before it fails it
+    /// (default 2).
+    #[arg(long, value_name = "N")]
+    pub merge_retries: Option<u32>,
 }
 
 impl Command for Args {
@@ -32,6 +45,9 @@ impl Command for Args {
             created_by: self.created_by,
             auto_retry: self.auto_retry,
             auto_merge: self.auto_merge,
+            verify: self.verify,
+            require_approval: self.require_approval,
+            merge_retries: self.merge_retries,
         };
         let v = ctx.client().await?.run_create(p).await?;
         ctx.print(&v, || println!("created run {} [{}]: {}", v.run.run_id, v.run.status, v.run.goal));

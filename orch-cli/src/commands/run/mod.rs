@@ -1,7 +1,8 @@
-//! `orch run`: create, list, show, finish or cancel runs.
+//! `orch run`: create, edit, list, show, finish or cancel runs.
 
 mod cancel;
 mod create;
+mod edit;
 mod finish;
 mod list;
 mod show;
@@ -12,6 +13,7 @@ coord_cli::subcommands! {
     /// The subcommands of `orch run`.
     pub enum Cmd {
         Create(create::Args),
+        Edit(edit::Args),
         List(list::Args),
         Show(show::Args),
         Finish(finish::Args),
