@@ -255,6 +255,13 @@ impl Bridge {
                 self.pending.push_back(Pending { work, not_before: Instant::now() + delay });
             }
             EventType::TaskInProgress if !self.known(&ev.thread_id) => self.resume_if_answered(&ev.task_id).await?,
+            EventType::ThreadDone | EventType::ThreadFailed => {
+                // A live session's attempt is over: its input is closed (one-shot
+                // sessions end by themselves).
+                if let Some(h) = self.running.get_mut(&ev.thread_id).filter(|h| h.live) {
+                    h.stop(StopWhy::Finished);
+                }
+            }
             EventType::ThreadCancelled => {
                 self.pending.retain(|p| p.work.thread_id != ev.thread_id);
                 let why = if ev.summary.contains("reassign") { StopWhy::Reassigned } else { StopWhy::Cancelled };
@@ -353,6 +360,8 @@ async fn subscribe_run(client: &Client, run_id: &str, after: i64) -> Result<Even
             EventType::TaskMerged,
             EventType::TaskMergeConflict,
             EventType::ThreadCancelled,
+            EventType::ThreadDone,
+            EventType::ThreadFailed,
             EventType::RunDone,
             EventType::RunFailed,
             EventType::RunCancelled,

@@ -7,6 +7,7 @@ mod bridge;
 mod client;
 mod codex_log;
 mod config;
+mod feed;
 mod lifecycle;
 mod process;
 mod rpc;
@@ -32,6 +33,7 @@ Examples:
   coord-launch --run R1 --client claude --dispatch        # Claude Code; dispatch ready tasks too
   coord-launch --run R1 --client codex --max-sessions 3 --until-done
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
+  coord-launch --run R1 --client claude --live            # answers and mail reach the running session
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
 thread-only tasks) with COORD_SESSION, COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD,
@@ -73,6 +75,11 @@ struct Args {
     /// Stop a session after this many minutes (its attempt fails); fractions allowed (0.5: 30 s).
     #[arg(long, value_parser = |s: &str| s.parse::<f64>().map_err(|e| e.to_string()).and_then(config::minutes))]
     wall_clock_minutes: Option<f64>,
+    /// Live sessions (command and claude clients): the session's input stays open, and
+    /// what is committed for its worker (answers, mail, shutdown requests) is written into
+    /// it as new turns; the command client reads them as JSON lines (docs/launch.md).
+    #[arg(long)]
+    live: bool,
     /// Seconds between SIGTERM and SIGKILL when stopping a session.
     #[arg(long, default_value_t = 10)]
     grace_seconds: u64,
@@ -143,6 +150,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         command: a.command,
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
+        live: a.live.then_some(true),
         ..Layer::default()
     };
     let me = std::env::current_exe().ok();

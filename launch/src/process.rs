@@ -30,6 +30,8 @@ pub struct Spec {
     /// A program (and its arguments) the output goes through on its way to the log, in the
     /// session's process group: it reads the session's stdout and stderr on its stdin.
     pub filter: Option<Vec<String>>,
+    /// A live session's input: the FIFO its stdin reads (`crate::feed`); else /dev/null.
+    pub stdin: Option<PathBuf>,
 }
 
 /// How a process ended, as far as it can be known (a re-attached session's status is
@@ -88,7 +90,11 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
     };
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
-    cmd.stdin(Stdio::null()).stdout(to_log).stderr(err);
+    let stdin = match &spec.stdin {
+        Some(fifo) => Stdio::from(File::open(fifo)?),
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin).stdout(to_log).stderr(err);
     cmd.process_group(0).kill_on_drop(false);
     let child = cmd.spawn()?;
     let pid = child.id().ok_or_else(|| std::io::Error::other("the child ended before its pid was read"))? as i32;
@@ -297,6 +303,7 @@ mod tests {
             cwd: dir.path().into(),
             env: vec![(SESSION_VAR.into(), session.clone())],
             filter: None,
+            stdin: None,
         };
         let fifo = dir.path().join("fifo");
         for f in [&fifo, &dir.path().join("hold")] {
