@@ -38,6 +38,11 @@ impl Bridge {
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
         if live {
             spec.stdin = Some(feed::make(&log, &session_id)?.fifo);
+            if kind == ClientKind::Claude {
+                // Readable lines in the log, the raw stream beside it.
+                let raw = log.with_extension("jsonl").display().to_string();
+                spec.filter = Some(vec![self.o.me.clone(), "--claude-log".into(), raw]);
+            }
         }
         let (pid, waiter, tmux_window) = if self.o.tmux {
             let (pid, waiter, window) = crate::tmux::spawn(&self.o.run_id, &w, &spec, &log, &self.bridge_log())?;

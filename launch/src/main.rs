@@ -4,6 +4,7 @@
 //! `coord-client`; what it records about sessions goes through `launch.*`.
 
 mod bridge;
+mod claude_log;
 mod client;
 mod codex_log;
 mod config;
@@ -47,7 +48,7 @@ Per-agent clients and models: .agents/launch.toml (see docs/orch.md, \"Running w
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present = "codex_log")]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log"])]
     run: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
     /// .agents/launch.toml says, else `claude`).
@@ -96,6 +97,10 @@ struct Args {
     /// the bridge runs for each Codex session).
     #[arg(long, hide = true)]
     codex_log: bool,
+    /// Filter a live Claude Code session's stream-json output on stdin into readable log
+    /// lines, keeping the raw lines in this file.
+    #[arg(long, hide = true, value_name = "RAW")]
+    claude_log: Option<PathBuf>,
 }
 
 /// The examples, then the exit statuses from their one table ([`LaunchExit`]).
@@ -129,6 +134,12 @@ fn main() -> ExitCode {
             return if e.use_stderr() { LaunchExit::Invalid } else { LaunchExit::Done }.into();
         }
     };
+    if let Some(raw) = &args.claude_log {
+        return match claude_log::run(raw) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
     if args.codex_log {
         return match codex_log::run() {
             Ok(()) => LaunchExit::Done.into(),

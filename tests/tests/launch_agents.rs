@@ -519,3 +519,25 @@ async fn a_live_claude_code_session_gets_the_answer_as_a_new_turn_and_finishes_i
         m.mock.transcript()
     );
 }
+
+/// A live Claude Code session's log is readable lines (issue 33): killed in the middle of a
+/// tool call, its failure (the session's log tail, the body of the attempt's result) ends
+/// with that tool call and its command (cut short); the raw stream is kept beside the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_live_claude_code_sessions_failure_shows_its_last_tool_call() {
+    let Some(program) = cli(Agent::Claude) else { return };
+    let Busy { p: _p, m, mut b, c, up } = a_busy_session(Agent::Claude, &program, &[], &["--live"]).await;
+    let first = sessions(&c).await.pop().expect("the session");
+    let st = std::process::Command::new("kill").args(["-KILL", &first.pid.to_string()]).status().unwrap();
+    assert!(st.success());
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    let tail = s["log_tail"].as_str().unwrap_or_default();
+    let last = tail.lines().last().unwrap_or_default();
+    assert!(last.contains("tool Bash: if [ \"$COORD_ATTEMPT\" != 1 ]"), "{tail}\n{}", m.outputs());
+    assert!(tail.contains("claude session"), "{tail}");
+    let raw = std::path::Path::new(s["log_path"].as_str().unwrap()).with_extension("jsonl");
+    assert!(std::fs::read_to_string(&raw).unwrap_or_default().contains("\"tool_use\""), "{}", raw.display());
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
