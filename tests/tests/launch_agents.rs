@@ -406,14 +406,19 @@ fn a_codex_sessions_log_shows_its_calls_with_arguments_results_and_times() {
     let send = tool("mcp__coordd__send_message", json!({"to": "lead", "summary": "hello from the session"}));
     let m = model(
         Agent::Codex,
-        vec![Turn::reply(vec![send]), Turn::reply(vec![shell(&worker("echo from-the-shell"))]), Turn::reply(vec![text("Done.")])],
+        vec![
+            Turn::reply(vec![send]),
+            Turn::reply(vec![shell(&worker("echo from-the-shell"))]),
+            Turn::reply(vec![text("Done.")]),
+        ],
     );
     let out = finish(bridge(&p, &m, &["--dispatch", "--until-done"]));
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.outputs());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let s = rt.block_on(async { sessions(&p.client().await).await }).pop().expect("the session");
     let log = std::fs::read_to_string(&s.log_path).expect("the session's log");
-    let stamped = |l: &str| l.len() > 24 && l.as_bytes()[4] == b'-' && l.as_bytes()[10] == b'T' && l[..24].ends_with('Z');
+    let stamped =
+        |l: &str| l.len() > 24 && l.as_bytes()[4] == b'-' && l.as_bytes()[10] == b'T' && l[..24].ends_with('Z');
     assert!(log.lines().filter(|l| !l.is_empty()).all(stamped), "a line without its time:\n{log}");
     let has = |needle: &str| log.lines().any(|l| l.contains(needle));
     assert!(has("mcp coordd/send_message {") && has("hello from the session"), "the call's arguments:\n{log}");
