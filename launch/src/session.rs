@@ -21,6 +21,10 @@ pub enum StopWhy {
     ShutdownUnanswered,
     /// The session ran past its wall-clock limit.
     WallClock,
+    /// The session reached its budget ([`crate::budget`]).
+    SessionBudget,
+    /// The run reached its budget and the bridge runs with `--hard`.
+    RunBudget,
 }
 
 impl StopWhy {
@@ -31,12 +35,14 @@ impl StopWhy {
             StopWhy::Shutdown => "stopped: shutdown approved",
             StopWhy::ShutdownUnanswered => "stopped: shutdown request not answered in time",
             StopWhy::WallClock => "stopped: past its wall-clock limit",
+            StopWhy::SessionBudget => "stopped: the session reached its budget",
+            StopWhy::RunBudget => "stopped: the run reached its budget",
         }
     }
 
     /// Whether the attempt should fail if its thread is still open.
     pub fn fails_attempt(self) -> bool {
-        self == StopWhy::WallClock
+        matches!(self, StopWhy::WallClock | StopWhy::SessionBudget | StopWhy::RunBudget)
     }
 }
 

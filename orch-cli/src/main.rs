@@ -9,6 +9,7 @@ mod commands;
 mod render;
 mod sessions;
 mod tree;
+mod usage;
 
 use std::process::ExitCode;
 

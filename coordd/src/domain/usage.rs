@@ -117,7 +117,7 @@ fn note_reached(tx: &mut dyn Tx, now: Ts, mut b: RunBudget, usage: &Usage, actor
         let summary = format!(
             "run {} reached its budget ({}): no new session is started or dispatched",
             b.run_id,
-            spent(usage, &b.budget)
+            usage.spent(&b.budget)
         );
         let payload = json!({ "budget": b.budget, "usage": usage });
         let d = Draft {
@@ -130,21 +130,6 @@ fn note_reached(tx: &mut dyn Tx, now: Ts, mut b: RunBudget, usage: &Usage, actor
         tx.launches_mut().run_budget_save(&b)?;
     }
     Ok((over, event_id))
-}
-
-/// What was spent against which limits, in words: `$1.20 of $1.00`, `12000 of 10000 tokens`.
-pub fn spent(u: &Usage, b: &Budget) -> String {
-    let mut parts = Vec::new();
-    if let Some(m) = b.max_cost_usd {
-        parts.push(format!("${:.2} of ${m:.2}", u.cost_usd));
-    }
-    if let Some(m) = b.max_tokens {
-        parts.push(format!("{} of {m} tokens", u.tokens()));
-    }
-    if parts.is_empty() {
-        return format!("${:.2}, {} tokens, no budget", u.cost_usd, u.tokens());
-    }
-    parts.join(", ")
 }
 
 /// `launch.usage` for session `s` (the one `p` names): keep the highest totals reported
@@ -226,7 +211,7 @@ pub fn set_budget(
         None => format!("run {}", p.run_id),
     };
     let summary = if budget.is_set() {
-        format!("budget of {whose} set: {}", spent(&usage, &budget))
+        format!("budget of {whose} set: {}", usage.spent(&budget))
     } else {
         format!("budget of {whose} removed")
     };

@@ -46,6 +46,22 @@ impl Usage {
         }
     }
 
+    /// What was spent against which limits, in words: `$0.60 of $0.50, 1200 of 1000 tokens`
+    /// (`$0.60, 1200 tokens, no limit` without one).
+    pub fn spent(&self, b: &Budget) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = b.max_cost_usd {
+            parts.push(format!("${:.2} of ${m:.2}", self.cost_usd));
+        }
+        if let Some(m) = b.max_tokens {
+            parts.push(format!("{} of {m} tokens", self.tokens()));
+        }
+        if parts.is_empty() {
+            return format!("${:.2}, {} tokens, no limit", self.cost_usd, self.tokens());
+        }
+        parts.join(", ")
+    }
+
     /// Has this usage reached `budget` (either limit, when set)?
     pub fn reached(&self, budget: &Budget) -> bool {
         budget.max_cost_usd.is_some_and(|m| self.cost_usd >= m) || budget.max_tokens.is_some_and(|m| self.tokens() >= m)
