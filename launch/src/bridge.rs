@@ -228,6 +228,8 @@ impl Bridge {
 
     async fn dispatch(&mut self, task_id: Option<String>) {
         if self.budgets.over {
+            let what = task_id.as_deref().unwrap_or("the ready tasks");
+            self.say.line(&format!("{what} not dispatched: the run is at its budget"));
             return;
         }
         let p = DispatchParams {

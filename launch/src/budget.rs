@@ -46,12 +46,7 @@ impl Budgets {
 }
 
 /// A `--max-cost-usd` value: finite and above 0.
-pub fn dollars(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("{s} is not a positive number of dollars")),
-    }
-}
+pub use coord_proto::types::parse_dollars as dollars;
 
 impl Bridge {
     /// At start: set the run's budget given on the command line, then learn whether the

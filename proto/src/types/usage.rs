@@ -68,6 +68,14 @@ impl Usage {
     }
 }
 
+/// A budget in dollars as a command line gives it: finite and above 0.
+pub fn parse_dollars(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s} is not a positive number of dollars")),
+    }
+}
+
 /// A cost in millionths of a dollar (how it is stored and summed, exactly).
 pub fn micro(usd: f64) -> i64 {
     (usd * 1e6).round() as i64
