@@ -41,16 +41,16 @@ impl Say {
         if !self.quiet {
             println!("coord-launch: {text}");
         }
-        self.to_log(text);
+        self.log_line(text);
     }
 
     /// A warning: on stderr even with `--quiet`.
     pub fn warn(&mut self, text: &str) {
         eprintln!("coord-launch: {text}");
-        self.to_log(text);
+        self.log_line(text);
     }
 
-    fn to_log(&mut self, text: &str) {
+    fn log_line(&mut self, text: &str) {
         if let Some(f) = &mut self.log {
             let _ = writeln!(f, "{} {text}", coord_client::ids::now_rfc3339());
         }

@@ -6,6 +6,7 @@
 
 mod cli;
 mod commands;
+mod mcp;
 mod render;
 mod sessions;
 mod tree;

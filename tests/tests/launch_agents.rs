@@ -392,7 +392,8 @@ fn project_for(agent: Agent, program: &Path) -> (Project, coord_tests::Daemon) {
     let path = format!("{}:{}", program.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let d = p.serve_with(&[], &[("PATH", &path)]);
     launch_toml(&p, agent, program);
-    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    // Merged as soon as done, so the run ends and `--until-done` returns.
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
     (p, d)
 }
@@ -423,7 +424,7 @@ fn a_codex_sessions_log_shows_its_calls_with_arguments_results_and_times() {
     let has = |needle: &str| log.lines().any(|l| l.contains(needle));
     assert!(has("mcp coordd/send_message {") && has("hello from the session"), "the call's arguments:\n{log}");
     assert!(has("mcp coordd/send_message (completed) -> ") && has("msg_"), "the call's result:\n{log}");
-    assert!(has("exec exit 0 (completed): worked"), "the command's exit and output:\n{log}");
+    assert!(has("exec exit 0 (completed): from-the-shell"), "the command's exit and output:\n{log}");
 }
 
 /// Claude Code (2.1.332 names MCP tools in a system message and loads them through its tool

@@ -174,7 +174,8 @@ pub struct WaitArgs {
     /// or reply, or a previous wait_reply's cursor). Default: where this session left off.
     #[serde(default)]
     after_event: Option<i64>,
-    /// Give up after this many seconds (default and maximum: the server's limit, 45 unless configured).
+    /// Give up after this many seconds (default and maximum: the server's limit, 45 unless
+    /// configured). A longer one is cut to the limit, and the result says so (cut_to_seconds).
     #[serde(default)]
     timeout_seconds: Option<u64>,
 }
@@ -333,9 +334,12 @@ impl InboxMcp {
     }
 
     #[tool(description = "Wait for a reply (answer, result or control) in a thread, up to a bounded time. \
-                          Returns woke=false and a cursor on timeout: call again with after_event=cursor.")]
+                          Returns woke=false and a cursor on timeout: call again with after_event=cursor. \
+                          A timeout_seconds above the server's limit is cut to it (cut_to_seconds in the result).")]
     async fn wait_reply(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
         let wait = a.timeout_seconds.map_or(self.max_wait, |s| Duration::from_secs(s).min(self.max_wait));
+        // Said, not silent: the agent learns the limit and can re-arm instead of giving up.
+        let cut = a.timeout_seconds.is_some_and(|s| Duration::from_secs(s) > self.max_wait);
         let remembered = self.cursor(&a.thread_id);
         self.run(|c| async move {
             let filter = EventFilter {
@@ -363,10 +367,14 @@ impl InboxMcp {
                 crate::commands::waits::delivered(&c, Some(self.agent.clone()), self.task.clone(), ev.message.as_ref())
                     .await;
             }
-            Ok(match woke {
+            let mut out = match woke {
                 Some(ev) => json!({"woke": true, "cursor": cursor, "message": ev.message.as_ref().map(message_view)}),
                 None => json!({"woke": false, "cursor": cursor, "waited_seconds": wait.as_secs()}),
-            })
+            };
+            if cut {
+                out["cut_to_seconds"] = json!(wait.as_secs());
+            }
+            Ok(out)
         })
         .await
     }
