@@ -8,8 +8,6 @@
 #[path = "support/launch.rs"]
 mod support;
 
-use std::time::Duration;
-
 use coord_client::Client;
 use coord_proto::api::{LaunchApiClient, ViewApiClient};
 use coord_proto::types::*;
@@ -17,29 +15,16 @@ use coord_tests::{Project, finish};
 use serde_json::json;
 use support::*;
 
-/// Claim the thread, say it is up (a `thread.progress`), then wait for the gate file's
-/// line before finishing (or, without a gate, run until stopped).
+/// Claim the thread, say it is up (a `thread.progress`), then wait for the gate's line
+/// before finishing (or, without a gate, run until stopped).
 fn gated(gate: Option<&std::path::Path>) -> String {
-    let up = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
-              inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null";
     match gate {
         Some(g) => format!(
-            "{up} && read go < '{}' && inbox done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null",
+            "{UP} && read go < '{}' && inbox done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null",
             g.display()
         ),
-        None => format!("{up} && sleep 300 & wait"),
+        None => format!("{UP} && sleep 300 & wait"),
     }
-}
-
-fn fifo(p: &Project, name: &str) -> std::path::PathBuf {
-    let path = p.path().join(name);
-    assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
-    path
-}
-
-/// Wait, with a bound, for what must come (a failure rather than a hang when it never does).
-async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(120), f).await.unwrap_or_else(|_| panic!("{what} never came"))
 }
 
 fn report(session: &str, input: i64, output: i64, read: i64, write: i64, cost: f64) -> UsageParams {
@@ -162,7 +147,7 @@ async fn a_run_at_its_budget_dispatches_nothing_more_and_orch_wait_wakes() {
     );
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    let gate = fifo(&p, "gate");
+    let gate = gate(&p);
     let mut b = bridge(&p, &gated(Some(&gate)), &["--dispatch", "--max-cost-usd", "0.5"]);
     let up = within("T1 up", next_event(&c, from, &[EventType::ThreadProgress])).await;
     let s = session_of(&c, "T1").await;
