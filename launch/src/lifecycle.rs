@@ -73,6 +73,7 @@ impl Bridge {
                 return Err(e.into());
             }
         };
+        self.session_budget(&s.session_id, &layer).await;
         let label = format!("{} a{}", w.task_id, w.attempt);
         self.say.line(&format!("{label} started: {} @{}, pid {pid}, log {}", kind.name(), w.agent, log.display()));
         let mut watch = self.watch_of(&s, label, waiter, false);
@@ -186,7 +187,7 @@ impl Bridge {
         let fail = r.stopped.is_none_or(StopWhy::fails_attempt);
         let no_status = r.reattached && r.ended.code.is_none() && r.ended.signal.is_none();
         let reason = match (r.stopped, no_status) {
-            (Some(why), _) => Some(why.reason().to_string()),
+            (Some(why), _) => Some(self.budgets.reason(&r.session_id).unwrap_or_else(|| why.reason().to_string())),
             (None, true) => Some(NO_STATUS.to_string()),
             (None, false) => None,
         };

@@ -5,6 +5,7 @@
 
 mod bridge;
 mod claude_log;
+mod budget;
 mod client;
 mod codex_log;
 mod config;
@@ -35,6 +36,7 @@ Examples:
   coord-launch --run R1 --client codex --max-sessions 3 --until-done
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
+  coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
 thread-only tasks) with COORD_SESSION, COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD,
@@ -81,6 +83,17 @@ struct Args {
     /// it as new turns; the command client reads them as JSON lines (docs/launch.md).
     #[arg(long)]
     live: bool,
+    /// The run's budget in dollars (`launch.budgetSet`): once the run's sessions cost this
+    /// much, no session is started or dispatched any more.
+    #[arg(long, value_parser = budget::dollars)]
+    max_cost_usd: Option<f64>,
+    /// The run's budget in tokens (input, output, cache reads and writes).
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
+    max_tokens: Option<i64>,
+    /// At the run's budget, also stop the running sessions (their attempts fail) instead
+    /// of letting them finish.
+    #[arg(long)]
+    hard: bool,
     /// Seconds between SIGTERM and SIGKILL when stopping a session.
     #[arg(long, default_value_t = 10)]
     grace_seconds: u64,
@@ -187,6 +200,8 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         inbox,
         me: me.map_or_else(|| "coord-launch".into(), |p| p.display().to_string()),
         host: host_name(),
+        limits: budget::RunLimits { max_cost_usd: a.max_cost_usd, max_tokens: a.max_tokens },
+        hard: a.hard,
         connect,
     };
     // Sessions keep running after a stop; a bridge started again re-attaches to them.

@@ -31,6 +31,10 @@ pub enum StopWhy {
     /// A live session's attempt is finished: its input is closed, and it is stopped if it
     /// has not ended within the grace.
     Finished,
+    /// The session reached its budget ([`crate::budget`]).
+    SessionBudget,
+    /// The run reached its budget and the bridge runs with `--hard`.
+    RunBudget,
 }
 
 impl StopWhy {
@@ -42,12 +46,14 @@ impl StopWhy {
             StopWhy::ShutdownUnanswered => "stopped: shutdown request not answered in time",
             StopWhy::WallClock => "stopped: past its wall-clock limit",
             StopWhy::Finished => "stopped: its attempt was finished and it did not end when its input was closed",
+            StopWhy::SessionBudget => "stopped: the session reached its budget",
+            StopWhy::RunBudget => "stopped: the run reached its budget",
         }
     }
 
     /// Whether the attempt should fail if its thread is still open.
     pub fn fails_attempt(self) -> bool {
-        self == StopWhy::WallClock
+        matches!(self, StopWhy::WallClock | StopWhy::SessionBudget | StopWhy::RunBudget)
     }
 }
 

@@ -6,9 +6,11 @@
 
 mod cli;
 mod commands;
+mod mcp;
 mod render;
 mod sessions;
 mod tree;
+mod usage;
 
 use std::process::ExitCode;
 

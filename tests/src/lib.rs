@@ -7,6 +7,7 @@
 //! (each binary crate has an integration test of its own, which makes cargo build it).
 
 pub mod browser;
+pub mod mcp_client;
 mod outside;
 pub mod windows;
 

@@ -146,10 +146,8 @@ async fn a_shutdown_stops_the_session(grace_seconds: &str, approve: bool) {
     thread_run(&p, &[], &["T1"]);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    let script = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
-                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
-                  sleep 300 & wait";
-    let mut b = bridge(&p, script, &["--dispatch", "--shutdown-grace-seconds", grace_seconds]);
+    let script = format!("{UP}; sleep 300 & wait");
+    let mut b = bridge(&p, &script, &["--dispatch", "--shutdown-grace-seconds", grace_seconds]);
     let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
     let asked = p.inbox().json_flag().args(["--agent", "lead", "shutdown", "--to", "w1"]).run().ok().json();
     if approve {
@@ -185,15 +183,8 @@ async fn the_bridge_carries_on_across_a_daemon_restart() {
     let c = p.client().await;
     let from = c.server_info().last_event_id;
     // The session says it is up, then finishes once the test writes to its fifo.
-    let gate = p.path().join("gate");
-    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
-    let script = format!(
-        "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
-         inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null && \
-         read go < '{}' && {}",
-        gate.display(),
-        worker("true")
-    );
+    let gate = gate(&p);
+    let script = format!("{UP} && read go < '{}' && {}", gate.display(), worker("true"));
     let b = bridge(&p, &script, &["--dispatch", "--until-done"]);
     next_event(&c, from, &[EventType::ThreadProgress]).await;
     drop(c);
@@ -214,20 +205,12 @@ fn tmux_runs_each_session_in_a_window_of_the_runs_tmux_session() {
     }
     let p = Project::new();
     thread_run(&p, &[], &["T1"]);
-    // A tmux server of this test's own, ended below.
-    let sockets = tempfile::Builder::new().prefix("tmx").tempdir().expect("TMUX_TMPDIR");
-    let tmpdir = sockets.path().display().to_string();
+    let tmux = Tmux::new();
     let seen = p.path().join("windows.txt");
     // Inside its pane, the session lists the windows of the run's tmux session.
     let work = format!("tmux list-windows -t coord-R1 -F '#{{window_name}}' > '{}'", seen.display());
-    let command = worker(&work);
-    let out = finish(
-        p.launch()
-            .args(["--run", "R1", "--command", command.as_str(), "--tmux", "--dispatch", "--until-done"])
-            .env("TMUX_TMPDIR", &tmpdir)
-            .spawn(),
-    );
-    let _ = std::process::Command::new("tmux").env("TMUX_TMPDIR", &tmpdir).arg("kill-server").status();
+    let out = finish(tmux.bridge(&p, &worker(&work)));
+    drop(tmux);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let windows = std::fs::read_to_string(&seen).expect("the session ran in tmux and listed its windows");
     assert!(windows.lines().any(|w| w == "T1-a1"), "{windows}");

@@ -16,15 +16,6 @@ use coord_tests::{Project, finish, git_project, pid_alive, wait_gone};
 use serde_json::{Value, json};
 use support::*;
 
-/// Claim the thread and say it is up (a `thread.progress` the test waits for).
-const UP: &str = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
-                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null";
-
-/// Wait, with a bound, for what must come (a failure rather than a hang when it never does).
-async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(120), f).await.unwrap_or_else(|_| panic!("{what} never came"))
-}
-
 /// A session that follows the prompt (`COORD_PROMPT`, as a model reads it) blocks with a
 /// question, and the lead answers before it starts to wait: the wait the prompt tells it
 /// to run still returns the answer.
@@ -34,8 +25,7 @@ async fn a_session_that_follows_the_prompt_gets_an_answer_given_before_it_waits(
     thread_run(&p, &[], &["T1"]);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    let gate = p.path().join("gate");
-    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
+    let gate = gate(&p);
     // The prompt's wait line (the last one it quotes), with the cursor `update` printed.
     let script = format!(
         "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null || exit 5; \
@@ -330,25 +320,14 @@ fn tmuxs_bridge_window_shows_the_bridge_and_its_session_ends_with_it() {
     }
     let p = Project::new();
     thread_run(&p, &[], &["T1"]);
-    let sockets = tempfile::Builder::new().prefix("tmx").tempdir().expect("TMUX_TMPDIR");
-    let tmpdir = sockets.path().display().to_string();
-    let tmux = |args: &[&str]| {
-        let out = std::process::Command::new("tmux").env("TMUX_TMPDIR", &tmpdir).args(args).output().unwrap();
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
-    };
-    let gate = p.path().join("gate");
-    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
-    let command = worker(&format!("read go < '{}'", gate.display()));
-    let mut b = p
-        .launch()
-        .args(["--run", "R1", "--command", command.as_str(), "--tmux", "--dispatch", "--until-done"])
-        .env("TMUX_TMPDIR", &tmpdir)
-        .spawn();
+    let tmux = Tmux::new();
+    let gate = gate(&p);
+    let mut b = tmux.bridge(&p, &worker(&format!("read go < '{}'", gate.display())));
     said(&mut b, "T1 a1 started");
     // The window's screen, read until it shows the line (tail follows the bridge's log).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let (_, screen) = tmux(&["capture-pane", "-p", "-t", "=coord-R1:bridge"]);
+        let (_, screen) = tmux.run(&["capture-pane", "-p", "-t", "=coord-R1:bridge"]);
         if screen.contains("T1 a1 started: command @w1") {
             break;
         }
@@ -357,8 +336,7 @@ fn tmuxs_bridge_window_shows_the_bridge_and_its_session_ends_with_it() {
     }
     std::fs::write(&gate, "go\n").unwrap();
     let out = finish(b);
-    let (alive, _) = tmux(&["has-session", "-t", "=coord-R1"]);
-    let _ = tmux(&["kill-server"]);
+    let (alive, _) = tmux.run(&["has-session", "-t", "=coord-R1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!alive, "the tmux session outlived the bridge");
 }

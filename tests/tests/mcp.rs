@@ -4,20 +4,12 @@
 //! list the tools, message each other, check their inboxes, and one waits for a reply
 //! that the other sends.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use coord_tests::Project;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-type Session = RunningService<RoleClient, ()>;
-
-/// Only matters when something is broken: no call here should take long.
-const LIMIT: Duration = Duration::from_secs(120);
+use coord_tests::mcp_client::{LIMIT, Session, call, err, ok};
 
 const TOOLS: [&str; 17] = [
     "ask",
@@ -47,29 +39,7 @@ async fn session(p: &Project, args: &[&str]) -> Session {
 /// [`session`], with these variables in the server's environment.
 async fn session_with(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Session {
     let cmd = env.iter().fold(p.inbox().args(args), |c, (k, v)| c.env(k, v));
-    let cmd = tokio::process::Command::from(cmd.into_command());
-    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::inherit()).spawn().expect("spawn inbox mcp");
-    tokio::time::timeout(LIMIT, ().serve(transport)).await.expect("initialize in time").expect("initialize")
-}
-
-async fn call(s: &Session, tool: &str, args: Value) -> CallToolResult {
-    let args = args.as_object().expect("arguments are an object").clone();
-    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-    tokio::time::timeout(LIMIT, s.call_tool(params)).await.expect("tool call in time").expect("tool call")
-}
-
-/// A successful call's structured result.
-async fn ok(s: &Session, tool: &str, args: Value) -> Value {
-    let r = call(s, tool, args).await;
-    assert_ne!(r.is_error, Some(true), "{tool} failed: {r:?}");
-    r.structured_content.expect("structured result")
-}
-
-/// A failed call's `{"code","message"}`.
-async fn err(s: &Session, tool: &str, args: Value) -> Value {
-    let r = call(s, tool, args).await;
-    assert_eq!(r.is_error, Some(true), "{tool} should fail: {r:?}");
-    r.structured_content.expect("structured error")
+    coord_tests::mcp_client::session(cmd.into_command()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -119,6 +119,8 @@ fn a_worker_can_change_nothing_that_is_not_its_own() {
         ("orch.merge", json!({"run_id": "R1"}), "unauthenticated"),
         ("orch.runFinish", json!({"run_id": "R1"}), "unauthenticated"),
         ("orch.worktreePrune", json!({"run_id": "R1"}), "unauthenticated"),
+        // The lead's run's budget (issue 33): a worker can neither lift nor spend it.
+        ("launch.budgetSet", json!({"run_id": "R1", "max_cost_usd": 1000.0}), "unauthenticated"),
     ];
     for (method, params, code) in &tries {
         let r = call(&mut w, method, params.clone());

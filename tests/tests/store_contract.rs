@@ -19,6 +19,10 @@ use stores::{Opened, contract};
 #[path = "store_contract/registry.rs"]
 mod registry;
 use registry::*;
+// The usage cases (launched sessions' usage, runs' budgets).
+#[path = "store_contract/usage.rs"]
+mod usage;
+use usage::*;
 
 contract!(
     a_failing_job_rolls_back_alone_within_a_group_commit,
@@ -27,6 +31,7 @@ contract!(
     orch_records_read_back_as_written,
     registry_records_read_back_as_written,
     touching_agents_advances_the_known_ones_and_names_the_unknown,
+    usage_records_read_back_as_written,
 );
 
 const NOW: i64 = 1_767_225_600_000;
@@ -410,6 +415,8 @@ const SQLITE_SHIPPED: &[&str] = &[
     "a9b6928e749bf5c8",
     // 10 (issue 19): launched sessions.
     "6df16cf133fe36be",
+    // 12 (issue 33; after issue 36's 11): launched sessions' usage, runs' budgets.
+    "97300653c98a01e1",
 ];
 
 const POSTGRES_SHIPPED: &[&str] = &[
@@ -423,4 +430,6 @@ const POSTGRES_SHIPPED: &[&str] = &[
     "0008982597c37407",
     // 5 (issue 19): launched sessions.
     "f3d532295c8b2e5b",
+    // SQLite's 12 (issue 33; after issue 36's): launched sessions' usage, runs' budgets.
+    "019433705bf400b5",
 ];

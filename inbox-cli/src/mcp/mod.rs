@@ -20,13 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coord_cli::CliError;
-use coord_cli::{Command, Ctx, Outcome, Res};
-use coord_client::{Client, ClientError, ConnectOptions};
-use coord_proto::api::SystemApiClient;
-use rmcp::ServiceExt;
+use coord_cli::mcp::DaemonLink;
+use coord_cli::{Command, Ctx, Res};
+use coord_client::Client;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::CallToolResult;
-use serde_json::{Value, json};
 
 use crate::commands::args::MAX_TIMEOUT;
 
@@ -71,9 +69,8 @@ pub struct InboxMcp {
     task: Option<String>,
     /// Upper bound (and default) of one `wait_reply`.
     max_wait: Duration,
-    opts: ConnectOptions,
     /// The daemon connection, opened on first use and reopened when it broke.
-    client: Arc<tokio::sync::Mutex<Option<Arc<Client>>>>,
+    daemon: DaemonLink,
     /// Per thread, where this session's next `wait_reply` starts when the agent gives no
     /// cursor: after its latest `ask`, `send_message` or `reply` there, or where its last
     /// wait ended. So a reply that came before the wait is not missed, and one already
@@ -91,93 +88,23 @@ async fn serve(ctx: &Ctx, a: Args) -> Res {
         agent,
         task: a.task.filter(|t| !t.trim().is_empty()),
         max_wait: Duration::from_secs(a.wait_seconds),
-        opts: ctx.connect_options().clone(),
-        client: Arc::default(),
+        daemon: DaemonLink::new(ctx.connect_options().clone()),
         cursors: Arc::default(),
         tool_router: InboxMcp::tool_router() + InboxMcp::search_router() + InboxMcp::control_router(),
     };
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| CliError::Internal(format!("MCP initialization failed: {e}")))?;
-    running.waiting().await.map_err(|e| CliError::Internal(format!("MCP server stopped: {e}")))?;
-    Ok(Outcome::Done)
+    coord_cli::mcp::serve_stdio(server).await
 }
 
-/// A failed tool call, as the agent sees it.
-pub struct ToolError {
-    code: &'static str,
-    message: String,
-    details: Option<Value>,
-}
-
-impl ToolError {
-    fn invalid(message: impl Into<String>) -> ToolError {
-        ToolError { code: "invalid_args", message: message.into(), details: None }
-    }
-}
-
-impl From<jsonrpsee::core::client::Error> for ToolError {
-    fn from(e: jsonrpsee::core::client::Error) -> Self {
-        ClientError::from(e).into()
-    }
-}
-
-impl From<ClientError> for ToolError {
-    fn from(e: ClientError) -> Self {
-        let details = match &e {
-            ClientError::Rpc { details, .. } => details.clone(),
-            _ => None,
-        };
-        ToolError { code: e.code(), message: e.to_string(), details }
-    }
-}
-
-/// What every tool body returns: its JSON result, or a tool error carrying the code.
-pub type ToolResult = Result<Value, ToolError>;
-
-fn to_call_result(r: ToolResult) -> CallToolResult {
-    match r {
-        Ok(v) => CallToolResult::structured(v),
-        Err(e) => {
-            let mut v = json!({"code": e.code, "message": e.message});
-            if let Some(d) = e.details {
-                v["details"] = d;
-            }
-            CallToolResult::structured_error(v)
-        }
-    }
-}
+pub use coord_cli::mcp::{ToolError, ToolResult};
 
 impl InboxMcp {
-    /// The daemon connection, opened (and the daemon started, unless auto-start is off)
-    /// on first use. A kept connection is checked with a `hello` first: the daemon may
-    /// have restarted since the last call, and one round trip is cheap next to a tool
-    /// call, while resending a write after it failed could apply it twice.
-    async fn client(&self) -> Result<Arc<Client>, ToolError> {
-        let mut slot = self.client.lock().await;
-        if let Some(c) = slot.as_ref()
-            && c.is_connected()
-            && c.hello().await.is_ok()
-        {
-            return Ok(c.clone());
-        }
-        *slot = None;
-        let c = Arc::new(Client::connect(self.opts.clone()).await?);
-        *slot = Some(c.clone());
-        Ok(c)
-    }
-
     /// Run one tool body against the daemon.
     async fn run<F, Fut>(&self, body: F) -> CallToolResult
     where
         F: FnOnce(Arc<Client>) -> Fut,
         Fut: Future<Output = ToolResult>,
     {
-        to_call_result(match self.client().await {
-            Ok(c) => body(c).await,
-            Err(e) => Err(e),
-        })
+        self.daemon.run(body).await
     }
 
     fn cursor(&self, thread_id: &str) -> Option<i64> {

@@ -73,6 +73,9 @@ coord_cli::subcommands! {
             Top(top::Args),
             Dashboard(dashboard::Args),
         }
+        "Agents" => {
+            Mcp(crate::mcp::Args),
+        }
         "Getting started" => {
             Demo(demo::Args),
             #[command(after_help = "Example:\n  orch completions zsh > ~/.zfunc/_orch")]

@@ -45,6 +45,9 @@ impl EventType {
             TaskRemoved => r#"{"title","dependents"}"#,
             RunMerged => r#"{"into","commit","fast_forward","integration_branch"}"#,
             LaunchStarted | LaunchExited => r#"{"session": LaunchSession}"#,
+            LaunchUsage => r#"{"session": SessionUsage, "run": Usage}"#,
+            LaunchBudgetSet => r#"{"session_id" (null for the run's), "budget": Budget, "usage": Usage}"#,
+            RunBudgetReached => r#"{"budget": Budget, "usage": Usage}"#,
         }
     }
 }

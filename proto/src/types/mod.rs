@@ -318,6 +318,12 @@ string_enum!(
         LaunchStarted = "launch.started",
         /// A launched session ended (`launch.sessionExit`).
         LaunchExited = "launch.exited",
+        /// A session's reported usage grew (`launch.usage`).
+        LaunchUsage = "launch.usage",
+        /// A run's or a session's budget was set or removed (`launch.budgetSet`).
+        LaunchBudgetSet = "launch.budget_set",
+        /// A run's usage reached its budget: its launcher starts and dispatches nothing more.
+        RunBudgetReached = "run.budget_reached",
     }
 );
 
@@ -359,6 +365,7 @@ impl EventType {
         EventType::LeaseExpired,
         EventType::RunDone,
         EventType::RunFailed,
+        EventType::RunBudgetReached,
         EventType::CouncilVoting,
         EventType::CouncilDone,
     ];
@@ -377,6 +384,7 @@ mod policy;
 mod reservations;
 mod search;
 mod sessions;
+mod usage;
 
 pub use agents::*;
 pub use control::*;
@@ -390,6 +398,7 @@ pub use policy::*;
 pub use reservations::*;
 pub use search::*;
 pub use sessions::*;
+pub use usage::*;
 
 mod view;
 pub use view::*;

@@ -33,6 +33,17 @@ pub fn bridge(p: &Project, command: &str, extra: &[&str]) -> Child {
     p.launch().args(args).spawn()
 }
 
+/// Claim the thread and say it is up (a `thread.progress` the test waits for).
+pub const UP: &str = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
+                      inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null";
+
+/// A fifo `gate` in the project: a session reading it waits until the test writes a line.
+pub fn gate(p: &Project) -> std::path::PathBuf {
+    let gate = p.path().join("gate");
+    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
+    gate
+}
+
 /// Claim the thread, run `work`, then finish it: what a well-behaved worker does.
 pub fn worker(work: &str) -> String {
     format!(
@@ -71,4 +82,37 @@ pub fn said(b: &mut Child, needle: &str) -> String {
         said.push(byte[0]);
     }
     String::from_utf8_lossy(&said).into_owned()
+}
+
+/// A tmux server of the test's own (its `TMUX_TMPDIR`), killed when dropped.
+pub struct Tmux(tempfile::TempDir);
+
+impl Tmux {
+    pub fn new() -> Self {
+        Tmux(tempfile::Builder::new().prefix("tmx").tempdir().expect("TMUX_TMPDIR"))
+    }
+
+    /// `tmux ARGS` on this server: whether it succeeded, and its stdout.
+    pub fn run(&self, args: &[&str]) -> (bool, String) {
+        let out = std::process::Command::new("tmux").env("TMUX_TMPDIR", self.0.path()).args(args).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The bridge on R1 with `command` under `--tmux` on this server, dispatching, until done.
+    pub fn bridge(&self, p: &Project, command: &str) -> Child {
+        let args = ["--run", "R1", "--command", command, "--tmux", "--dispatch", "--until-done"];
+        p.launch().args(args).env("TMUX_TMPDIR", &self.0.path().display().to_string()).spawn()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// Wait, with a bound, for what must come (a failure rather than a hang when it never does).
+#[allow(dead_code, reason = "launch_bridge.rs and usage.rs use it, launch.rs does not")]
+pub async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(120), f).await.unwrap_or_else(|_| panic!("{what} never came"))
 }

@@ -27,6 +27,7 @@ mod requests;
 mod search;
 mod threads;
 pub mod tx;
+mod usage;
 pub mod writer;
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! `orch run`: create, list, show, finish or cancel runs.
 
+mod budget;
 mod cancel;
 mod create;
 mod finish;
@@ -15,6 +16,7 @@ coord_cli::subcommands! {
         List(list::Args),
         Show(show::Args),
         Finish(finish::Args),
+        Budget(budget::Args),
         Cancel(cancel::Args),
     }
 }

@@ -23,6 +23,7 @@ mod idle_bench;
 // The bridge's CPU is read from /proc.
 #[cfg(target_os = "linux")]
 mod launch_bench;
+mod mcp_tokens;
 mod orch_bench;
 mod pg_bench;
 mod pg_floor;
@@ -72,7 +73,7 @@ Options:
   --quick                 smaller counts, for a smoke run
   --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
                           pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
-                          dashboard, dashboard-live, search, launch, screenshots (writes the dashboard's images into
+                          dashboard, dashboard-live, search, launch, mcp-tokens, screenshots (writes the dashboard's images into
                           docs/; never run by default)
   --only soak             100 simulated agents for 10 minutes
                           (--agents N, --minutes M or --seconds S, --think-ms T)
@@ -265,6 +266,9 @@ fn main() {
     }
     if let Some(s) = stage("hook") {
         session_bench::hook(&s.p, scale.cli_sends);
+    }
+    if let Some(s) = stage("mcp-tokens") {
+        rt.block_on(mcp_tokens::run(&s.p));
     }
     if run("dashboard") {
         dashboard_bench::run(&rt, quick);
