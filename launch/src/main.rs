@@ -4,8 +4,8 @@
 //! `coord-client`; what it records about sessions goes through `launch.*`.
 
 mod bridge;
-mod claude_log;
 mod budget;
+mod claude_log;
 mod client;
 mod codex_log;
 mod config;

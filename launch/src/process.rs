@@ -20,6 +20,9 @@ use tokio::process::{Child, Command};
 /// The environment variable that names a session's processes: its session id.
 pub const SESSION_VAR: &str = "COORD_SESSION";
 
+/// The session's id as an output filter sees it (it is not one of the session's processes).
+pub const FILTER_SESSION_VAR: &str = "COORD_FILTER_SESSION";
+
 /// What to run: a program, its arguments, its directory and extra environment.
 #[derive(Debug, Clone, Default)]
 pub struct Spec {
@@ -102,11 +105,14 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
         drop(w);
         let (program, args) = filter.split_first().ok_or_else(|| std::io::Error::other("an empty filter"))?;
         let mut f = Command::new(program);
-        f.args(args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
+        // Not one of the session's processes (no `COORD_SESSION`, a group of its own): it
+        // ends by itself at the session's end of output, after what it was given (the
+        // last turn's usage report) is done, rather than being killed with the session.
+        let env =
+            spec.env.iter().map(|(k, v)| if k == SESSION_VAR { (FILTER_SESSION_VAR, v) } else { (k.as_str(), v) });
+        f.args(args).current_dir(&spec.cwd).envs(env);
         f.stdin(Stdio::from(r)).stdout(Stdio::from(out.try_clone()?)).stderr(Stdio::from(out));
-        // In the session's group, so a stop takes it too; it ends by itself at the
-        // session's end of output.
-        f.process_group(pid).kill_on_drop(false);
+        f.process_group(0).kill_on_drop(false);
         let mut filter = f.spawn()?;
         tokio::spawn(async move {
             let _ = filter.wait().await;

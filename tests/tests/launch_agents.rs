@@ -518,6 +518,22 @@ async fn a_live_claude_code_session_gets_the_answer_as_a_new_turn_and_finishes_i
         answered.user_input,
         m.mock.transcript()
     );
+    // The session's usage, from its stream, is what the model reported: its output filter
+    // reports each turn's totals (`launch.usage`), the last one as the session ends, so
+    // the test follows those events until the totals are whole.
+    use coord_proto::api::LaunchApiClient as _;
+    let sent = m.mock.reported_usage();
+    let want = (sent.input as i64, sent.output as i64, sent.cache_read as i64, sent.cache_write as i64);
+    let mut after = from;
+    let report = loop {
+        let report = c.usage_show(UsageShowParams { run_id: "R1".into() }).await.expect("launch.usageShow");
+        let u = &report.usage;
+        if (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens) == want {
+            break report;
+        }
+        after = next_event(&c, after, &[EventType::LaunchUsage]).await.event_id;
+    };
+    assert!(report.usage.cost_usd > 0.0, "{report:?}");
 }
 
 /// A live Claude Code session's log is readable lines (issue 33): killed in the middle of a
