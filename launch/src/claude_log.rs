@@ -28,10 +28,10 @@ pub fn run(raw: &Path) -> std::io::Result<()> {
         let line = String::from_utf8_lossy(&line).into_owned();
         let line = line.trim_end_matches('\r');
         let mut texts = render(line);
-        if let Some(t) = serde_json::from_str::<Value>(line).ok().as_ref().and_then(totals) {
-            if let Err(e) = report.send(t) {
-                texts.push(format!("usage not recorded: {e}"));
-            }
+        if let Some(t) = serde_json::from_str::<Value>(line).ok().as_ref().and_then(totals)
+            && let Err(e) = report.send(t)
+        {
+            texts.push(format!("usage not recorded: {e}"));
         }
         for text in texts {
             writeln!(out, "{} {text}", coord_client::ids::now_rfc3339())?;

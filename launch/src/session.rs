@@ -154,10 +154,10 @@ async fn run(mut w: Watch, mut stop: oneshot::Receiver<StopWhy>, done: mpsc::Unb
                 let l = live.as_mut().expect("only live sessions have events");
                 match ev {
                     Some(Ok(ev)) => {
-                        if let Some(t) = feed::turn_of(&ev, &l.work, l.writer.seed) {
-                            if let Err(e) = l.writer.write(&t).await {
-                                eprintln!("coord-launch: {}: cannot write a turn into the session: {e}", w.label);
-                            }
+                        if let Some(t) = feed::turn_of(&ev, &l.work, l.writer.seed)
+                            && let Err(e) = l.writer.write(&t).await
+                        {
+                            eprintln!("coord-launch: {}: cannot write a turn into the session: {e}", w.label);
                         }
                     }
                     // The stream could not go on: the session runs on without a feed.

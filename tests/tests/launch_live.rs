@@ -6,6 +6,7 @@
 //! the feed and the session ends by itself. Every wait is on an event or a process's end.
 
 #[path = "support/launch.rs"]
+#[allow(dead_code, reason = "the other launch suites use the rest")]
 mod support;
 
 use coord_proto::types::*;
@@ -76,11 +77,7 @@ async fn mail_to_a_working_live_session_arrives_as_a_feed_line() {
     thread_run(&p, &[], &["T1"]);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    let script = format!(
-        "IFS= read -r first; {CLAIM}; \
-         inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; {}",
-        feed_loop(&["mail"], DONE)
-    );
+    let script = format!("IFS= read -r first; {UP}; {}", feed_loop(&["mail"], DONE));
     let b = bridge(&p, &script, &["--dispatch", "--until-done", "--live"]);
     next_event(&c, from, &[EventType::ThreadProgress]).await;
     p.inbox()
@@ -107,11 +104,7 @@ async fn a_shutdown_request_arrives_as_a_feed_line_then_the_session_stops() {
     let from = c.server_info().last_event_id;
     let approve = "id=$(printf '%s' \"$line\" | sed -n 's/.*\"request_id\":\"\\([^\"]*\\)\".*/\\1/p'); \
                    inbox control --type shutdown_approved --payload \"{\\\"request_id\\\":\\\"$id\\\"}\" >/dev/null; sleep 300";
-    let script = format!(
-        "IFS= read -r first; {CLAIM}; \
-         inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; {}",
-        feed_loop(&["shutdown"], approve)
-    );
+    let script = format!("IFS= read -r first; {UP}; {}", feed_loop(&["shutdown"], approve));
     let mut b = bridge(&p, &script, &["--dispatch", "--live", "--shutdown-grace-seconds", "3600"]);
     let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
     p.inbox().json_flag().args(["--agent", "lead", "shutdown", "--to", "w1"]).run().ok();

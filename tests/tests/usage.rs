@@ -6,6 +6,7 @@
 //! reports get stable errors. Every wait is on an event or on the bridge's own lines.
 
 #[path = "support/launch.rs"]
+#[allow(dead_code, reason = "the other launch suites use the rest")]
 mod support;
 
 use coord_client::Client;
