@@ -45,46 +45,37 @@ pub enum BuildError {
 /// The prompt of an agent CLI: who it is, the task and thread, and how to finish. A live
 /// session is told to end its turn after asking: the answer comes as its next message.
 pub fn prompt(w: &Work, inbox: &str, live: bool) -> String {
-    if live {
-        return live_prompt(w, inbox);
-    }
     let (a, t) = (&w.agent, &w.thread_id);
+    let ask = format!("ask with `{inbox} update --agent {a} --thread {t} --status blocked --summary '...'`");
+    let (wait, end) = if live {
+        (
+            format!(
+                "{ask}, then END YOUR TURN. Do not wait in a tool (no `wait-reply`, no sleep): this session \
+                 stays open, and the answer comes to you as your next message, however long it takes. Mail, \
+                 notes from the lead and shutdown requests come the same way."
+            ),
+            ", then end your turn; the session is closed for you.",
+        )
+    } else {
+        (
+            format!(
+                "{ask}. It prints the line to wait with (`wait for the answer: inbox wait-reply --thread {t} \
+                 --after-event EVENT_ID`): run exactly that, with the EVENT_ID it printed, as `{inbox} wait-reply \
+                 --thread {t} --after-event EVENT_ID`. From that event on, the wait returns the answer even if it \
+                 came before you started waiting; if it times out (exit 10), run the line it prints to go on waiting."
+            ),
+            ".\nDo not stop before done or fail: a session that ends without them fails its attempt.",
+        )
+    };
     format!(
         "You are agent {a}, a worker of run {run}. Your task is {task}: {title}.\n\
          It is inbox thread {t}; everything about it is there. Work only through inbox (the CLI \
          or its MCP tools):\n\
          1. Claim and read it: `{inbox} claim --agent {a} --thread {t}` then `{inbox} show --agent {a} --thread {t}`.\n\
          2. Report progress with `{inbox} update --agent {a} --thread {t} --status in_progress --summary '...'`.\n\
-         3. If you need the lead, ask with `{inbox} update --agent {a} --thread {t} --status blocked --summary '...'`. \
-         It prints the line to wait with (`wait for the answer: inbox wait-reply --thread {t} --after-event EVENT_ID`): \
-         run exactly that, with the EVENT_ID it printed, as `{inbox} wait-reply --thread {t} --after-event EVENT_ID`. \
-         From that event on, the wait returns the answer even if it came before you started waiting; \
-         if it times out (exit 10), run the line it prints to go on waiting.\n\
+         3. If you need the lead, {wait}\n\
          4. When the work is done (committed, for a code task), finish with \
-         `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot.\n\
-         Do not stop before done or fail: a session that ends without them fails its attempt.",
-        run = w.run_id,
-        task = w.task_id,
-        title = w.title,
-    )
-}
-
-/// [`prompt`] for a live session.
-fn live_prompt(w: &Work, inbox: &str) -> String {
-    let (a, t) = (&w.agent, &w.thread_id);
-    format!(
-        "You are agent {a}, a worker of run {run}. Your task is {task}: {title}.\n\
-         It is inbox thread {t}; everything about it is there. Work only through inbox (the CLI \
-         or its MCP tools):\n\
-         1. Claim and read it: `{inbox} claim --agent {a} --thread {t}` then `{inbox} show --agent {a} --thread {t}`.\n\
-         2. Report progress with `{inbox} update --agent {a} --thread {t} --status in_progress --summary '...'`.\n\
-         3. If you need the lead, ask with `{inbox} update --agent {a} --thread {t} --status blocked --summary '...'`, \
-         then END YOUR TURN. Do not wait in a tool (no `wait-reply`, no sleep): this session stays open, \
-         and the answer comes to you as your next message, however long it takes. Mail, notes from \
-         the lead and shutdown requests come the same way.\n\
-         4. When the work is done (committed, for a code task), finish with \
-         `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot, \
-         then end your turn; the session is closed for you.",
+         `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot{end}",
         run = w.run_id,
         task = w.task_id,
         title = w.title,
