@@ -31,7 +31,7 @@ pub struct Context<'a> {
     pub session_id: &'a str,
     /// This `coord-launch`, for the filter of Codex's output (`--codex-log`).
     pub me: &'a str,
-    /// A live session: its input stays open and takes turns (`crate::feed`).
+    /// A live session: its input stays open and takes turns (feed.rs).
     pub live: bool,
 }
 
@@ -111,7 +111,7 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             ("sh".to_string(), vec!["-c".to_string(), cmd])
         }
         ClientKind::Claude if ctx.live => {
-            // Live: stream-json both ways, the turns on stdin (`crate::feed`).
+            // Live: stream-json both ways, the turns on stdin (feed.rs).
             let mut a: Vec<String> =
                 ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
                     .map(String::from)

@@ -72,7 +72,7 @@ pub struct Layer {
 
 fn positive_dollars<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     let v = Option::<f64>::deserialize(d)?;
-    v.map(|v| crate::budget::dollars(&v.to_string())).transpose().map_err(serde::de::Error::custom)
+    v.map(|v| coord_proto::types::parse_dollars(&v.to_string())).transpose().map_err(serde::de::Error::custom)
 }
 
 fn positive_tokens<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {

@@ -145,7 +145,7 @@ pub fn turn_of(ev: &Event, w: &Work, seed: u64) -> Option<Turn> {
         thread_id: Some(m.thread_id.clone()),
         task_id: Some(ev.task_id.clone()).filter(|t| !t.is_empty()),
         event_id: Some(ev.event_id),
-        // A request without an id in its payload is named by its message (as `crate::shutdown` does).
+        // A request without an id in its payload is named by its message (as shutdown.rs does).
         request_id: (kind == "shutdown").then(|| {
             coord_proto::types::payload_request_id(&m.payload_json).map_or_else(|| m.message_id.clone(), str::to_string)
         }),

@@ -33,7 +33,7 @@ pub struct Spec {
     /// A program (and its arguments) the output goes through on its way to the log, in the
     /// session's process group: it reads the session's stdout and stderr on its stdin.
     pub filter: Option<Vec<String>>,
-    /// A live session's input: the FIFO its stdin reads (`crate::feed`); else /dev/null.
+    /// A live session's input: the FIFO its stdin reads (feed.rs); else /dev/null.
     pub stdin: Option<PathBuf>,
 }
 

@@ -31,7 +31,7 @@ pub enum StopWhy {
     /// A live session's attempt is finished: its input is closed, and it is stopped if it
     /// has not ended within the grace.
     Finished,
-    /// The session reached its budget ([`crate::budget`]).
+    /// The session reached its budget (budget.rs).
     SessionBudget,
     /// The run reached its budget and the bridge runs with `--hard`.
     RunBudget,
