@@ -44,6 +44,10 @@ pub struct Options {
     /// This `coord-launch` (the filter of Codex's output).
     pub me: String,
     pub host: String,
+    /// The run's budget to set (`--max-cost-usd`, `--max-tokens`).
+    pub limits: crate::limits::RunLimits,
+    /// At the run's budget, stop the running sessions too.
+    pub hard: bool,
     pub connect: ConnectOptions,
 }
 
@@ -86,6 +90,7 @@ pub struct Bridge {
     /// The repository code tasks are dispatched in (the run's, else the project's).
     repo: Option<String>,
     pub(crate) say: Say,
+    pub(crate) budgets: crate::limits::Budgets,
     pub(crate) ends_tx: mpsc::UnboundedSender<Report>,
     ends_rx: mpsc::UnboundedReceiver<Report>,
 }
@@ -105,6 +110,7 @@ impl Bridge {
         let launcher = format!("coord-launch:{}", o.run_id);
         let (ends_tx, ends_rx) = mpsc::unbounded_channel();
         let say = Say::new(o.quiet, &say::log_path(&o.agents_dir.join("launch").join(&o.run_id)));
+        let budgets = crate::limits::Budgets::new(o.hard);
         Ok(Bridge {
             o,
             rpc,
@@ -116,6 +122,7 @@ impl Bridge {
             finished: None,
             repo: None,
             say,
+            budgets,
             ends_tx,
             ends_rx,
         })
@@ -144,6 +151,7 @@ impl Bridge {
         let mut events = subscribe_run(client, &self.o.run_id, cursor).await?;
         let mut control = subscribe_shutdowns(client, cursor).await?;
         self.reattach().await?;
+        self.budget_catch_up(self.o.limits).await?;
         self.catch_up().await?;
         tokio::pin!(stop);
         loop {
@@ -219,6 +227,11 @@ impl Bridge {
     }
 
     async fn dispatch(&mut self, task_id: Option<String>) {
+        if self.budgets.over {
+            let what = task_id.as_deref().unwrap_or("the ready tasks");
+            self.say.line(&format!("{what} not dispatched: the run is at its budget"));
+            return;
+        }
         let p = DispatchParams {
             run_id: self.o.run_id.clone(),
             all_ready: task_id.is_none(),
@@ -255,6 +268,13 @@ impl Bridge {
                 self.pending.push_back(Pending { work, not_before: Instant::now() + delay });
             }
             EventType::TaskInProgress if !self.known(&ev.thread_id) => self.resume_if_answered(&ev.task_id).await?,
+            EventType::ThreadDone | EventType::ThreadFailed => {
+                // A live session's attempt is over: its input is closed (one-shot
+                // sessions end by themselves).
+                if let Some(h) = self.running.get_mut(&ev.thread_id).filter(|h| h.live) {
+                    h.stop(StopWhy::Finished);
+                }
+            }
             EventType::ThreadCancelled => {
                 self.pending.retain(|p| p.work.thread_id != ev.thread_id);
                 let why = if ev.summary.contains("reassign") { StopWhy::Reassigned } else { StopWhy::Cancelled };
@@ -264,6 +284,13 @@ impl Bridge {
             }
             EventType::TaskReady if self.o.dispatch => self.dispatch(Some(ev.task_id.clone())).await,
             EventType::TaskMerged | EventType::TaskMergeConflict => self.say.line(&ev.summary),
+            EventType::LaunchUsage | EventType::LaunchBudgetSet | EventType::RunBudgetReached => {
+                let was = self.budgets.over;
+                self.on_budget_event(&ev).await?;
+                if was && !self.budgets.over {
+                    self.catch_up().await?;
+                }
+            }
             EventType::RunDone | EventType::RunFailed | EventType::RunCancelled | EventType::RunResumed => {
                 self.note_run(match ev.event_type {
                     EventType::RunDone => RunStatus::Done,
@@ -284,7 +311,7 @@ impl Bridge {
     }
 
     fn next_start(&self) -> Option<Instant> {
-        if self.running.len() >= self.o.max_sessions {
+        if self.running.len() >= self.o.max_sessions || self.budgets.over {
             return None;
         }
         self.pending.iter().map(|p| p.not_before).min().filter(|t| *t > Instant::now())
@@ -292,7 +319,7 @@ impl Bridge {
 
     async fn start_what_fits(&mut self) {
         let now = Instant::now();
-        while self.running.len() < self.o.max_sessions {
+        while self.running.len() < self.o.max_sessions && !self.budgets.over {
             let Some(i) = self.pending.iter().position(|p| p.not_before <= now) else { return };
             let p = self.pending.remove(i).expect("found");
             if let Err(e) = self.start(p.work.clone()).await {
@@ -353,10 +380,15 @@ async fn subscribe_run(client: &Client, run_id: &str, after: i64) -> Result<Even
             EventType::TaskMerged,
             EventType::TaskMergeConflict,
             EventType::ThreadCancelled,
+            EventType::ThreadDone,
+            EventType::ThreadFailed,
             EventType::RunDone,
             EventType::RunFailed,
             EventType::RunCancelled,
             EventType::RunResumed,
+            EventType::LaunchUsage,
+            EventType::LaunchBudgetSet,
+            EventType::RunBudgetReached,
         ],
         ..Default::default()
     };

@@ -4,10 +4,14 @@
 //! `coord-client`; what it records about sessions goes through `launch.*`.
 
 mod bridge;
+mod budget;
+mod claude_log;
 mod client;
 mod codex_log;
 mod config;
+mod feed;
 mod lifecycle;
+mod limits;
 mod process;
 mod rpc;
 mod say;
@@ -34,6 +38,8 @@ Examples:
   coord-launch --run R1 --client codex --max-sessions 3 --until-done
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
+  coord-launch --run R1 --client claude --live            # answers and mail reach the running session
+  coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
 thread-only tasks) with COORD_SESSION, COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD,
@@ -49,7 +55,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present = "codex_log")]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log"])]
     run: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
     /// .agents/launch.toml says, else `claude`).
@@ -82,6 +88,22 @@ struct Args {
     /// Stop a session after this many minutes (its attempt fails); fractions allowed (0.5: 30 s).
     #[arg(long, value_parser = |s: &str| s.parse::<f64>().map_err(|e| e.to_string()).and_then(config::minutes))]
     wall_clock_minutes: Option<f64>,
+    /// Live sessions (command and claude clients): the session's input stays open, and
+    /// what is committed for its worker (answers, mail, shutdown requests) is written into
+    /// it as new turns; the command client reads them as JSON lines (docs/launch.md).
+    #[arg(long)]
+    live: bool,
+    /// The run's budget in dollars (`launch.budgetSet`): once the run's sessions cost this
+    /// much, no session is started or dispatched any more.
+    #[arg(long, value_parser = limits::dollars)]
+    max_cost_usd: Option<f64>,
+    /// The run's budget in tokens (input, output, cache reads and writes).
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
+    max_tokens: Option<i64>,
+    /// At the run's budget, also stop the running sessions (their attempts fail) instead
+    /// of letting them finish.
+    #[arg(long)]
+    hard: bool,
     /// Seconds between SIGTERM and SIGKILL when stopping a session.
     #[arg(long, default_value_t = 10)]
     grace_seconds: u64,
@@ -98,6 +120,10 @@ struct Args {
     /// the bridge runs for each Codex session).
     #[arg(long, hide = true)]
     codex_log: bool,
+    /// Filter a live Claude Code session's stream-json output on stdin into readable log
+    /// lines, keeping the raw lines in this file.
+    #[arg(long, hide = true, value_name = "RAW")]
+    claude_log: Option<PathBuf>,
 }
 
 /// The examples, then the exit statuses from their one table ([`LaunchExit`]).
@@ -131,6 +157,12 @@ fn main() -> ExitCode {
             return if e.use_stderr() { LaunchExit::Invalid } else { LaunchExit::Done }.into();
         }
     };
+    if let Some(raw) = &args.claude_log {
+        return match claude_log::run(raw) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
     if args.codex_log {
         return match codex_log::run() {
             Ok(()) => LaunchExit::Done.into(),
@@ -152,6 +184,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         command: a.command,
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
+        live: a.live.then_some(true),
         ..Layer::default()
     };
     let me = std::env::current_exe().ok();
@@ -182,6 +215,8 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         inbox,
         me: me.map_or_else(|| "coord-launch".into(), |p| p.display().to_string()),
         host: host_name(),
+        limits: limits::RunLimits { max_cost_usd: a.max_cost_usd, max_tokens: a.max_tokens },
+        hard: a.hard,
         connect,
     };
     let ended = bridged(o).await;

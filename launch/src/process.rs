@@ -20,6 +20,9 @@ use tokio::process::{Child, Command};
 /// The environment variable that names a session's processes: its session id.
 pub const SESSION_VAR: &str = "COORD_SESSION";
 
+/// The session's id as an output filter sees it (it is not one of the session's processes).
+pub const FILTER_SESSION_VAR: &str = "COORD_FILTER_SESSION";
+
 /// What to run: a program, its arguments, its directory and extra environment.
 #[derive(Debug, Clone, Default)]
 pub struct Spec {
@@ -30,6 +33,8 @@ pub struct Spec {
     /// A program (and its arguments) the output goes through on its way to the log, in the
     /// session's process group: it reads the session's stdout and stderr on its stdin.
     pub filter: Option<Vec<String>>,
+    /// A live session's input: the FIFO its stdin reads (feed.rs); else /dev/null.
+    pub stdin: Option<PathBuf>,
 }
 
 /// How a process ended, as far as it can be known (a re-attached session's status is
@@ -88,7 +93,11 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
     };
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
-    cmd.stdin(Stdio::null()).stdout(to_log).stderr(err);
+    let stdin = match &spec.stdin {
+        Some(fifo) => Stdio::from(File::open(fifo)?),
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin).stdout(to_log).stderr(err);
     cmd.process_group(0).kill_on_drop(false);
     let child = cmd.spawn()?;
     let pid = child.id().ok_or_else(|| std::io::Error::other("the child ended before its pid was read"))? as i32;
@@ -96,11 +105,14 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
         drop(w);
         let (program, args) = filter.split_first().ok_or_else(|| std::io::Error::other("an empty filter"))?;
         let mut f = Command::new(program);
-        f.args(args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
+        // Not one of the session's processes (no `COORD_SESSION`, a group of its own): it
+        // ends by itself at the session's end of output, after what it was given (the
+        // last turn's usage report) is done, rather than being killed with the session.
+        let env =
+            spec.env.iter().map(|(k, v)| if k == SESSION_VAR { (FILTER_SESSION_VAR, v) } else { (k.as_str(), v) });
+        f.args(args).current_dir(&spec.cwd).envs(env);
         f.stdin(Stdio::from(r)).stdout(Stdio::from(out.try_clone()?)).stderr(Stdio::from(out));
-        // In the session's group, so a stop takes it too; it ends by itself at the
-        // session's end of output.
-        f.process_group(pid).kill_on_drop(false);
+        f.process_group(0).kill_on_drop(false);
         let mut filter = f.spawn()?;
         tokio::spawn(async move {
             let _ = filter.wait().await;
@@ -297,6 +309,7 @@ mod tests {
             cwd: dir.path().into(),
             env: vec![(SESSION_VAR.into(), session.clone())],
             filter: None,
+            stdin: None,
         };
         let fifo = dir.path().join("fifo");
         for f in [&fifo, &dir.path().join("hold")] {

@@ -32,6 +32,7 @@ impl Verifier {
             cwd: std::env::current_dir()?,
             env: vec![("COORD_DB".into(), db.display().to_string())],
             filter: None,
+            stdin: None,
         };
         let log = agents_dir.join("merge-queue").join(run_id).join("verifier.log");
         let (pid, waiter) = process::spawn(&spec, &log)?;

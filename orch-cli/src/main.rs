@@ -12,6 +12,7 @@ mod render;
 mod render_queue;
 mod sessions;
 mod tree;
+mod usage;
 
 use std::process::ExitCode;
 

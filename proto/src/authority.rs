@@ -205,6 +205,9 @@ pub const TABLE: &[Authority] = &[
     entry("launch.sessionStart", Agent, Object::Launcher, AsConnection),
     entry("launch.sessionExit", Agent, Object::Launcher, AsConnection),
     read("launch.sessionList"),
+    entry("launch.usage", Agent, Object::Launcher, AsConnection),
+    entry("launch.budgetSet", Agent, Object::Launcher, AsConnection),
+    read("launch.usageShow"),
     // control.*, policy.*, progress.*
     entry("control.send", AsAgent("from"), Object::RequestRecipient, AsOverseer),
     read("control.requests"),

@@ -123,6 +123,8 @@ fn a_worker_can_change_nothing_that_is_not_its_own() {
             json!({"run_id": "R1", "task_id": "T1", "path": "a.rs", "line": 1, "body": "x", "author": "wkr"}),
             "unauthenticated",
         ),
+        // The lead's run's budget (issue 33): a worker can neither lift nor spend it.
+        ("launch.budgetSet", json!({"run_id": "R1", "max_cost_usd": 1000.0}), "unauthenticated"),
     ];
     for (method, params, code) in &tries {
         let r = w.rpc(method, params.clone());

@@ -23,6 +23,10 @@ use registry::*;
 #[path = "store_contract/queue.rs"]
 mod queue;
 use queue::*;
+// The usage cases (launched sessions' usage, runs' budgets).
+#[path = "store_contract/usage.rs"]
+mod usage;
+use usage::*;
 
 contract!(
     a_failing_job_rolls_back_alone_within_a_group_commit,
@@ -32,6 +36,7 @@ contract!(
     queue_records_read_back_as_written,
     registry_records_read_back_as_written,
     touching_agents_advances_the_known_ones_and_names_the_unknown,
+    usage_records_read_back_as_written,
 );
 
 const NOW: i64 = 1_767_225_600_000;
@@ -421,6 +426,8 @@ const SQLITE_SHIPPED: &[&str] = &[
     "6df16cf133fe36be",
     // 11 (issue 36): the merge queue, review comments.
     "d04ade14db02c336",
+    // 12 (issue 33; after issue 36's 11): launched sessions' usage, runs' budgets.
+    "97300653c98a01e1",
 ];
 
 const POSTGRES_SHIPPED: &[&str] = &[
@@ -436,4 +443,6 @@ const POSTGRES_SHIPPED: &[&str] = &[
     "f3d532295c8b2e5b",
     // 6 (issue 36): SQLite's 11, the merge queue and review comments.
     "c36df8b9abab9bc4",
+    // SQLite's 12 (issue 33; after issue 36's): launched sessions' usage, runs' budgets.
+    "019433705bf400b5",
 ];

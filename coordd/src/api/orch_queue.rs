@@ -65,7 +65,7 @@ impl Api {
                 acting.check(tx, &author)?;
                 // The overseer may review any run; anyone else, the page acting as an agent
                 // whose secret it presented included, must own it.
-                if !page.as_ref().is_some_and(|p| p.overseer == author) {
+                if page.as_ref().is_none_or(|p| p.overseer != author) {
                     acting.check_owner(tx, &run.created_by, &format!("run {run_id}"))?;
                 }
                 Ok(author)

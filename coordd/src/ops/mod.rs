@@ -13,6 +13,8 @@
 //! - [`control`]: typed control messages, whose recipient may come from the run or the
 //!   permission policy, and whose requests are recorded beside the message.
 //! - [`launch`]: a launched session's end, failing its attempt's thread when still open.
+//! - [`usage`]: a launched session's usage and a run's or session's budget, which only the
+//!   run's owner may report or change.
 //! - [`settings`]: `inbox.init`, the project's settings and roles, checked against the
 //!   roles in force.
 //! - [`shutdown`]: a shutdown request's run, task and expiry; what approving one stops,
@@ -31,6 +33,7 @@ pub mod returns;
 pub mod settings;
 pub mod shutdown;
 pub mod status;
+pub mod usage;
 pub mod view;
 
 #[cfg(test)]

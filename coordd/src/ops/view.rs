@@ -151,7 +151,18 @@ pub fn run(tx: &dyn Tx, p: &RunViewParams, last_event_id: i64) -> Result<RunGrap
     let sessions = tx.launches().launch_list(&q)?;
     let page = bound::page(tasks, |t: &GraphTask| t.task.task_id.clone());
     let (truncated, next_after) = (page.truncated, page.next_after);
-    Ok(RunGraph { run, tasks: page.items, councils, sessions, last_event_id, truncated, next_after })
+    let mut usage = crate::domain::usage::show(tx, &run.run_id)?;
+    usage.sessions.clear();
+    Ok(RunGraph {
+        run,
+        tasks: page.items,
+        councils,
+        sessions,
+        usage: Some(usage),
+        last_event_id,
+        truncated,
+        next_after,
+    })
 }
 
 /// `view.timeline`.

@@ -325,6 +325,16 @@ pub trait Launches {
     fn launch_save(&mut self, s: &LaunchSession) -> Result<()>;
     /// Sessions matching `q` (run, task, launcher, running only), oldest first.
     fn launch_list(&self, q: &SessionListParams) -> Result<Vec<LaunchSession>>;
+    /// A session's usage and budget, once it reported usage or got a budget.
+    fn usage(&self, session_id: &str) -> Result<Option<SessionUsage>>;
+    /// Insert or replace a session's usage and budget.
+    fn usage_save(&mut self, u: &SessionUsage) -> Result<()>;
+    /// The usage of a run's sessions, oldest change first.
+    fn usage_of_run(&self, run_id: &str) -> Result<Vec<SessionUsage>>;
+    /// A run's budget, once one was set.
+    fn run_budget(&self, run_id: &str) -> Result<Option<RunBudget>>;
+    /// Insert or replace a run's budget.
+    fn run_budget_save(&mut self, b: &RunBudget) -> Result<()>;
 }
 
 /// One transaction (or read snapshot), handing out one repository at a time: a rule asks

@@ -463,3 +463,36 @@ pub fn request(r: &dyn RowRead) -> Result<RequestRow> {
         created_at: r.s(8)?,
     })
 }
+
+/// Columns of [`session_usage`] (`launch_usage`).
+pub const USAGE_COLUMNS: &str = "session_id, run_id, task_id, agent, input_tokens, output_tokens, \
+     cache_read_tokens, cache_write_tokens, cost_micro_usd, max_cost_micro_usd, max_tokens, updated_at";
+
+pub fn session_usage(r: &dyn RowRead) -> Result<SessionUsage> {
+    Ok(SessionUsage {
+        session_id: r.s(0)?,
+        run_id: r.s(1)?,
+        task_id: r.s(2)?,
+        agent: r.s(3)?,
+        usage: Usage {
+            input_tokens: r.i(4)?,
+            output_tokens: r.i(5)?,
+            cache_read_tokens: r.i(6)?,
+            cache_write_tokens: r.i(7)?,
+            cost_usd: from_micro(r.i(8)?),
+        },
+        budget: Budget { max_cost_usd: r.oi(9)?.map(from_micro), max_tokens: r.oi(10)? },
+        updated_at: r.s(11)?,
+    })
+}
+
+/// Columns of [`run_budget`] (`run_budgets`).
+pub const RUN_BUDGET_COLUMNS: &str = "run_id, max_cost_micro_usd, max_tokens, reached_at";
+
+pub fn run_budget(r: &dyn RowRead) -> Result<RunBudget> {
+    Ok(RunBudget {
+        run_id: r.s(0)?,
+        budget: Budget { max_cost_usd: r.oi(1)?.map(from_micro), max_tokens: r.oi(2)? },
+        reached_at: r.os(3)?,
+    })
+}

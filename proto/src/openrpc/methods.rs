@@ -286,6 +286,27 @@ pub(super) const METHODS: &[Method] = &[
         subscription: None,
     },
     Method {
+        name: "launch.usage",
+        doc: "Record a session's cumulative tokens and cost so far (idempotent: each total keeps\nthe highest value reported, so a repeat or a lower report counts nothing twice), and\nsay whether the session and its run reached their budgets.\n\nEvents: `launch.usage` when a total grew, and `run.budget_reached`\nonce, when the run's usage reaches its budget.",
+        params: Some(schema::<UsageParams>),
+        result: schema::<UsageResult>,
+        subscription: None,
+    },
+    Method {
+        name: "launch.budgetSet",
+        doc: "Set or remove the budget of a run or of one of its sessions.\n\nEvents: `launch.budget_set`, and `run.budget_reached` when the run's usage is already\nat its new budget.",
+        params: Some(schema::<BudgetSetParams>),
+        result: schema::<BudgetSetResult>,
+        subscription: None,
+    },
+    Method {
+        name: "launch.usageShow",
+        doc: "A run's usage, summed per task and agent, with its sessions' and its budget.",
+        params: Some(schema::<UsageShowParams>),
+        result: schema::<UsageReport>,
+        subscription: None,
+    },
+    Method {
         name: "mail.list",
         doc: "An agent's mail, newest first.\n\nThe read advances `agent`'s `last_seen_at`.",
         params: Some(schema::<MailParams>),

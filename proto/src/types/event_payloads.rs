@@ -58,6 +58,9 @@ impl EventType {
             TaskChangesRequested => r#"{"attempt","by","comments": n,"message_id","returned": Dispatch|null}"#,
             TaskCommented => "the ReviewComment",
             RunEdited => "the changed fields",
+            LaunchUsage => r#"{"session": SessionUsage, "run": Usage}"#,
+            LaunchBudgetSet => r#"{"session_id" (null for the run's), "budget": Budget, "usage": Usage}"#,
+            RunBudgetReached => r#"{"budget": Budget, "usage": Usage}"#,
         }
     }
 }

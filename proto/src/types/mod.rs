@@ -336,6 +336,12 @@ string_enum!(
         /// orch: a run's settings changed (verify command, approval, automatic merge,
         /// merge retries).
         RunEdited = "run.edited",
+        /// A session's reported usage grew (`launch.usage`).
+        LaunchUsage = "launch.usage",
+        /// A run's or a session's budget was set or removed (`launch.budgetSet`).
+        LaunchBudgetSet = "launch.budget_set",
+        /// A run's usage reached its budget: its launcher starts and dispatches nothing more.
+        RunBudgetReached = "run.budget_reached",
     }
 );
 
@@ -379,6 +385,7 @@ impl EventType {
         EventType::LeaseExpired,
         EventType::RunDone,
         EventType::RunFailed,
+        EventType::RunBudgetReached,
         EventType::CouncilVoting,
         EventType::CouncilDone,
     ];
@@ -398,6 +405,7 @@ mod policy;
 mod reservations;
 mod search;
 mod sessions;
+mod usage;
 
 pub use agents::*;
 pub use control::*;
@@ -412,6 +420,7 @@ pub use policy::*;
 pub use reservations::*;
 pub use search::*;
 pub use sessions::*;
+pub use usage::*;
 
 mod view;
 pub use view::*;

@@ -106,6 +106,7 @@ export function create(ctx, root) {
         taskActions(ctx, graph.run.run_id, t))) : h('p', { class: 'muted' }, 'Nothing failed.'),
       h('h3', {}, `Councils (${graph.councils.length})`),
       graph.councils.map(councilCard),
+      usagePart(graph.usage),
       h('h3', {}, `Sessions (${(graph.sessions || []).length})`),
       (graph.sessions || []).length ? [...graph.sessions].reverse().map(sessionCard) : h('p', { class: 'muted' }, 'No sessions launched (coord-launch starts them).'));
   }
@@ -119,9 +120,33 @@ export function create(ctx, root) {
         h('dt', {}, 'assign to'), h('dd', {}, t.task.assign_to || '—'),
         h('dt', {}, 'attempt'), h('dd', {}, `${t.task.attempt} of ${t.task.max_attempts}`),
         h('dt', {}, 'depends on'), h('dd', {}, t.task.depends_on.join(', ') || '—'),
-        h('dt', {}, 'thread'), h('dd', {}, threadLink(t.thread_id) || '—')),
+        h('dt', {}, 'thread'), h('dd', {}, threadLink(t.thread_id) || '—'),
+        h('dt', {}, 'usage'), h('dd', {}, usageOf(graph.usage, 'tasks', t.task.task_id))),
       t.task.body ? h('p', { class: 'body' }, t.task.body) : null,
       taskActions(ctx, graph.run.run_id, t));
+  }
+
+  // Tokens and cost (view.run's `usage`, launch.usage): the run against its budget, then
+  // per task and agent.
+  function amount(u) {
+    const tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+    return `$${u.cost_usd.toFixed(2)} · ${tokens} tokens (in ${u.input_tokens}, out ${u.output_tokens}, cache ${u.cache_read_tokens}/${u.cache_write_tokens})`;
+  }
+
+  function usageOf(usage, list, key) {
+    const row = usage && (usage[list] || []).find((r) => r.key === key);
+    return row ? amount(row.usage) : '—';
+  }
+
+  function usagePart(usage) {
+    if (!usage || (!usage.tasks.length && !usage.budget.max_cost_usd && !usage.budget.max_tokens)) return null;
+    const b = usage.budget;
+    const limits = [b.max_cost_usd != null ? `$${b.max_cost_usd.toFixed(2)}` : null, b.max_tokens != null ? `${b.max_tokens} tokens` : null].filter(Boolean);
+    return h('div', { class: 'card usage' + (usage.over_budget ? ' failed' : '') },
+      h('b', {}, `Usage: ${amount(usage.usage)}`),
+      limits.length ? h('p', {}, `budget ${limits.join(', ')}${usage.over_budget ? ' — reached: nothing more is started' : ''}`) : null,
+      [...usage.tasks.map((r) => ['task', r]), ...usage.agents.map((r) => ['agent', r])].map(([what, r]) =>
+        h('small', { class: 'muted', style: 'display:block' }, `${what} ${r.key}: ${amount(r.usage)}`)));
   }
 
   function blockedCard(t) {

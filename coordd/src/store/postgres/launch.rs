@@ -1,7 +1,7 @@
 //! Launched sessions on PostgreSQL (the SQL of `store::sqlite::launch`): the
 //! `launch_sessions` table (`launch.*`).
 
-use coord_proto::types::{LaunchSession, SessionListParams};
+use coord_proto::types::{LaunchSession, RunBudget, SessionListParams, SessionUsage};
 
 use super::tx::{Args, PgTx};
 use crate::error::Result;
@@ -72,5 +72,25 @@ impl Launches for PgTx<'_> {
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let sql = format!("SELECT {LAUNCH_COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
         self.map(&sql, &args.refs(), rows::launch)
+    }
+
+    fn usage(&self, session_id: &str) -> Result<Option<SessionUsage>> {
+        self.usage_row(session_id)
+    }
+
+    fn usage_save(&mut self, u: &SessionUsage) -> Result<()> {
+        self.usage_put(u)
+    }
+
+    fn usage_of_run(&self, run_id: &str) -> Result<Vec<SessionUsage>> {
+        self.usage_rows_of_run(run_id)
+    }
+
+    fn run_budget(&self, run_id: &str) -> Result<Option<RunBudget>> {
+        self.run_budget_row(run_id)
+    }
+
+    fn run_budget_save(&mut self, b: &RunBudget) -> Result<()> {
+        self.run_budget_put(b)
     }
 }

@@ -354,6 +354,32 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX idx_review_comments_task ON review_comments(run_id, task_id, attempt, created_at);
     "#,
+    // SQLite's 12 (issue 33; after issue 36's): usage and budgets of launched sessions
+    // (`launch.usage`, `launch.budgetSet`): each session's cumulative tokens and cost (in
+    // millionths of a dollar) and its budget, and each run's budget and when it was reached.
+    r#"
+    CREATE TABLE launch_usage (
+        session_id ctext PRIMARY KEY,
+        run_id ctext NOT NULL,
+        task_id ctext NOT NULL,
+        agent ctext NOT NULL,
+        input_tokens BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0,
+        cache_read_tokens BIGINT NOT NULL DEFAULT 0,
+        cache_write_tokens BIGINT NOT NULL DEFAULT 0,
+        cost_micro_usd BIGINT NOT NULL DEFAULT 0,
+        max_cost_micro_usd BIGINT,
+        max_tokens BIGINT,
+        updated_at ctext NOT NULL
+    );
+    CREATE INDEX idx_launch_usage_run ON launch_usage(run_id, updated_at);
+    CREATE TABLE run_budgets (
+        run_id ctext PRIMARY KEY,
+        max_cost_micro_usd BIGINT,
+        max_tokens BIGINT,
+        reached_at ctext
+    );
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -46,6 +46,7 @@ mod requests;
 mod search;
 mod threads;
 pub mod tx;
+mod usage;
 pub mod writer;
 
 pub use open::{PgStore, redact};

@@ -1,6 +1,6 @@
 //! Launched sessions on SQLite: the `launch_sessions` table (`launch.*`).
 
-use coord_proto::types::{LaunchSession, SessionListParams};
+use coord_proto::types::{LaunchSession, RunBudget, SessionListParams, SessionUsage};
 use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
 use super::tx::SqliteTx;
@@ -78,5 +78,25 @@ impl Launches for SqliteTx<'_> {
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let sql = format!("SELECT {LAUNCH_COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
         self.map(&sql, params_from_iter(args), rows::launch)
+    }
+
+    fn usage(&self, session_id: &str) -> Result<Option<SessionUsage>> {
+        self.usage_row(session_id)
+    }
+
+    fn usage_save(&mut self, u: &SessionUsage) -> Result<()> {
+        self.usage_put(u)
+    }
+
+    fn usage_of_run(&self, run_id: &str) -> Result<Vec<SessionUsage>> {
+        self.usage_rows_of_run(run_id)
+    }
+
+    fn run_budget(&self, run_id: &str) -> Result<Option<RunBudget>> {
+        self.run_budget_row(run_id)
+    }
+
+    fn run_budget_save(&mut self, b: &RunBudget) -> Result<()> {
+        self.run_budget_put(b)
     }
 }

@@ -413,6 +413,32 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX idx_review_comments_task ON review_comments(run_id, task_id, attempt, created_at);
     "#,
+    // 12 (issue 33; after issue 36's 11): usage and budgets of launched sessions
+    // (`launch.usage`, `launch.budgetSet`): each session's cumulative tokens and cost (in
+    // millionths of a dollar) and its budget, and each run's budget and when it was reached.
+    r#"
+    CREATE TABLE launch_usage (
+        session_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_micro_usd INTEGER NOT NULL DEFAULT 0,
+        max_cost_micro_usd INTEGER,
+        max_tokens INTEGER,
+        updated_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_launch_usage_run ON launch_usage(run_id, updated_at);
+    CREATE TABLE run_budgets (
+        run_id TEXT PRIMARY KEY,
+        max_cost_micro_usd INTEGER,
+        max_tokens INTEGER,
+        reached_at TEXT
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -28,6 +28,7 @@ mod requests;
 mod search;
 mod threads;
 pub mod tx;
+mod usage;
 pub mod writer;
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use super::prelude::*;
 /// Create a run.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --auto-retry 1\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --verify 'cargo test'   # then: orch merge-queue --run R1"
+    after_help = "Examples:\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --auto-retry 1\n  orch run create --goal \"Blog MVP\" --id R1 --auto-merge --verify 'cargo test'   # then: orch merge-queue --run R1\n  orch run create --goal \"Blog MVP\" --max-cost-usd 20"
 )]
 pub struct Args {
     /// What the run is for.
@@ -35,6 +35,13 @@ pub struct Args {
     /// (default 2).
     #[arg(long, value_name = "N")]
     pub merge_retries: Option<u32>,
+    /// Its budget in US dollars (`orch run budget`): at it, the launch bridge starts and
+    /// dispatches nothing more.
+    #[arg(long, value_parser = parse_dollars)]
+    pub max_cost_usd: Option<f64>,
+    /// Its budget in tokens (input, output, cache reads and writes).
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
+    pub max_tokens: Option<i64>,
 }
 
 impl Command for Args {
@@ -50,7 +57,20 @@ impl Command for Args {
             merge_retries: self.merge_retries,
         };
         let v = ctx.client().await?.run_create(p).await?;
-        ctx.print(&v, || println!("created run {} [{}]: {}", v.run.run_id, v.run.status, v.run.goal));
+        let mut out = serde_json::to_value(&v).unwrap_or_default();
+        let budget = match (self.max_cost_usd, self.max_tokens) {
+            (None, None) => None,
+            (c, t) => Some(super::budget::set(ctx, v.run.run_id.clone(), c, t).await?),
+        };
+        if let Some(b) = &budget {
+            out["budget"] = serde_json::to_value(b.budget).unwrap_or_default();
+        }
+        ctx.print(&out, || {
+            println!("created run {} [{}]: {}", v.run.run_id, v.run.status, v.run.goal);
+            if let Some(b) = &budget {
+                println!("budget: {}", b.usage.spent(&b.budget));
+            }
+        });
         Ok(Outcome::Done)
     }
 }

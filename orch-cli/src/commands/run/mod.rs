@@ -1,5 +1,6 @@
 //! `orch run`: create, edit, list, show, finish or cancel runs.
 
+mod budget;
 mod cancel;
 mod create;
 mod edit;
@@ -17,6 +18,7 @@ coord_cli::subcommands! {
         List(list::Args),
         Show(show::Args),
         Finish(finish::Args),
+        Budget(budget::Args),
         Cancel(cancel::Args),
     }
 }
