@@ -7,12 +7,14 @@ mod bridge;
 mod client;
 mod codex_log;
 mod config;
+mod gate;
 mod lifecycle;
 mod process;
 mod rpc;
 mod say;
 mod session;
 mod shutdown;
+mod single;
 mod tmux;
 
 use std::path::PathBuf;
@@ -82,6 +84,11 @@ struct Args {
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
+    /// This host's name: code tasks are launched only by the bridge on the host whose daemon
+    /// made their worktree (default: the kernel's host name, as coordd's). One bridge per run
+    /// and host: a second one is refused (exit 5).
+    #[arg(long, env = "COORD_HOST")]
+    host: Option<String>,
     /// Print nothing but warnings and errors (the lines still go to the bridge log).
     #[arg(long)]
     quiet: bool,
@@ -109,7 +116,7 @@ fn exit_of(r: anyhow::Result<Outcome>) -> LaunchExit {
         Ok(Outcome::Stopped(None)) => LaunchExit::Stopped,
         Err(e) => {
             eprintln!("coord-launch: {e:#}");
-            LaunchExit::CannotGoOn
+            if e.is::<single::Taken>() { LaunchExit::AlreadyRunning } else { LaunchExit::CannotGoOn }
         }
     }
 }
@@ -152,8 +159,11 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "inbox".into());
+    let run_id = a.run.unwrap_or_default();
+    let host = a.host.map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).unwrap_or_else(host_name);
+    let _one_per_host = single::take(&agents_dir.join("launch").join(&run_id), &run_id, &host)?;
     let o = Options {
-        run_id: a.run.unwrap_or_default(),
+        run_id,
         db,
         agents_dir,
         dispatch: a.dispatch,
@@ -167,7 +177,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         shutdown_grace: Duration::from_secs(a.shutdown_grace_seconds),
         inbox,
         me: me.map_or_else(|| "coord-launch".into(), |p| p.display().to_string()),
-        host: host_name(),
+        host,
         connect,
     };
     // Sessions keep running after a stop; a bridge started again re-attaches to them.
@@ -182,11 +192,11 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
     Ok(Bridge::new(o).await?.run(stop).await?)
 }
 
-/// This host's name, as coordd computes it: `COORD_HOST`, else the kernel's host name.
+/// This host's name, as coordd computes it without `COORD_HOST` (which `--host` reads):
+/// the kernel's host name.
 fn host_name() -> String {
-    let from_env = std::env::var("COORD_HOST").ok();
     let from_kernel = || std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
-    [from_env, from_kernel(), std::env::var("HOSTNAME").ok()]
+    [from_kernel(), std::env::var("HOSTNAME").ok()]
         .into_iter()
         .flatten()
         .map(|s| s.trim().to_string())
