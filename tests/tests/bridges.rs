@@ -5,6 +5,8 @@
 //! second bridge on the same run and host is refused, naming the first. Every wait is on
 //! an event or a process's end.
 
+#![allow(dead_code, reason = "the shared launch helpers: this suite uses some of them")]
+
 #[path = "support/launch.rs"]
 mod support;
 
@@ -96,15 +98,20 @@ async fn a_second_bridge_on_the_same_run_and_host_is_refused_naming_the_first() 
     thread_run(&p, &[], &["T1"]);
     let gate = gate(&p);
     let c = p.client().await;
-    let first = bridge(&p, &format!("{UP} && read x < '{}' && {}", gate.display(), worker("true")), &[
-        "--dispatch",
-        "--until-done",
-    ]);
+    let first = bridge(
+        &p,
+        &format!("{UP} && read x < '{}' && {}", gate.display(), worker("true")),
+        &["--dispatch", "--until-done"],
+    );
     next_event(&c, 0, &[EventType::TaskInProgress]).await;
     let second = finish(bridge(&p, &worker("true"), &["--until-done"]));
     assert_eq!(second.code, 5, "{}", second.stderr);
     let pid = first.id().to_string();
-    assert!(second.stderr.contains(&format!("pid {pid}")) && second.stderr.contains("host host-a"), "{}", second.stderr);
+    assert!(
+        second.stderr.contains(&format!("pid {pid}")) && second.stderr.contains("host host-a"),
+        "{}",
+        second.stderr
+    );
     std::fs::write(&gate, "go\n").unwrap();
     let first = finish(first);
     assert_eq!(first.code, 0, "the first goes on undisturbed: {}", first.stderr);
@@ -139,14 +146,14 @@ async fn exactly_one_start(clients: &[&Client], thread: &str) {
     let mut calls = Vec::new();
     for (i, c) in clients.iter().enumerate() {
         for j in 0..4 {
-            let c = (*c).clone();
-            let p = start_params(thread, &format!("ses_race{i}x{j}"));
-            calls.push(tokio::spawn(async move { c.session_start(p).await.map_err(ClientError::from) }));
+            let _ = (i, j);
+            let p = start_params(thread, &coord_client::ids::new_id("ses"));
+            calls.push(async move { c.session_start(p).await.map_err(ClientError::from) });
         }
     }
     let mut won = Vec::new();
-    for call in calls {
-        match call.await.unwrap() {
+    for r in futures::future::join_all(calls).await {
+        match r {
             Ok(s) => won.push(s.session_id),
             Err(e) => {
                 assert_eq!(e.code(), "session_running", "{e}");
@@ -188,10 +195,11 @@ async fn a_sessions_end_spares_another_process_of_its_thread() {
     thread_run(&p, &[], &["T1"]);
     let gate = gate(&p);
     let c = p.client().await;
-    let b = bridge(&p, &format!("{UP} && read x < '{}' && {}", gate.display(), worker("true")), &[
-        "--dispatch",
-        "--until-done",
-    ]);
+    let b = bridge(
+        &p,
+        &format!("{UP} && read x < '{}' && {}", gate.display(), worker("true")),
+        &["--dispatch", "--until-done"],
+    );
     let up = next_event(&c, 0, &[EventType::TaskInProgress]).await;
     // Another bridge's session of the same thread would carry the same COORD_THREAD.
     let mut other = std::process::Command::new("sleep")
