@@ -215,35 +215,3 @@ async fn a_sessions_end_spares_another_process_of_its_thread() {
     other.wait().unwrap();
     assert!(alive, "the session's end killed a process of another session of its thread");
 }
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_code_task_is_launched_only_on_the_host_of_its_worktree() {
-    let Some(server) = coord_tests::pg::shared() else { return };
-    let url = server.database();
-    let (a, b) = (Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b"));
-    init_repo(&a);
-    let (_da, _db) = (a.serve(), b.serve());
-    orch(&a, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
-    orch(&a, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "code", "--assign-to", "w1"]);
-    orch(&a, &["task", "add", "--run", "R1", "--id", "T2", "--title", "T2", "--kind", "thread", "--assign-to", "w1"]);
-    orch(&a, &["dispatch", "--run", "R1", "--all-ready"]);
-    let gate = gate(&a);
-    let script = format!("{UP} && read x < '{}' && {}", gate.display(), worker("true"));
-    let ca = a.client().await;
-    // B catches up on T1 before T2: once T2 runs on B, B has passed T1 over.
-    let on_b = bridge(&b, &script, &["--until-done"]);
-    let t2 = next_event(&ca, 0, &[EventType::TaskInProgress]).await;
-    assert_eq!(t2.task_id, "T2", "B must not start T1");
-    let on_a = bridge(&a, &script, &["--until-done"]);
-    next_event(&ca, t2.event_id, &[EventType::TaskInProgress]).await;
-    std::fs::write(&gate, "go\ngo\n").unwrap();
-    let outs = [finish(on_a), finish(on_b)];
-    for o in &outs {
-        assert_eq!(o.code, 0, "{}", o.stderr);
-    }
-    let list = sessions(&ca).await;
-    let t1: Vec<&LaunchSession> = list.iter().filter(|s| s.task_id == "T1").collect();
-    assert_eq!(t1.len(), 1, "{list:#?}");
-    assert_eq!(t1[0].host, "host-a", "{list:#?}");
-    assert!(t1[0].cwd.contains("worktrees"), "{:#?}", t1[0]);
-}

@@ -74,6 +74,14 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
                 p.thread_id, p.task_id, p.run_id
             ))
         })?;
+    // A session that comes after the attempt's work ended (a launcher that lost the race
+    // and learned of the attempt late) would be a second one for it: refused too.
+    if tx.threads().thread(&p.thread_id)?.is_some_and(|t| t.thread.status.is_terminal()) {
+        return Err(Error::app(
+            ErrorCode::SessionRunning,
+            format!("attempt {} of {} has ended: its session already ran", attempt.attempt, p.task_id),
+        ));
+    }
     let host = p.host.unwrap_or_else(|| host.to_string());
     field("host", &host)?;
     let s = LaunchSession {
