@@ -4,6 +4,7 @@
 //! `main` parses the command line, builds the command's [`Ctx`], runs it (each command is
 //! a file of `commands`) and turns how it ended into the exit status.
 
+mod attention;
 mod cli;
 mod commands;
 mod mcp;

@@ -11,6 +11,7 @@ use coord_proto::types::*;
 use serde_json::json;
 
 use super::messages;
+use crate::domain::credentials::Acting;
 use crate::domain::inbox::{lease, shutdown};
 use crate::error::Result;
 use crate::store::Tx;
@@ -65,7 +66,7 @@ pub fn unanswered(
         reason: why.clone(),
         artifacts: vec![],
     };
-    messages::cancel(tx, now, cancel)?;
+    messages::cancel(tx, now, cancel, &Acting::daemon())?;
     let summary = format!("stopped without answering request {}: {why}", request.request_id);
     Ok(Some(idle(&request, Some(&session.task_id), stopped, summary)))
 }

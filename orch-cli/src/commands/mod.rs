@@ -12,6 +12,7 @@ mod dashboard;
 mod demo;
 mod dep;
 mod dispatch;
+mod hook;
 mod merge;
 mod ready;
 mod reassign;
@@ -75,6 +76,7 @@ coord_cli::subcommands! {
         }
         "Agents" => {
             Mcp(crate::mcp::Args),
+            Hook(hook::Args),
         }
         "Getting started" => {
             Demo(demo::Args),
