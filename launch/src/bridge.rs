@@ -210,7 +210,7 @@ impl Bridge {
             }
             let tv = self.rpc.task_show(&self.o.run_id, &t.task_id).await?;
             let live = tv.attempts.iter().rev().find(|a| a.status == AttemptStatus::Live);
-            if let Some(a) = live.filter(|a| !self.known(&a.thread_id)) {
+            if let Some(a) = live.filter(|a| !self.known(&a.thread_id) && self.launches_here(a)) {
                 let work = work_of(t, a.attempt, &a.thread_id, &a.worker, a.worktree_path.clone());
                 self.pending.push_back(Pending { work, not_before: Instant::now() });
             }
@@ -219,6 +219,13 @@ impl Bridge {
             self.dispatch(None).await;
         }
         Ok(())
+    }
+
+    /// Is the attempt this host's to launch? A code task's worktree lives on the host whose
+    /// daemon made it, and only that host's bridge launches it; a thread task (no worktree)
+    /// goes to any bridge, and `launch.sessionStart` lets exactly one of them run it.
+    pub(crate) fn launches_here(&self, a: &Attempt) -> bool {
+        a.worktree_path.is_none() || a.host.as_deref().is_none_or(|h| h == self.o.host)
     }
 
     /// Does this bridge run, or mean to start, a session for this thread?
@@ -240,8 +247,12 @@ impl Bridge {
             ..Default::default()
         };
         // The dispatches come back as `task.dispatched` events, which start the sessions.
-        if let Err(e) = self.rpc.dispatch(p).await {
-            self.say.warn(&format!("dispatch failed: {e}"));
+        match self.rpc.dispatch(p).await {
+            Ok(_) => {}
+            // Another bridge (or the lead) dispatched the same task first: expected when
+            // several bridges dispatch one run, and its `task.dispatched` comes all the same.
+            Err(e) if e.code() == "lease_conflict" => {}
+            Err(e) => self.say.warn(&format!("dispatch failed: {e}")),
         }
     }
 
@@ -259,10 +270,12 @@ impl Bridge {
             EventType::TaskDispatched => {
                 let Ok(d) = serde_json::from_value::<Dispatch>(ev.payload_json.clone()) else { return Ok(()) };
                 let tv = self.rpc.task_show(&self.o.run_id, &d.task_id).await?;
-                let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path);
-                if self.running.contains_key(&d.thread_id) {
+                let here =
+                    tv.attempts.iter().find(|a| a.thread_id == d.thread_id).is_none_or(|a| self.launches_here(a));
+                if self.running.contains_key(&d.thread_id) || !here {
                     return Ok(());
                 }
+                let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path);
                 let delay = self.backoff(&d.task_id);
                 self.pending.retain(|p| p.work.task_id != d.task_id);
                 self.pending.push_back(Pending { work, not_before: Instant::now() + delay });

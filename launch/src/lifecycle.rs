@@ -14,7 +14,7 @@ use crate::bridge::{Bridge, BridgeError, Pending, work_of};
 use crate::client::{self, Context, Work};
 use crate::config::ClientKind;
 use crate::session::{self, Report, StopWhy};
-use crate::{feed, process};
+use crate::{feed, gate, process};
 
 /// A session that ran this long before failing resets its task's crash count.
 const HEALTHY_RUN: Duration = Duration::from_secs(60);
@@ -44,11 +44,14 @@ impl Bridge {
                 spec.filter = Some(vec![self.o.me.clone(), "--claude-log".into(), raw]);
             }
         }
-        let (pid, waiter, tmux_window) = if self.o.tmux {
+        let held = !self.o.tmux;
+        let (pid, mut waiter, tmux_window) = if self.o.tmux {
             let (pid, waiter, window) = crate::tmux::spawn(&self.o.run_id, &w, &spec, &log, &self.bridge_log())?;
             (pid, waiter, Some(window))
         } else {
+            gate::hold(&mut spec);
             let (pid, waiter) = process::spawn(&spec, &log)?;
+            gate::until_held(pid).await?;
             (pid, waiter, None)
         };
         let p = SessionStartParams {
@@ -66,13 +69,21 @@ impl Bridge {
         };
         let s = match self.rpc.session_start(p).await {
             Ok(s) => s,
+            Err(e) if held => {
+                // Unrecorded, it would be invisible and unsupervised: it goes, having run
+                // nothing. Another bridge's session runs this attempt: that is expected when
+                // several bridges follow a run, and nothing to report.
+                gate::discard(pid, &mut waiter).await;
+                return if e.code() == "session_running" { Ok(()) } else { Err(e.into()) };
+            }
             Err(e) => {
-                // Unrecorded, it would be invisible and unsupervised: stop it.
-                let mut waiter = waiter;
                 process::stop(pid, &session_id, &mut waiter, self.o.grace).await;
-                return Err(e.into());
+                return if e.code() == "session_running" { Ok(()) } else { Err(e.into()) };
             }
         };
+        if held {
+            gate::release(pid);
+        }
         self.session_budget(&s.session_id, &layer).await;
         let label = format!("{} a{}", w.task_id, w.attempt);
         self.say.line(&format!("{label} started: {} @{}, pid {pid}, log {}", kind.name(), w.agent, log.display()));
@@ -168,7 +179,7 @@ impl Bridge {
                         fail_attempt: true,
                         ..Default::default()
                     };
-                    let r = self.rpc.session_exit(p).await?;
+                    let Some(r) = self.record_end(p).await? else { continue };
                     let failed = if r.failed_attempt { "; attempt failed" } else { "" };
                     self.say
                         .line(&format!("{label} lost: pid {pid} was gone; what it left running is stopped{failed}"));
@@ -201,7 +212,7 @@ impl Bridge {
             fail_attempt: fail,
             shutdown_request_id: unanswered,
         };
-        let res = self.rpc.session_exit(p).await?;
+        let Some(res) = self.record_end(p).await? else { return Ok(()) };
         let failed = if res.failed_attempt { "; ended without done or fail: attempt failed" } else { "" };
         self.say.line(&format!("{} ended: {}{failed}", r.label, res.session.how_it_ended()));
         if res.failed_attempt {
@@ -217,6 +228,19 @@ impl Bridge {
         Ok(())
     }
 
+    /// Record a session's end. One already recorded (`session_ended`: someone else reported
+    /// it) is said and passed over, never the end of the bridge.
+    async fn record_end(&mut self, p: SessionExitParams) -> Result<Option<SessionExitResult>, BridgeError> {
+        match self.rpc.session_exit(p).await {
+            Ok(r) => Ok(Some(r)),
+            Err(e) if e.code() == "session_ended" => {
+                self.say.warn(&format!("{e}; passed over"));
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The task is in progress with a live attempt that has no running session: its worker
     /// was stopped (a shutdown blocked its task) and the lead answered, which resumes the
     /// task. A fresh session is started for the same attempt: it claims the thread again
@@ -227,7 +251,7 @@ impl Bridge {
             return Ok(());
         }
         let Some(a) = tv.attempts.iter().rev().find(|a| a.status == AttemptStatus::Live) else { return Ok(()) };
-        if self.known(&a.thread_id) {
+        if self.known(&a.thread_id) || !self.launches_here(a) {
             return Ok(());
         }
         let q = SessionListParams {

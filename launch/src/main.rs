@@ -10,6 +10,7 @@ mod client;
 mod codex_log;
 mod config;
 mod feed;
+mod gate;
 mod lifecycle;
 mod limits;
 mod process;
@@ -17,6 +18,7 @@ mod rpc;
 mod say;
 mod session;
 mod shutdown;
+mod single;
 mod tmux;
 mod verifier;
 
@@ -113,6 +115,11 @@ struct Args {
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
+    /// This host's name: code tasks are launched only by the bridge on the host whose daemon
+    /// made their worktree (default: the kernel's host name, as coordd's). One bridge per run
+    /// and host: a second one is refused (exit 5).
+    #[arg(long, env = "COORD_HOST")]
+    host: Option<String>,
     /// Print nothing but warnings and errors (the lines still go to the bridge log).
     #[arg(long)]
     quiet: bool,
@@ -144,7 +151,7 @@ fn exit_of(r: anyhow::Result<Outcome>) -> LaunchExit {
         Ok(Outcome::Stopped(None)) => LaunchExit::Stopped,
         Err(e) => {
             eprintln!("coord-launch: {e:#}");
-            LaunchExit::CannotGoOn
+            if e.is::<single::Taken>() { LaunchExit::AlreadyRunning } else { LaunchExit::CannotGoOn }
         }
     }
 }
@@ -194,13 +201,12 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "inbox".into());
-    let verifier = if a.merge_queue {
-        Some(verifier::Verifier::start(a.run.as_deref().unwrap_or_default(), &db, &agents_dir)?)
-    } else {
-        None
-    };
+    let run_id = a.run.unwrap_or_default();
+    let host = a.host.map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).unwrap_or_else(host_name);
+    let _one_per_host = single::take(&agents_dir.join("launch").join(&run_id), &run_id, &host)?;
+    let verifier = if a.merge_queue { Some(verifier::Verifier::start(&run_id, &db, &agents_dir)?) } else { None };
     let o = Options {
-        run_id: a.run.unwrap_or_default(),
+        run_id,
         db,
         agents_dir,
         dispatch: a.dispatch,
@@ -214,7 +220,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         shutdown_grace: Duration::from_secs(a.shutdown_grace_seconds),
         inbox,
         me: me.map_or_else(|| "coord-launch".into(), |p| p.display().to_string()),
-        host: host_name(),
+        host,
         limits: limits::RunLimits { max_cost_usd: a.max_cost_usd, max_tokens: a.max_tokens },
         hard: a.hard,
         connect,
@@ -243,11 +249,11 @@ async fn bridged(o: Options) -> anyhow::Result<Outcome> {
     Ok(Bridge::new(o).await?.run(stop).await?)
 }
 
-/// This host's name, as coordd computes it: `COORD_HOST`, else the kernel's host name.
+/// This host's name, as coordd computes it without `COORD_HOST` (which `--host` reads):
+/// the kernel's host name.
 fn host_name() -> String {
-    let from_env = std::env::var("COORD_HOST").ok();
     let from_kernel = || std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
-    [from_env, from_kernel(), std::env::var("HOSTNAME").ok()]
+    [from_kernel(), std::env::var("HOSTNAME").ok()]
         .into_iter()
         .flatten()
         .map(|s| s.trim().to_string())

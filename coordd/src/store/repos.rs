@@ -319,7 +319,10 @@ pub trait Requests {
 
 /// Launched sessions (`launch.*`): the worker processes launchers started for attempts.
 pub trait Launches {
-    fn launch_insert(&mut self, s: &LaunchSession) -> Result<()>;
+    /// Insert a running session unless its thread (its attempt) already has one: one
+    /// statement, so the check and the insert are one step on both backends. `false`:
+    /// refused, nothing written.
+    fn launch_insert(&mut self, s: &LaunchSession) -> Result<bool>;
     fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>>;
     /// Write the state and how it ended back.
     fn launch_save(&mut self, s: &LaunchSession) -> Result<()>;

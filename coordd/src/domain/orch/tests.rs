@@ -1,12 +1,12 @@
 //! orch rules against SQLite in memory: the graph, cycles, readiness, reconcile through
 //! inbox changes, the run's status, auto-retry scheduling and council grouping.
 
-use crate::domain::credentials::Acting;
 use coord_proto::ErrorCode;
 use coord_proto::types::*;
 
 use super::attempts::{self, Mode, Plan};
 use super::{council, model, plan, reconcile};
+use crate::domain::credentials::Acting;
 use crate::ops::{self, messages};
 use crate::store::sqlite::testing::Memory;
 

@@ -9,13 +9,15 @@ use crate::store::repos::Launches;
 use crate::store::rows::{self, LAUNCH_COLUMNS};
 
 impl Launches for PgTx<'_> {
-    fn launch_insert(&mut self, s: &LaunchSession) -> Result<()> {
+    fn launch_insert(&mut self, s: &LaunchSession) -> Result<bool> {
         let attempt = i64::from(s.attempt);
         let (exit_code, signal) = (s.exit_code.map(i64::from), s.signal.map(i64::from));
         self.exec(
             &format!(
-                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) VALUES \
-                 ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) SELECT \
+                 $1, $2, $3, $4::BIGINT, $5, $6, $7, $8::BIGINT, $9, $10, $11, $12, $13, $14, $15, $16, $17::BIGINT, \
+                 $18::BIGINT, $19, $20 \
+                 WHERE NOT EXISTS (SELECT 1 FROM launch_sessions WHERE thread_id = $5 AND state = 'running')"
             ),
             &[
                 &s.session_id,
@@ -39,8 +41,8 @@ impl Launches for PgTx<'_> {
                 &s.reason,
                 &s.log_tail,
             ],
-        )?;
-        Ok(())
+        )
+        .map(|n| n == 1)
     }
 
     fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>> {

@@ -9,11 +9,12 @@ use crate::store::repos::Launches;
 use crate::store::rows::{self, LAUNCH_COLUMNS};
 
 impl Launches for SqliteTx<'_> {
-    fn launch_insert(&mut self, s: &LaunchSession) -> Result<()> {
+    fn launch_insert(&mut self, s: &LaunchSession) -> Result<bool> {
         self.conn
             .prepare_cached(&format!(
-                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
+                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) SELECT \
+                 ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20 \
+                 WHERE NOT EXISTS (SELECT 1 FROM launch_sessions WHERE thread_id = ?5 AND state = 'running')"
             ))?
             .execute(params![
                 s.session_id,
@@ -36,8 +37,9 @@ impl Launches for SqliteTx<'_> {
                 s.signal,
                 s.reason,
                 s.log_tail
-            ])?;
-        Ok(())
+            ])
+            .map(|n| n == 1)
+            .map_err(Into::into)
     }
 
     fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>> {
