@@ -48,8 +48,11 @@ fn a_comment_on_a_diff_line_reaches_the_worker_with_its_anchor() {
         "document.querySelector('.review .comment')?.textContent.includes('create must not panic')",
         "the comment under its line",
     );
-    b.eval("document.querySelector('.review input.summary').value = 'one fix'");
-    b.eval("document.querySelector('.review button.request-changes').click()");
+    // In one script: a redraw of the view between typing and clicking would drop the text.
+    b.eval(
+        "document.querySelector('.review input.summary').value = 'one fix'; \
+         document.querySelector('.review button.request-changes').click()",
+    );
     b.wait_for(
         "document.querySelector('.review .review-status')?.textContent.includes('sent back to w1 as attempt 2')",
         "the task sent back to its worker",
