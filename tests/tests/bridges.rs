@@ -27,6 +27,13 @@ fn team_worker(ran: &std::path::Path) -> String {
     worker(&work)
 }
 
+/// Two projects on one PostgreSQL database, hosts `host-a` and `host-b`: two hosts of a
+/// team (`None` without PostgreSQL).
+fn two_hosts() -> Option<(Project, Project)> {
+    let url = coord_tests::pg::shared()?.database();
+    Some((Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b")))
+}
+
 /// Run R1 (auto-merged) with 12 tasks: T1-T6 code, T7-T12 thread.
 fn team_run(p: &Project) {
     orch(p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
@@ -63,9 +70,7 @@ async fn one_session_per_task(c: &Client, ran: &std::path::Path, code_host: &str
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_daemons_on_one_database_with_a_bridge_each_give_one_session_per_task() {
-    let Some(server) = coord_tests::pg::shared() else { return };
-    let url = server.database();
-    let (a, b) = (Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b"));
+    let Some((a, b)) = two_hosts() else { return };
     init_repo(&a);
     let (_da, _db) = (a.serve(), b.serve());
     team_run(&a);
@@ -177,9 +182,7 @@ async fn racing_session_starts_for_one_attempt_record_one_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn racing_session_starts_for_one_attempt_through_two_daemons_record_one_on_postgres() {
-    let Some(server) = coord_tests::pg::shared() else { return };
-    let url = server.database();
-    let (a, b) = (Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b"));
+    let Some((a, b)) = two_hosts() else { return };
     let (_da, _db) = (a.serve(), b.serve());
     thread_run(&a, &[], &["T1"]);
     orch(&a, &["dispatch", "--run", "R1", "--task", "T1"]);
@@ -223,9 +226,7 @@ async fn a_sessions_end_spares_another_process_of_its_thread() {
 /// bridge then launches T1 and T2, and both bridges exit 0 when the run is done.
 #[tokio::test(flavor = "multi_thread")]
 async fn code_tasks_are_launched_only_by_the_bridge_of_their_worktrees_host() {
-    let Some(server) = coord_tests::pg::shared() else { return };
-    let url = server.database();
-    let (a, b) = (Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b"));
+    let Some((a, b)) = two_hosts() else { return };
     init_repo(&a);
     let (_da, _db) = (a.serve(), b.serve());
     orch(&a, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
