@@ -153,6 +153,12 @@ impl Project {
     }
 
     fn command_of(&self, mut cmd: Command) -> Command {
+        // The search for the project root (and git's for a repository) never goes up into
+        // the temp directory: a stray `/tmp/.git` or `/tmp/.agents` left by anything on the
+        // machine must not become every test project's root.
+        if let Some(parent) = self.root.parent() {
+            cmd.env("GIT_CEILING_DIRECTORIES", parent);
+        }
         cmd.current_dir(self.path())
             .env("COORDD_BIN", bin("coordd"))
             .env("COORDD_LOG", "info")
