@@ -387,3 +387,80 @@ async fn an_answer_returned_by_wait_reply_is_delivered() {
     assert!(!checked.to_string().contains("A-42"), "handed over once only: {checked}");
     worker.cancel().await.unwrap();
 }
+
+/// Issue 31 item 1, through MCP: a session that has no cursor of its own (a new `inbox mcp`
+/// after the one that asked ended) waits after its agent's latest message in the thread,
+/// so an answer given before the wait is returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_reply_in_a_new_session_sees_an_answer_given_before_it() {
+    let p = Project::new();
+    let _d = p.serve();
+    let lead = session(&p, &["--agent", "lead", "mcp"]).await;
+    let first = session(&p, &["--agent", "worker", "mcp"]).await;
+    let sent = ok(&lead, "send_message", json!({"to": "worker", "summary": "Port the parser"})).await;
+    let thread = sent["thread_id"].as_str().unwrap().to_string();
+    ok(&first, "claim", json!({"thread_id": thread})).await;
+    ok(&first, "ask", json!({"thread_id": thread, "summary": "Keep the old API?"})).await;
+    first.cancel().await.unwrap();
+    let answer = ok(&lead, "reply", json!({"thread_id": thread, "summary": "Yes"})).await;
+    ok(&lead, "send_message", json!({"to": "someone", "summary": "a later event"})).await;
+    let second = session(&p, &["--agent", "worker", "mcp"]).await;
+    let woke = ok(&second, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 60})).await;
+    assert_eq!(woke["woke"], true, "{woke}");
+    assert_eq!(woke["message"]["message_id"], answer["message_id"]);
+    lead.cancel().await.unwrap();
+    second.cancel().await.unwrap();
+}
+
+/// Issue 31 item 15: a `timeout_seconds` above the server's limit is cut to it, and the
+/// result says so (it used to be cut silently).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_above_the_servers_limit_is_cut_and_the_result_says_so() {
+    let p = Project::new();
+    let _d = p.serve();
+    let s = session(&p, &["--agent", "worker", "mcp", "--wait-seconds", "1"]).await;
+    let sent = ok(&s, "send_message", json!({"to": "lead", "summary": "Anyone?"})).await;
+    let idle = ok(&s, "wait_reply", json!({"thread_id": sent["thread_id"], "timeout_seconds": 600})).await;
+    assert_eq!((idle["woke"].clone(), idle["waited_seconds"].clone()), (json!(false), json!(1)), "{idle}");
+    let note = idle["note"].as_str().unwrap_or_default();
+    assert!(note.contains("timeout_seconds 600") && note.contains("limit of 1 s"), "{idle}");
+    // Within the limit, nothing to say.
+    let within = ok(&s, "wait_reply", json!({"thread_id": sent["thread_id"], "timeout_seconds": 1})).await;
+    assert!(within.get("note").is_none(), "{within}");
+    s.cancel().await.unwrap();
+}
+
+/// Issue 31 item 15: a project raises (or lowers) the `wait_reply` limit of every
+/// `inbox mcp` it runs, dispatched sessions included (whose command line is fixed), with
+/// `mcp_wait_seconds` in `.agents/coordd.json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_project_sets_the_wait_limit_of_its_mcp_servers() {
+    let p = Project::new();
+    let _d = p.serve();
+    set_project_config(&p, "mcp_wait_seconds", json!(2));
+    let s = session(&p, &["--agent", "worker", "mcp"]).await;
+    let sent = ok(&s, "send_message", json!({"to": "lead", "summary": "Anyone?"})).await;
+    let idle = ok(&s, "wait_reply", json!({"thread_id": sent["thread_id"], "timeout_seconds": 600})).await;
+    assert_eq!(idle["waited_seconds"], 2, "{idle}");
+    assert!(idle["note"].as_str().unwrap_or_default().contains("limit of 2 s"), "{idle}");
+    s.cancel().await.unwrap();
+}
+
+#[test]
+fn a_bad_project_wait_limit_is_refused_naming_the_key() {
+    let p = Project::new();
+    let _d = p.serve();
+    set_project_config(&p, "mcp_wait_seconds", json!("long"));
+    let out = p.inbox().args(["--agent", "worker", "mcp"]).stdin(b"").run().code(30);
+    assert!(out.stderr.contains("mcp_wait_seconds"), "{}", out.stderr);
+}
+
+/// Set one key of the project's `.agents/coordd.json`, keeping the others (on PostgreSQL
+/// it records the store).
+fn set_project_config(p: &Project, key: &str, value: Value) {
+    let path = p.paths().db.parent().unwrap().join("coordd.json");
+    let mut config: Value =
+        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_else(|| json!({}));
+    config[key] = value;
+    std::fs::write(&path, config.to_string()).unwrap();
+}

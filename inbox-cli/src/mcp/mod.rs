@@ -49,11 +49,40 @@ pub struct Args {
     /// are made for it, and send_message to_peer reaches its linked peers.
     #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
     pub task: Option<String>,
-    /// The longest one wait_reply call waits, and its default. Keep it under your MCP
-    /// client's request timeout; the agent re-arms with the cursor it returns.
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_WAIT_SECONDS,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
-    pub wait_seconds: u64,
+    /// The longest one wait_reply call waits, and its default (a longer timeout_seconds is
+    /// cut to it, and the tool's result says so). Default: `mcp_wait_seconds` in the
+    /// project's .agents/coordd.json, else 45. Keep it under your MCP client's request
+    /// timeout; the agent re-arms with the cursor it returns.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
+    pub wait_seconds: Option<u64>,
+}
+
+/// The key of the project's `.agents/coordd.json` that sets the `wait_reply` limit of every
+/// `inbox mcp` of the project (dispatched sessions included) without a `--wait-seconds`.
+pub const WAIT_SECONDS_KEY: &str = "mcp_wait_seconds";
+
+/// The `wait_reply` limit: `--wait-seconds`, else the project's `mcp_wait_seconds`, else
+/// [`DEFAULT_WAIT_SECONDS`].
+fn wait_limit(flag: Option<u64>, opts: &ConnectOptions) -> Result<u64, CliError> {
+    if let Some(s) = flag {
+        return Ok(s);
+    }
+    let path = coord_ipc::paths::store_config(&opts.paths.db);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(DEFAULT_WAIT_SECONDS),
+        Err(e) => return Err(CliError::Invalid(format!("cannot read {}: {e}", path.display()))),
+    };
+    let bad = |why: &str| CliError::Invalid(format!("{}: {WAIT_SECONDS_KEY} {why}", path.display()));
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| bad(&format!("cannot be read, the file is not JSON: {e}")))?;
+    match v.get(WAIT_SECONDS_KEY) {
+        None | Some(Value::Null) => Ok(DEFAULT_WAIT_SECONDS),
+        Some(n) => n
+            .as_u64()
+            .filter(|s| (1..=MAX_TIMEOUT).contains(s))
+            .ok_or_else(|| bad(&format!("must be a whole number of seconds from 1 to {MAX_TIMEOUT}, not {n}"))),
+    }
 }
 
 impl Command for Args {
@@ -88,7 +117,7 @@ async fn serve(ctx: &Ctx, a: Args) -> Res {
     let server = InboxMcp {
         agent,
         task: a.task.filter(|t| !t.trim().is_empty()),
-        max_wait: Duration::from_secs(a.wait_seconds),
+        max_wait: Duration::from_secs(wait_limit(a.wait_seconds, ctx.connect_options())?),
         opts: ctx.connect_options().clone(),
         client: Arc::default(),
         cursors: Arc::default(),

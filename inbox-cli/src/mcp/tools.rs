@@ -171,10 +171,12 @@ pub struct ReplyArgs {
 pub struct WaitArgs {
     thread_id: String,
     /// Cursor: wake on replies after this event id (the event_id of your ask, send_message
-    /// or reply, or a previous wait_reply's cursor). Default: where this session left off.
+    /// or reply, or a previous wait_reply's cursor). Default: where this session left off,
+    /// else after your latest message in the thread.
     #[serde(default)]
     after_event: Option<i64>,
-    /// Give up after this many seconds (default and maximum: the server's limit, 45 unless configured).
+    /// Give up after this many seconds (default and maximum: the server's limit, 45 unless
+    /// configured; a longer wait is cut to it, and the result's note says so).
     #[serde(default)]
     timeout_seconds: Option<u64>,
 }
@@ -333,13 +335,28 @@ impl InboxMcp {
     }
 
     #[tool(description = "Wait for a reply (answer, result or control) in a thread, up to a bounded time. \
-                          Returns woke=false and a cursor on timeout: call again with after_event=cursor.")]
+                          Without a cursor it waits after your latest message there (a reply given before is \
+                          not missed). Returns woke=false and a cursor on timeout: call again with \
+                          after_event=cursor (or without it when the cursor is null).")]
     async fn wait_reply(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
         let wait = a.timeout_seconds.map_or(self.max_wait, |s| Duration::from_secs(s).min(self.max_wait));
-        let remembered = self.cursor(&a.thread_id);
+        // Said in the result: a longer wait than this server allows was cut to its limit.
+        let cut = a.timeout_seconds.filter(|s| Duration::from_secs(*s) > self.max_wait).map(|asked| {
+            format!(
+                "timeout_seconds {asked} is above this server's limit of {} s, so this call waited at most {} s \
+                 (the limit is inbox mcp --wait-seconds, or mcp_wait_seconds in the project's .agents/coordd.json); \
+                 call wait_reply again to keep waiting",
+                self.max_wait.as_secs(),
+                self.max_wait.as_secs()
+            )
+        });
+        let after_event = a.after_event.or(self.cursor(&a.thread_id));
         self.run(|c| async move {
             let filter = EventFilter {
-                after_event: a.after_event.or(remembered),
+                after_event,
+                // No cursor at all (a new session): the daemon starts after this agent's
+                // latest message in the thread, so a reply given before is not missed.
+                after_latest_from: after_event.is_none().then(|| self.agent.clone()),
                 thread_id: Some(a.thread_id.clone()),
                 kinds: MessageKind::REPLIES.to_vec(),
                 ..Default::default()
@@ -357,16 +374,24 @@ impl InboxMcp {
                     break Some(ev);
                 }
             };
-            let cursor = sub.cursor().unwrap_or_default();
-            self.set_cursor(&a.thread_id, cursor);
+            // None: it started after this agent's latest message and saw nothing; the next
+            // call without a cursor starts there again.
+            let cursor = sub.cursor();
+            if let Some(c) = cursor {
+                self.set_cursor(&a.thread_id, c);
+            }
             if let Some(ev) = &woke {
                 crate::commands::waits::delivered(&c, Some(self.agent.clone()), self.task.clone(), ev.message.as_ref())
                     .await;
             }
-            Ok(match woke {
+            let mut out = match woke {
                 Some(ev) => json!({"woke": true, "cursor": cursor, "message": ev.message.as_ref().map(message_view)}),
                 None => json!({"woke": false, "cursor": cursor, "waited_seconds": wait.as_secs()}),
-            })
+            };
+            if let Some(note) = cut {
+                out["note"] = note.into();
+            }
+            Ok(out)
         })
         .await
     }
