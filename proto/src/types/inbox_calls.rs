@@ -22,6 +22,11 @@ pub struct MessageInput {
 
 /// Params of `inbox.send`: create a thread, or append to one when `thread_id` is set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("oneOf" = [
+    {"required": ["to"], "properties": {"to": {"type": "string", "minLength": 1}}},
+    {"required": ["to_task"], "properties": {"to_task": {"type": "string"}}},
+    {"required": ["to_peer"], "properties": {"to_peer": {"type": "string"}}}
+]))]
 pub struct SendParams {
     /// Sender. For a new thread, this agent becomes `created_by`.
     pub from: String,

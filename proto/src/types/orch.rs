@@ -147,7 +147,8 @@ pub struct RunCreateParams {
     pub run_id: Option<String>,
     /// What the run is for. Not blank, ≤ 4000 characters.
     pub goal: String,
-    /// Defaults to `leader`.
+    /// The run's creator, its lead. Defaults to the agent the connection authenticated as
+    /// (when it authenticated as exactly one), else `leader`.
     #[serde(default)]
     pub created_by: Option<String>,
     /// Automatic retries per failed task (§2.7). Default: 0.
@@ -352,6 +353,14 @@ pub struct DepParams {
 
 /// Params of `orch.dispatch`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("oneOf" = [
+    {"required": ["task_id"], "properties": {"task_id": {"type": "string"}, "all_ready": {"const": false}}},
+    {
+        "required": ["all_ready"],
+        "properties": {"all_ready": {"const": true}},
+        "not": {"required": ["task_id"], "properties": {"task_id": {"type": "string"}}}
+    }
+]))]
 pub struct DispatchParams {
     /// The run.
     pub run_id: String,
