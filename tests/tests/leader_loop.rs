@@ -9,8 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use coord_tests::{Project, have, ok_as};
-use serde_json::{Value, json};
+use coord_tests::{Project, claude_hook, have, ok_as};
 
 /// Only matters when something is broken: each step of the loop takes well under it.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -59,19 +58,6 @@ fn thread_of(p: &Project, worker: &str, task: &str) -> String {
         .to_string()
 }
 
-/// `inbox hook claude post-tool-use` of `agent`'s session of `task`: where a session
-/// answers a shutdown request.
-fn post_tool_use(p: &Project, agent: &str, task: &str) -> Value {
-    let input = json!({"hook_event_name": "PostToolUse", "session_id": "s1"}).to_string();
-    let out = p
-        .inbox()
-        .args(["--agent", agent, "hook", "claude", "post-tool-use", "--task", task])
-        .stdin(input.as_bytes())
-        .run()
-        .ok();
-    serde_json::from_str(out.stdout.trim()).expect("the hook's answer")
-}
-
 #[test]
 fn the_documented_leader_loop_dispatches_sees_idle_and_stopped_workers_and_ends_with_the_run() {
     if !have("jq", "the leader loop of docs/orch.md") {
@@ -108,7 +94,8 @@ fn the_documented_leader_loop_dispatches_sees_idle_and_stopped_workers_and_ends_
 
     // shutdown_approved: a typed answer in a `thread.done` event. T2 is blocked by it.
     ok_as(&p, "lead", &["shutdown", "--to", "w1", "--run", "R1", "--task", "T2"]);
-    assert_eq!(post_tool_use(&p, "w1", "T2")["continue"], false, "the session of T2 stops");
+    let stop = claude_hook(&p, "w1", "T2", "post-tool-use").expect("the session of T2 is stopped");
+    assert_eq!(stop["continue"], false, "{stop}");
     out.wait_for("w1 stopped (task T2)");
 
     // The lead gives T2 to another worker, who finishes it: run.done ends the loop.
