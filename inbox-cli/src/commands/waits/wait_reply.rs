@@ -8,7 +8,9 @@ use super::*;
 /// latest message in the thread (your question), so a reply given before the wait started
 /// is not missed; if you have written nothing in the thread, the first reply in it. That
 /// needs to know who you are (--agent or COORD_AGENT); without it the wait sees only
-/// replies given after it starts.
+/// replies given after it starts. On timeout (exit 10) it prints the cursor to resume
+/// from (`next_event_id`), which is null for a wait after your own latest message: run
+/// it again the same way.
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  inbox --agent backend wait-reply --thread thr_... --timeout-seconds 1800 --json\n  \
