@@ -20,10 +20,13 @@
 //! // Each part of a compound command counts.
 //! let hidden = compiled.check("backend", "Bash", &json!({"command": "cd app && git push -f"}), None);
 //! assert_eq!(hidden.unwrap().approver, "lead");
+//! // What a command runs counts, not how it is spelt; the gate says why it matched.
+//! let wrapped = compiled.check("backend", "Bash", &json!({"command": "bash -c 'git -C . push'"}), None);
+//! assert_eq!(wrapped.unwrap().reason.unwrap(), "gated by Bash(git push*): `bash -c 'git -C . push'` runs `git push`");
 //! ```
 
-pub mod command;
 mod rule;
+pub mod shell;
 mod wildcard;
 
 use std::path::Path;
@@ -31,7 +34,7 @@ use std::path::Path;
 use coord_proto::types::{Policy, PolicyRule};
 use serde_json::Value;
 
-pub use rule::Pattern;
+pub use rule::{Call, Pattern};
 pub use wildcard::Wildcard;
 
 /// A rule or policy that cannot be used, and why.
@@ -45,6 +48,9 @@ pub struct Gate<'a> {
     pub index: usize,
     pub rule: &'a PolicyRule,
     pub approver: String,
+    /// Why the call matches when it is not plain to see: what a command resolved to
+    /// (`` `bash -c 'git push'` runs `git push` ``), or why it could not be resolved.
+    pub reason: Option<String>,
 }
 
 /// A policy ready to match tool calls.
@@ -75,14 +81,17 @@ impl<'p> Compiled<'p> {
     /// The first rule that gates this call of `agent`, if any. `cwd` is the session's
     /// directory, which relative path rules are taken from.
     pub fn check(&self, agent: &str, tool_name: &str, input: &Value, cwd: Option<&Path>) -> Option<Gate<'p>> {
+        let call = Call::new(tool_name, input, cwd);
         self.rules.iter().enumerate().find_map(|(index, (pattern, agents))| {
             let agent_ok = agents.is_empty() || agents.iter().any(|w| w.matches(agent));
-            if !agent_ok || !pattern.matches(tool_name, input, cwd) {
+            if !agent_ok {
                 return None;
             }
+            let why = pattern.check(&call)?;
             let rule = &self.policy.rules[index];
             let approver = rule.approver.clone().filter(|a| !a.is_empty()).or_else(|| self.policy.lead.clone())?;
-            Some(Gate { index, rule, approver })
+            let reason = why.map(|w| format!("gated by {}: {w}", rule.tool));
+            Some(Gate { index, rule, approver, reason })
         })
     }
 }

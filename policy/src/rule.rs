@@ -10,12 +10,14 @@
 //!   other editing tools (Write, MultiEdit, NotebookEdit), as in Claude Code.
 //! * `WebFetch(domain:host)`: the URL's host, as a wildcard (`*.example.com`).
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 
 use crate::PolicyError;
+use crate::shell::{self, Analysis};
 use crate::wildcard::Wildcard;
 
 /// The tools that edit files, which an `Edit(...)` rule covers.
@@ -108,34 +110,74 @@ impl Pattern {
 
     /// Does this call match? `cwd` is where relative path rules start.
     pub fn matches(&self, tool_name: &str, input: &Value, cwd: Option<&Path>) -> bool {
+        self.check(&Call::new(tool_name, input, cwd)).is_some()
+    }
+
+    /// Does this call match, and why when it is not plain to see: `Some(None)` for a call
+    /// that matches as written, `Some(Some(reason))` for one that matches once resolved
+    /// (`bash -c 'git push'`) or that cannot be resolved (`eval "$X"`).
+    pub fn check(&self, call: &Call<'_>) -> Option<Option<String>> {
+        let tool_name = call.tool_name;
         let tool_ok = self.tool.matches(tool_name) || (self.tool_name == "Edit" && EDIT_TOOLS.contains(&tool_name));
         if !tool_ok {
-            return false;
+            return None;
         }
-        let field = |names: &[&str]| names.iter().find_map(|n| input.get(*n).and_then(Value::as_str));
+        let field = |names: &[&str]| names.iter().find_map(|n| call.input.get(*n).and_then(Value::as_str));
+        let plain = |yes: bool| yes.then_some(None);
         match &self.spec {
-            None => true,
-            // The whole line, or any simple command in it (see `command`).
-            Some(Spec::Command(w)) => field(&["command"])
-                .is_some_and(|c| w.matches(c.trim()) || crate::command::parts(c).iter().any(|p| w.matches(p))),
-            Some(Spec::Domain(w)) => field(&["url"]).and_then(host).is_some_and(|h| w.matches(&h)),
+            None => Some(None),
+            Some(Spec::Command(w)) => {
+                let line = field(&["command"])?;
+                if w.matches(line.trim()) {
+                    return Some(None);
+                }
+                command_match(w, call.shell(line))
+            }
+            Some(Spec::Domain(w)) => plain(field(&["url"]).and_then(host).is_some_and(|h| w.matches(&h))),
             Some(Spec::Path { glob, absolute }) => {
-                let Some(file) = field(&["file_path", "notebook_path", "path"]) else { return false };
-                let file = Path::new(file);
-                let full: PathBuf = match (file.is_absolute(), cwd) {
+                let file = Path::new(field(&["file_path", "notebook_path", "path"])?);
+                let full: PathBuf = match (file.is_absolute(), call.cwd) {
                     (true, _) => file.to_path_buf(),
                     (false, Some(c)) => c.join(file),
                     (false, None) => file.to_path_buf(),
                 };
                 if *absolute {
-                    return glob.is_match(&full);
+                    return plain(glob.is_match(&full));
                 }
-                match cwd {
+                plain(match call.cwd {
                     Some(c) => full.strip_prefix(c).is_ok_and(|rel| glob.is_match(rel)),
                     None => !file.is_absolute() && glob.is_match(file),
-                }
+                })
             }
         }
+    }
+}
+
+/// A command rule against what the line runs: any command it runs, in any spelling
+/// (see `shell`), or any command it may run that the rule could match.
+fn command_match(w: &Wildcard, a: &Analysis) -> Option<Option<String>> {
+    if let Some(s) = a.seen.iter().find(|s| w.matches(&s.command)) {
+        return Some(s.written.as_ref().map(|written| format!("{} runs `{}`", shell::quote(written), s.command)));
+    }
+    let open = a.open.iter().find(|o| w.could_start_with(&o.prefix))?;
+    Some(Some(format!("{}, so it counts as a match", open.why)))
+}
+
+/// A tool call being checked; a Bash command line is analysed once, for all rules.
+pub struct Call<'a> {
+    pub tool_name: &'a str,
+    pub input: &'a Value,
+    pub cwd: Option<&'a Path>,
+    shell: OnceCell<Analysis>,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(tool_name: &'a str, input: &'a Value, cwd: Option<&'a Path>) -> Call<'a> {
+        Call { tool_name, input, cwd, shell: OnceCell::new() }
+    }
+
+    fn shell(&self, line: &str) -> &Analysis {
+        self.shell.get_or_init(|| shell::analyze(line))
     }
 }
 

@@ -30,6 +30,13 @@ impl Wildcard {
         }
         true
     }
+
+    /// Could some string that starts with `prefix` match? (For a command whose words are
+    /// known only up to a point: `git $X` could be `git push` whatever `$X` holds.)
+    pub fn could_start_with(&self, prefix: &str) -> bool {
+        let first = &self.parts[0];
+        first.starts_with(prefix) || (self.star && prefix.starts_with(first.as_str()))
+    }
 }
 
 #[cfg(test)]
@@ -49,5 +56,18 @@ mod tests {
         assert!(Wildcard::new("Bash").matches("Bash"));
         assert!(!Wildcard::new("Bash").matches("Bash2"));
         assert!(Wildcard::new("*").matches(""));
+    }
+
+    #[test]
+    fn a_known_start_could_match_when_the_rest_can_still_fit() {
+        let w = Wildcard::new("git push*");
+        for prefix in ["", "git ", "git push", "git push origin "] {
+            assert!(w.could_start_with(prefix), "{prefix}");
+        }
+        assert!(!w.could_start_with("git status "));
+        assert!(!w.could_start_with("echo "));
+        assert!(Wildcard::new("ls").could_start_with("l"));
+        assert!(!Wildcard::new("ls").could_start_with("ls -la "));
+        assert!(Wildcard::new("*rm -rf*").could_start_with("echo "));
     }
 }

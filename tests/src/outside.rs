@@ -109,7 +109,7 @@ pub fn tools_cache() -> std::path::PathBuf {
     }
 }
 
-/// The real agent CLI `name` (`claude` or `codex`): `$COORD_CLAUDE` / `$COORD_CODEX` when
+/// The real agent CLI `name` (`claude`, `codex`, `opencode` or `gemini`): `$COORD_CLAUDE` / `$COORD_CODEX` when
 /// set, else the copy in [`tools_cache`], else the one on `PATH`. `None` (after
 /// [`skip_or_fail`]: a failure under CI) when there is none.
 #[track_caller]

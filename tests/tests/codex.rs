@@ -134,15 +134,16 @@ fn a_stop_with_unread_mail_blocks_codex_once_per_batch() {
     assert!(blocks[0].contains("note-first") && blocks[1].contains("note-second"), "{blocks:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_gated_command_is_denied_and_codex_sees_the_leads_reason() {
-    let Some(codex) = agent_cli("codex") else { return };
+/// With `Bash(git push*)` gated, Codex calls its shell tool with `call`; the lead denies
+/// the request with "no pushes today": what the model got back as the tool's output.
+async fn denied_by_the_lead(call: coord_tests::mock_model::Block) -> Option<Vec<String>> {
+    let codex = agent_cli("codex")?;
     let (p, _d) = codex_project(&codex);
     ok_as(&p, "lead", &["policy", "lead", "lead"]);
     ok_as(&p, "lead", &["policy", "gate", "Bash(git push*)"]);
     let wt = dispatched(&p);
     let after = p.client().await.server_info().last_event_id;
-    let turns = vec![Turn::reply(vec![shell("git push origin main")]), Turn::reply(vec![text("Done.")])];
+    let turns = vec![Turn::reply(vec![call]), Turn::reply(vec![text("Done.")])];
     let mock = std::sync::Arc::new(MockModel::start(OpenAi, Scenario::new(turns)));
     let m = mock.clone();
     let db = p.paths().db;
@@ -150,9 +151,36 @@ async fn a_gated_command_is_denied_and_codex_sees_the_leads_reason() {
     let lead = p.client().await;
     answer_permission(&lead, "lead", after, json!({"approved": false, "reason": "no pushes today"})).await;
     session.await.unwrap();
-    let reqs = mock.turn_requests();
-    let outputs = tool_outputs(&reqs[1].body);
+    Some(tool_outputs(&mock.turn_requests()[1].body))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_command_is_denied_and_codex_sees_the_leads_reason() {
+    let Some(outputs) = denied_by_the_lead(shell("git push origin main")).await else { return };
     assert!(outputs.iter().any(|o| o.contains("Denied by lead: no pushes today")), "{outputs:?}");
+}
+
+/// Issue 32: `bash -c 'git push …'` pushed through Codex; now it is gated like the push
+/// itself, and the model is told what it ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_inside_bash_c_is_denied_and_codex_sees_the_leads_reason() {
+    let Some(outputs) = denied_by_the_lead(shell("bash -c 'git push origin main'")).await else { return };
+    let why = "(gated by Bash(git push*): `bash -c 'git push origin main'` runs `git push origin main`)";
+    assert!(outputs.iter().any(|o| o.contains(&format!("Denied by lead: no pushes today {why}"))), "{outputs:?}");
+}
+
+/// Issue 32: an interactive shell (`exec_command` with `tty: true`, fed later with
+/// `write_stdin`, which runs no hook) is gated in a session where a Bash rule is: Codex's
+/// hook sees only `{"command": "bash"}`, a shell that reads its commands from its input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interactive_shell_is_gated_when_a_bash_rule_is() {
+    let Some(outputs) = denied_by_the_lead(tool("shell", json!({"command": "bash", "tty": true}))).await else {
+        return;
+    };
+    assert!(
+        outputs.iter().any(|o| o.contains("Denied by lead: no pushes today") && o.contains("which no hook sees")),
+        "{outputs:?}"
+    );
 }
 
 #[test]

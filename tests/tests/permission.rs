@@ -47,10 +47,15 @@ async fn approve(c: &Client, after: i64, answer: Value) -> Message {
 }
 
 async fn decide(answer: Value) -> (Value, Message) {
+    decide_on("git push origin main", answer).await
+}
+
+/// The hook's decision for the command `line` when the lead gives `answer`, and the request.
+async fn decide_on(line: &str, answer: Value) -> (Value, Message) {
     let (p, _d) = gated();
     let c = p.client().await;
     let after = c.server_info().last_event_id;
-    let hook = spawn_hook(&p, "pre-tool-use", &pre_tool_use("git push origin main", p.path()), &[]);
+    let hook = spawn_hook(&p, "pre-tool-use", &pre_tool_use(line, p.path()), &[]);
     let request = approve(&c, after, answer).await;
     let out = hook.join().unwrap().ok();
     (out.json(), request)
@@ -247,13 +252,62 @@ async fn hook_install_registers_the_permission_hook_and_the_progress_environment
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_inside_a_compound_command_is_gated_too() {
-    let (p, _d) = gated();
-    let c = p.client().await;
-    let after = c.server_info().last_event_id;
     let line = "cd app && GIT_TRACE=1 git push -f origin main";
-    let hook = spawn_hook(&p, "pre-tool-use", &pre_tool_use(line, p.path()), &[]);
-    let request = approve(&c, after, json!({"approved": false, "reason": "no force pushes"})).await;
+    let (decision, request) = decide_on(line, json!({"approved": false, "reason": "no force pushes"})).await;
     assert_eq!(request.payload_json["input"]["command"], line);
-    let decision = hook.join().unwrap().ok().json();
     assert_eq!(decision["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
+/// Issue 32: every spelling of `git push` it found ungated, checked through the real
+/// daemon (`policy.check`): gated, with the reason saying what the command runs; the
+/// same command run as `git status` is not.
+#[test]
+fn every_spelling_of_a_gated_push_is_gated_through_the_daemon() {
+    let (p, _d) = gated();
+    let check = |command: &str| {
+        let input = json!({ "command": command }).to_string();
+        p.inbox().json_flag().args(["--agent", "w1", "policy", "check", "--tool", "Bash", "--input", &input]).run()
+    };
+    let spellings = [
+        "bash -c 'git push'",
+        "sh -c 'git push'",
+        "git -C . push",
+        "git  push",
+        "/usr/bin/git push",
+        "env git push",
+        "command git push",
+        "nohup git push",
+        "time git push",
+        "eval \"git push\"",
+    ];
+    for command in spellings {
+        let out = check(command).code(0);
+        let r = out.json();
+        assert_eq!((r["gated"].as_bool(), r["approver"].as_str()), (Some(true), Some("lead")), "{command}: {r}");
+        let reason = r["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.starts_with("gated by Bash(git push*): ") && reason.contains("runs `git push`"),
+            "{command}: {r}"
+        );
+    }
+    let unknown = check("eval \"$CMD\"").code(0).json();
+    assert!(unknown["reason"].as_str().unwrap_or_default().contains("computed when it runs"), "{unknown}");
+    for free in ["git status", "bash -c 'git status'", "echo git push"] {
+        assert_eq!(check(free).code(10).json()["gated"], false, "{free}");
+    }
+}
+
+/// A push hidden in `bash -c` reaches the approver with the gate's reason, and the
+/// model's denial carries it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_inside_bash_c_is_gated_and_the_denial_says_what_it_runs() {
+    let line = "bash -c 'git -C . push origin main'";
+    let (decision, request) = decide_on(line, json!({"approved": false, "reason": "no pushes today"})).await;
+    let why = "gated by Bash(git push*): `bash -c 'git -C . push origin main'` runs `git push origin main`";
+    assert_eq!(request.payload_json["description"], format!("Push the branch ({why})"));
+    assert_eq!(decision["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        decision["hookSpecificOutput"]["permissionDecisionReason"],
+        format!("Denied by lead: no pushes today ({why})")
+    );
 }

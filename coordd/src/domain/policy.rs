@@ -96,8 +96,9 @@ pub fn check_call(policy: &Policy, p: &PolicyCheckParams, root: &Path) -> Result
     Ok(PolicyCheckResult {
         gated: gate.is_some(),
         rule: gate.as_ref().map(|g| g.rule.clone()),
-        approver: gate.map(|g| g.approver),
+        approver: gate.as_ref().map(|g| g.approver.clone()),
         timeout_seconds: policy.timeout_seconds,
+        reason: gate.and_then(|g| g.reason),
     })
 }
 
@@ -181,7 +182,10 @@ mod tests {
         assert_eq!(other.rule.as_ref(), Some(&p.rules[1]), "the agent glob limits the first rule");
         assert_eq!(other.approver.as_deref(), Some("lead"));
         let free = check_call(&p, &call("w-1", "git status"), root).unwrap();
-        assert_eq!(free, PolicyCheckResult { gated: false, rule: None, approver: None, timeout_seconds: 30 });
+        assert_eq!(
+            free,
+            PolicyCheckResult { gated: false, rule: None, approver: None, timeout_seconds: 30, reason: None }
+        );
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //!    to the rule's approver and waits, bounded, for the `permission_response` in the
 //!    request's thread (a server-side subscription).
 //! 3. The answer becomes Claude Code's decision JSON: allow or deny with the reason, and
-//!    `updatedInput` when the approver changed the input. With no answer in time the
+//!    `updatedInput` when the approver changed the input. When the call matched only once
+//!    resolved (`bash -c 'git push'`) or could not be read (`eval "$X"`), the gate's reason
+//!    goes with the request (for the approver) and with a denial (for the model). With no answer in time the
 //!    request is withdrawn (cancelled) and nothing is printed: Claude Code's own permission
 //!    flow decides, never a silent allow. With no daemon, likewise.
 
@@ -64,6 +66,7 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
         return Ok(Outcome::Done);
     };
     let approver = gate.approver.clone();
+    let note = gate.reason.clone();
     let mut opts = ctx.connect_options().clone();
     opts.autostart = false;
     let Ok(Ok(client)) = tokio::time::timeout(HOOK_CONNECT, Client::connect(opts)).await else {
@@ -75,7 +78,7 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
         return Ok(Outcome::Done);
     }
     let wait = Duration::from_secs(a.timeout_seconds.unwrap_or(policy.timeout_seconds));
-    if let Some(decision) = ask(&client, &agent, &a, call, approver, wait).await {
+    if let Some(decision) = ask(&client, &agent, &a, call, approver, note, wait).await {
         println!("{decision}");
     }
     Ok(Outcome::Done)
@@ -88,13 +91,17 @@ async fn ask(
     a: &HookClaudeArgs,
     call: Call,
     approver: String,
+    note: Option<String>,
     wait: Duration,
 ) -> Option<Value> {
     let id = new_message_id();
-    let description = match call.tool_input.get("description").and_then(Value::as_str) {
+    let mut description = match call.tool_input.get("description").and_then(Value::as_str) {
         Some(d) => d.to_string(),
         None => format!("{agent} wants to run {}", call.tool_name),
     };
+    if let Some(n) = &note {
+        description = format!("{description} ({n})");
+    }
     let payload = PermissionRequestPayload {
         request_id: id.clone(),
         tool_name: call.tool_name,
@@ -121,7 +128,7 @@ async fn ask(
     };
     let thread = sent.thread.thread_id.clone();
     match wait_answer(c, &thread, sent.event_id, &[MessageType::PermissionResponse], Some(wait)).await {
-        Ok(Some(m)) => Some(decision(a.event, &m)),
+        Ok(Some(m)) => Some(decision(a.event, &m, note.as_deref())),
         Ok(None) => {
             let reason = format!("no answer from {approver} within {} s", wait.as_secs());
             let p =
@@ -137,14 +144,18 @@ async fn ask(
     }
 }
 
-/// Claude Code's decision JSON for an answer.
-fn decision(event: HookEvent, m: &Message) -> Value {
+/// Claude Code's decision JSON for an answer; `note` is why the call was gated, when
+/// that is not plain from the command (told to the model with a denial).
+fn decision(event: HookEvent, m: &Message, note: Option<&str>) -> Value {
     let r: PermissionResponsePayload = serde_json::from_value(m.payload_json.clone()).unwrap_or_default();
     let verdict = if r.approved { "Approved" } else { "Denied" };
-    let reason = match &r.reason {
+    let mut reason = match &r.reason {
         Some(why) => format!("{verdict} by {}: {why}", m.from_agent),
         None => format!("{verdict} by {}", m.from_agent),
     };
+    if let (false, Some(n)) = (r.approved, note) {
+        reason = format!("{reason} ({n})");
+    }
     if event == HookEvent::PermissionRequest {
         let mut d = json!({"behavior": if r.approved { "allow" } else { "deny" }});
         if r.approved {
@@ -195,16 +206,29 @@ mod tests {
         let allow = decision(
             HookEvent::PreToolUse,
             &response(json!({"request_id": "r", "approved": true, "updated_input": {"command": "git push --dry-run"}})),
+            Some("not shown with an approval"),
         );
         assert_eq!(
             allow,
             json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
                 "permissionDecisionReason": "Approved by lead", "updatedInput": {"command": "git push --dry-run"}}})
         );
-        let deny =
-            decision(HookEvent::PreToolUse, &response(json!({"request_id": "r", "approved": false, "reason": "no"})));
+        let deny = decision(
+            HookEvent::PreToolUse,
+            &response(json!({"request_id": "r", "approved": false, "reason": "no"})),
+            None,
+        );
         assert_eq!(deny["hookSpecificOutput"]["permissionDecision"], "deny");
         assert_eq!(deny["hookSpecificOutput"]["permissionDecisionReason"], "Denied by lead: no");
+        let resolved = decision(
+            HookEvent::PreToolUse,
+            &response(json!({"request_id": "r", "approved": false, "reason": "no"})),
+            Some("gated by Bash(git push*): `sh -c 'git push'` runs `git push`"),
+        );
+        assert_eq!(
+            resolved["hookSpecificOutput"]["permissionDecisionReason"],
+            "Denied by lead: no (gated by Bash(git push*): `sh -c 'git push'` runs `git push`)"
+        );
         assert!(deny["hookSpecificOutput"].get("updatedInput").is_none());
     }
 
@@ -213,6 +237,7 @@ mod tests {
         let deny = decision(
             HookEvent::PermissionRequest,
             &response(json!({"request_id": "r", "approved": false, "reason": "x"})),
+            None,
         );
         assert_eq!(
             deny,

@@ -102,6 +102,11 @@ pub struct PolicyCheckResult {
     pub approver: Option<String>,
     /// How long a gated hook waits for the answer.
     pub timeout_seconds: u64,
+    /// Why a `Bash(...)` rule matched when it is not plain to see: what the command runs
+    /// (`` `bash -c 'git push'` runs `git push` ``), or why what it runs cannot be known.
+    /// `null` when the command matched as written.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------

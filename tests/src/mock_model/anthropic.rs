@@ -8,6 +8,11 @@
 //! messages its `messages` already hold, so a retried request gets the same answer. Other
 //! requests (titles, probes, token counts) get a short text.
 //!
+//! Usage: `message_start` carries `input_tokens`, `cache_read_input_tokens` and
+//! `cache_creation_input_tokens` (and `output_tokens: 1`), `message_delta` the final
+//! `output_tokens`. Claude Code 2.1.332 takes each field from `message_delta` when it is
+//! there, else from `message_start`, and sums the requests of a turn into its `result`.
+//!
 //! Claude Code needs no login against the mock: `ANTHROPIC_BASE_URL` and any
 //! `ANTHROPIC_API_KEY`; [`claude_env`] gives those and the rest of a headless session's
 //! environment (a throwaway `CLAUDE_CONFIG_DIR`, `IS_SANDBOX=1` so `bypassPermissions` is
@@ -18,7 +23,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
-use super::{Block, Dialect, MockModel, Response};
+use super::live::LiveChild;
+use super::{Block, Dialect, MockModel, Response, Usage};
 
 /// The Messages API.
 pub struct Anthropic;
@@ -41,7 +47,15 @@ impl Dialect for Anthropic {
         Some(messages.filter(|m| m["role"] == "assistant").count())
     }
 
-    fn respond(&self, body: &Value, _turn: Option<usize>, blocks: &[Block]) -> Response {
+    fn respond(&self, body: &Value, turn: Option<usize>, blocks: &[Block]) -> Response {
+        self.reply("", body, turn, blocks, &Usage::STANDARD)
+    }
+
+    fn user_input(&self, body: &Value) -> Vec<String> {
+        user_texts(body)
+    }
+
+    fn reply(&self, _path: &str, body: &Value, _turn: Option<usize>, blocks: &[Block], usage: &Usage) -> Response {
         let model = body["model"].as_str().unwrap_or("mock-model");
         let mut sse = String::new();
         let mut event = |name: &str, mut data: Value| {
@@ -53,8 +67,9 @@ impl Dialect for Anthropic {
             json!({ "message": {
                 "id": id("msg"), "type": "message", "role": "assistant", "model": model, "content": [],
                 "stop_reason": null, "stop_sequence": null,
-                "usage": { "input_tokens": 100, "output_tokens": 1,
-                           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 },
+                "usage": { "input_tokens": usage.input, "output_tokens": 1,
+                           "cache_creation_input_tokens": usage.cache_write,
+                           "cache_read_input_tokens": usage.cache_read },
             }}),
         );
         let mut calls = false;
@@ -77,7 +92,7 @@ impl Dialect for Anthropic {
         let stop = if calls { "tool_use" } else { "end_turn" };
         event(
             "message_delta",
-            json!({ "delta": { "stop_reason": stop, "stop_sequence": null }, "usage": { "output_tokens": 20 } }),
+            json!({ "delta": { "stop_reason": stop, "stop_sequence": null }, "usage": { "output_tokens": usage.output } }),
         );
         event("message_stop", json!({}));
         Response { status: 200, content_type: "text/event-stream", body: sse.into_bytes() }
@@ -108,6 +123,29 @@ pub fn tool_results(req: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The text blocks of the user messages after the last assistant message of a request: the
+/// prompt, a new user turn, Stop-hook feedback, or (in a live session) a message Claude Code
+/// injected into the running turn beside a tool result. Tool results are left out.
+pub fn user_texts(req: &Value) -> Vec<String> {
+    let messages = req["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let from = messages.iter().rposition(|m| m["role"] == "assistant").map_or(0, |i| i + 1);
+    let mut texts = Vec::new();
+    for m in messages[from..].iter().filter(|m| m["role"] == "user") {
+        match &m["content"] {
+            Value::String(s) => texts.push(s.clone()),
+            c => texts.extend(
+                c.as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str())
+                    .map(str::to_string),
+            ),
+        }
+    }
+    texts
+}
+
 /// The environment a headless Claude Code session needs to talk to `mock`: the API's
 /// address and a dummy key, `config` as its (throwaway) `CLAUDE_CONFIG_DIR`, `IS_SANDBOX=1`
 /// (as root, `bypassPermissions` is refused without it), and no telemetry or updates.
@@ -128,4 +166,26 @@ pub fn claude_env(mock: &MockModel, config: &Path) -> Vec<(String, String)> {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect()
+}
+
+/// Claude Code in a live session against `mock`: `-p --input-format stream-json
+/// --output-format stream-json --verbose --permission-mode bypassPermissions` and `extra`,
+/// run in `cwd` with [`claude_env`] (`config` is its throwaway config directory and home).
+/// It prints nothing until the first user turn ([`user_turn`]) is written.
+pub fn claude_live(claude: &Path, cwd: &Path, mock: &MockModel, config: &Path, extra: &[&str]) -> LiveChild {
+    let mut cmd = std::process::Command::new(claude);
+    cmd.args(["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]);
+    cmd.args(["--permission-mode", "bypassPermissions"]).args(extra).current_dir(cwd);
+    cmd.envs(claude_env(mock, config));
+    LiveChild::spawn(cmd)
+}
+
+/// One line of Claude Code's stream-json input: a user turn. With a `uuid`, Claude Code
+/// reports it in `command_lifecycle` events (`queued`, `started`, `completed`).
+pub fn user_turn(text: &str, uuid: Option<&str>) -> Value {
+    let mut line = json!({ "type": "user", "message": { "role": "user", "content": text } });
+    if let Some(u) = uuid {
+        line["uuid"] = json!(u);
+    }
+    line
 }

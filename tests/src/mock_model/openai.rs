@@ -9,18 +9,23 @@
 //! offered inside a tool of `type: "namespace"` named `mcp__SERVER`, and called with
 //! `namespace` set; the shell tool is `exec_command`, input `{"cmd": …}`.
 //!
+//! Usage rides on `response.completed`: `input_tokens` (every input token, cached or not),
+//! `input_tokens_details.cached_tokens` and `.cache_write_tokens`, `output_tokens`,
+//! `total_tokens`. Codex 0.171 adds them up per thread as they are.
+//!
 //! [`CodexExec`] writes a throwaway `CODEX_HOME` whose `config.toml` points a custom provider
 //! (`wire_api = "responses"`, no retries) at the mock, and runs `codex exec --json`.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Block, Dialect, MockModel, Response};
+use super::live::LiveChild;
+use super::{Block, CliRun, Dialect, MockModel, Response, Usage, run_limited};
 
 /// The shell tools Codex versions have offered, by name.
 const SHELLS: &[&str] = &["exec_command", "shell_command", "shell", "local_shell"];
@@ -81,6 +86,16 @@ impl Dialect for OpenAi {
     }
 
     fn respond(&self, body: &Value, turn: Option<usize>, blocks: &[Block]) -> Response {
+        self.reply("", body, turn, blocks, &Usage::STANDARD)
+    }
+
+    fn user_input(&self, body: &Value) -> Vec<String> {
+        let items = body["input"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let from = items.iter().rposition(from_model).map_or(0, |i| i + 1);
+        items[from..].iter().filter(|i| i["type"] == "message" && i["role"] == "user").map(message_text).collect()
+    }
+
+    fn reply(&self, _path: &str, body: &Value, turn: Option<usize>, blocks: &[Block], usage: &Usage) -> Response {
         let turn = turn.map_or("x".to_string(), |t| t.to_string());
         let output: Vec<Value> = blocks.iter().map(|b| item(body, &turn, b)).collect();
         let model = body["model"].as_str().unwrap_or("mock-model");
@@ -90,22 +105,24 @@ impl Dialect for OpenAi {
             data["type"] = json!(name);
             sse += &format!("event: {name}\ndata: {data}\n\n");
         };
-        event("response.created", json!({ "response": response(&rid, model, &[], "in_progress") }));
+        event("response.created", json!({ "response": response(&rid, model, &[], "in_progress", usage) }));
         for (i, it) in output.iter().enumerate() {
             event("response.output_item.added", json!({ "output_index": i, "item": it }));
             event("response.output_item.done", json!({ "output_index": i, "item": it }));
         }
-        event("response.completed", json!({ "response": response(&rid, model, &output, "completed") }));
+        event("response.completed", json!({ "response": response(&rid, model, &output, "completed", usage) }));
         Response { status: 200, content_type: "text/event-stream", body: sse.into_bytes() }
     }
 }
 
-fn response(rid: &str, model: &str, output: &[Value], status: &str) -> Value {
+fn response(rid: &str, model: &str, output: &[Value], status: &str, usage: &Usage) -> Value {
+    let input = usage.all_input();
     json!({
         "id": rid, "object": "response", "status": status, "model": model, "output": output,
-        "usage": { "input_tokens": 100, "input_tokens_details": { "cached_tokens": 0 },
-                   "output_tokens": 20, "output_tokens_details": { "reasoning_tokens": 0 },
-                   "total_tokens": 120 },
+        "usage": { "input_tokens": input,
+                   "input_tokens_details": { "cached_tokens": usage.cache_read, "cache_write_tokens": usage.cache_write },
+                   "output_tokens": usage.output, "output_tokens_details": { "reasoning_tokens": 0 },
+                   "total_tokens": input + usage.output },
     })
 }
 
@@ -150,13 +167,15 @@ fn item(body: &Value, turn: &str, block: &Block) -> Value {
 /// `user` the prompt and Stop-hook feedback).
 pub fn messages(req: &Value, role: &str) -> Vec<String> {
     let items = req["input"].as_array().into_iter().flatten();
-    items
-        .filter(|i| i["type"] == "message" && i["role"] == role)
-        .map(|i| match &i["content"] {
-            Value::String(s) => s.clone(),
-            c => c.as_array().into_iter().flatten().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
-        })
-        .collect()
+    items.filter(|i| i["type"] == "message" && i["role"] == role).map(message_text).collect()
+}
+
+/// A message item's text (its parts joined by newlines).
+fn message_text(item: &Value) -> String {
+    match &item["content"] {
+        Value::String(s) => s.clone(),
+        c => c.as_array().into_iter().flatten().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+    }
 }
 
 /// The outputs of tool calls a request's input holds (`function_call_output`), as text.
@@ -220,21 +239,7 @@ pub struct CodexExec {
 }
 
 /// What a `codex exec` did.
-#[derive(Debug)]
-pub struct CodexRun {
-    pub status: Option<i32>,
-    /// Codex's own event stream (`--json`), one object per line.
-    pub stream: Vec<Value>,
-    pub stderr: String,
-}
-
-impl CodexRun {
-    /// The stream and stderr, for a failing assertion's message.
-    pub fn describe(&self) -> String {
-        let stream: Vec<String> = self.stream.iter().map(Value::to_string).collect();
-        format!("status {:?}\nstream:\n{}\nstderr:\n{}", self.status, stream.join("\n"), self.stderr)
-    }
-}
+pub type CodexRun = CliRun;
 
 impl CodexExec {
     /// Codex at `codex`, run in `cwd`, talking to `mock`. The provider has no retries, so a
@@ -274,33 +279,89 @@ impl CodexExec {
         self
     }
 
-    /// Write `config.toml` and run `codex exec --json PROMPT` to its end (stdin empty).
-    pub fn run(&self, prompt: &str) -> CodexRun {
+    /// Write `config.toml` and a `codex` command with the throwaway home and environment.
+    fn command(&self) -> Command {
         std::fs::write(self.home.path().join("config.toml"), &self.config).expect("write CODEX_HOME/config.toml");
         let mut cmd = Command::new(&self.codex);
-        cmd.arg("exec").args(&self.args).args(["--skip-git-repo-check", "--json", prompt]);
         cmd.current_dir(&self.cwd).env("CODEX_HOME", self.home.path()).env("CODEX_MOCK_API_KEY", "dummy");
         // Its login shells must not run the machine's own profile (see `claude_env`).
         cmd.env("HOME", self.home.path());
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let child = cmd.spawn().unwrap_or_else(|e| panic!("start {}: {e}", self.codex.display()));
-        let pid = child.id();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        });
-        let out = match rx.recv_timeout(CODEX_LIMIT) {
-            Ok(out) => out.expect("wait for codex"),
-            Err(_) => {
-                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-                panic!("codex exec still running after {CODEX_LIMIT:?}: killed");
-            }
-        };
-        let stream =
-            String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-        CodexRun { status: out.status.code(), stream, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+        cmd
+    }
+
+    /// Start `codex app-server` (JSON-RPC over stdio) with `args` (not those of
+    /// [`CodexExec::args`], which are `exec`'s), with the same home and environment.
+    pub fn app_server<S: AsRef<str>>(&self, args: &[S]) -> AppServer {
+        let mut cmd = self.command();
+        cmd.arg("app-server").args(args.iter().map(AsRef::as_ref));
+        AppServer { live: LiveChild::spawn(cmd), next_id: 0 }
+    }
+
+    /// Write `config.toml` and run `codex exec --json PROMPT` to its end (stdin empty).
+    pub fn run(&self, prompt: &str) -> CodexRun {
+        let mut cmd = self.command();
+        cmd.arg("exec").args(&self.args).args(["--skip-git-repo-check", "--json", prompt]);
+        run_limited(cmd, CODEX_LIMIT, "codex exec")
+    }
+}
+
+/// A `codex app-server` session: newline-delimited JSON-RPC over its stdin and stdout (Codex
+/// writes no `"jsonrpc"` member and needs none). Requests are answered in order of their
+/// ids; notifications (`turn/completed`, `item/started`, ...) are read from [`AppServer::live`].
+pub struct AppServer {
+    pub live: LiveChild,
+    next_id: u64,
+}
+
+impl AppServer {
+    /// Send a request and wait for its response: `Ok(result)` or `Err(error)`.
+    #[track_caller]
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.live.send(&json!({ "id": id, "method": method, "params": params }));
+        let what = format!("the response to {method} (id {id})");
+        let resp = self.live.wait_for(&what, |l| l["id"] == id && l.get("method").is_none());
+        match resp.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(resp["result"].clone()),
+        }
+    }
+
+    /// `initialize` then `initialized`.
+    #[track_caller]
+    pub fn initialize(&mut self) -> Value {
+        let info = json!({ "clientInfo": { "name": "coord-tests", "version": "0" } });
+        let r = self.request("initialize", info).expect("initialize");
+        self.live.send(&json!({ "method": "initialized" }));
+        r
+    }
+
+    /// `thread/start` in `cwd`, unattended (approvals `never`, no sandbox), with per-thread
+    /// configuration overrides `config` (or `null`); the new thread's id.
+    #[track_caller]
+    pub fn start_thread(&mut self, cwd: &Path, config: Value) -> String {
+        let params =
+            json!({ "cwd": cwd, "approvalPolicy": "never", "sandbox": "danger-full-access", "config": config });
+        let r = self.request("thread/start", params).expect("thread/start");
+        r["thread"]["id"].as_str().expect("a thread id").to_string()
+    }
+
+    /// `turn/start` with one text input: the id of the turn it started, or of the running
+    /// turn it joined.
+    #[track_caller]
+    pub fn start_turn(&mut self, thread: &str, text: &str) -> String {
+        let params = json!({ "threadId": thread, "input": [{ "type": "text", "text": text }] });
+        let r = self.request("turn/start", params).expect("turn/start");
+        r["turn"]["id"].as_str().expect("a turn id").to_string()
+    }
+
+    /// Wait for the `n`-th `turn/completed` notification (from 1).
+    #[track_caller]
+    pub fn turn_completed(&self, n: usize) -> Value {
+        self.live.wait_nth(n, "turn/completed", |l| l["method"] == "turn/completed")
     }
 }

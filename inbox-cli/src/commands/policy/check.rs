@@ -36,7 +36,12 @@ impl Command for Args {
         };
         let r = ctx.client().await?.policy_check(p).await?;
         ctx.print(&r, || match (&r.rule, &r.approver) {
-            (Some(rule), Some(approver)) => println!("gated by {}: {approver} approves", rule.tool),
+            (Some(rule), Some(approver)) => {
+                println!("gated by {}: {approver} approves", rule.tool);
+                if let Some(why) = &r.reason {
+                    println!("{why}");
+                }
+            }
             _ => println!("not gated"),
         });
         Ok(if r.gated { Outcome::Done } else { Outcome::NoMatch })
