@@ -63,6 +63,10 @@ fn the_texts_say_what_the_daemon_does() {
     assert!(described("orch.runCreate", "created_by").contains("authenticated"));
     let init = method(&doc, "inbox.init")["description"].as_str().unwrap().to_string();
     assert!(init.contains("credentials") && init.contains("lead"), "{init}");
+    for name in ["orch.runCreate", "orch.taskAdd", "orch.dispatch", "orch.reassign", "agents.register", "inbox.init"] {
+        let text = method(&doc, name)["description"].as_str().unwrap().to_string();
+        assert!(text.contains("with credentials required"), "{name}'s who-may-call ignores credentials: {text}");
+    }
     let settings =
         doc["x-events"].as_array().unwrap().iter().find(|e| e["name"] == "settings.changed").unwrap().clone();
     let payload = settings["payload"].as_str().unwrap();

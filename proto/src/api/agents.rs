@@ -10,7 +10,8 @@ use crate::types::*;
 pub trait AgentsApi {
     /// Register an agent (or update a recorded one): its name, role, display name and model.
     ///
-    /// Who may call: anyone. Events: `agent.registered`.
+    /// Who may call: anyone; with credentials required, the lead or an admin (an
+    /// authenticated agent may update its own registration). Events: `agent.registered`.
     #[method(name = "agents.register")]
     async fn agent_register(&self, params: RegisterParams) -> RpcResult<AgentResult>;
 

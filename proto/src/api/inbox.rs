@@ -12,7 +12,8 @@ pub trait InboxApi {
     /// settings and roles. Optionally change them: strict agents, required credentials, the
     /// lead and the admins.
     ///
-    /// Who may call: anyone. Events: `settings.changed` for each setting or role that changes.
+    /// Who may call: anyone; with credentials required, only the lead or an admin may
+    /// change a setting or role. Events: `settings.changed` for each setting or role that changes.
     #[method(name = "inbox.init")]
     async fn init(&self, params: InitParams) -> RpcResult<InitResult>;
 

@@ -10,7 +10,8 @@ use crate::types::*;
 pub trait OrchApi {
     /// Create a run.
     ///
-    /// Who may call: anyone (the leader). Events: `run.created`.
+    /// Who may call: anyone (the leader); with credentials required, a connection authenticated as
+    /// `created_by`. Events: `run.created`.
     #[method(name = "orch.runCreate")]
     async fn run_create(&self, params: RunCreateParams) -> RpcResult<RunView>;
 
@@ -28,7 +29,8 @@ pub trait OrchApi {
 
     /// Add a task to a run.
     ///
-    /// Who may call: anyone (the leader). Events: `task.added` (+ `task.ready`, `run.resumed`).
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: `task.added` (+ `task.ready`, `run.resumed`).
     #[method(name = "orch.taskAdd")]
     async fn task_add(&self, params: TaskAddParams) -> RpcResult<TaskView>;
 
@@ -47,13 +49,15 @@ pub trait OrchApi {
 
     /// Make `task_id` depend on `on`.
     ///
-    /// Who may call: anyone (the leader). Events: (`task.ready`) + `task.deps_changed`.
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: (`task.ready`) + `task.deps_changed`.
     #[method(name = "orch.depAdd")]
     async fn dep_add(&self, params: DepParams) -> RpcResult<TaskView>;
 
     /// Make `task_id` stop depending on `on`.
     ///
-    /// Who may call: anyone (the leader). Events: (`task.ready`) + `task.deps_changed`.
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: (`task.ready`) + `task.deps_changed`.
     #[method(name = "orch.depRemove")]
     async fn dep_remove(&self, params: DepParams) -> RpcResult<TaskView>;
 
@@ -69,7 +73,8 @@ pub trait OrchApi {
     /// the worker process is up to the caller (a launcher), which gets what it needs in the
     /// result.
     ///
-    /// Who may call: anyone (the leader). Events: per task: `thread.created`, `task.dispatched`.
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: per task: `thread.created`, `task.dispatched`.
     #[method(name = "orch.dispatch")]
     async fn dispatch(&self, params: DispatchParams) -> RpcResult<DispatchResult>;
 
@@ -89,27 +94,31 @@ pub trait OrchApi {
     /// `inbox.reply` with kind `answer`, sent to the attempt's worker. It wakes the worker's
     /// `inbox wait-reply`, and the task goes back to `in_progress`.
     ///
-    /// Who may call: anyone (the leader). Events: `thread.replied` (+ `task.in_progress`).
+    /// Who may call: anyone (the leader); with credentials required, a connection authenticated as
+    /// `from`. Events: `thread.replied` (+ `task.in_progress`).
     #[method(name = "orch.answer")]
     async fn answer(&self, params: AnswerParams) -> RpcResult<MessageResult>;
 
     /// Open a new attempt for a `failed` or `cancelled` task.
     ///
-    /// Who may call: anyone (the leader). Events: `thread.created`, `task.dispatched` (+
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: `thread.created`, `task.dispatched` (+
     /// `run.resumed`).
     #[method(name = "orch.retry")]
     async fn retry(&self, params: RetryParams) -> RpcResult<DispatchResult>;
 
     /// Move a task with a live attempt to another worker.
     ///
-    /// Who may call: anyone (the leader). Events: `thread.created`, `task.dispatched`,
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: `thread.created`, `task.dispatched`,
     /// `thread.cancelled`.
     #[method(name = "orch.reassign")]
-    async fn reassign(&self, params: RetryParams) -> RpcResult<DispatchResult>;
+    async fn reassign(&self, params: ReassignParams) -> RpcResult<DispatchResult>;
 
     /// Cancel one task, or the whole run when no task is named.
     ///
-    /// Who may call: anyone (the leader). Events: per task `thread.cancelled` + `task.cancelled`,
+    /// Who may call: anyone (the leader); with credentials required, a connection authenticated as the
+    /// run's creator. Events: per task `thread.cancelled` + `task.cancelled`,
     /// or `task.cancelled`; for a run, `thread.cancelled` for open council threads and
     /// `run.cancelled`.
     #[method(name = "orch.cancel")]
@@ -125,7 +134,8 @@ pub trait OrchApi {
     /// kept and why. It changes git and the file system, never the database, and appends no
     /// event.
     ///
-    /// Who may call: anyone (changes git, not the database).
+    /// Who may call: anyone (changes git, not the database); with credentials required, the run's
+    /// creator, the lead or an admin (every run's worktrees: the lead or an admin).
     #[method(name = "orch.worktreePrune")]
     async fn worktree_prune(&self, params: WorktreeParams) -> RpcResult<WorktreesResult>;
 
@@ -133,7 +143,8 @@ pub trait OrchApi {
     /// topic, the recommendations are grouped, and every reviewer votes on every group. Both
     /// phases are carried by ordinary inbox threads, so reviewers need only `inbox`.
     ///
-    /// Who may call: anyone (the leader). Events: `thread.created` per reviewer, `council.started`.
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: `thread.created` per reviewer, `council.started`.
     #[method(name = "orch.councilStart")]
     async fn council_start(&self, params: CouncilStartParams) -> RpcResult<Council>;
 
@@ -151,26 +162,30 @@ pub trait OrchApi {
 
     /// Change a task's fields (`orch task edit`, `orch task assign`).
     ///
-    /// Who may call: anyone (the leader). Events: `task.edited`.
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: `task.edited`.
     #[method(name = "orch.taskEdit")]
     async fn task_edit(&self, params: TaskEditParams) -> RpcResult<TaskView>;
 
     /// Remove a task that was never dispatched (its dependents lose the dependency).
     ///
-    /// Who may call: anyone (the leader). Events: `task.removed` (+ `task.ready`).
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: `task.removed` (+ `task.ready`).
     #[method(name = "orch.taskRemove")]
     async fn task_remove(&self, params: TaskRef) -> RpcResult<TaskRemoveResult>;
 
     /// Merge done code tasks into the run's integration branch.
     ///
-    /// Who may call: anyone (the leader). Events: `task.merged` / `task.merge_conflict`.
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: `task.merged` / `task.merge_conflict`.
     #[method(name = "orch.merge")]
     async fn merge(&self, params: MergeParams) -> RpcResult<MergeResult>;
 
     /// Merge what is pending into the integration branch, then the integration branch into
     /// the run's base branch.
     ///
-    /// Who may call: anyone (the leader). Events: `task.merged`, `run.merged`.
+    /// Who may call: anyone (the leader); with credentials required, the run's creator,
+    /// the lead or an admin. Events: `task.merged`, `run.merged`.
     #[method(name = "orch.runFinish")]
     async fn run_finish(&self, params: RunFinishParams) -> RpcResult<RunFinishResult>;
 }
