@@ -10,9 +10,11 @@
 //! one). [`command`] is the shape of one command in both CLIs: its [`Ctx`], its
 //! [`Outcome`], the [`Command`] trait and the [`subcommands!`] list. [`usage`] holds the
 //! command-line machinery both CLIs share (usage errors, help, completions), [`table`] the
-//! text output for people.
+//! text output for people, [`requests`] how a team-control request is answered, [`mcp`] what both MCP servers share.
 
 pub mod command;
+pub mod mcp;
+pub mod requests;
 pub mod table;
 pub mod usage;
 

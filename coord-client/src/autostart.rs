@@ -60,11 +60,15 @@ pub fn start(paths: &ProjectPaths, still_down: impl Fn() -> bool) -> Result<Star
     let dir = paths.db.parent().unwrap_or(Path::new("."));
     private_dir(dir).map_err(|e| unavailable(format!("cannot create {}: {e}", dir.display())))?;
     let start_lock_path = paths.lock.with_extension("start");
-    let start_lock = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
+    let mut start_lock = OpenOptions::new();
+    start_lock.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        // Only its owner opens it, as the daemon's own files (whatever the umask).
+        use std::os::unix::fs::OpenOptionsExt;
+        start_lock.mode(0o600);
+    }
+    let start_lock = start_lock
         .open(&start_lock_path)
         .map_err(|e| unavailable(format!("cannot open {}: {e}", start_lock_path.display())))?;
     start_lock.lock().map_err(|e| unavailable(format!("cannot lock {}: {e}", start_lock_path.display())))?;

@@ -27,6 +27,7 @@ pub mod codex;
 #[cfg(windows)]
 mod detached;
 mod error;
+pub mod ids;
 pub mod pages;
 pub mod stream;
 pub mod transport;

@@ -18,13 +18,12 @@ use crate::api::{self, DaemonInfo};
 use crate::core::Core;
 use crate::dashboard::Dashboard;
 use crate::lockfile::{Acquire, DaemonLock, LockInfo};
+use crate::net::socket_file::SocketWatch;
 use crate::net::transport;
 use crate::services::background;
 use crate::store::select;
 use crate::time::{Clock, SystemClock};
 
-/// How often the daemon checks that its socket file is still the one it listens on.
-const SOCKET_CHECK: Duration = Duration::from_millis(500);
 /// Pause after a failed accept (EMFILE and the like).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// How long connections get to finish in-flight calls at shutdown.
@@ -134,9 +133,10 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     }
     tracing::info!(store = %location, host = crate::host::name(), "store open");
     // The database and the log exist now (SQLite gives the WAL and SHM the database's mode).
-    let files = crate::private::data_files(&paths.db, &paths.log);
-    let state_dir = dir.clone();
-    match tokio::task::spawn_blocking(move || crate::private::tighten(&state_dir, &files)).await {
+    let mut files = crate::private::data_files(&paths.db, &paths.log);
+    files.extend(crate::private::state_files(&paths.db, &paths.lock, lock.info_path()));
+    let dirs = [dir.clone(), dir.join(crate::workspace::git::WORKTREES_DIR)];
+    match tokio::task::spawn_blocking(move || crate::private::tighten(&dirs, &files)).await {
         Ok(Ok(changed)) if !changed.is_empty() => {
             tracing::warn!(changed = %changed.join(", "), "tightened local file modes: only their owner can read them now");
         }
@@ -191,9 +191,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
     }
 
     let mut conns = JoinSet::new();
-    let mut socket_file = SocketFile::of(&paths.socket);
-    let mut check_socket = tokio::time::interval(SOCKET_CHECK);
-    check_socket.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut socket_watch = SocketWatch::new(&paths.socket);
     let mut listener = listener;
     loop {
         let mut rebind = false;
@@ -211,7 +209,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
                 }
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
-            _ = check_socket.tick() => rebind = socket_file.changed(),
+            _ = socket_watch.changed() => rebind = true,
             sig = signals.recv() => {
                 tracing::info!(signal = sig, "shutting down");
                 break;
@@ -229,12 +227,12 @@ pub async fn serve(opts: ServeOptions) -> Result<(), DaemonError> {
                 Ok(fresh) => {
                     let mut old = std::mem::replace(&mut listener, fresh);
                     old.do_not_reclaim_name_on_drop();
-                    socket_file = SocketFile::of(&paths.socket);
+                    socket_watch.renew();
                     tracing::info!(socket = %paths.socket.display(), "socket re-created");
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot re-create the socket");
-                    socket_file = SocketFile::of(&paths.socket);
+                    socket_watch.renew();
                 }
             }
         }
@@ -302,50 +300,10 @@ async fn bind(paths: &ProjectPaths) -> Result<interprocess::local_socket::tokio:
 
 /// Create a folder (and any missing parent) only its owner may enter.
 fn create_private_dir(dir: &std::path::Path) -> Result<(), DaemonError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        if !dir.is_dir() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(crate::private::DIR_MODE)
-                .create(dir)
-                .map_err(io(format!("cannot create {}", dir.display())))?;
-        }
-        Ok(())
+    if dir.is_dir() {
+        return Ok(());
     }
-    #[cfg(not(unix))]
-    {
-        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))
-    }
-}
-
-/// The identity of the socket file (device and inode), to notice when it is removed or
-/// replaced while the daemon runs. Always unchanged where there is no such file (Windows).
-struct SocketFile {
-    path: PathBuf,
-    id: Option<(u64, u64)>,
-}
-
-impl SocketFile {
-    fn of(path: &std::path::Path) -> SocketFile {
-        SocketFile { path: path.to_path_buf(), id: Self::identity(path) }
-    }
-
-    #[cfg(unix)]
-    fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
-    }
-
-    #[cfg(not(unix))]
-    fn identity(_: &std::path::Path) -> Option<(u64, u64)> {
-        None
-    }
-
-    fn changed(&self) -> bool {
-        cfg!(unix) && Self::identity(&self.path) != self.id
-    }
+    crate::private::create_dir(dir).map_err(io(format!("cannot create {}", dir.display())))
 }
 
 /// SIGTERM and SIGINT; on Windows the console's Ctrl-C, Ctrl-Break (what

@@ -4,8 +4,7 @@
 //! details live in a file of their own (`coordd.info`), never under the lock: Windows
 //! locks are mandatory, so nobody could read a locked file there.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::Write;
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -43,7 +42,7 @@ pub enum Acquire {
 impl DaemonLock {
     /// Try to take the lock without waiting.
     pub fn try_acquire(path: &Path) -> std::io::Result<Acquire> {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        let file = crate::private::file_options().read(true).write(true).create(true).truncate(false).open(path)?;
         match file.try_lock() {
             Ok(()) => {
                 // Whatever a crashed daemon left there is not ours to show.
@@ -61,10 +60,7 @@ impl DaemonLock {
         let tmp = path.with_extension("info.tmp");
         let mut text = serde_json::to_string_pretty(info).map_err(std::io::Error::other)?;
         text.push('\n');
-        let written = File::create(&tmp).and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_data()
-        });
+        let written = crate::private::write_file(&tmp, text.as_bytes()).and_then(|f| f.sync_data());
         if let Err(e) = written {
             // Leave no half-written file behind (a full disk).
             let _ = std::fs::remove_file(&tmp);
@@ -112,7 +108,7 @@ pub fn wait_exited(pid: u32, path: &Path, timeout: std::time::Duration) -> std::
 /// Block until no daemon holds the lock at `path` (it exited), up to `timeout`.
 #[cfg(not(windows))]
 fn wait_released(path: &Path, timeout: std::time::Duration) -> std::io::Result<bool> {
-    let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+    let file = crate::private::file_options().read(true).write(true).create(true).truncate(false).open(path)?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let r = file.lock().map(|()| file.unlock());

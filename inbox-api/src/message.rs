@@ -1,8 +1,6 @@
 //! [`Message`]: the seed's one message shape (`id`, `type`, `from`, `to`, `timestamp`,
 //! `payload`), plus where coordd keeps it (thread and event) once it went through a daemon.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use coord_proto::types::{self, MessageType, TypedPayload};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -49,7 +47,7 @@ impl Message {
             msg_type: msg_type.into(),
             from: from.into(),
             to: to.into(),
-            timestamp: now_rfc3339(),
+            timestamp: coord_client::ids::now_rfc3339(),
             payload,
             thread_id: None,
             event_id: None,
@@ -91,34 +89,7 @@ impl Message {
 
 /// A new message id in coordd's form: `msg_` and a UUIDv7 in lowercase base32hex.
 pub fn new_message_id() -> String {
-    const ALPHABET: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
-    let v = u128::from_be_bytes(*uuid::Uuid::now_v7().as_bytes());
-    // 128 bits in 26 five-bit digits, most significant first (the last one padded).
-    let mut id = String::with_capacity(30);
-    id.push_str("msg_");
-    for i in 0..26 {
-        let digit = if i < 25 { (v >> (123 - 5 * i)) & 31 } else { (v & 0b111) << 2 };
-        id.push(ALPHABET[digit as usize] as char);
-    }
-    id
-}
-
-/// Now as fixed-width RFC 3339 UTC with milliseconds.
-fn now_rfc3339() -> String {
-    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
-    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+    coord_client::ids::new_id("msg")
 }
 
 #[cfg(test)]
@@ -145,7 +116,7 @@ mod tests {
 
     #[test]
     fn timestamps_are_fixed_width_utc() {
-        let t = now_rfc3339();
+        let t = coord_client::ids::now_rfc3339();
         assert_eq!(t.len(), 24, "{t}");
         assert!(t.ends_with('Z') && t.starts_with("20"));
     }

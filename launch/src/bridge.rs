@@ -1,10 +1,13 @@
 //! The bridge: follows a run's events and keeps one session per dispatched attempt. It
 //! starts sessions (at most `max_sessions` at once, backing off a task whose sessions keep
-//! crashing), records them through `launch.*`, stops them on cancel, reassign, shutdown or
-//! the wall-clock limit, and reports each end. It waits on two event subscriptions, its
-//! sessions' ends and, when a start is held back, the one instant it waits for: never a poll.
+//! crashing), records them through `launch.*`, stops them on cancel, reassign, shutdown
+//! ([`crate::shutdown`]) or the wall-clock limit, and reports each end
+//! ([`crate::lifecycle`]). It waits on two event subscriptions, its sessions' ends, the
+//! stop signal and, when a start or a shutdown grace is due, the one instant it waits for:
+//! never a poll.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,11 +16,12 @@ use coord_proto::types::*;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::client::{self, Context, Work};
-use crate::config::{self, ClientKind, Layer};
-use crate::process;
+use crate::client::Work;
+use crate::config::{self, Layer};
 use crate::rpc::Rpc;
-use crate::session::{self, Handle, Report, StopWhy};
+use crate::say::{self, Say};
+use crate::session::{Handle, Report, StopWhy};
+use crate::shutdown::Shutdowns;
 
 /// How the bridge runs.
 pub struct Options {
@@ -28,6 +32,7 @@ pub struct Options {
     pub max_sessions: usize,
     pub until_done: bool,
     pub tmux: bool,
+    pub quiet: bool,
     pub flags: Layer,
     pub config: config::File,
     /// SIGTERM to SIGKILL.
@@ -36,11 +41,17 @@ pub struct Options {
     pub shutdown_grace: Duration,
     /// The `inbox` binary named in prompts.
     pub inbox: String,
+    /// This `coord-launch` (the filter of Codex's output).
+    pub me: String,
     pub host: String,
+    /// The run's budget to set (`--max-cost-usd`, `--max-tokens`).
+    pub limits: crate::limits::RunLimits,
+    /// At the run's budget, stop the running sessions too.
+    pub hard: bool,
     pub connect: ConnectOptions,
 }
 
-/// How a bridge with `--until-done` ended.
+/// How the run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finish {
     Done,
@@ -48,30 +59,39 @@ pub enum Finish {
     Cancelled,
 }
 
+/// Why the bridge returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// With `--until-done`: the run finished and no session runs.
+    Finished(Finish),
+    /// Stopped by a signal; how the run stood then (`None`: still active).
+    Stopped(Option<Finish>),
+}
+
 /// The longest a crash-looping task waits before its next session.
 const BACKOFF_MAX: Duration = Duration::from_secs(60);
-/// A session that ran this long before failing resets its task's crash count.
-const HEALTHY_RUN: Duration = Duration::from_secs(60);
 
-struct Pending {
-    work: Work,
-    not_before: Instant,
+pub(crate) struct Pending {
+    pub work: Work,
+    pub not_before: Instant,
 }
 
 /// The bridge's state.
 pub struct Bridge {
-    o: Options,
-    rpc: Rpc,
-    launcher: String,
-    running: HashMap<String, Handle>,
-    pending: VecDeque<Pending>,
-    crashes: HashMap<String, u32>,
-    /// Agents asked to shut down, and when they are stopped if they do not answer.
-    shutdowns: HashMap<String, Instant>,
-    finished: Option<Finish>,
+    pub(crate) o: Options,
+    pub(crate) rpc: Rpc,
+    pub(crate) launcher: String,
+    /// Running sessions by thread.
+    pub(crate) running: HashMap<String, Handle>,
+    pub(crate) pending: VecDeque<Pending>,
+    pub(crate) crashes: HashMap<String, u32>,
+    pub(crate) shutdowns: Shutdowns,
+    pub(crate) finished: Option<Finish>,
     /// The repository code tasks are dispatched in (the run's, else the project's).
     repo: Option<String>,
-    ends_tx: mpsc::UnboundedSender<Report>,
+    pub(crate) say: Say,
+    pub(crate) budgets: crate::limits::Budgets,
+    pub(crate) ends_tx: mpsc::UnboundedSender<Report>,
     ends_rx: mpsc::UnboundedReceiver<Report>,
 }
 
@@ -80,6 +100,8 @@ pub struct Bridge {
 pub enum BridgeError {
     #[error(transparent)]
     Client(#[from] ClientError),
+    #[error("tmux: {0}")]
+    Tmux(std::io::Error),
 }
 
 impl Bridge {
@@ -87,6 +109,8 @@ impl Bridge {
         let rpc = Rpc::connect(o.connect.clone()).await?;
         let launcher = format!("coord-launch:{}", o.run_id);
         let (ends_tx, ends_rx) = mpsc::unbounded_channel();
+        let say = Say::new(o.quiet, &say::log_path(&o.agents_dir.join("launch").join(&o.run_id)));
+        let budgets = crate::limits::Budgets::new(o.hard);
         Ok(Bridge {
             o,
             rpc,
@@ -94,84 +118,88 @@ impl Bridge {
             running: HashMap::new(),
             pending: VecDeque::new(),
             crashes: HashMap::new(),
-            shutdowns: HashMap::new(),
+            shutdowns: Shutdowns::default(),
             finished: None,
             repo: None,
+            say,
+            budgets,
             ends_tx,
             ends_rx,
         })
     }
 
-    /// Follow the run until it finishes (with `until_done`) or forever.
-    pub async fn run(mut self) -> Result<Option<Finish>, BridgeError> {
+    /// The run's bridge log (`say.rs`), which the tmux `bridge` window follows.
+    pub(crate) fn bridge_log(&self) -> PathBuf {
+        say::log_path(&self.o.agents_dir.join("launch").join(&self.o.run_id))
+    }
+
+    /// Follow the run until it finishes (with `until_done`), or until `stop` (a signal).
+    pub async fn run(mut self, stop: impl Future<Output = ()>) -> Result<Outcome, BridgeError> {
+        if self.o.tmux {
+            crate::tmux::open(&self.o.run_id, &self.bridge_log()).map_err(BridgeError::Tmux)?;
+        }
+        let r = self.follow(stop).await;
+        if self.o.tmux {
+            crate::tmux::close(&self.o.run_id);
+        }
+        r
+    }
+
+    async fn follow(&mut self, stop: impl Future<Output = ()>) -> Result<Outcome, BridgeError> {
         let client = self.rpc.client().await?;
         let cursor = client.server_info().last_event_id;
         let mut events = subscribe_run(client, &self.o.run_id, cursor).await?;
         let mut control = subscribe_shutdowns(client, cursor).await?;
         self.reattach().await?;
+        self.budget_catch_up(self.o.limits).await?;
         self.catch_up().await?;
+        tokio::pin!(stop);
         loop {
             self.start_what_fits().await;
-            if self.o.until_done && self.finished.is_some() && self.running.is_empty() {
-                return Ok(self.finished);
+            if let (true, Some(f), true) = (self.o.until_done, self.finished, self.running.is_empty()) {
+                return Ok(Outcome::Finished(f));
             }
             let next_start = self.next_start();
-            let next_shutdown = self.shutdowns.values().min().copied();
+            let next_shutdown = self.shutdowns.next_deadline();
             tokio::select! {
                 ev = events.next() => self.on_event(ev.expect("a stream never ends")?).await?,
-                ev = control.next() => self.on_shutdown_event(ev.expect("a stream never ends")?),
+                ev = control.next() => {
+                    let ev = ev.expect("a stream never ends")?;
+                    let stops = self.shutdowns.on_event(&ev, &self.o.run_id, &self.running, self.o.shutdown_grace);
+                    self.stop_sessions(stops);
+                }
                 Some(r) = self.ends_rx.recv() => self.on_end(r).await?,
                 _ = sleep_until(next_start) => {}
-                _ = sleep_until(next_shutdown) => self.shutdown_overdue(),
+                _ = sleep_until(next_shutdown) => {
+                    let stops = self.shutdowns.overdue();
+                    self.stop_sessions(stops);
+                }
+                _ = &mut stop => {
+                    let n = self.running.len();
+                    self.say.warn(&format!(
+                        "stopping; {n} running session(s) go on and are re-attached by the next coord-launch"
+                    ));
+                    return Ok(Outcome::Stopped(self.finished));
+                }
             }
         }
     }
 
-    /// Sessions this launcher started on this host that are still recorded as running:
-    /// re-attach to the live ones, mark the dead ones lost (failing their attempts).
-    async fn reattach(&mut self) -> Result<(), BridgeError> {
-        let q = SessionListParams {
-            run_id: Some(self.o.run_id.clone()),
-            launcher: Some(self.launcher.clone()),
-            running_only: true,
-            ..Default::default()
-        };
-        for s in self.rpc.session_list(q).await?.sessions {
-            if s.host != self.o.host {
-                continue;
-            }
-            let pid = s.pid as i32;
-            let status = s.tmux_window.as_ref().map(|_| crate::tmux::status_file(&PathBuf::from(&s.log_path)));
-            let waiter = if process::alive(pid) { process::attach(pid, status).ok() } else { None };
-            match waiter {
-                Some(waiter) => {
-                    let log = PathBuf::from(&s.log_path);
-                    let w = self.watch_of(&s.session_id, &s.task_id, &s.thread_id, &s.agent, pid, log, waiter);
-                    let h = session::watch(w, self.ends_tx.clone());
-                    self.running.insert(s.thread_id.clone(), h);
-                    eprintln!("coord-launch: re-attached to {} (pid {pid})", s.task_id);
-                }
-                None => {
-                    let p = SessionExitParams {
-                        session_id: s.session_id.clone(),
-                        state: Some(SessionState::Lost),
-                        reason: Some("the session's process was gone when coord-launch restarted".into()),
-                        log_tail: Some(process::log_tail(&PathBuf::from(&s.log_path), 20)),
-                        fail_attempt: true,
-                        ..Default::default()
-                    };
-                    self.rpc.session_exit(p).await?;
-                    eprintln!("coord-launch: {} (pid {pid}) was gone: marked lost", s.task_id);
-                }
+    fn stop_sessions(&mut self, stops: Vec<(String, StopWhy)>) {
+        for (thread, why) in stops {
+            if let Some(h) = self.running.get_mut(&thread) {
+                h.stop(why);
             }
         }
-        Ok(())
     }
 
     /// Live attempts with no session get one; with `--dispatch`, ready tasks are dispatched.
     async fn catch_up(&mut self) -> Result<(), BridgeError> {
         let view = self.rpc.run_show(&self.o.run_id).await?;
         self.note_run(view.run.status);
+        if let Some(f) = self.finished {
+            self.say.line(&format!("run {} is {}", self.o.run_id, finish_name(f)));
+        }
         self.repo = match view.run.repo.clone() {
             Some(r) => Some(r),
             None => git_root(self.o.agents_dir.parent().unwrap_or(&self.o.agents_dir)).await,
@@ -182,9 +210,7 @@ impl Bridge {
             }
             let tv = self.rpc.task_show(&self.o.run_id, &t.task_id).await?;
             let live = tv.attempts.iter().rev().find(|a| a.status == AttemptStatus::Live);
-            let known =
-                |thr: &str| self.running.contains_key(thr) || self.pending.iter().any(|p| p.work.thread_id == thr);
-            if let Some(a) = live.filter(|a| !known(&a.thread_id)) {
+            if let Some(a) = live.filter(|a| !self.known(&a.thread_id) && self.launches_here(a)) {
                 let work = work_of(t, a.attempt, &a.thread_id, &a.worker, a.worktree_path.clone());
                 self.pending.push_back(Pending { work, not_before: Instant::now() });
             }
@@ -195,7 +221,24 @@ impl Bridge {
         Ok(())
     }
 
+    /// Is the attempt this host's to launch? A code task's worktree lives on the host whose
+    /// daemon made it, and only that host's bridge launches it; a thread task (no worktree)
+    /// goes to any bridge, and `launch.sessionStart` lets exactly one of them run it.
+    pub(crate) fn launches_here(&self, a: &Attempt) -> bool {
+        a.worktree_path.is_none() || a.host.as_deref().is_none_or(|h| h == self.o.host)
+    }
+
+    /// Does this bridge run, or mean to start, a session for this thread?
+    pub(crate) fn known(&self, thread: &str) -> bool {
+        self.running.contains_key(thread) || self.pending.iter().any(|p| p.work.thread_id == thread)
+    }
+
     async fn dispatch(&mut self, task_id: Option<String>) {
+        if self.budgets.over {
+            let what = task_id.as_deref().unwrap_or("the ready tasks");
+            self.say.line(&format!("{what} not dispatched: the run is at its budget"));
+            return;
+        }
         let p = DispatchParams {
             run_id: self.o.run_id.clone(),
             all_ready: task_id.is_none(),
@@ -204,8 +247,12 @@ impl Bridge {
             ..Default::default()
         };
         // The dispatches come back as `task.dispatched` events, which start the sessions.
-        if let Err(e) = self.rpc.dispatch(p).await {
-            eprintln!("coord-launch: dispatch failed: {e}");
+        match self.rpc.dispatch(p).await {
+            Ok(_) => {}
+            // Another bridge (or the lead) dispatched the same task first: expected when
+            // several bridges dispatch one run, and its `task.dispatched` comes all the same.
+            Err(e) if e.code() == "lease_conflict" => {}
+            Err(e) => self.say.warn(&format!("dispatch failed: {e}")),
         }
     }
 
@@ -223,13 +270,23 @@ impl Bridge {
             EventType::TaskDispatched => {
                 let Ok(d) = serde_json::from_value::<Dispatch>(ev.payload_json.clone()) else { return Ok(()) };
                 let tv = self.rpc.task_show(&self.o.run_id, &d.task_id).await?;
-                let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path);
-                if self.running.contains_key(&d.thread_id) {
+                let here =
+                    tv.attempts.iter().find(|a| a.thread_id == d.thread_id).is_none_or(|a| self.launches_here(a));
+                if self.running.contains_key(&d.thread_id) || !here {
                     return Ok(());
                 }
+                let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path);
                 let delay = self.backoff(&d.task_id);
                 self.pending.retain(|p| p.work.task_id != d.task_id);
                 self.pending.push_back(Pending { work, not_before: Instant::now() + delay });
+            }
+            EventType::TaskInProgress if !self.known(&ev.thread_id) => self.resume_if_answered(&ev.task_id).await?,
+            EventType::ThreadDone | EventType::ThreadFailed => {
+                // A live session's attempt is over: its input is closed (one-shot
+                // sessions end by themselves).
+                if let Some(h) = self.running.get_mut(&ev.thread_id).filter(|h| h.live) {
+                    h.stop(StopWhy::Finished);
+                }
             }
             EventType::ThreadCancelled => {
                 self.pending.retain(|p| p.work.thread_id != ev.thread_id);
@@ -239,48 +296,26 @@ impl Bridge {
                 }
             }
             EventType::TaskReady if self.o.dispatch => self.dispatch(Some(ev.task_id.clone())).await,
-            EventType::RunDone => self.note_run(RunStatus::Done),
-            EventType::RunFailed => self.note_run(RunStatus::Failed),
-            EventType::RunCancelled => self.note_run(RunStatus::Cancelled),
-            EventType::RunResumed => self.note_run(RunStatus::Active),
+            EventType::TaskMerged | EventType::TaskMergeConflict => self.say.line(&ev.summary),
+            EventType::LaunchUsage | EventType::LaunchBudgetSet | EventType::RunBudgetReached => {
+                let was = self.budgets.over;
+                self.on_budget_event(&ev).await?;
+                if was && !self.budgets.over {
+                    self.catch_up().await?;
+                }
+            }
+            EventType::RunDone | EventType::RunFailed | EventType::RunCancelled | EventType::RunResumed => {
+                self.note_run(match ev.event_type {
+                    EventType::RunDone => RunStatus::Done,
+                    EventType::RunFailed => RunStatus::Failed,
+                    EventType::RunCancelled => RunStatus::Cancelled,
+                    _ => RunStatus::Active,
+                });
+                self.say.line(&ev.summary);
+            }
             _ => {}
         }
         Ok(())
-    }
-
-    /// A shutdown request to an agent with a session starts its grace period; its approval
-    /// stops the session at once, a rejection keeps it.
-    fn on_shutdown_event(&mut self, ev: Event) {
-        let Some(m) = &ev.message else { return };
-        let agent_runs = |a: &str| self.running.values().any(|h| h.agent == a);
-        match m.msg_type.as_deref() {
-            Some("shutdown_request") if agent_runs(&m.to_agent) => {
-                self.shutdowns.insert(m.to_agent.clone(), Instant::now() + self.o.shutdown_grace);
-            }
-            Some("shutdown_approved") if agent_runs(&m.from_agent) => {
-                self.shutdowns.remove(&m.from_agent);
-                self.stop_agent(&m.from_agent.clone());
-            }
-            Some("shutdown_rejected") => {
-                self.shutdowns.remove(&m.from_agent);
-            }
-            _ => {}
-        }
-    }
-
-    fn shutdown_overdue(&mut self) {
-        let now = Instant::now();
-        let due: Vec<String> = self.shutdowns.iter().filter(|(_, t)| **t <= now).map(|(a, _)| a.clone()).collect();
-        for a in due {
-            self.shutdowns.remove(&a);
-            self.stop_agent(&a);
-        }
-    }
-
-    fn stop_agent(&mut self, agent: &str) {
-        for h in self.running.values_mut().filter(|h| h.agent == agent) {
-            h.stop(StopWhy::Shutdown);
-        }
     }
 
     /// How long a task waits before its next session ([`backoff_after`] its crashes).
@@ -289,7 +324,7 @@ impl Bridge {
     }
 
     fn next_start(&self) -> Option<Instant> {
-        if self.running.len() >= self.o.max_sessions {
+        if self.running.len() >= self.o.max_sessions || self.budgets.over {
             return None;
         }
         self.pending.iter().map(|p| p.not_before).min().filter(|t| *t > Instant::now())
@@ -297,114 +332,25 @@ impl Bridge {
 
     async fn start_what_fits(&mut self) {
         let now = Instant::now();
-        while self.running.len() < self.o.max_sessions {
+        while self.running.len() < self.o.max_sessions && !self.budgets.over {
             let Some(i) = self.pending.iter().position(|p| p.not_before <= now) else { return };
             let p = self.pending.remove(i).expect("found");
             if let Err(e) = self.start(p.work.clone()).await {
-                eprintln!("coord-launch: cannot start a session for {}: {e}", p.work.task_id);
+                self.say.warn(&format!("cannot start a session for {}: {e}", p.work.task_id));
             }
         }
-    }
-
-    async fn start(&mut self, w: Work) -> anyhow::Result<()> {
-        let layer = self.o.config.resolve(&w.agent, w.role.as_deref(), &self.o.flags);
-        let kind =
-            layer.client.unwrap_or(if layer.command.is_some() { ClientKind::Command } else { ClientKind::Claude });
-        let base = self.o.agents_dir.join("launch").join(&w.run_id);
-        let cwd = match w.worktree.as_deref().map(PathBuf::from).filter(|p| p.is_dir()) {
-            Some(p) => p,
-            None => base.join("scratch").join(format!("{}-a{}", w.task_id, w.attempt)),
-        };
-        std::fs::create_dir_all(&cwd)?;
-        let log = base.join("logs").join(format!("{}-a{}.log", w.task_id, w.attempt));
-        let ctx = Context { db: &self.o.db, cwd: &cwd, inbox: &self.o.inbox };
-        let spec = client::build(kind, &layer, &w, &ctx)?;
-        let (pid, waiter, tmux_window) = if self.o.tmux {
-            let (pid, waiter, window) = crate::tmux::spawn(&self.o.run_id, &w, &spec, &log)?;
-            (pid, waiter, Some(window))
-        } else {
-            let (pid, waiter) = process::spawn(&spec, &log)?;
-            (pid, waiter, None)
-        };
-        let p = SessionStartParams {
-            run_id: w.run_id.clone(),
-            task_id: w.task_id.clone(),
-            thread_id: w.thread_id.clone(),
-            client: kind.name().to_string(),
-            pid: i64::from(pid),
-            launcher: self.launcher.clone(),
-            cwd: cwd.display().to_string(),
-            log_path: log.display().to_string(),
-            tmux_window,
-            host: Some(self.o.host.clone()),
-        };
-        let s = match self.rpc.session_start(p).await {
-            Ok(s) => s,
-            Err(e) => {
-                // Unrecorded, it would be invisible and unsupervised: stop it.
-                let mut waiter = waiter;
-                process::stop(pid, &w.thread_id, &mut waiter, self.o.grace).await;
-                return Err(e.into());
-            }
-        };
-        let mut watch = self.watch_of(&s.session_id, &w.task_id, &w.thread_id, &w.agent, pid, log, waiter);
-        watch.wall_clock = layer.wall_clock_minutes.map(|m| Duration::from_secs_f64(m * 60.0));
-        let h = session::watch(watch, self.ends_tx.clone());
-        self.running.insert(w.thread_id.clone(), h);
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn watch_of(
-        &self,
-        session_id: &str,
-        task_id: &str,
-        thread_id: &str,
-        agent: &str,
-        pid: i32,
-        log: PathBuf,
-        waiter: process::Waiter,
-    ) -> session::Watch {
-        session::Watch {
-            session_id: session_id.to_string(),
-            task_id: task_id.to_string(),
-            thread_id: thread_id.to_string(),
-            agent: agent.to_string(),
-            pid,
-            log,
-            waiter,
-            wall_clock: None,
-            grace: self.o.grace,
-        }
-    }
-
-    /// A session ended: record it (failing its attempt if it left the thread open).
-    async fn on_end(&mut self, r: Report) -> Result<(), BridgeError> {
-        self.running.remove(&r.thread_id);
-        let tail = process::log_tail(&r.log, 20);
-        let fail = r.stopped.is_none_or(StopWhy::fails_attempt);
-        let p = SessionExitParams {
-            session_id: r.session_id.clone(),
-            state: Some(if r.stopped.is_some() { SessionState::Stopped } else { SessionState::Exited }),
-            exit_code: r.ended.code,
-            signal: r.ended.signal,
-            reason: r.stopped.map(|w| w.reason().to_string()),
-            log_tail: Some(tail).filter(|t| !t.is_empty()),
-            fail_attempt: fail,
-        };
-        let res = self.rpc.session_exit(p).await?;
-        if res.failed_attempt {
-            let n = if r.ran_for >= HEALTHY_RUN { 1 } else { self.crashes.get(&r.task_id).copied().unwrap_or(0) + 1 };
-            self.crashes.insert(r.task_id.clone(), n);
-            eprintln!("coord-launch: {} (pid {}) ended without done or fail: attempt failed", r.task_id, r.pid);
-        } else if r.stopped.is_none() {
-            self.crashes.remove(&r.task_id);
-        }
-        Ok(())
     }
 }
 
-fn work_of(t: &Task, attempt: u32, thread_id: &str, agent: &str, worktree: Option<String>) -> Work {
+fn finish_name(f: Finish) -> &'static str {
+    match f {
+        Finish::Done => "done",
+        Finish::Failed => "failed",
+        Finish::Cancelled => "cancelled",
+    }
+}
+
+pub(crate) fn work_of(t: &Task, attempt: u32, thread_id: &str, agent: &str, worktree: Option<String>) -> Work {
     Work {
         run_id: t.run_id.clone(),
         task_id: t.task_id.clone(),
@@ -443,11 +389,19 @@ async fn subscribe_run(client: &Client, run_id: &str, after: i64) -> Result<Even
         event_types: vec![
             EventType::TaskDispatched,
             EventType::TaskReady,
+            EventType::TaskInProgress,
+            EventType::TaskMerged,
+            EventType::TaskMergeConflict,
             EventType::ThreadCancelled,
+            EventType::ThreadDone,
+            EventType::ThreadFailed,
             EventType::RunDone,
             EventType::RunFailed,
             EventType::RunCancelled,
             EventType::RunResumed,
+            EventType::LaunchUsage,
+            EventType::LaunchBudgetSet,
+            EventType::RunBudgetReached,
         ],
         ..Default::default()
     };

@@ -27,6 +27,12 @@ pub struct Context<'a> {
     pub cwd: &'a Path,
     /// The `inbox` to name in prompts.
     pub inbox: &'a str,
+    /// The session's id (`COORD_SESSION`).
+    pub session_id: &'a str,
+    /// This `coord-launch`, for the filter of Codex's output (`--codex-log`).
+    pub me: &'a str,
+    /// A live session: its input stays open and takes turns (feed.rs).
+    pub live: bool,
 }
 
 /// Building a session's command failed.
@@ -36,19 +42,40 @@ pub enum BuildError {
     NoCommand,
 }
 
-/// The prompt of an agent CLI: who it is, the task and thread, and how to finish.
-pub fn prompt(w: &Work, inbox: &str) -> String {
+/// The prompt of an agent CLI: who it is, the task and thread, and how to finish. A live
+/// session is told to end its turn after asking: the answer comes as its next message.
+pub fn prompt(w: &Work, inbox: &str, live: bool) -> String {
     let (a, t) = (&w.agent, &w.thread_id);
+    let ask = format!("ask with `{inbox} update --agent {a} --thread {t} --status blocked --summary '...'`");
+    let (wait, end) = if live {
+        (
+            format!(
+                "{ask}, then END YOUR TURN. Do not wait in a tool (no `wait-reply`, no sleep): this session \
+                 stays open, and the answer comes to you as your next message, however long it takes. Mail, \
+                 notes from the lead and shutdown requests come the same way."
+            ),
+            ", then end your turn; the session is closed for you.",
+        )
+    } else {
+        (
+            format!(
+                "{ask}. It prints the line to wait with (`wait for the answer: inbox wait-reply --thread {t} \
+                 --after-event EVENT_ID`): run exactly that, with the EVENT_ID it printed, as `{inbox} wait-reply \
+                 --thread {t} --after-event EVENT_ID`. From that event on, the wait returns the answer even if it \
+                 came before you started waiting; if it times out (exit 10), run the line it prints to go on waiting."
+            ),
+            ".\nDo not stop before done or fail: a session that ends without them fails its attempt.",
+        )
+    };
     format!(
         "You are agent {a}, a worker of run {run}. Your task is {task}: {title}.\n\
          It is inbox thread {t}; everything about it is there. Work only through inbox (the CLI \
          or its MCP tools):\n\
          1. Claim and read it: `{inbox} claim --agent {a} --thread {t}` then `{inbox} show --agent {a} --thread {t}`.\n\
          2. Report progress with `{inbox} update --agent {a} --thread {t} --status in_progress --summary '...'`.\n\
-         3. If you need the lead, ask with `--status blocked` and wait with `{inbox} wait-reply --thread {t}`.\n\
+         3. If you need the lead, {wait}\n\
          4. When the work is done (committed, for a code task), finish with \
-         `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot.\n\
-         Do not stop before done or fail: a session that ends without them fails its attempt.",
+         `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot{end}",
         run = w.run_id,
         task = w.task_id,
         title = w.title,
@@ -58,6 +85,7 @@ pub fn prompt(w: &Work, inbox: &str) -> String {
 /// The environment every session gets.
 pub fn env(w: &Work, ctx: &Context<'_>) -> Vec<(String, String)> {
     let mut env = vec![
+        (crate::process::SESSION_VAR.to_string(), ctx.session_id.to_string()),
         ("COORD_AGENT".to_string(), w.agent.clone()),
         ("COORD_RUN".to_string(), w.run_id.clone()),
         ("COORD_TASK".to_string(), w.task_id.clone()),
@@ -82,9 +110,20 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             let cmd = l.command.clone().filter(|c| !c.trim().is_empty()).ok_or(BuildError::NoCommand)?;
             ("sh".to_string(), vec!["-c".to_string(), cmd])
         }
+        ClientKind::Claude if ctx.live => {
+            // Live: stream-json both ways, the turns on stdin (feed.rs).
+            let mut a: Vec<String> =
+                ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+                    .map(String::from)
+                    .into();
+            a.extend(model);
+            a.extend(["--permission-mode".into(), "bypassPermissions".into()]);
+            a.extend(extra);
+            (program("claude"), a)
+        }
         ClientKind::Claude => {
             // Headless, with the hooks and `.mcp.json` dispatch wrote into the worktree.
-            let mut a = vec!["-p".to_string(), prompt(w, ctx.inbox)];
+            let mut a = vec!["-p".to_string(), prompt(w, ctx.inbox, false)];
             a.extend(model);
             a.extend(["--permission-mode".into(), "bypassPermissions".into()]);
             a.extend(extra);
@@ -93,17 +132,25 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
         ClientKind::Codex => {
             // Trusted for this invocation only (so it loads the project's `.codex/` and
             // hooks), unattended like claude's bypass mode: no approvals, no sandbox (the
-            // session commits in its worktree and reaches the daemon's socket).
-            let mut a = vec!["exec".to_string(), "--skip-git-repo-check".to_string()];
+            // session commits in its worktree and reaches the daemon's socket). Its
+            // events (`--json`) go through `--codex-log` into a readable log.
+            let mut a = vec!["exec".to_string(), "--json".to_string(), "--skip-git-repo-check".to_string()];
             a.extend(coord_client::codex::trust_args(&[ctx.cwd]));
             a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
             a.extend(model);
             a.extend(extra);
-            a.push(prompt(w, ctx.inbox));
+            a.push(prompt(w, ctx.inbox, false));
             (program("codex"), a)
         }
     };
     let mut env = env(w, ctx);
+    if kind == ClientKind::Command {
+        // A command has no prompt argument: it may read it here.
+        env.push(("COORD_PROMPT".to_string(), prompt(w, ctx.inbox, ctx.live)));
+    }
+    if ctx.live {
+        env.push(("COORD_LIVE".to_string(), "1".to_string()));
+    }
     if kind == ClientKind::Codex {
         // The identity Codex's hooks act for (they run from the main checkout).
         let task = Some(w.task_id.as_str());
@@ -113,7 +160,8 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             }
         }
     }
-    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env })
+    let filter = (kind == ClientKind::Codex).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
+    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, stdin: None })
 }
 
 #[cfg(test)]
@@ -135,25 +183,42 @@ mod tests {
 
     #[test]
     fn the_command_client_runs_through_the_shell_with_the_coord_environment() {
-        let ctx = Context { db: Path::new("/p/.agents/coord.db"), cwd: Path::new("/w"), inbox: "inbox" };
+        let ctx = Context {
+            db: Path::new("/p/.agents/coord.db"),
+            cwd: Path::new("/w"),
+            inbox: "inbox",
+            session_id: "ses_1",
+            me: "coord-launch",
+            live: false,
+        };
         let l = Layer { command: Some("echo hi".into()), ..Layer::default() };
         let s = build(ClientKind::Command, &l, &work(), &ctx).unwrap();
         assert_eq!((s.program.as_str(), s.args.clone()), ("sh", vec!["-c".to_string(), "echo hi".to_string()]));
         assert!(s.env.contains(&("COORD_THREAD".into(), "thr_1".into())));
         assert!(s.env.contains(&("COORD_DB".into(), "/p/.agents/coord.db".into())));
+        assert!(s.env.contains(&("COORD_SESSION".into(), "ses_1".into())));
+        assert!(s.env.iter().any(|(k, v)| k == "COORD_PROMPT" && v.contains("thr_1")));
         assert!(matches!(build(ClientKind::Command, &Layer::default(), &work(), &ctx), Err(BuildError::NoCommand)));
     }
 
     #[test]
     fn agent_clients_get_a_prompt_naming_the_task_thread_and_how_to_finish() {
-        let ctx = Context { db: Path::new("/db"), cwd: Path::new("/w"), inbox: "inbox" };
+        let ctx = Context {
+            db: Path::new("/db"),
+            cwd: Path::new("/w"),
+            inbox: "inbox",
+            session_id: "ses_1",
+            me: "cl",
+            live: false,
+        };
         let l = Layer { model: Some("m1".into()), ..Layer::default() };
         let claude = build(ClientKind::Claude, &l, &work(), &ctx).unwrap();
         assert_eq!(claude.args[0], "-p");
         assert!(claude.args[1].contains("thr_1") && claude.args[1].contains("inbox done --agent W1"));
         assert!(claude.args.windows(2).any(|w| w == ["--model", "m1"]));
         let codex = build(ClientKind::Codex, &l, &work(), &ctx).unwrap();
-        assert_eq!(codex.args[0], "exec");
+        assert_eq!(codex.args[..2], ["exec", "--json"]);
+        assert_eq!(codex.filter, Some(vec!["cl".to_string(), "--codex-log".to_string()]));
         assert!(codex.args.contains(&"--dangerously-bypass-hook-trust".to_string()), "{:?}", codex.args);
         assert!(codex.args.iter().any(|a| a.contains(r#""/w"={trust_level="trusted"}"#)), "{:?}", codex.args);
         assert!(codex.args.last().unwrap().contains("T1: Fix it"));

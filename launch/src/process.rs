@@ -1,8 +1,10 @@
 //! Worker processes: started in a process group of their own with stdout and stderr in a
-//! log file, waited on as children or (after a bridge restart) through a pidfd, and stopped
-//! as a whole: SIGTERM, then SIGKILL after a grace period, to the group and to every process
-//! that carries the session's `COORD_THREAD` (agent CLIs run their shell tools in process
-//! groups of their own, which a group signal misses). No wait here polls.
+//! log file (through a filter process when the client's output needs one), waited on as
+//! children or (after a bridge restart) through a pidfd, and stopped as a whole: SIGTERM,
+//! then SIGKILL after a grace period, to the group and to every process that carries the
+//! session's `COORD_SESSION` (agent CLIs run their shell tools in process groups of their
+//! own, which a group signal misses; the id is the session's own, so a stop never reaches
+//! another session of the same thread). No wait here polls.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
@@ -15,6 +17,12 @@ use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::process::{Child, Command};
 
+/// The environment variable that names a session's processes: its session id.
+pub const SESSION_VAR: &str = "COORD_SESSION";
+
+/// The session's id as an output filter sees it (it is not one of the session's processes).
+pub const FILTER_SESSION_VAR: &str = "COORD_FILTER_SESSION";
+
 /// What to run: a program, its arguments, its directory and extra environment.
 #[derive(Debug, Clone, Default)]
 pub struct Spec {
@@ -22,6 +30,11 @@ pub struct Spec {
     pub args: Vec<String>,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
+    /// A program (and its arguments) the output goes through on its way to the log, in the
+    /// session's process group: it reads the session's stdout and stderr on its stdin.
+    pub filter: Option<Vec<String>>,
+    /// A live session's input: the FIFO its stdin reads (feed.rs); else /dev/null.
+    pub stdin: Option<PathBuf>,
 }
 
 /// How a process ended, as far as it can be known (a re-attached session's status is
@@ -60,19 +73,51 @@ impl Waiter {
 }
 
 /// Start `spec` in a new process group with stdin from /dev/null and stdout and stderr
-/// appended to `log`. Returns the pid (also the group id) and its waiter.
+/// appended to `log` (through its filter, which joins the group). Returns the pid (also
+/// the group id) and its waiter.
 pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let out = OpenOptions::new().create(true).append(true).open(log)?;
-    let err = out.try_clone()?;
+    let (to_log, from_session) = match &spec.filter {
+        Some(_) => {
+            let (r, w) = std::io::pipe()?;
+            (Stdio::from(w.try_clone()?), Some((r, w)))
+        }
+        None => (Stdio::from(out.try_clone()?), None),
+    };
+    let err = match &from_session {
+        Some((_, w)) => Stdio::from(w.try_clone()?),
+        None => Stdio::from(out.try_clone()?),
+    };
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
-    cmd.stdin(Stdio::null()).stdout(Stdio::from(out)).stderr(Stdio::from(err));
+    let stdin = match &spec.stdin {
+        Some(fifo) => Stdio::from(File::open(fifo)?),
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin).stdout(to_log).stderr(err);
     cmd.process_group(0).kill_on_drop(false);
     let child = cmd.spawn()?;
     let pid = child.id().ok_or_else(|| std::io::Error::other("the child ended before its pid was read"))? as i32;
+    if let (Some(filter), Some((r, w))) = (&spec.filter, from_session) {
+        drop(w);
+        let (program, args) = filter.split_first().ok_or_else(|| std::io::Error::other("an empty filter"))?;
+        let mut f = Command::new(program);
+        // Not one of the session's processes (no `COORD_SESSION`, a group of its own): it
+        // ends by itself at the session's end of output, after what it was given (the
+        // last turn's usage report) is done, rather than being killed with the session.
+        let env =
+            spec.env.iter().map(|(k, v)| if k == SESSION_VAR { (FILTER_SESSION_VAR, v) } else { (k.as_str(), v) });
+        f.args(args).current_dir(&spec.cwd).envs(env);
+        f.stdin(Stdio::from(r)).stdout(Stdio::from(out.try_clone()?)).stderr(Stdio::from(out));
+        f.process_group(0).kill_on_drop(false);
+        let mut filter = f.spawn()?;
+        tokio::spawn(async move {
+            let _ = filter.wait().await;
+        });
+    }
     Ok((pid, Waiter::Child(child)))
 }
 
@@ -105,14 +150,14 @@ pub fn signal_group(pgid: i32, sig: i32) -> bool {
     unsafe { libc::killpg(pgid, sig) == 0 }
 }
 
-/// The live processes whose environment holds `COORD_THREAD=thread`: everything a session
-/// started that kept its environment, in whatever process group, even once reparented.
-/// Blocking (it reads `/proc`).
-pub fn of_thread(thread: &str) -> Vec<i32> {
-    if thread.is_empty() {
+/// The live processes whose environment holds `COORD_SESSION=session`: everything a
+/// session started that kept its environment, in whatever process group, even once
+/// reparented. Blocking (it reads `/proc`).
+pub fn of_session(session: &str) -> Vec<i32> {
+    if session.is_empty() {
         return Vec::new();
     }
-    let want = format!("COORD_THREAD={thread}");
+    let want = format!("{SESSION_VAR}={session}");
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     let me = std::process::id() as i32;
     dir.flatten()
@@ -126,45 +171,81 @@ pub fn of_thread(thread: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Signal a session: its process group, and every process of its thread ([`of_thread`]).
-pub async fn signal_session(pgid: i32, thread: &str, sig: i32) {
-    signal_group(pgid, sig);
-    let thread = thread.to_string();
-    let pids = tokio::task::spawn_blocking(move || of_thread(&thread)).await.unwrap_or_default();
+/// The process group of a live process.
+fn group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's closing parenthesis: state, ppid, pgrp.
+    stat.rsplit_once(") ")?.1.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// The session's processes ([`of_session`]), off the executor.
+async fn session_processes(session: &str) -> Vec<i32> {
+    let session = session.to_string();
+    tokio::task::spawn_blocking(move || of_session(&session)).await.unwrap_or_default()
+}
+
+fn kill_all(pids: &[i32], sig: i32) {
     for pid in pids {
         // SAFETY: kill sends a signal to one process; no memory is involved.
-        unsafe { libc::kill(pid, sig) };
+        unsafe { libc::kill(*pid, sig) };
     }
 }
 
-/// Stop a session (its group and its thread's processes, see [`signal_session`]):
-/// SIGTERM, then SIGKILL if the leader has not ended within `grace`. Returns how the
-/// leader ended. Everything gets a last SIGKILL either way, so nothing it started
-/// outlives it.
-pub async fn stop(pgid: i32, thread: &str, waiter: &mut Waiter, grace: Duration) -> Ended {
-    signal_session(pgid, thread, libc::SIGTERM).await;
-    let ended = match tokio::time::timeout(grace, waiter.wait()).await {
-        Ok(e) => e,
-        Err(_) => {
-            signal_session(pgid, thread, libc::SIGKILL).await;
-            waiter.wait().await
-        }
-    };
-    signal_session(pgid, thread, libc::SIGKILL).await;
-    // A process in the middle of an exec shows an empty environment for that instant,
-    // so one scan can miss it: scan again until none of the thread's processes is left.
+/// Signal a session: its process group, and every process of the session ([`of_session`]).
+pub async fn signal_session(pgid: i32, session: &str, sig: i32) {
+    signal_group(pgid, sig);
+    kill_all(&session_processes(session).await, sig);
+}
+
+/// A last SIGKILL to every process of the session. A process in the middle of an exec shows
+/// an empty environment for that instant, so one scan can miss it: scan again until none
+/// of the session's processes is left (a few times at most).
+async fn kill_the_rest(session: &str) {
     for _ in 0..4 {
-        let t = thread.to_string();
-        let left = tokio::task::spawn_blocking(move || of_thread(&t)).await.unwrap_or_default();
+        let left = session_processes(session).await;
         if left.is_empty() {
             break;
         }
-        for pid in left {
-            // SAFETY: kill sends a signal to one process; no memory is involved.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+        kill_all(&left, libc::SIGKILL);
     }
+}
+
+/// Stop a session (its group and its processes, see [`signal_session`]): SIGTERM, then
+/// SIGKILL if the leader has not ended within `grace`. Returns how the leader ended.
+/// Everything gets a last SIGKILL either way, so nothing it started outlives it.
+pub async fn stop(pgid: i32, session: &str, waiter: &mut Waiter, grace: Duration) -> Ended {
+    signal_session(pgid, session, libc::SIGTERM).await;
+    let ended = match tokio::time::timeout(grace, waiter.wait()).await {
+        Ok(e) => e,
+        Err(_) => {
+            signal_session(pgid, session, libc::SIGKILL).await;
+            waiter.wait().await
+        }
+    };
+    signal_session(pgid, session, libc::SIGKILL).await;
+    kill_the_rest(session).await;
     ended
+}
+
+/// Clean up after a session whose leader `pid` is gone while no bridge watched it (a lost
+/// session): what it left behind gets the same SIGTERM and last SIGKILL as a stopped one.
+/// Its old process group is signalled only while one of the session's own processes is
+/// still in it (a group id alone may belong to someone else by now).
+pub async fn clean_up(pid: i32, session: &str) {
+    let left = session_processes(session).await;
+    let group_is_ours = tokio::task::spawn_blocking({
+        let left = left.clone();
+        move || left.iter().any(|p| group_of(*p) == Some(pid))
+    })
+    .await
+    .unwrap_or(false);
+    for sig in [libc::SIGTERM, libc::SIGKILL] {
+        if group_is_ours {
+            signal_group(pid, sig);
+        }
+        kill_all(&left, sig);
+    }
+    kill_the_rest(session).await;
 }
 
 /// The last `lines` lines of a log (at most its last 16 KiB), lossily decoded.
@@ -194,7 +275,7 @@ mod tests {
             program: "sh".into(),
             args: vec!["-c".into(), "sleep 300 & echo $! > fifo; wait".into()],
             cwd: dir.path().into(),
-            env: vec![],
+            ..Spec::default()
         };
         let fifo = dir.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -217,7 +298,7 @@ mod tests {
     #[tokio::test]
     async fn a_stop_reaches_the_sessions_processes_in_other_groups() {
         let dir = tempfile::tempdir().unwrap();
-        let thread = format!("thr_stop_test_{}", std::process::id());
+        let session = format!("ses_stop_test_{}", std::process::id());
         // A grandchild in a group (and session) of its own, as agent CLIs start their shells.
         // It writes its own pid once it runs, then blocks opening a fifo no one writes: no
         // exec follows, so its environment is readable for the whole test (a process in
@@ -226,7 +307,9 @@ mod tests {
             program: "sh".into(),
             args: vec!["-c".into(), "setsid sh -c 'echo $$ > fifo; read x < hold' & wait".into()],
             cwd: dir.path().into(),
-            env: vec![("COORD_THREAD".into(), thread.clone())],
+            env: vec![(SESSION_VAR.into(), session.clone())],
+            filter: None,
+            stdin: None,
         };
         let fifo = dir.path().join("fifo");
         for f in [&fifo, &dir.path().join("hold")] {
@@ -239,9 +322,9 @@ mod tests {
             tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap().trim().parse().unwrap())
                 .await
                 .unwrap();
-        assert!(of_thread(&thread).contains(&detached));
+        assert!(of_session(&session).contains(&detached));
         let mut grandchild = attach(detached, None).unwrap();
-        stop(pid, &thread, &mut w, Duration::from_secs(5)).await;
+        stop(pid, &session, &mut w, Duration::from_secs(5)).await;
         let gone = tokio::time::timeout(Duration::from_secs(30), grandchild.wait()).await;
         assert!(gone.is_ok(), "the session's detached grandchild outlived the stop");
     }

@@ -1,7 +1,10 @@
 //! `--tmux`: each session runs in a window of the tmux session `coord-<run>`, which a
 //! person can attach to and watch. The pane's process is the session (tmux gives each pane
 //! a process group of its own); its output still goes to the log, and its exit code to a
-//! file beside it, read when the pidfd says it ended.
+//! file beside it, read when the pidfd says it ended. The `bridge` window follows the
+//! bridge's own lines (its log, `say.rs`). The bridge closes that window when it exits; a
+//! session's window closes when the session ends, so the tmux session ends with the last
+//! of them and outlives the bridge only while sessions it left running go on.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,29 +39,72 @@ fn tmux(args: &[&str]) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// What the `bridge` window runs: the bridge's log, followed.
+fn follow(bridge_log: &Path) -> String {
+    format!("tail -n +1 -F {}", quote(&bridge_log.display().to_string()))
+}
+
+/// Make sure the run's tmux session exists with its `bridge` window following
+/// `bridge_log` (made again, or given back its command, when a bridge restarts).
+pub fn open(run_id: &str, bridge_log: &Path) -> std::io::Result<()> {
+    let session = session_name(run_id);
+    let follow = follow(bridge_log);
+    if tmux(&["has-session", "-t", &format!("={session}")]).is_err() {
+        tmux(&["new-session", "-d", "-s", &session, "-n", "bridge", &follow])?;
+        return Ok(());
+    }
+    let windows = tmux(&["list-windows", "-t", &format!("={session}"), "-F", "#{window_name}"])?;
+    let target = format!("={session}:bridge");
+    if windows.lines().any(|w| w == "bridge") {
+        tmux(&["respawn-window", "-k", "-t", &target, &follow])?;
+    } else {
+        tmux(&["new-window", "-d", "-t", &format!("={session}:"), "-n", "bridge", &follow])?;
+    }
+    Ok(())
+}
+
+/// The bridge is exiting: close its window. With no session window left, that ends the
+/// tmux session; one whose panes are all dead (`remain-on-exit`) is ended too.
+pub fn close(run_id: &str) {
+    let session = session_name(run_id);
+    let _ = tmux(&["kill-window", "-t", &format!("={session}:bridge")]);
+    let dead = tmux(&["list-panes", "-s", "-t", &format!("={session}"), "-F", "#{pane_dead}"]);
+    if dead.is_ok_and(|d| d.lines().all(|l| l == "1")) {
+        let _ = tmux(&["kill-session", "-t", &format!("={session}")]);
+    }
+}
+
 /// Start `spec` in a new window; returns the pane's pid, its waiter and the window's name.
-pub fn spawn(run_id: &str, w: &Work, spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter, String)> {
+pub fn spawn(
+    run_id: &str,
+    w: &Work,
+    spec: &Spec,
+    log: &Path,
+    bridge_log: &Path,
+) -> std::io::Result<(i32, Waiter, String)> {
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir)?;
     }
+    open(run_id, bridge_log)?;
     let session = session_name(run_id);
-    if tmux(&["has-session", "-t", &session]).is_err() {
-        tmux(&["new-session", "-d", "-s", &session, "-n", "bridge"])?;
-    }
     let status = status_file(log);
     let _ = std::fs::remove_file(&status);
     let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={}", quote(v))).collect();
     let argv: Vec<String> = std::iter::once(&spec.program).chain(&spec.args).map(|a| quote(a)).collect();
-    let line = format!(
-        "env {} {} >> {} 2>&1 </dev/null; echo $? > {}",
-        env.join(" "),
-        argv.join(" "),
-        quote(&log.display().to_string()),
-        quote(&status.display().to_string())
-    );
+    let (log, status_q) = (quote(&log.display().to_string()), quote(&status.display().to_string()));
+    let stdin = spec.stdin.as_ref().map_or("/dev/null".to_string(), |f| quote(&f.display().to_string()));
+    let run = format!("env {} {} <{stdin}", env.join(" "), argv.join(" "));
+    let line = match &spec.filter {
+        // The exit code is the session's, not the filter's.
+        Some(filter) => {
+            let filter: Vec<String> = filter.iter().map(|a| quote(a)).collect();
+            format!("{{ {run}; echo $? > {status_q}; }} 2>&1 | {} >> {log} 2>&1", filter.join(" "))
+        }
+        None => format!("{run} >> {log} 2>&1; echo $? > {status_q}"),
+    };
     let window = format!("{}-a{}", w.task_id, w.attempt);
     let cwd = spec.cwd.display().to_string();
-    let target = format!("{session}:");
+    let target = format!("={session}:");
     let pid = tmux(&["new-window", "-d", "-t", &target, "-n", &window, "-c", &cwd, "-P", "-F", "#{pane_pid}", &line])?;
     let pid: i32 = pid.parse().map_err(|_| std::io::Error::other(format!("tmux gave no pane pid: '{pid}'")))?;
     let waiter = process::attach(pid, Some(status))?;

@@ -28,24 +28,15 @@ fn duration(secs: i64) -> String {
     }
 }
 
-/// `running 3m12s`, `exit 0`, `killed by signal 9`, `stopped (exit 143)`, `lost`.
+/// `running 3m12s`; once ended, how ([`LaunchSession::how_it_ended`]): `exit 0`,
+/// `stopped (exit 143): the attempt was cancelled`, `lost: …`, `ended, no exit status: …`.
 pub fn state(s: &LaunchSession) -> String {
-    match s.state {
-        SessionState::Running => {
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-            let ran = epoch(&s.started_at).map_or(String::new(), |t| format!(" {}", duration(now - t)));
-            format!("running{ran}")
-        }
-        SessionState::Lost => "lost".to_string(),
-        other => {
-            let how = match (s.exit_code, s.signal) {
-                (Some(c), _) => format!("exit {c}"),
-                (None, Some(sig)) => format!("signal {sig}"),
-                (None, None) => "ended".to_string(),
-            };
-            if other == SessionState::Stopped { format!("stopped ({how})") } else { how }
-        }
+    if s.state != SessionState::Running {
+        return s.how_it_ended();
     }
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let ran = epoch(&s.started_at).map_or(String::new(), |t| format!(" {}", duration(now - t)));
+    format!("running{ran}")
 }
 
 /// The last `n` lines of a session's log: the file while it is here, else the tail kept

@@ -9,13 +9,14 @@
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod authority;
 pub mod error;
 mod exit;
 pub mod openrpc;
 pub mod types;
 
 pub use error::{AppError, ErrorCode};
-pub use exit::Exit;
+pub use exit::{Exit, LaunchExit};
 
 /// Version of the wire protocol. Bumped on any incompatible change to a method, its params,
 /// its result, an event or an error code. Clients refuse to talk to a daemon whose

@@ -7,11 +7,13 @@
 //! (each binary crate has an integration test of its own, which makes cargo build it).
 
 pub mod browser;
+pub mod mcp_client;
 mod outside;
 pub mod windows;
 
 pub use outside::*;
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -25,6 +27,8 @@ use serde_json::Value;
 pub mod pg;
 
 pub mod mock_model;
+
+pub mod team;
 
 /// Path of a workspace binary built next to the running test executable.
 pub fn bin(name: &str) -> PathBuf {
@@ -621,6 +625,14 @@ pub fn dashboard_url(p: &Project) -> String {
     v["url"].as_str().expect("dashboard url").to_string()
 }
 
+/// [`dashboard_url`] asked by the agent whose secret is `secret` (with credentials
+/// required, only the lead or an admin may start it and learn its URL).
+#[track_caller]
+pub fn dashboard_url_as(p: &Project, secret: &str) -> String {
+    let v = p.orch().args(["dashboard", "--json"]).env(coord_proto::types::AGENT_SECRET_ENV, secret).run().ok().json();
+    v["url"].as_str().expect("dashboard url").to_string()
+}
+
 /// Run R1 with one thread task T1, dispatched to `worker`, claimed and blocked on
 /// `question`; the thread id and the event id of the block.
 #[track_caller]
@@ -666,4 +678,58 @@ pub fn claude_hook(p: &Project, agent: &str, task: &str, event: &str) -> Option<
     let out = p.inbox().args(["--agent", agent, "hook", "claude", event, "--task", task]).stdin(input.as_bytes()).run();
     let text = out.code(0).stdout.trim().to_string();
     (!text.is_empty()).then(|| serde_json::from_str(&text).expect("one JSON object"))
+}
+
+/// Wait until the process `pid` (not a child of the test) has ended, or `within` passed;
+/// true if it ended. It waits on a pidfd, which becomes readable when the process ends:
+/// no polling.
+#[cfg(target_os = "linux")]
+pub fn wait_gone(pid: i64, within: std::time::Duration) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) } as i32;
+    if fd < 0 {
+        return !pid_alive(pid);
+    }
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd; the descriptor is ours and closed right after.
+    let n = unsafe { libc::poll(&mut p, 1, within.as_millis().min(i32::MAX as u128) as i32) };
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    n > 0 || !pid_alive(pid)
+}
+
+/// How many times the threads of process `pid` were switched out (voluntary and
+/// involuntary context switches, from `/proc/PID/task/*/status`) during `window`, counting
+/// the threads alive at its start and its end; and which, by name. A thread is switched out
+/// only after it woke, so this counts the wake-ups of an idle process. Linux only.
+pub fn wake_ups_during(pid: u32, window: Duration) -> (u64, Vec<(String, u64)>) {
+    fn switches(pid: u32) -> HashMap<String, u64> {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return HashMap::new() };
+        tasks
+            .flatten()
+            .filter_map(|t| {
+                let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+                let count = |key: &str| -> u64 {
+                    status.lines().find_map(|l| l.strip_prefix(key)?.trim().parse().ok()).unwrap_or(0)
+                };
+                let n = count("voluntary_ctxt_switches:") + count("nonvoluntary_ctxt_switches:");
+                Some((t.file_name().to_string_lossy().into_owned(), n))
+            })
+            .collect()
+    }
+    let before = switches(pid);
+    std::thread::sleep(window);
+    let after = switches(pid);
+    let mut total = 0;
+    let mut who: HashMap<String, u64> = HashMap::new();
+    for (tid, n) in &after {
+        if let Some(b) = before.get(tid).filter(|b| n > *b) {
+            total += n - b;
+            let name = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap_or_default();
+            *who.entry(name.trim().to_string()).or_default() += n - b;
+        }
+    }
+    let mut who: Vec<(String, u64)> = who.into_iter().collect();
+    who.sort();
+    (total, who)
 }

@@ -136,6 +136,17 @@ impl Server {
             "-c",
             "max_connections=300",
         ]);
+        // `coord-bench --only pg` with COORD_BENCH_PG_STATEMENTS=1 reports the statements'
+        // server time (pg_stat_statements).
+        if std::env::var("COORD_BENCH_PG_STATEMENTS").is_ok_and(|v| v == "1") {
+            cmd.args([
+                "-c",
+                "shared_preload_libraries=pg_stat_statements",
+                "-c",
+                "pg_stat_statements.track_planning=on",
+            ]);
+        }
+
         let log = std::fs::File::create(self.socket_dir.join("server.log")).map_err(|e| e.to_string())?;
         let mut child = cmd
             .stdin(Stdio::piped())

@@ -43,10 +43,16 @@ fn mail(p: &Project, subject: &str) -> String {
 /// invocation only, with the session's identity in its environment, approvals and sandbox
 /// off.
 fn run_codex(db: &Path, codex: &Path, wt: &Path, mock: &MockModel) -> CodexRun {
+    run_codex_with(db, codex, wt, mock, &[])
+}
+
+/// [`run_codex`], with more variables in Codex's environment.
+fn run_codex_with(db: &Path, codex: &Path, wt: &Path, mock: &MockModel, env: &[(&str, &str)]) -> CodexRun {
     let mut args = trust_args(&[wt]);
     args.push("--dangerously-bypass-approvals-and-sandbox".into());
     let mut exec = CodexExec::new(codex, wt, mock).args(&args);
-    for (k, v) in session_env(db, "w1", Some("T1"), Some("R1")) {
+    let more = env.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+    for (k, v) in session_env(db, "w1", Some("T1"), Some("R1")).into_iter().chain(more) {
         exec = exec.env(&k, &v);
     }
     let run = exec.run("do the task");
@@ -94,6 +100,24 @@ fn the_mcp_tools_reach_codex_and_check_inbox_delivers() {
     // Delivered: nothing is left to check.
     let left = ok_as(&p, "w1", &["check"]);
     assert_eq!(left["messages"].as_array().map(Vec::len), Some(0), "{left}");
+}
+
+/// Codex gives MCP servers only some of its environment; dispatch's server config passes
+/// on `COORD_MCP_WAIT_SECONDS`, so a project can change its sessions' wait_reply limit
+/// (here: lower it to 1 s, which the result then reports).
+#[test]
+fn codex_passes_the_wait_limit_on_to_the_mcp_server_dispatch_registered() {
+    let Some(codex) = agent_cli("codex") else { return };
+    let (p, _d) = codex_project(&codex);
+    let wt = dispatched(&p);
+    let t = p.orch().json_flag().args(["task", "show", "--run", "R1", "--task", "T1"]).run().ok().json();
+    let thread = t["attempts"][0]["thread_id"].as_str().expect("the attempt's thread");
+    let wait = json!({"thread_id": thread, "timeout_seconds": 30});
+    let turns = vec![Turn::reply(vec![tool("mcp__coordd__wait_reply", wait)]), Turn::reply(vec![text("Done.")])];
+    let mock = MockModel::start(OpenAi, Scenario::new(turns));
+    run_codex_with(&p.paths().db, &codex, &wt, &mock, &[("COORD_MCP_WAIT_SECONDS", "1")]);
+    let outputs = tool_outputs(&mock.turn_requests()[1].body);
+    assert!(outputs.iter().any(|o| o.contains("cut_to_seconds")), "{}", mock.transcript());
 }
 
 #[test]

@@ -153,3 +153,23 @@ fn a_long_project_path_falls_back_to_a_short_socket() {
     let info = std::fs::read_to_string(p.path().join(".agents/coordd.info")).unwrap();
     assert!(info.contains(sock), "the details file beside the lock records where: {info}");
 }
+
+/// An idle daemon is woken by nothing: no timer of its own (the socket file is watched
+/// with inotify, not checked every 500 ms). Counted, not timed: once its start-up work is
+/// done, a whole second passes in which none of its threads is switched out, so none woke
+/// (with the 500 ms check, no second ever did).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_daemon_is_never_woken() {
+    let p = Project::new();
+    let d = p.serve();
+    let mut seen = Vec::new();
+    for _ in 0..20 {
+        let (woke, who) = coord_tests::wake_ups_during(d.pid(), std::time::Duration::from_secs(1));
+        if woke == 0 {
+            return;
+        }
+        seen.push(who);
+    }
+    panic!("the idle daemon woke in every second: {seen:?}");
+}

@@ -1,7 +1,8 @@
-//! Local files only their owner can read: `.agents/` is 0700, the database, its WAL and SHM
-//! files and the log 0600, in a new project and, tightened on start, in an older one; and
-//! `orch dashboard --open` hands the browser a 0600 file that redirects to the URL, so the
-//! token is never on a command line.
+//! Local files only their owner can read: `.agents/` and `.agents/worktrees/` are 0700; the
+//! database, its WAL and SHM files, the log, the lock and details files, the autostart lock
+//! and the policy snapshot 0600, in a new project (even under umask 000) and, tightened on
+//! start, in an older one; and `orch dashboard --open` hands the browser a 0600 file that
+//! redirects to the URL, so the token is never on a command line.
 #![cfg(unix)]
 
 use std::os::unix::fs::PermissionsExt;
@@ -93,4 +94,67 @@ fn dashboard_open_hands_the_browser_a_private_redirect_file_not_the_token() {
     assert_eq!(mode(file), 0o600);
     let page = std::fs::read_to_string(file).unwrap();
     assert!(page.contains(&format!("content=\"0;url={url}\"")), "{page}");
+}
+
+/// The lock, details, autostart lock and policy snapshot of a project, with their modes.
+fn state_modes(p: &Project) -> Vec<(&'static str, u32)> {
+    let dir = p.path().join(".agents");
+    ["coordd.lock", "coordd.info", "coordd.start", "coordd.policy.json"]
+        .into_iter()
+        .map(|f| (f, mode(&dir.join(f))))
+        .collect()
+}
+
+#[test]
+fn the_lock_details_autostart_and_policy_files_are_0600_even_under_umask_000() {
+    let p = Project::new();
+    // The client starts the daemon (taking the autostart lock), which inherits the umask.
+    // Setting the policy rewrites its snapshot before it answers.
+    p.sh("umask 000 && inbox send --from lead --to w1 --summary 'the secret plan' && inbox --agent lead policy lead lead")
+        .run()
+        .ok();
+    for (name, m) in state_modes(&p) {
+        assert_eq!(m, 0o600, "{name} is {m:o}");
+    }
+}
+
+#[test]
+fn the_worktrees_folder_is_0700_even_under_umask_000() {
+    let p = git_project();
+    let d = coord_tests::serve_with_command(p.sh("umask 000 && exec coordd \"$0\" \"$@\"").into_command(), &[])
+        .expect("the daemon starts");
+    for args in [
+        &["run", "create", "--goal", "g", "--id", "R1"][..],
+        &["task", "add", "--run", "R1", "--id", "T1", "--title", "t", "--assign-to", "w1"],
+        &["dispatch", "--run", "R1", "--task", "T1"],
+    ] {
+        p.orch().args(args).run().ok();
+    }
+    let worktrees = p.path().join(".agents/worktrees");
+    assert_eq!(mode(&worktrees), 0o700);
+    assert_eq!(mode(&worktrees.join("R1")), 0o700);
+    drop(d);
+}
+
+#[test]
+fn older_lock_details_policy_and_worktrees_are_tightened_on_start() {
+    let p = Project::new();
+    let d = p.serve();
+    ok_as(&p, "lead", &["policy", "lead", "lead"]);
+    d.signal("TERM");
+    let dir = p.path().join(".agents");
+    std::fs::create_dir(dir.join("worktrees")).unwrap();
+    set_mode(&dir.join("worktrees"), 0o755);
+    std::fs::write(dir.join("coordd.start"), "").unwrap();
+    for f in ["coordd.lock", "coordd.start", "coordd.policy.json"] {
+        set_mode(&dir.join(f), 0o644);
+    }
+
+    let mut d = p.serve();
+    let line = d.wait_for_log("tightened local file modes");
+    assert!(line.contains("worktrees") && line.contains("coordd.start"), "{line}");
+    assert_eq!(mode(&dir.join("worktrees")), 0o700);
+    for (name, m) in state_modes(&p) {
+        assert_eq!(m, 0o600, "{name} is {m:o}");
+    }
 }

@@ -506,3 +506,43 @@ async fn a_reply_follows_its_events_after_another_instance_commits() {
         assert_eq!(first.event_id, marker.event_id, "round {i}: the first event after subscribing");
     }
 }
+
+/// The duties pass to the other instance when their holder dies: the server releases the
+/// duties lock with the holder's connection, the other instance takes it (it tries every
+/// second), and then runs the duties (here: reports a lease's expiry).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_duties_pass_to_the_other_instance_when_their_holder_dies() {
+    let Some((a, b)) = pair() else { return };
+    let mut da = a.serve();
+    da.wait_for_log("holds the duties lock");
+    let mut db = b.serve();
+    let cb = b.client().await;
+    let thr = cb.send(send("w1", "t")).await.unwrap().thread.thread_id;
+    da.kill9();
+    db.wait_for_log("holds the duties lock");
+    let filter =
+        EventFilter { thread_id: Some(thr.clone()), event_types: vec![EventType::LeaseExpired], ..Default::default() };
+    let mut expired = cb.subscribe(filter).await.unwrap();
+    cb.claim(ClaimParams { agent: "w1".into(), thread_id: thr, lease_seconds: Some(1) }).await.unwrap();
+    next_event(&mut expired).await;
+}
+
+/// An idle instance is woken only by what it must answer: holding the duties lock (it is
+/// alone), it has no timer at all. Counted, not timed: once the start-up work is done, a
+/// whole second passes in which none of its threads is switched out (with the follower's
+/// 200 ms wait for notifications, no second ever did).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_instance_is_never_woken() {
+    let Some((a, _)) = pair() else { return };
+    let da = a.serve();
+    let mut seen = Vec::new();
+    for _ in 0..20 {
+        let (woke, who) = coord_tests::wake_ups_during(da.pid(), Duration::from_secs(1));
+        if woke == 0 {
+            return;
+        }
+        seen.push(who);
+    }
+    panic!("the idle instance woke in every second: {seen:?}");
+}

@@ -4,51 +4,13 @@
 //! and are re-attached (or marked lost) when the bridge restarts. Every wait is on an event
 //! or a process's end.
 
-use std::process::Child;
+#[path = "support/launch.rs"]
+mod support;
 
-use coord_client::Client;
-use coord_proto::api::LaunchApiClient;
 use coord_proto::types::*;
-use coord_tests::{Project, finish, git_in, git_project, next_run_event, pid_alive};
+use coord_tests::{Project, finish, git_in, git_project, pid_alive};
 use serde_json::Value;
-
-fn orch(p: &Project, args: &[&str]) -> Value {
-    p.orch().json_flag().args(args).run().ok().json()
-}
-
-/// A run R1 (with `extra` flags) of thread tasks, each assigned to w1.
-fn thread_run(p: &Project, extra: &[&str], tasks: &[&str]) {
-    let mut args = vec!["run", "create", "--goal", "g", "--id", "R1"];
-    args.extend(extra);
-    orch(p, &args);
-    for t in tasks {
-        orch(p, &["task", "add", "--run", "R1", "--id", t, "--title", t, "--kind", "thread", "--assign-to", "w1"]);
-    }
-}
-
-/// The bridge on R1 with a command, started in the background.
-fn bridge(p: &Project, command: &str, extra: &[&str]) -> Child {
-    let mut args = vec!["--run", "R1", "--command", command, "--grace-seconds", "5"];
-    args.extend(extra);
-    p.launch().args(args).spawn()
-}
-
-/// Claim the thread, run `work`, then finish it: what a well-behaved worker does.
-fn worker(work: &str) -> String {
-    format!(
-        "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && {work} && \
-         inbox done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null"
-    )
-}
-
-/// Wait for the next event of `types` on R1 after `after`.
-async fn next_event(c: &Client, after: i64, types: &[EventType]) -> Event {
-    next_run_event(c, "R1", after, types).await
-}
-
-async fn sessions(c: &Client) -> Vec<LaunchSession> {
-    c.session_list(SessionListParams { run_id: Some("R1".into()), ..Default::default() }).await.expect("list").sessions
-}
+use support::*;
 
 #[test]
 fn launched_sessions_finish_a_stacked_run_and_the_dependent_starts_from_merged_work() {
@@ -157,7 +119,7 @@ async fn a_restarted_bridge_reattaches_to_live_sessions_and_marks_dead_ones_lost
     let list = sessions(&c).await;
     let (t1, t2) = (list.iter().find(|s| s.task_id == "T1").unwrap(), list.iter().find(|s| s.task_id == "T2").unwrap());
     // T2's session dies while no bridge watches it.
-    unsafe_kill(t2.pid);
+    kill_group(t2.pid);
     let cursor = c.server_info().last_event_id.max(a.event_id);
     let second = bridge(&p, script, &["--until-done"]);
     let lost = next_event(&c, cursor, &[EventType::LaunchExited]).await;
@@ -175,11 +137,6 @@ async fn a_restarted_bridge_reattaches_to_live_sessions_and_marks_dead_ones_lost
     assert_eq!(finish(second).code, 1);
 }
 
-fn unsafe_kill(pid: i64) {
-    let st = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status().unwrap();
-    assert!(st.success());
-}
-
 /// A session that claims, says it is up and carries on forever (its hooks cannot end it)
 /// gets a shutdown request from the lead; the worker approves it (`approve`) or not. The
 /// session must end stopped for the shutdown, its process gone.
@@ -189,10 +146,8 @@ async fn a_shutdown_stops_the_session(grace_seconds: &str, approve: bool) {
     thread_run(&p, &[], &["T1"]);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    let script = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
-                  inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null; \
-                  sleep 300 & wait";
-    let mut b = bridge(&p, script, &["--dispatch", "--shutdown-grace-seconds", grace_seconds]);
+    let script = format!("{UP}; sleep 300 & wait");
+    let mut b = bridge(&p, &script, &["--dispatch", "--shutdown-grace-seconds", grace_seconds]);
     let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
     let asked = p.inbox().json_flag().args(["--agent", "lead", "shutdown", "--to", "w1"]).run().ok().json();
     if approve {
@@ -203,7 +158,8 @@ async fn a_shutdown_stops_the_session(grace_seconds: &str, approve: bool) {
     }
     let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
     let s = &ended.payload_json["session"];
-    assert_eq!((s["state"].as_str(), s["reason"].as_str()), (Some("stopped"), Some("stopped: shutdown")), "{s}");
+    let reason = if approve { "stopped: shutdown approved" } else { "stopped: shutdown request not answered in time" };
+    assert_eq!((s["state"].as_str(), s["reason"].as_str()), (Some("stopped"), Some(reason)), "{s}");
     assert!(!pid_alive(s["pid"].as_i64().unwrap()));
     b.kill().unwrap();
     b.wait().unwrap();
@@ -227,15 +183,8 @@ async fn the_bridge_carries_on_across_a_daemon_restart() {
     let c = p.client().await;
     let from = c.server_info().last_event_id;
     // The session says it is up, then finishes once the test writes to its fifo.
-    let gate = p.path().join("gate");
-    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
-    let script = format!(
-        "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
-         inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status in_progress --summary up >/dev/null && \
-         read go < '{}' && {}",
-        gate.display(),
-        worker("true")
-    );
+    let gate = gate(&p);
+    let script = format!("{UP} && read go < '{}' && {}", gate.display(), worker("true"));
     let b = bridge(&p, &script, &["--dispatch", "--until-done"]);
     next_event(&c, from, &[EventType::ThreadProgress]).await;
     drop(c);
@@ -256,20 +205,12 @@ fn tmux_runs_each_session_in_a_window_of_the_runs_tmux_session() {
     }
     let p = Project::new();
     thread_run(&p, &[], &["T1"]);
-    // A tmux server of this test's own, ended below.
-    let sockets = tempfile::Builder::new().prefix("tmx").tempdir().expect("TMUX_TMPDIR");
-    let tmpdir = sockets.path().display().to_string();
+    let tmux = Tmux::new();
     let seen = p.path().join("windows.txt");
     // Inside its pane, the session lists the windows of the run's tmux session.
     let work = format!("tmux list-windows -t coord-R1 -F '#{{window_name}}' > '{}'", seen.display());
-    let command = worker(&work);
-    let out = finish(
-        p.launch()
-            .args(["--run", "R1", "--command", command.as_str(), "--tmux", "--dispatch", "--until-done"])
-            .env("TMUX_TMPDIR", &tmpdir)
-            .spawn(),
-    );
-    let _ = std::process::Command::new("tmux").env("TMUX_TMPDIR", &tmpdir).arg("kill-server").status();
+    let out = finish(tmux.bridge(&p, &worker(&work)));
+    drop(tmux);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let windows = std::fs::read_to_string(&seen).expect("the session ran in tmux and listed its windows");
     assert!(windows.lines().any(|w| w == "T1-a1"), "{windows}");

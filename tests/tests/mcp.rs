@@ -4,20 +4,12 @@
 //! list the tools, message each other, check their inboxes, and one waits for a reply
 //! that the other sends.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use coord_tests::Project;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-type Session = RunningService<RoleClient, ()>;
-
-/// Only matters when something is broken: no call here should take long.
-const LIMIT: Duration = Duration::from_secs(120);
+use coord_tests::mcp_client::{LIMIT, Session, call, err, ok};
 
 const TOOLS: [&str; 17] = [
     "ask",
@@ -41,29 +33,13 @@ const TOOLS: [&str; 17] = [
 
 /// Start `inbox <args>` as an MCP server and initialize a client session with it.
 async fn session(p: &Project, args: &[&str]) -> Session {
-    let cmd = tokio::process::Command::from(p.inbox().args(args).into_command());
-    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::inherit()).spawn().expect("spawn inbox mcp");
-    tokio::time::timeout(LIMIT, ().serve(transport)).await.expect("initialize in time").expect("initialize")
+    session_with(p, args, &[]).await
 }
 
-async fn call(s: &Session, tool: &str, args: Value) -> CallToolResult {
-    let args = args.as_object().expect("arguments are an object").clone();
-    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-    tokio::time::timeout(LIMIT, s.call_tool(params)).await.expect("tool call in time").expect("tool call")
-}
-
-/// A successful call's structured result.
-async fn ok(s: &Session, tool: &str, args: Value) -> Value {
-    let r = call(s, tool, args).await;
-    assert_ne!(r.is_error, Some(true), "{tool} failed: {r:?}");
-    r.structured_content.expect("structured result")
-}
-
-/// A failed call's `{"code","message"}`.
-async fn err(s: &Session, tool: &str, args: Value) -> Value {
-    let r = call(s, tool, args).await;
-    assert_eq!(r.is_error, Some(true), "{tool} should fail: {r:?}");
-    r.structured_content.expect("structured error")
+/// [`session`], with these variables in the server's environment.
+async fn session_with(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Session {
+    let cmd = env.iter().fold(p.inbox().args(args), |c, (k, v)| c.env(k, v));
+    coord_tests::mcp_client::session(cmd.into_command()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,6 +207,41 @@ async fn claim_renews_and_wait_reply_resumes_where_the_session_left_off() {
     assert_eq!(result["message"]["kind"], "result");
     lead.cancel().await.unwrap();
     worker.cancel().await.unwrap();
+}
+
+/// A thread `worker` was sent, for a wait to watch.
+async fn a_thread(p: &Project, worker: &str) -> String {
+    let sent =
+        p.inbox().json_flag().args(["send", "--from", "lead", "--to", worker, "--summary", "x"]).run().ok().json();
+    sent["thread"]["thread_id"].as_str().expect("a thread").to_string()
+}
+
+/// A wait_reply asking for longer than the server's limit is cut to it, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_reply_longer_than_the_limit_says_it_was_cut() {
+    let p = Project::new();
+    let _d = p.serve();
+    let thread = a_thread(&p, "worker").await;
+    let s = session(&p, &["--agent", "worker", "mcp", "--wait-seconds", "1"]).await;
+    let r = ok(&s, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 30})).await;
+    assert_eq!((&r["woke"], &r["waited_seconds"], &r["cut_to_seconds"]), (&json!(false), &json!(1), &json!(1)), "{r}");
+    // Within the limit, nothing was cut and nothing is said.
+    let within = ok(&s, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 1})).await;
+    assert!(within.get("cut_to_seconds").is_none(), "{within}");
+    s.cancel().await.unwrap();
+}
+
+/// `COORD_MCP_WAIT_SECONDS` sets the limit of a server whose command line has none (as
+/// orch dispatch registers it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coord_mcp_wait_seconds_sets_the_wait_reply_limit() {
+    let p = Project::new();
+    let _d = p.serve();
+    let thread = a_thread(&p, "worker").await;
+    let s = session_with(&p, &["--agent", "worker", "mcp"], &[("COORD_MCP_WAIT_SECONDS", "1")]).await;
+    let r = ok(&s, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 30})).await;
+    assert_eq!((&r["woke"], &r["waited_seconds"]), (&json!(false), &json!(1)), "{r}");
+    s.cancel().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -410,57 +421,4 @@ async fn wait_reply_in_a_new_session_sees_an_answer_given_before_it() {
     assert_eq!(woke["message"]["message_id"], answer["message_id"]);
     lead.cancel().await.unwrap();
     second.cancel().await.unwrap();
-}
-
-/// Issue 31 item 15: a `timeout_seconds` above the server's limit is cut to it, and the
-/// result says so (it used to be cut silently).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wait_above_the_servers_limit_is_cut_and_the_result_says_so() {
-    let p = Project::new();
-    let _d = p.serve();
-    let s = session(&p, &["--agent", "worker", "mcp", "--wait-seconds", "1"]).await;
-    let sent = ok(&s, "send_message", json!({"to": "lead", "summary": "Anyone?"})).await;
-    let idle = ok(&s, "wait_reply", json!({"thread_id": sent["thread_id"], "timeout_seconds": 600})).await;
-    assert_eq!((idle["woke"].clone(), idle["waited_seconds"].clone()), (json!(false), json!(1)), "{idle}");
-    let note = idle["note"].as_str().unwrap_or_default();
-    assert!(note.contains("timeout_seconds 600") && note.contains("limit of 1 s"), "{idle}");
-    // Within the limit, nothing to say.
-    let within = ok(&s, "wait_reply", json!({"thread_id": sent["thread_id"], "timeout_seconds": 1})).await;
-    assert!(within.get("note").is_none(), "{within}");
-    s.cancel().await.unwrap();
-}
-
-/// Issue 31 item 15: a project raises (or lowers) the `wait_reply` limit of every
-/// `inbox mcp` it runs, dispatched sessions included (whose command line is fixed), with
-/// `mcp_wait_seconds` in `.agents/coordd.json`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_project_sets_the_wait_limit_of_its_mcp_servers() {
-    let p = Project::new();
-    let _d = p.serve();
-    set_project_config(&p, "mcp_wait_seconds", json!(2));
-    let s = session(&p, &["--agent", "worker", "mcp"]).await;
-    let sent = ok(&s, "send_message", json!({"to": "lead", "summary": "Anyone?"})).await;
-    let idle = ok(&s, "wait_reply", json!({"thread_id": sent["thread_id"], "timeout_seconds": 600})).await;
-    assert_eq!(idle["waited_seconds"], 2, "{idle}");
-    assert!(idle["note"].as_str().unwrap_or_default().contains("limit of 2 s"), "{idle}");
-    s.cancel().await.unwrap();
-}
-
-#[test]
-fn a_bad_project_wait_limit_is_refused_naming_the_key() {
-    let p = Project::new();
-    let _d = p.serve();
-    set_project_config(&p, "mcp_wait_seconds", json!("long"));
-    let out = p.inbox().args(["--agent", "worker", "mcp"]).stdin(b"").run().code(30);
-    assert!(out.stderr.contains("mcp_wait_seconds"), "{}", out.stderr);
-}
-
-/// Set one key of the project's `.agents/coordd.json`, keeping the others (on PostgreSQL
-/// it records the store).
-fn set_project_config(p: &Project, key: &str, value: Value) {
-    let path = p.paths().db.parent().unwrap().join("coordd.json");
-    let mut config: Value =
-        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_else(|| json!({}));
-    config[key] = value;
-    std::fs::write(&path, config.to_string()).unwrap();
 }

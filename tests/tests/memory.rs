@@ -7,8 +7,11 @@
 
 use std::io::{ErrorKind, Write};
 
-use coord_proto::error::{PARSE_ERROR, PARTIAL_LINE_TIMEOUT, REQUEST_BUDGET_EXCEEDED, SUBSCRIBER_TOO_SLOW};
-use coord_tests::{Project, RawConn, proc_mib};
+use coord_proto::MAX_REPLY_BYTES;
+use coord_proto::error::{
+    BATCH_REPLY_TOO_LARGE, PARSE_ERROR, PARTIAL_LINE_TIMEOUT, REQUEST_BUDGET_EXCEEDED, SUBSCRIBER_TOO_SLOW,
+};
+use coord_tests::{Project, RawConn, proc_mib, reset_peak_rss};
 use serde_json::{Value, json};
 
 const BODY: usize = 5_000_000;
@@ -197,4 +200,111 @@ fn many_connections_that_do_not_read_are_closed_when_the_daemon_budget_runs_out(
     // Everyone else is served as before.
     let hello = RawConn::connect(&d.socket).call(json!({"jsonrpc":"2.0","id":1,"method":"system.hello"}));
     assert_eq!(hello["result"]["server"], "coordd");
+}
+
+/// The daemon-wide output budget (`coordd serve --output-budget-mib`, default), in MiB:
+/// what the daemon may hold for its clients, whatever they pipeline.
+const OUTPUT_BUDGET_MIB: u64 = 256;
+
+/// A daemon holding 40 messages of 1 MiB: `events.list {"limit":1000}` answers with a page
+/// of about 15 MiB (protocol §1.7). Its peak resident size is reset once they are sent;
+/// the resident size then comes with it (MiB).
+fn pages_of_1_mib_messages(p: &Project) -> (coord_tests::Daemon, u64) {
+    let d = p.serve();
+    let mut w = RawConn::connect(&d.socket);
+    let body = "x".repeat(1024 * 1024);
+    for i in 0..40 {
+        let r = w.call(json!({"jsonrpc":"2.0","id":i,"method":"inbox.send",
+            "params":{"from":"lead","to":"w","summary":"big","body":body}}));
+        assert!(r["result"]["event_id"].is_i64(), "{r:.300}");
+    }
+    let before = proc_mib(d.pid(), "VmRSS");
+    reset_peak_rss(d.pid());
+    (d, before)
+}
+
+/// The daemon's peak resident size (`VmHWM`) stayed within its output budget of `before`.
+#[track_caller]
+fn peak_within_output_budget(pid: u32, before: u64) {
+    let peak = proc_mib(pid, "VmHWM");
+    eprintln!("daemon RSS {before} MiB, peak {peak} MiB");
+    assert!(
+        peak < before + OUTPUT_BUDGET_MIB,
+        "the daemon grew from {before} MiB to a peak of {peak} MiB, past its {OUTPUT_BUDGET_MIB} MiB output budget"
+    );
+}
+
+/// One reply line, unparsed (a page is 15 MiB), and the id it answers.
+fn raw_reply(c: &mut RawConn) -> (Vec<u8>, u64) {
+    use std::io::BufRead;
+    let mut line = Vec::new();
+    assert!(c.r.read_until(b'\n', &mut line).unwrap() > 0, "connection closed");
+    let head = String::from_utf8_lossy(&line[..line.len().min(64)]).to_string();
+    let id = head.split("\"id\":").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next());
+    (line, id.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no id in {head}")))
+}
+
+#[test]
+fn three_connections_pipelining_64_pages_each_without_reading_stay_within_the_output_budget() {
+    let p = Project::new();
+    let (d, before) = pages_of_1_mib_messages(&p);
+    // Three connections each write 64 requests for a 15 MiB page and read nothing: 2.8 GiB
+    // of replies, which the daemon built whole before (the issue measured 126 -> 2,983 MiB).
+    let mut stuck: Vec<RawConn> = (0..3).map(|_| RawConn::connect(&d.socket)).collect();
+    for c in &mut stuck {
+        for i in 0..64 {
+            c.send_line(
+                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"events.list","params":{{"limit":1000}}}}"#).as_bytes(),
+            );
+        }
+    }
+    // Another client is served meanwhile, large replies included.
+    let mut other = RawConn::connect(&d.socket);
+    let served = other.call(json!({"jsonrpc":"2.0","id":1,"method":"events.list","params":{"limit":1}}));
+    // Each stuck client reads at last.
+    let replies: Vec<Vec<(u64, usize)>> = stuck
+        .iter_mut()
+        .map(|c| {
+            (0..64)
+                .map(|_| {
+                    let (line, id) = raw_reply(c);
+                    (id, line.len())
+                })
+                .collect()
+        })
+        .collect();
+    peak_within_output_budget(d.pid(), before);
+    // Nothing was refused or lost: every page came, whole, and the other client was served.
+    for mut got in replies {
+        got.sort_unstable();
+        assert_eq!(got.iter().map(|(id, _)| *id).collect::<Vec<_>>(), (0..64).collect::<Vec<_>>());
+        assert!(got.iter().all(|(_, len)| *len > 10 << 20), "whole pages: {got:?}");
+    }
+    assert_eq!(served["result"]["events"].as_array().map(Vec::len), Some(1), "{served:.300}");
+}
+
+#[test]
+fn a_batch_of_16_pages_stops_running_its_calls_once_its_reply_holds_a_replys_worth() {
+    let p = Project::new();
+    let (d, before) = pages_of_1_mib_messages(&p);
+    // 16 pages of 15 MiB in one batch: one 251,844,632-byte reply line before.
+    let calls: Vec<Value> =
+        (0..16).map(|i| json!({"jsonrpc":"2.0","id":i,"method":"events.list","params":{"limit":1000}})).collect();
+    let mut c = RawConn::connect(&d.socket);
+    c.send_line(Value::Array(calls).to_string().as_bytes());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut c.r, &mut line).unwrap();
+    assert!(line.len() < 2 * MAX_REPLY_BYTES, "the batch reply is bounded, not {} bytes", line.len());
+    let replies: Vec<Value> = serde_json::from_str(&line).unwrap();
+    assert_eq!(replies.len(), 16, "every call is answered");
+    // The calls ran in order until the reply held a reply's worth; the rest were not run.
+    let ran = replies.iter().take_while(|r| r["result"]["events"].is_array()).count();
+    assert!(ran >= 1, "the first call ran");
+    for (i, r) in replies.iter().enumerate().skip(ran) {
+        assert_eq!(r["id"], i, "{r}");
+        assert_eq!(r["error"]["code"], BATCH_REPLY_TOO_LARGE, "{r}");
+        assert_eq!(r["error"]["data"]["code"], "batch_reply_too_large");
+    }
+    assert!(ran < 16);
+    peak_within_output_budget(d.pid(), before);
 }

@@ -2,16 +2,19 @@
 //! that namespace's generated server trait on [`Api`]. A handler checks nothing itself: it
 //! runs one domain rule or `ops` operation in a transaction (or a `services` step) and
 //! returns the result. [`module`] merges the namespaces into the one method table the
-//! transport serves (and the dashboard's WebSocket).
+//! transport serves (and the dashboard's WebSocket), every method behind [`gate`]: who may
+//! call it, from the authority table.
 
 mod agents;
 mod control;
 mod dashboard;
 mod events;
+pub mod gate;
 mod inbox;
 mod launch;
 mod mail;
 mod orch;
+mod orch_queue;
 mod search;
 mod subscriber;
 mod system;
@@ -62,7 +65,7 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
     // policy change, including those made through another daemon of the same store.
     tokio::spawn(crate::services::policy::keep_current(core.clone(), snapshots.clone()));
     let api = Api {
-        core,
+        core: core.clone(),
         info: Arc::new(info),
         methods: Arc::default(),
         shutdown,
@@ -70,11 +73,12 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
         snapshots,
         dashboard,
     };
-    let parts: [Methods; 11] = [
+    let parts: [Methods; 12] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),
         EventsApiServer::into_rpc(api.clone()).into(),
         OrchApiServer::into_rpc(api.clone()).into(),
+        OrchQueueApiServer::into_rpc(api.clone()).into(),
         AgentsApiServer::into_rpc(api.clone()).into(),
         MailApiServer::into_rpc(api.clone()).into(),
         LaunchApiServer::into_rpc(api.clone()).into(),
@@ -91,5 +95,5 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
     let mut names: Vec<String> = all.method_names().map(str::to_string).collect();
     names.sort();
     let _ = api.methods.set(names);
-    all.into()
+    gate::guard(all.into(), core)
 }

@@ -53,6 +53,21 @@ pub fn id(field: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
+/// An id chosen by a client in coordd's own form: `prefix`, `_` and 26 lowercase
+/// base32hex characters (a message id `msg_…`, a session id `ses_…`).
+pub fn chosen_id(field: &str, prefix: &str, id: &str) -> Result<()> {
+    let ok = id
+        .strip_prefix(prefix)
+        .and_then(|r| r.strip_prefix('_'))
+        .is_some_and(|rest| rest.len() == 26 && rest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'v').contains(&b)));
+    if !ok {
+        return Err(Error::invalid(format!(
+            "{field} '{id}' must be {prefix}_ followed by 26 lowercase base32hex characters (0-9, a-v)"
+        )));
+    }
+    Ok(())
+}
+
 /// A thread subject: not blank, at most 1000 characters.
 pub fn subject(subject: &str) -> Result<()> {
     if subject.trim().is_empty() {

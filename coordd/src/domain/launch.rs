@@ -36,8 +36,22 @@ pub fn tail(text: &str) -> String {
     text.chars().skip(n.saturating_sub(MAX_LOG_TAIL)).collect()
 }
 
-/// `launch.sessionStart`: the thread must be an attempt of the named task.
+/// `launch.sessionStart`: the thread must be an attempt of the named task, with no running
+/// session (`session_running`: exactly one session per attempt, whatever the number of
+/// launchers and daemons; the store's insert checks and inserts in one statement). A session id
+/// the launcher chose is its own: the same call made again (same id, thread and pid)
+/// returns the session it recorded, with no new event (`0`); any other use of a taken id
+/// is refused.
 pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Result<(LaunchSession, i64)> {
+    if let Some(id) = &p.session_id {
+        check::chosen_id("session_id", "ses", id)?;
+        if let Some(s) = tx.launches().launch_session(id)? {
+            if s.thread_id == p.thread_id && s.pid == p.pid {
+                return Ok((s, 0));
+            }
+            return Err(Error::invalid(format!("session_id '{id}' is already another session's")));
+        }
+    }
     check::id("run_id", &p.run_id)?;
     check::id("task_id", &p.task_id)?;
     check::id("thread_id", &p.thread_id)?;
@@ -60,10 +74,18 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
                 p.thread_id, p.task_id, p.run_id
             ))
         })?;
+    // A session that comes after the attempt's work ended (a launcher that lost the race
+    // and learned of the attempt late) would be a second one for it: refused too.
+    if tx.threads().thread(&p.thread_id)?.is_some_and(|t| t.thread.status.is_terminal()) {
+        return Err(Error::app(
+            ErrorCode::SessionRunning,
+            format!("attempt {} of {} has ended: its session already ran", attempt.attempt, p.task_id),
+        ));
+    }
     let host = p.host.unwrap_or_else(|| host.to_string());
     field("host", &host)?;
     let s = LaunchSession {
-        session_id: ids::new_id("ses"),
+        session_id: p.session_id.unwrap_or_else(|| ids::new_id("ses")),
         run_id: p.run_id,
         task_id: p.task_id,
         attempt: attempt.attempt,
@@ -84,10 +106,34 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
         reason: None,
         log_tail: None,
     };
-    tx.launches_mut().launch_insert(&s)?;
+    if !tx.launches_mut().launch_insert(&s)? {
+        return Err(running_already(tx, &s));
+    }
     let summary = format!("{} session for {} (attempt {}) started, pid {}", s.client, s.task_id, s.attempt, s.pid);
     let id = record(tx, EventType::LaunchStarted, &s, &summary, now)?;
     Ok((s, id))
+}
+
+/// The refusal of a second running session for an attempt, naming the running one.
+fn running_already(tx: &dyn Tx, s: &LaunchSession) -> Error {
+    let q = SessionListParams {
+        run_id: Some(s.run_id.clone()),
+        task_id: Some(s.task_id.clone()),
+        running_only: true,
+        ..Default::default()
+    };
+    let running = tx.launches().launch_list(&q).ok().and_then(|l| l.into_iter().find(|r| r.thread_id == s.thread_id));
+    let (message, details) = match running {
+        Some(r) => (
+            format!(
+                "attempt {} of {} already has a running session '{}' (pid {} on {}, started by {})",
+                s.attempt, s.task_id, r.session_id, r.pid, r.host, r.launcher
+            ),
+            json!({ "session_id": r.session_id, "pid": r.pid, "host": r.host, "launcher": r.launcher }),
+        ),
+        None => (format!("attempt {} of {} already has a running session", s.attempt, s.task_id), json!({})),
+    };
+    Error::App(coord_proto::AppError::new(ErrorCode::SessionRunning, message).with_details(details))
 }
 
 /// `launch.sessionExit`: a running session ends once, as `exited` (the default), `stopped`
@@ -101,10 +147,7 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
     if let Some(r) = &p.reason {
         check::text("reason", r)?;
     }
-    let mut s = tx
-        .launches()
-        .launch_session(&p.session_id)?
-        .ok_or_else(|| Error::app(ErrorCode::SessionNotFound, format!("no launched session '{}'", p.session_id)))?;
+    let mut s = session(tx, &p.session_id)?;
     if s.state != SessionState::Running {
         return Err(Error::app(
             ErrorCode::SessionEnded,
@@ -131,6 +174,14 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
     let summary = format!("{} session for {} (attempt {}) {}, {how}", s.client, s.task_id, s.attempt, s.state);
     let id = record(tx, EventType::LaunchExited, &s, &summary, now)?;
     Ok((s, id))
+}
+
+/// A recorded session (`session_not_found` when there is none).
+pub fn session(tx: &dyn Tx, session_id: &str) -> Result<LaunchSession> {
+    check::id("session_id", session_id)?;
+    tx.launches()
+        .launch_session(session_id)?
+        .ok_or_else(|| Error::app(ErrorCode::SessionNotFound, format!("no launched session '{session_id}'")))
 }
 
 /// `launch.sessionList`.

@@ -26,6 +26,7 @@ pub mod orch;
 pub mod policy;
 pub mod reservations;
 pub mod search;
+pub mod usage;
 
 #[cfg(test)]
 mod layering {

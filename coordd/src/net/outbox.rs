@@ -145,24 +145,31 @@ impl Outbox {
         if self.try_charge(n, sub) {
             return self.send(self.out(json, sub));
         }
+        self.wait_until(|| self.try_charge(n, sub)).await?;
+        self.send(self.out(json, sub))
+    }
+
+    /// Wait until `ready` holds (tried again after each message written), or the
+    /// connection closes.
+    async fn wait_until(&self, mut ready: impl FnMut() -> bool) -> Result<(), Closed> {
         self.room.waiting.fetch_add(1, Ordering::SeqCst);
-        let queued = loop {
+        let outcome = loop {
             let written = self.room.written.notified();
             tokio::pin!(written);
             written.as_mut().enable();
             if self.tx.is_closed() {
-                break false;
+                break Err(Closed);
             }
-            if self.try_charge(n, sub) {
-                break true;
+            if ready() {
+                break Ok(());
             }
             tokio::select! {
                 _ = written => {}
-                _ = self.tx.closed() => break false,
+                _ = self.tx.closed() => break Err(Closed),
             }
         };
         self.room.waiting.fetch_sub(1, Ordering::SeqCst);
-        if queued { self.send(self.out(json, sub)) } else { Err(Closed) }
+        outcome
     }
 
     /// Charge the connection (and `sub`) if both are under their budgets.
@@ -177,6 +184,19 @@ impl Outbox {
             s.release(n);
         }
         false
+    }
+
+    /// Wait until the connection has less than `bytes` queued (its client is keeping up),
+    /// or the connection closes.
+    pub async fn room_below(&self, bytes: usize) -> Result<(), Closed> {
+        self.wait_until(|| self.conn.bytes() < bytes).await
+    }
+
+    /// Queue `json` whatever the connection's budget: a reply whose room was reserved
+    /// before it was built ([`crate::net::transport::heavy`]).
+    pub fn push_reserved(&self, json: Box<RawValue>) -> Result<(), Closed> {
+        self.conn.charge(json.get().len() + 1);
+        self.send(self.out(json, None))
     }
 
     /// Queue `json` whatever the budgets (a subscription's last word: small and once).

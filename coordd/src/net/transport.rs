@@ -8,13 +8,17 @@
 //! subscription notifications go through the connection's [`Outbox`], budgeted by bytes: a
 //! reply waits for room, and meanwhile the loop reads nothing (backpressure). The loop also
 //! stops reading while [`MAX_IN_FLIGHT`] calls, or too many bytes of requests, are pending.
-//! On read EOF the in-flight calls finish and their replies are flushed before the
+//! A call whose reply may be large first reserves room for it, on its connection and in
+//! the daemon ([`heavy`]), and runs as a task of its own that queues its reply itself. A
+//! batch runs such members one after another and stops running them once its reply holds
+//! a reply's worth ([`crate::bound::items_budget`]). On read EOF the in-flight calls finish and their replies are flushed before the
 //! connection closes; subscriptions end with the connection. A line over
 //! [`MAX_REQUEST_BYTES`], over the budget of unfinished lines or idle for too long is
 //! dropped with an error reply and the connection keeps going.
 
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod heavy;
 pub mod limits;
 mod lines;
 #[cfg(test)]
@@ -24,7 +28,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use coord_proto::MAX_REQUEST_BYTES;
-use coord_proto::error::{PARTIAL_LINE_TIMEOUT, REQUEST_BUDGET_EXCEEDED, REQUEST_TOO_LARGE, TOO_MANY_SUBSCRIPTIONS};
+use coord_proto::error::{
+    BATCH_REPLY_TOO_LARGE, PARTIAL_LINE_TIMEOUT, REQUEST_BUDGET_EXCEEDED, REQUEST_TOO_LARGE, TOO_MANY_SUBSCRIPTIONS,
+};
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use jsonrpsee::core::id_providers::RandomIntegerIdProvider;
@@ -88,6 +94,7 @@ pub async fn serve<R, W>(
         pending: pending.clone(),
         limits,
         caller: Arc::default(),
+        slot: heavy::Slot::default(),
     };
     let mut was_reading = true;
 
@@ -189,6 +196,8 @@ struct Conn {
     limits: Limits,
     /// The agents this connection authenticated as; every call runs in its scope.
     caller: Arc<Caller>,
+    /// This connection's turn for heavy calls.
+    slot: heavy::Slot,
 }
 
 fn error_json(id: Id<'_>, code: ErrorCode) -> Box<RawValue> {
@@ -215,9 +224,27 @@ impl Conn {
         }
         match self.start(line, false) {
             Started::Reply(r) => Some(r),
+            Started::Heavy(r) => Some(self.reserved(r)),
             Started::Now(json) => Some(Box::pin(async move { Some(json) })),
             Started::Nothing => None,
         }
+    }
+
+    /// Run a heavy call (or a batch holding one) as a task of its own, once it has
+    /// reserved room for its reply ([`heavy::reserve`]); the task queues the reply itself,
+    /// so what the connection's loop waits for never holds the daemon's building budget.
+    fn reserved(&self, reply: Reply) -> Reply {
+        let (slot, outbox, builders) = (self.slot.clone(), self.outbox.clone(), self.limits.builders.clone());
+        let task = tokio::spawn(async move {
+            let Ok(_room) = heavy::reserve(&slot, &outbox, &builders).await else { return };
+            if let Some(json) = reply.await {
+                let _ = outbox.push_reserved(json);
+            }
+        });
+        Box::pin(async move {
+            let _ = task.await;
+            None
+        })
     }
 
     fn handle_batch(&self, line: &[u8]) -> Option<Reply> {
@@ -231,24 +258,32 @@ impl Conn {
         if items.is_empty() {
             return Some(ready(error_json(Id::Null, ErrorCode::InvalidRequest)));
         }
-        let mut parts: Vec<Reply> = Vec::with_capacity(items.len());
+        let mut parts: Vec<Member> = Vec::with_capacity(items.len());
+        let mut heavy = false;
         for item in items {
-            match self.start(item.get().as_bytes(), true) {
-                Started::Reply(r) => parts.push(r),
-                Started::Now(json) => parts.push(ready(json)),
-                Started::Nothing => {}
-            }
+            let data = item.get().as_bytes();
+            let id = serde_json::from_slice::<Request<'_>>(data).ok().map(|r| r.id.into_owned());
+            let reply = match self.start(data, true) {
+                Started::Reply(r) => r,
+                Started::Heavy(r) => {
+                    heavy = true;
+                    r
+                }
+                Started::Now(json) => ready(json),
+                Started::Nothing => continue,
+            };
+            parts.push(Member { id, reply });
         }
         if parts.is_empty() {
             return None;
         }
+        if heavy {
+            return Some(self.reserved(Box::pin(run_in_turn(parts))));
+        }
         Some(Box::pin(async move {
-            let done: Vec<Box<RawValue>> = futures::future::join_all(parts).await.into_iter().flatten().collect();
-            if done.is_empty() {
-                return None;
-            }
-            let joined = format!("[{}]", done.iter().map(|r| r.get()).collect::<Vec<_>>().join(","));
-            RawValue::from_string(joined).ok()
+            let done: Vec<Box<RawValue>> =
+                futures::future::join_all(parts.into_iter().map(|m| m.reply)).await.into_iter().flatten().collect();
+            join(done)
         }))
     }
 
@@ -287,11 +322,15 @@ impl Conn {
             (Some("2.0"), Some(method)) if self.is_subscription(&method) => Started::Nothing,
             (Some("2.0"), Some(method)) => {
                 let params = obj.get("params").map(|p| p.get());
-                match self.dispatch(Id::Null, &method, params, in_batch) {
-                    Started::Reply(f) => Started::Reply(Box::pin(async move {
+                let unanswered = |f: Reply| -> Reply {
+                    Box::pin(async move {
                         let _ = f.await;
                         None
-                    })),
+                    })
+                };
+                match self.dispatch(Id::Null, &method, params, in_batch) {
+                    Started::Reply(f) => Started::Reply(unanswered(f)),
+                    Started::Heavy(f) => Started::Heavy(unanswered(f)),
                     _ => Started::Nothing,
                 }
             }
@@ -318,7 +357,8 @@ impl Conn {
             }
             MethodCallback::Async(cb) => {
                 let fut = caller::scope(self.caller.clone(), (cb)(id, params, self.conn_id, max, ext));
-                Started::Reply(Box::pin(async move { Some(fut.await.into_json()) }))
+                let reply: Reply = Box::pin(async move { Some(fut.await.into_json()) });
+                if heavy::is_heavy(method) { Started::Heavy(reply) } else { Started::Reply(reply) }
             }
             MethodCallback::Unsubscription(cb) => match subscription_id(raw_params) {
                 Ok(_) => Started::Now((cb)(id, params, self.conn_id, max, ext).into_json()),
@@ -378,9 +418,60 @@ pub(crate) fn normalize_params<'a>(
 }
 
 enum Started {
+    /// A call whose reply is about the size of its request.
     Reply(Reply),
+    /// A call whose reply may be large: it reserves room before it runs ([`heavy`]).
+    Heavy(Reply),
     Now(Box<RawValue>),
     Nothing,
+}
+
+/// One member of a batch: its reply, and its id when it is a request.
+struct Member {
+    id: Option<Id<'static>>,
+    reply: Reply,
+}
+
+/// Run a batch's members one after another. Once their replies hold a reply's worth
+/// ([`crate::bound::items_budget`]), the requests left are not run: each is answered
+/// with `batch_reply_too_large` (notifications, which add nothing to the reply, still run).
+async fn run_in_turn(members: Vec<Member>) -> Option<Box<RawValue>> {
+    let bound = crate::bound::items_budget();
+    let (mut done, mut bytes) = (Vec::with_capacity(members.len()), 0);
+    for m in members {
+        match m.id {
+            Some(id) if bytes >= bound => done.push(not_run(id, bound)),
+            _ => {
+                if let Some(json) = m.reply.await {
+                    bytes += json.get().len() + 1;
+                    done.push(json);
+                }
+            }
+        }
+    }
+    join(done)
+}
+
+/// The answer of a batch member left unrun because the batch's reply was full.
+fn not_run(id: Id<'static>, bound: usize) -> Box<RawValue> {
+    let err = ErrorObject::owned(
+        BATCH_REPLY_TOO_LARGE,
+        format!(
+            "this call was not run: the replies of the calls before it in the batch already hold \
+             {bound} bytes; send it again, alone or in a later batch"
+        ),
+        Some(serde_json::json!({"code": "batch_reply_too_large", "details": {"limit": bound}})),
+    );
+    MethodResponse::error(id, err).into_json()
+}
+
+/// A batch's reply: its members' replies as one array (none: nothing to answer).
+fn join(done: Vec<Box<RawValue>>) -> Option<Box<RawValue>> {
+    if done.is_empty() {
+        return None;
+    }
+    let joined = format!("[{}]", done.iter().map(|r| r.get()).collect::<Vec<_>>().join(","));
+    RawValue::from_string(joined).ok()
 }
 
 fn ready(json: Box<RawValue>) -> Reply {

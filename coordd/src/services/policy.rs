@@ -37,7 +37,7 @@ pub async fn write(core: &Arc<Core>, lock: &Snapshots) -> Result<PathBuf> {
         let text = serde_json::to_string_pretty(&p).map_err(|e| Error::Internal(e.to_string()))? + "\n";
         let tmp = target.with_extension("json.tmp");
         let fail = |e: std::io::Error| Error::app(ErrorCode::IoWriteFailed, format!("{}: {e}", target.display()));
-        std::fs::write(&tmp, text).map_err(fail)?;
+        crate::private::write_file(&tmp, text.as_bytes()).map_err(fail)?;
         std::fs::rename(&tmp, &target).map_err(fail)
     })
     .await?;

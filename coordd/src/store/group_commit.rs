@@ -38,6 +38,11 @@ pub trait Conn {
     /// own, so a driver that holds writes back to send them together must send each at
     /// once (a job's failure must be its own).
     fn begin(&mut self, per_job: bool) -> Result<()>;
+    /// The transaction is open (and its first run has not started): add the jobs that were
+    /// submitted meanwhile to the batch (none by default). PostgreSQL's `BEGIN` may have
+    /// waited for another daemon's write lock; what queued up during that wait goes in the
+    /// same transaction instead of waiting for the next turn.
+    fn top_up(&mut self, _batch: &mut Vec<WriteJob>) {}
     /// Send the writes held back to be sent together (none by default): before the
     /// commit of a batch without savepoints. A failure poisons the batch.
     fn flush(&mut self) -> Result<()> {
@@ -88,7 +93,7 @@ enum Attempt {
 
 /// Run `batch` in one transaction on `c`: without savepoints first, again with one per job
 /// if a job failed after writing. The jobs keep their last run's result, for [`complete`].
-pub fn run<C: Conn>(c: &mut C, batch: &mut [WriteJob]) -> Outcome {
+pub fn run<C: Conn>(c: &mut C, batch: &mut Vec<WriteJob>) -> Outcome {
     match attempt(c, batch, Isolation::Shared) {
         Attempt::Done(outcome) => outcome,
         Attempt::Poisoned => {
@@ -127,7 +132,7 @@ pub fn fail(batch: &mut Vec<WriteJob>, e: &Error) {
     complete(batch, Some(e));
 }
 
-fn attempt<C: Conn>(c: &mut C, batch: &mut [WriteJob], isolation: Isolation) -> Attempt {
+fn attempt<C: Conn>(c: &mut C, batch: &mut Vec<WriteJob>, isolation: Isolation) -> Attempt {
     let per_job = isolation == Isolation::PerJob;
     if let Err(e) = c.begin(per_job) {
         tracing::error!(error = %e, "cannot begin a write transaction");
@@ -136,6 +141,10 @@ fn attempt<C: Conn>(c: &mut C, batch: &mut [WriteJob], isolation: Isolation) -> 
             job.run(None);
         }
         return Attempt::Done(Outcome::NotBegun(e));
+    }
+    if !per_job {
+        // (A re-run with savepoints keeps the batch it re-runs.)
+        c.top_up(batch);
     }
     let mut events = Vec::new();
     for job in batch.iter_mut() {

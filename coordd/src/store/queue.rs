@@ -86,6 +86,18 @@ impl Queue {
         true
     }
 
+    /// Add whatever is queued now to `batch` (up to [`MAX_BATCH`] jobs in all), without
+    /// waiting. A stop found there is kept: the next [`Queue::next_batch`] returns false.
+    pub fn top_up(&mut self, batch: &mut Vec<WriteJob>) {
+        while self.stopped.is_none() && batch.len() < MAX_BATCH {
+            match self.rx.try_recv() {
+                Ok(Msg::Job(job)) => batch.push(job),
+                Ok(Msg::Stop(ack)) => self.stopped = Some(ack),
+                Err(_) => return,
+            }
+        }
+    }
+
     /// Refuse whatever is submitted from now on, and add the jobs still queued to `batch`.
     pub fn close(&mut self, batch: &mut Vec<WriteJob>) {
         self.rx.close();

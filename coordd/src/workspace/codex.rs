@@ -116,6 +116,10 @@ fn merge_config(doc: &mut DocumentMut, path: &Path, env: &SessionEnv) -> Result<
     server.insert("command", value(env.bin.as_str()));
     server.insert("args", value(env.mcp_args().into_iter().collect::<Array>()));
     server.insert("default_tools_approval_mode", value("approve"));
+    // Codex gives an MCP server only a few variables of its own environment: pass on the
+    // one that sets `inbox mcp`'s wait_reply limit, so a project can raise it for its
+    // sessions without changing this fixed command line.
+    server.insert("env_vars", value(Array::from_iter(["COORD_MCP_WAIT_SECONDS"])));
     servers.insert(MCP_SERVER, Item::Table(server));
 
     let policy = table(doc.as_table_mut(), "shell_environment_policy", path, "shell_environment_policy")?;

@@ -41,8 +41,11 @@ fn worktree_name(run: &str, task: &str, attempt: u32) -> String {
     format!("orch-{run}-{task}-a{attempt}")
 }
 
+/// The folder of `.agents/` that holds the task worktrees (0700, like `.agents/`).
+pub const WORKTREES_DIR: &str = "worktrees";
+
 pub fn worktree_path(workdir: &Path, run: &str, task: &str, attempt: u32) -> PathBuf {
-    workdir.join(".agents").join("worktrees").join(run).join(format!("{task}-a{attempt}"))
+    workdir.join(".agents").join(WORKTREES_DIR).join(run).join(format!("{task}-a{attempt}"))
 }
 
 fn open(repo: &Path) -> Result<Repository> {
@@ -142,7 +145,9 @@ pub fn create(repo_path: &Path, run: &str, task: &str, attempt: u32, base: Optio
         stale.delete().map_err(git_err("cannot replace a stale branch"))?;
     }
     let parent = path.parent().expect("worktree path has a parent");
-    std::fs::create_dir_all(parent).map_err(|e| Error::invalid(format!("cannot create {}: {e}", parent.display())))?;
+    // 0700, like `.agents/`: another user of the machine has no business in them.
+    crate::private::create_dir(parent)
+        .map_err(|e| Error::invalid(format!("cannot create {}: {e}", parent.display())))?;
     let branch = repo.branch(&branch_name, &commit, false).map_err(git_err("cannot create branch"))?;
     let mut opts = WorktreeAddOptions::new();
     opts.reference(Some(branch.get()));

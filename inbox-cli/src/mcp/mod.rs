@@ -20,13 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use coord_cli::CliError;
-use coord_cli::{Command, Ctx, Outcome, Res};
-use coord_client::{Client, ClientError, ConnectOptions};
-use coord_proto::api::SystemApiClient;
-use rmcp::ServiceExt;
+use coord_cli::mcp::DaemonLink;
+use coord_cli::{Command, Ctx, Res};
+use coord_client::Client;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::CallToolResult;
-use serde_json::{Value, json};
 
 use crate::commands::args::MAX_TIMEOUT;
 
@@ -49,40 +47,13 @@ pub struct Args {
     /// are made for it, and send_message to_peer reaches its linked peers.
     #[arg(long, value_name = "TASK_ID", env = "COORD_TASK")]
     pub task: Option<String>,
-    /// The longest one wait_reply call waits, and its default (a longer timeout_seconds is
-    /// cut to it, and the tool's result says so). Default: `mcp_wait_seconds` in the
-    /// project's .agents/coordd.json, else 45. Keep it under your MCP client's request
-    /// timeout; the agent re-arms with the cursor it returns.
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
-    pub wait_seconds: Option<u64>,
-}
-
-/// The key of the project's `.agents/coordd.json` that sets the `wait_reply` limit of every
-/// `inbox mcp` of the project (dispatched sessions included) without a `--wait-seconds`.
-pub const WAIT_SECONDS_KEY: &str = "mcp_wait_seconds";
-
-/// The `wait_reply` limit: `--wait-seconds`, else the project's `mcp_wait_seconds`, else
-/// [`DEFAULT_WAIT_SECONDS`].
-fn wait_limit(flag: Option<u64>, opts: &ConnectOptions) -> Result<u64, CliError> {
-    if let Some(s) = flag {
-        return Ok(s);
-    }
-    let path = coord_ipc::paths::store_config(&opts.paths.db);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(DEFAULT_WAIT_SECONDS),
-        Err(e) => return Err(CliError::Invalid(format!("cannot read {}: {e}", path.display()))),
-    };
-    let bad = |why: &str| CliError::Invalid(format!("{}: {WAIT_SECONDS_KEY} {why}", path.display()));
-    let v: Value =
-        serde_json::from_str(&text).map_err(|e| bad(&format!("cannot be read, the file is not JSON: {e}")))?;
-    match v.get(WAIT_SECONDS_KEY) {
-        None | Some(Value::Null) => Ok(DEFAULT_WAIT_SECONDS),
-        Some(n) => n
-            .as_u64()
-            .filter(|s| (1..=MAX_TIMEOUT).contains(s))
-            .ok_or_else(|| bad(&format!("must be a whole number of seconds from 1 to {MAX_TIMEOUT}, not {n}"))),
-    }
+    /// The longest one wait_reply call waits, and its default. Keep it under your MCP
+    /// client's request timeout; the agent re-arms with the cursor it returns. Also
+    /// $COORD_MCP_WAIT_SECONDS, which reaches the servers orch dispatch registers (their
+    /// command line is fixed): start the agent CLI, or coord-launch, with it set.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_WAIT_SECONDS, env = "COORD_MCP_WAIT_SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
+    pub wait_seconds: u64,
 }
 
 impl Command for Args {
@@ -98,9 +69,8 @@ pub struct InboxMcp {
     task: Option<String>,
     /// Upper bound (and default) of one `wait_reply`.
     max_wait: Duration,
-    opts: ConnectOptions,
     /// The daemon connection, opened on first use and reopened when it broke.
-    client: Arc<tokio::sync::Mutex<Option<Arc<Client>>>>,
+    daemon: DaemonLink,
     /// Per thread, where this session's next `wait_reply` starts when the agent gives no
     /// cursor: after its latest `ask`, `send_message` or `reply` there, or where its last
     /// wait ended. So a reply that came before the wait is not missed, and one already
@@ -117,94 +87,24 @@ async fn serve(ctx: &Ctx, a: Args) -> Res {
     let server = InboxMcp {
         agent,
         task: a.task.filter(|t| !t.trim().is_empty()),
-        max_wait: Duration::from_secs(wait_limit(a.wait_seconds, ctx.connect_options())?),
-        opts: ctx.connect_options().clone(),
-        client: Arc::default(),
+        max_wait: Duration::from_secs(a.wait_seconds),
+        daemon: DaemonLink::new(ctx.connect_options().clone()),
         cursors: Arc::default(),
         tool_router: InboxMcp::tool_router() + InboxMcp::search_router() + InboxMcp::control_router(),
     };
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| CliError::Internal(format!("MCP initialization failed: {e}")))?;
-    running.waiting().await.map_err(|e| CliError::Internal(format!("MCP server stopped: {e}")))?;
-    Ok(Outcome::Done)
+    coord_cli::mcp::serve_stdio(server).await
 }
 
-/// A failed tool call, as the agent sees it.
-pub struct ToolError {
-    code: &'static str,
-    message: String,
-    details: Option<Value>,
-}
-
-impl ToolError {
-    fn invalid(message: impl Into<String>) -> ToolError {
-        ToolError { code: "invalid_args", message: message.into(), details: None }
-    }
-}
-
-impl From<jsonrpsee::core::client::Error> for ToolError {
-    fn from(e: jsonrpsee::core::client::Error) -> Self {
-        ClientError::from(e).into()
-    }
-}
-
-impl From<ClientError> for ToolError {
-    fn from(e: ClientError) -> Self {
-        let details = match &e {
-            ClientError::Rpc { details, .. } => details.clone(),
-            _ => None,
-        };
-        ToolError { code: e.code(), message: e.to_string(), details }
-    }
-}
-
-/// What every tool body returns: its JSON result, or a tool error carrying the code.
-pub type ToolResult = Result<Value, ToolError>;
-
-fn to_call_result(r: ToolResult) -> CallToolResult {
-    match r {
-        Ok(v) => CallToolResult::structured(v),
-        Err(e) => {
-            let mut v = json!({"code": e.code, "message": e.message});
-            if let Some(d) = e.details {
-                v["details"] = d;
-            }
-            CallToolResult::structured_error(v)
-        }
-    }
-}
+pub use coord_cli::mcp::{ToolError, ToolResult};
 
 impl InboxMcp {
-    /// The daemon connection, opened (and the daemon started, unless auto-start is off)
-    /// on first use. A kept connection is checked with a `hello` first: the daemon may
-    /// have restarted since the last call, and one round trip is cheap next to a tool
-    /// call, while resending a write after it failed could apply it twice.
-    async fn client(&self) -> Result<Arc<Client>, ToolError> {
-        let mut slot = self.client.lock().await;
-        if let Some(c) = slot.as_ref()
-            && c.is_connected()
-            && c.hello().await.is_ok()
-        {
-            return Ok(c.clone());
-        }
-        *slot = None;
-        let c = Arc::new(Client::connect(self.opts.clone()).await?);
-        *slot = Some(c.clone());
-        Ok(c)
-    }
-
     /// Run one tool body against the daemon.
     async fn run<F, Fut>(&self, body: F) -> CallToolResult
     where
         F: FnOnce(Arc<Client>) -> Fut,
         Fut: Future<Output = ToolResult>,
     {
-        to_call_result(match self.client().await {
-            Ok(c) => body(c).await,
-            Err(e) => Err(e),
-        })
+        self.daemon.run(body).await
     }
 
     fn cursor(&self, thread_id: &str) -> Option<i64> {

@@ -2,6 +2,7 @@
 //! addressed to this agent: permissions, plans, shutdowns) and `respond` (answer one: allow
 //! or deny a permission, approve or reject a plan, acknowledge or refuse a shutdown).
 
+use coord_cli::requests::{Answer, response};
 use coord_proto::api::ControlApiClient;
 use coord_proto::types::*;
 use rmcp::handler::server::wrapper::Parameters;
@@ -60,40 +61,14 @@ impl InboxMcp {
         let from = self.agent.clone();
         self.run(|c| async move {
             let q = RequestsParams { request_id: Some(a.request_id.clone()), include_closed: true, ..Default::default() };
-            let request = c.control_requests(q).await?.requests.into_iter().next().ok_or_else(|| ToolError {
-                code: "not_found",
-                message: format!("request '{}' not found", a.request_id),
-                details: None,
-            })?;
-            let id = a.request_id.clone();
-            let (t, payload) = match MessageType::from_name(&request.msg_type) {
-                MessageType::PermissionRequest => (
-                    MessageType::PermissionResponse,
-                    json!(PermissionResponsePayload {
-                        request_id: id,
-                        approved: a.approve,
-                        updated_input: a.updated_input.filter(|_| a.approve),
-                        reason: a.reason,
-                    }),
-                ),
-                MessageType::PlanApprovalRequest => (
-                    MessageType::PlanApprovalResponse,
-                    json!(PlanApprovalResponsePayload {
-                        request_id: id,
-                        approved: a.approve,
-                        feedback: a.feedback.or(a.reason),
-                        permission_mode: None,
-                    }),
-                ),
-                MessageType::ShutdownRequest if a.approve => {
-                    (MessageType::ShutdownApproved, json!(ShutdownApprovedPayload { request_id: id }))
-                }
-                MessageType::ShutdownRequest => (
-                    MessageType::ShutdownRejected,
-                    json!(ShutdownRejectedPayload { request_id: id, reason: a.reason.unwrap_or_default() }),
-                ),
-                other => return Err(ToolError::invalid(format!("{other} is not a request this tool answers"))),
+            let request = c.control_requests(q).await?.requests.into_iter().next().ok_or_else(|| ToolError::not_found(format!("request '{}' not found", a.request_id)))?;
+            let answer = Answer {
+                approve: a.approve,
+                reason: a.reason,
+                feedback: a.feedback,
+                updated_input: a.updated_input,
             };
+            let (t, payload) = response(&request.msg_type, &a.request_id, answer).map_err(ToolError::invalid)?;
             let p = ControlSendParams { from, msg_type: t.as_str().to_string(), payload, ..Default::default() };
             let r = c.control_send(p).await?;
             Ok(json!({"answered": request.request_id, "type": t, "thread_id": r.thread.thread_id, "event_id": r.event_id}))

@@ -176,7 +176,7 @@ pub struct WaitArgs {
     #[serde(default)]
     after_event: Option<i64>,
     /// Give up after this many seconds (default and maximum: the server's limit, 45 unless
-    /// configured; a longer wait is cut to it, and the result's note says so).
+    /// configured). A longer one is cut to the limit, and the result says so (cut_to_seconds).
     #[serde(default)]
     timeout_seconds: Option<u64>,
 }
@@ -337,19 +337,12 @@ impl InboxMcp {
     #[tool(description = "Wait for a reply (answer, result or control) in a thread, up to a bounded time. \
                           Without a cursor it waits after your latest message there (a reply given before is \
                           not missed). Returns woke=false and a cursor on timeout: call again with \
-                          after_event=cursor (or without it when the cursor is null).")]
+                          after_event=cursor (or without it when the cursor is null). \
+                          A timeout_seconds above the server's limit is cut to it (cut_to_seconds in the result).")]
     async fn wait_reply(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
         let wait = a.timeout_seconds.map_or(self.max_wait, |s| Duration::from_secs(s).min(self.max_wait));
-        // Said in the result: a longer wait than this server allows was cut to its limit.
-        let cut = a.timeout_seconds.filter(|s| Duration::from_secs(*s) > self.max_wait).map(|asked| {
-            format!(
-                "timeout_seconds {asked} is above this server's limit of {} s, so this call waited at most {} s \
-                 (the limit is inbox mcp --wait-seconds, or mcp_wait_seconds in the project's .agents/coordd.json); \
-                 call wait_reply again to keep waiting",
-                self.max_wait.as_secs(),
-                self.max_wait.as_secs()
-            )
-        });
+        // Said, not silent: the agent learns the limit and can re-arm instead of giving up.
+        let cut = a.timeout_seconds.is_some_and(|s| Duration::from_secs(s) > self.max_wait);
         let after_event = a.after_event.or(self.cursor(&a.thread_id));
         self.run(|c| async move {
             let filter = EventFilter {
@@ -388,8 +381,8 @@ impl InboxMcp {
                 Some(ev) => json!({"woke": true, "cursor": cursor, "message": ev.message.as_ref().map(message_view)}),
                 None => json!({"woke": false, "cursor": cursor, "waited_seconds": wait.as_secs()}),
             };
-            if let Some(note) = cut {
-                out["note"] = note.into();
+            if cut {
+                out["cut_to_seconds"] = json!(wait.as_secs());
             }
             Ok(out)
         })

@@ -8,8 +8,6 @@ use crate::types::*;
 #[rpc(server, client)]
 pub trait EventsApi {
     /// Read the event stream without waiting.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "events.list")]
     async fn events_list(&self, params: EventsListParams) -> RpcResult<EventsResult>;
 
@@ -17,8 +15,6 @@ pub trait EventsApi {
     /// ones as they commit, in event order with no gaps and no duplicates. A subscriber
     /// that does not read its events is cut loose: its last notification carries an error
     /// (`subscriber_too_slow`, -32005) with the cursor to subscribe again after.
-    ///
-    /// Who may call: anyone.
     #[subscription(
         name = "events.subscribe" => "events.event",
         unsubscribe = "events.unsubscribe",
@@ -30,8 +26,6 @@ pub trait EventsApi {
     /// `events.subscribe` with the events in batches: each notification carries an array
     /// of the matching events that were ready together (at least one, in event order), so
     /// a burst costs a client a few messages instead of one per event. What a page uses.
-    ///
-    /// Who may call: anyone.
     #[subscription(
         name = "events.subscribeBatched" => "events.batch",
         unsubscribe = "events.unsubscribeBatched",

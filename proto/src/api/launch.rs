@@ -10,21 +10,38 @@ use crate::types::*;
 pub trait LaunchApi {
     /// Record a session just started for an attempt (`launch.started`).
     ///
-    /// Who may call: a launcher. Events: `launch.started`.
+    /// Events: `launch.started`.
     #[method(name = "launch.sessionStart")]
     async fn session_start(&self, params: SessionStartParams) -> RpcResult<LaunchSession>;
 
     /// Record how a session ended (`launch.exited`), failing its attempt when asked and its
     /// thread is still open.
     ///
-    /// Who may call: a launcher. Events: `launch.exited` (and, with `fail_attempt`, `thread.failed`
-    /// and the task's events).
+    /// Events: `launch.exited` (and, with `fail_attempt`, `thread.failed` and the task's events).
     #[method(name = "launch.sessionExit")]
     async fn session_exit(&self, params: SessionExitParams) -> RpcResult<SessionExitResult>;
 
     /// Sessions, oldest first.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "launch.sessionList")]
     async fn session_list(&self, params: SessionListParams) -> RpcResult<SessionsResult>;
+
+    /// Record a session's cumulative tokens and cost so far (idempotent: each total keeps
+    /// the highest value reported, so a repeat or a lower report counts nothing twice), and
+    /// say whether the session and its run reached their budgets.
+    ///
+    /// Events: `launch.usage` when a total grew, and `run.budget_reached`
+    /// once, when the run's usage reaches its budget.
+    #[method(name = "launch.usage")]
+    async fn usage(&self, params: UsageParams) -> RpcResult<UsageResult>;
+
+    /// Set or remove the budget of a run or of one of its sessions.
+    ///
+    /// Events: `launch.budget_set`, and `run.budget_reached` when the run's usage is already
+    /// at its new budget.
+    #[method(name = "launch.budgetSet")]
+    async fn budget_set(&self, params: BudgetSetParams) -> RpcResult<BudgetSetResult>;
+
+    /// A run's usage, summed per task and agent, with its sessions' and its budget.
+    #[method(name = "launch.usageShow")]
+    async fn usage_show(&self, params: UsageShowParams) -> RpcResult<UsageReport>;
 }

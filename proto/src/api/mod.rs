@@ -7,8 +7,9 @@
 //! (by name); a one-element array holding it is accepted too, which is what the generated
 //! clients send. `docs/protocol.md` documents each method for other languages.
 //!
-//! Adding a method: declare it in its namespace here (with its types in `types/`), handle
-//! it in the daemon's matching `api/` file, and document it in `docs/protocol.md`.
+//! Adding a method: declare it in its namespace here (with its types in `types/`), give it
+//! its entry in [`crate::authority::TABLE`] (who may call it), handle it in the daemon's
+//! matching `api/` file, and document it in `docs/protocol.md`.
 
 mod agents;
 mod control;
@@ -18,6 +19,7 @@ mod inbox;
 mod launch;
 mod mail;
 mod orch;
+mod orch_queue;
 mod search;
 mod system;
 mod view;
@@ -30,6 +32,7 @@ pub use inbox::{InboxApiClient, InboxApiServer};
 pub use launch::{LaunchApiClient, LaunchApiServer};
 pub use mail::{MailApiClient, MailApiServer};
 pub use orch::{OrchApiClient, OrchApiServer};
+pub use orch_queue::{OrchQueueApiClient, OrchQueueApiServer};
 pub use search::{SearchApiClient, SearchApiServer};
 pub use system::{SystemApiClient, SystemApiServer};
 pub use view::{ViewApiClient, ViewApiServer};

@@ -157,6 +157,7 @@ fn method(g: &mut SchemaGenerator, m: &Method) -> Vec<Value> {
     let listed = method_errors(m.name, params.is_some(), m.subscription.is_some())
         .unwrap_or_else(|| panic!("{} has no row in openrpc/errors.rs", m.name));
     out["errors"] = error_refs(&listed);
+    crate::authority::describe(&mut out);
     let Some(sub) = m.subscription else {
         out["result"] = json!({ "name": "result", "schema": result });
         return vec![out];

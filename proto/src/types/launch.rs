@@ -97,6 +97,13 @@ pub struct SessionStartParams {
     /// Defaults to the daemon's host.
     #[serde(default)]
     pub host: Option<String>,
+    /// The session's id, chosen by the launcher (`ses_` and 26 lowercase base32hex
+    /// characters) so that it can be put in the session's environment before the process
+    /// starts: `coord-launch` sets `COORD_SESSION` to it and finds the session's processes
+    /// by it. Default: a new id. A call retried with the same id, thread and pid returns
+    /// the session it recorded; another session's id is refused (`invalid_input`).
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 /// Params of `launch.sessionExit`: record how a session ended.
@@ -122,6 +129,16 @@ pub struct SessionExitParams {
     /// `fail`), with the reason and the log's tail; the run's retry rules then apply.
     #[serde(default)]
     pub fail_attempt: bool,
+    /// The launcher stopped the session because its worker did not answer this shutdown
+    /// request (its `request_id`) in time. The request must be an open `shutdown_request`
+    /// to the session's agent, for the session's task or for no task. The daemon then ends
+    /// it as an approved one would: the worker's thread for the task is blocked ("worker
+    /// stopped") and its lease released, the request's thread is closed (`cancelled`,
+    /// "not answered"), and the requester gets an `idle_notification` (reason `shutdown`)
+    /// saying the request went unanswered. Only the run's creator, the lead or an admin
+    /// may give it while credentials are required. Leave out `fail_attempt`.
+    #[serde(default)]
+    pub shutdown_request_id: Option<String>,
 }
 
 /// Params of `launch.sessionList`.
@@ -167,4 +184,30 @@ pub struct SessionsResult {
     /// Where to continue when `truncated`: the `session_id` of the last session returned.
     #[serde(default)]
     pub next_after: Option<String>,
+}
+
+impl LaunchSession {
+    /// How an ended session ended, in words: `exit 0`, `signal 9`, `stopped (exit 143):
+    /// the attempt was cancelled`, `lost: <why>`, `ended, no exit status: <why>` (what
+    /// `orch status` and `coord-launch` print); `running` while it runs.
+    pub fn how_it_ended(&self) -> String {
+        let reason = self.reason.as_deref().map(|r| r.trim_start_matches("stopped: ")).filter(|r| !r.is_empty());
+        let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+        let how = match (self.exit_code, self.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(sig)) => format!("signal {sig}"),
+            (None, None) => String::new(),
+        };
+        match (self.state, how.is_empty()) {
+            (SessionState::Running, _) => "running".to_string(),
+            (SessionState::Lost, _) => format!("lost{why}"),
+            (SessionState::Stopped, false) => format!("stopped ({how}){why}"),
+            (SessionState::Stopped, true) => format!("stopped, no exit status{why}"),
+            (SessionState::Exited, false) => format!("{how}{why}"),
+            (SessionState::Exited, true) => match reason {
+                Some(r) => format!("ended, no exit status: {r}"),
+                None => "ended, no exit status recorded by its launcher".to_string(),
+            },
+        }
+    }
 }

@@ -44,15 +44,7 @@ pub enum RequestEffect {
 
 /// A message id chosen by a sender: `msg_` and 26 lowercase base32hex characters.
 pub fn check_message_id(id: &str) -> Result<()> {
-    let ok = id
-        .strip_prefix("msg_")
-        .is_some_and(|rest| rest.len() == 26 && rest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'v').contains(&b)));
-    if !ok {
-        return Err(Error::invalid(format!(
-            "message_id '{id}' must be msg_ followed by 26 lowercase base32hex characters (0-9, a-v)"
-        )));
-    }
-    Ok(())
+    check::chosen_id("message_id", "msg", id)
 }
 
 /// The message already stored under a sender-chosen id: the same send retried (same

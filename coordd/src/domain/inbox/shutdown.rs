@@ -1,15 +1,19 @@
 //! Shutdown requests' own rules: a request expires (by default after
 //! [`SHUTDOWN_EXPIRES_SECONDS`]), it is aimed at the session of the task whose thread the
 //! target holds, and approving it stops that work: the thread is blocked with
-//! [`STOPPED`] and its lease released (composed in `ops::shutdown`).
+//! [`STOPPED`] and its lease released (composed in `ops::shutdown`). A launcher that
+//! stopped a session whose worker never answered may close the request that named it
+//! ([`request_of_session`]).
 
 use coord_proto::ErrorCode;
 use coord_proto::types::*;
 use serde_json::{Value, json};
 
 use super::thread::view;
+use crate::domain::check;
 use crate::error::{Error, Result};
 use crate::store::Tx;
+use crate::store::repos::RequestRow;
 use crate::time::Ts;
 
 /// The reason a stopped worker's thread (and task) is blocked with.
@@ -43,6 +47,28 @@ pub fn check_open(request_id: &str, payload: &Value, now: Ts) -> Result<()> {
         return Err(Error::app(ErrorCode::InvalidTransition, format!("request '{request_id}' expired at {at}")));
     }
     Ok(())
+}
+
+/// The shutdown request `request_id`, which must be one to `session`'s agent about its
+/// run and task (or about none): what a launcher may close for the session it stopped.
+pub fn request_of_session(tx: &dyn Tx, request_id: &str, session: &LaunchSession) -> Result<RequestRow> {
+    check::id("shutdown_request_id", request_id)?;
+    let r = tx
+        .requests()
+        .request(request_id)?
+        .ok_or_else(|| Error::not_found(format!("request '{request_id}' not found")))?;
+    let about = |want: &str, got: &str| got.is_empty() || got == want;
+    if r.msg_type != MessageType::ShutdownRequest.as_str()
+        || r.to_agent != session.agent
+        || !about(&session.run_id, &r.run_id)
+        || !about(&session.task_id, &r.task_id)
+    {
+        return Err(Error::invalid(format!(
+            "request '{request_id}' is no shutdown request to {} about {} of run {}",
+            session.agent, session.task_id, session.run_id
+        )));
+    }
+    Ok(r)
 }
 
 /// The run's task thread `agent` holds now (a live lease), most recently active first:

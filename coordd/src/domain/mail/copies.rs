@@ -245,18 +245,27 @@ fn recipient_copy(tx: &dyn Tx, p: &MailRef, not_recipient: ErrorCode) -> Result<
 /// Record `mail.read`, `mail.acked` or `mail.withdrawn` in the message thread's context.
 /// The event names the message in its payload only, so waits on message kinds never
 /// mistake it for a reply.
+/// A withdrawal's summary says whose copy went and why (`why`: "by lead", "the request
+/// was answered"), never that something was lost.
 pub fn record(tx: &mut dyn Tx, event_type: EventType, row: &MailRow, now: Ts) -> Result<i64> {
+    record_why(tx, event_type, row, None, now)
+}
+
+/// [`record`], a withdrawal saying why.
+pub fn record_why(tx: &mut dyn Tx, event_type: EventType, row: &MailRow, why: Option<&str>, now: Ts) -> Result<i64> {
     let thread = tx
         .threads()
         .thread(&row.thread_id)?
         .ok_or_else(|| Error::not_found(format!("thread '{}' not found", row.thread_id)))?
         .thread;
-    let verb = match event_type {
-        EventType::MailAcked => "acked",
-        EventType::MailWithdrawn => "lost (withdrawn)",
-        _ => "read",
+    let summary = match event_type {
+        EventType::MailAcked => format!("{} acked {}", row.recipient, row.message_id),
+        EventType::MailWithdrawn => {
+            let why = why.map(|w| format!(": {w}")).unwrap_or_default();
+            format!("{}'s copy of {} withdrawn{why}", row.recipient, row.message_id)
+        }
+        _ => format!("{} read {}", row.recipient, row.message_id),
     };
-    let summary = format!("{} {verb} {}", row.recipient, row.message_id);
     let payload = json!({"message_id": row.message_id, "recipient": row.recipient, "from_agent": row.from_agent,
         "state": row.state, "category": row.category});
     events::record(tx, &Draft::for_thread(event_type, &thread, &row.recipient, &summary, &payload, now))

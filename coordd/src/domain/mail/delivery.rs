@@ -42,6 +42,19 @@ pub fn mailbox(tx: &dyn Tx, agent: Option<&str>, task: Option<&str>) -> Result<V
     Ok(out)
 }
 
+/// Does `agent` run task `task`: does it hold an open thread of the task assigned to it
+/// (dispatched to it and not yet claimed, or claimed)? Its session reads the task's mail.
+pub fn runs_task(tx: &dyn Tx, agent: &str, task: &str) -> Result<bool> {
+    let open = vec![ThreadStatus::Pending, ThreadStatus::Claimed, ThreadStatus::InProgress, ThreadStatus::Blocked];
+    let q = ListParams {
+        assigned_to: Some(agent.to_string()),
+        task_id: Some(task.to_string()),
+        statuses: open,
+        ..Default::default()
+    };
+    Ok(!tx.threads().threads_list(&q, 1)?.is_empty())
+}
+
 /// `mail.check`: deliver the mailbox's queued mail, urgent first, then oldest first.
 pub fn check(tx: &mut dyn Tx, now: Ts, p: CheckParams) -> Result<CheckResult> {
     let recipients = mailbox(tx, p.agent.as_deref(), p.task_id.as_deref())?;
@@ -130,6 +143,13 @@ pub fn remind(tx: &mut dyn Tx, now: Ts, p: PendingParams) -> Result<PendingResul
 
 /// `mail.withdraw`: the sender takes back every copy not delivered yet.
 pub fn withdraw(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<WithdrawResult> {
+    let why = format!("by {}", p.agent);
+    withdraw_because(tx, now, p, &why)
+}
+
+/// [`withdraw`], its event saying `why` (a settled request's copies: "the request was
+/// answered").
+pub fn withdraw_because(tx: &mut dyn Tx, now: Ts, p: MailRef, why: &str) -> Result<WithdrawResult> {
     check::agent("agent", &p.agent)?;
     check::id("message_id", &p.message_id)?;
     let Some(msg) = tx.messages().message(&p.message_id)? else {
@@ -154,7 +174,7 @@ pub fn withdraw(tx: &mut dyn Tx, now: Ts, p: MailRef) -> Result<WithdrawResult> 
         tx.mail_mut().mail_save(&row)?;
         recipients.push(row.recipient);
     }
-    let event_id = copies::record(tx, EventType::MailWithdrawn, &first, now)?;
+    let event_id = copies::record_why(tx, EventType::MailWithdrawn, &first, Some(why), now)?;
     Ok(WithdrawResult { message_id: p.message_id, recipients, event_id })
 }
 

@@ -124,8 +124,9 @@ pub fn run_event(
 }
 
 /// Derive the run's status from its tasks and record any change with its event: done when
-/// every task is done or cancelled (at least one done); failed while a task is failed with
-/// no automatic retry pending; active otherwise. A cancelled run stays cancelled.
+/// it has tasks and every one is done or cancelled (all of them cancelled too: nothing is
+/// left to do, and a retry makes it active again); failed while a task is failed with no
+/// automatic retry pending; active otherwise. A cancelled run stays cancelled.
 ///
 /// It runs on every task change, so it must not count a large run's tasks: three indexed
 /// existence probes decide, and the counts are taken only when the status changes.
@@ -138,9 +139,9 @@ pub fn refresh_run(tx: &mut dyn Tx, run_id: &str, actor: &str, now: Ts) -> Resul
     // A done task whose merge is pending or in conflict still has work ahead of the run.
     let open = tx.tasks().run_has_task(run_id, &[Pending, Ready, Dispatched, InProgress, Blocked, Failed], None)?
         || tx.merges().run_has_unmerged(run_id)?;
-    let any_done = tx.tasks().run_has_task(run_id, &[Done], None)?;
+    let any_finished = tx.tasks().run_has_task(run_id, &[Done, Cancelled], None)?;
     let failed_for_good = tx.tasks().run_has_task(run_id, &[Failed], Some(false))?;
-    let want = if !open && any_done {
+    let want = if !open && any_finished {
         RunStatus::Done
     } else if failed_for_good {
         RunStatus::Failed
@@ -153,6 +154,10 @@ pub fn refresh_run(tx: &mut dyn Tx, run_id: &str, actor: &str, now: Ts) -> Resul
     let (total, done, failed) = tx.tasks().run_task_counts(run_id)?;
     set_run_status(tx, &mut run, want, now)?;
     let (event, summary) = match want {
+        RunStatus::Done if done < total => {
+            let cancelled = total - done;
+            (EventType::RunDone, format!("run {run_id} done: {done} of {total} tasks done, {cancelled} cancelled"))
+        }
         RunStatus::Done => (EventType::RunDone, format!("run {run_id} done: {done} of {total} tasks done")),
         RunStatus::Failed => (EventType::RunFailed, format!("run {run_id} failed: {failed} task(s) failed")),
         _ => (EventType::RunResumed, format!("run {run_id} is active again")),

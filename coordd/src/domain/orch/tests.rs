@@ -6,6 +6,7 @@ use coord_proto::types::*;
 
 use super::attempts::{self, Mode, Plan};
 use super::{council, model, plan, reconcile};
+use crate::domain::credentials::Acting;
 use crate::ops::{self, messages};
 use crate::store::sqlite::testing::Memory;
 
@@ -47,6 +48,7 @@ pub(super) fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
         worktree: None,
         previous: None,
         host: None,
+        feedback: None,
     }]
 }
 
@@ -59,7 +61,7 @@ pub(super) fn dispatch(m: &Memory, task: &str, attempt: u32, mode: Mode) -> Stri
 /// `w` claims `thread` and ends it with `status`.
 pub(super) fn finish(m: &Memory, thread: &str, status: ThreadStatus) {
     let p = ClaimParams { agent: "w".into(), thread_id: thread.into(), lease_seconds: None };
-    m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
+    m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon())).unwrap();
     let p = FinishParams {
         agent: "w".into(),
         thread_id: thread.into(),
@@ -208,7 +210,7 @@ fn a_council_votes_after_every_reviewer_brainstormed() {
             thread_id: member.brainstorm_thread_id.clone(),
             lease_seconds: None,
         };
-        m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
+        m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon())).unwrap();
         let p = FinishParams {
             agent: member.reviewer.clone(),
             thread_id: member.brainstorm_thread_id.clone(),
@@ -262,11 +264,11 @@ fn a_launched_session_that_ends_without_done_fails_its_attempt_once() {
         fail_attempt: true,
         ..Default::default()
     };
-    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap();
+    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone(), &Acting::daemon())).unwrap();
     assert!(r.failed_attempt);
     assert_eq!(r.session.log_tail.as_ref().map(|t| t.len()), Some(launch::MAX_LOG_TAIL));
     assert_eq!(statuses(&m)[0], ("T1".into(), TaskStatus::Failed));
-    let again = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap_err();
+    let again = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone(), &Acting::daemon())).unwrap_err();
     assert_eq!(again.code(), Some(ErrorCode::SessionEnded));
 }
 
@@ -280,7 +282,7 @@ fn a_session_whose_thread_finished_leaves_the_attempt_alone() {
     finish(&m, &thr, ThreadStatus::Done);
     let exit =
         SessionExitParams { session_id: s.session_id, exit_code: Some(0), fail_attempt: true, ..Default::default() };
-    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone())).unwrap();
+    let r = m.write(|tx, now| ops::launch::exit(tx, now, exit.clone(), &Acting::daemon())).unwrap();
     assert!(!r.failed_attempt);
     assert_eq!(statuses(&m)[0], ("T1".into(), TaskStatus::Done));
 }

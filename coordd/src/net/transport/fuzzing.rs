@@ -35,6 +35,7 @@ pub(super) fn conn() -> Conn {
         pending: Arc::new(AtomicUsize::new(0)),
         limits: Limits::default(),
         caller: Default::default(),
+        slot: Default::default(),
     }
 }
 

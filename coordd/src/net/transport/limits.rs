@@ -1,7 +1,7 @@
 //! The budgets that bound what connections make the daemon hold while it reads requests:
 //! unfinished lines (a total across connections, and an idle timeout), and requests read
 //! but not yet answered (per connection and in total). What a connection has *to write*
-//! is budgeted in [`crate::net::outbox`].
+//! is budgeted in [`crate::net::outbox`], and replies being built in [`super::heavy`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,6 +78,8 @@ pub struct Limits {
     pub in_flight: Arc<Budget>,
     /// Output queued for writing, across connections (`crate::net::shed`).
     pub output: Arc<crate::net::shed::Pool>,
+    /// Replies being built by heavy calls, across connections (`super::heavy`).
+    pub builders: super::heavy::Builders,
 }
 
 impl Default for Limits {
@@ -94,6 +96,7 @@ impl Limits {
             partial_line_timeout,
             in_flight: Arc::new(Budget::new(IN_FLIGHT_BUDGET)),
             output: Arc::default(),
+            builders: Default::default(),
         }
     }
 

@@ -53,7 +53,13 @@ pub struct PgConn {
 /// Parse a `postgres://` URL (or key=value string) into a client configuration, with
 /// coordd's timeouts and keepalives.
 pub fn config(url: &str) -> Result<Config> {
-    let mut c = Config::from_str(url).map_err(|e| Error::Storage(format!("invalid PostgreSQL URL: {e}")))?;
+    async_config(url).map(Config::from)
+}
+
+/// [`config`] for the asynchronous client (the follower's own connections, `listen`).
+pub fn async_config(url: &str) -> Result<tokio_postgres::Config> {
+    let mut c =
+        tokio_postgres::Config::from_str(url).map_err(|e| Error::Storage(format!("invalid PostgreSQL URL: {e}")))?;
     c.application_name("coordd")
         .connect_timeout(CONNECT_TIMEOUT)
         .keepalives(true)

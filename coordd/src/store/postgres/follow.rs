@@ -15,41 +15,40 @@
 //! server restart) delays an event until the next catch-up and never loses it. While the
 //! listener is down the follower polls every [`POLL`] and logs that it does.
 //!
-//! The listening connection also holds the project's *duties lock*, a session advisory
-//! lock: the instance holding it runs the background duties (lease expiry, automatic
-//! retries of tasks without a worktree), so they run once, not once per instance. When its
-//! connection dies the lock goes with it and another instance takes it within
-//! [`LEADER_RETRY`].
+//! The project's *duties lock* is a session advisory lock: the instance holding it runs the
+//! background duties (lease expiry, automatic retries of tasks without a worktree), so they
+//! run once, not once per instance. Each instance takes it on a connection of its own (see
+//! [`listen`](super::listen)); when the holder's connection dies the lock goes with it, and
+//! another instance, trying every second, takes it within a second.
+//!
+//! Nothing here runs on a timer but that try: an idle instance's follower sleeps until a
+//! notification, a change of the duties, or the stop wakes it ([`Listening::wait`]).
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use coord_proto::types::Event;
 use postgres::Config;
-use postgres::fallible_iterator::FallibleIterator;
 use tokio::sync::watch;
 
 use super::conn::PgConn;
+use super::listen::{Listening, Woke};
 use super::tx::PgTx;
 use crate::bus::Bus;
 use crate::error::Result;
-use crate::store::assemble;
-use crate::store::repos::{EventQuery, Events};
 
-/// Catch-up period while the listener is down.
-pub const POLL: Duration = Duration::from_secs(1);
-/// How often an instance that does not hold the duties lock tries to take it.
-pub const LEADER_RETRY: Duration = Duration::from_secs(1);
-/// The follower's longest wait for a notification before it checks for shutdown.
-const SLICE: Duration = Duration::from_millis(200);
+/// Catch-up period while the listener is down (and the pause before a failed catch-up is
+/// tried again).
+pub const POLL: Duration = super::listen::RETRY;
 /// Events read per catch-up query.
 const PAGE: u32 = 500;
 
 /// What the writer and the follower of one instance share.
 pub struct Shared {
     pub cfg: Config,
+    /// The same, for the follower's own connections (`listen`).
+    pub listen_cfg: tokio_postgres::Config,
     pub channel: String,
     pub write_key: i64,
     pub duty_key: i64,
@@ -73,17 +72,23 @@ impl Publisher {
     }
 
     /// After a commit of this instance: publish its events, after whatever other instances
-    /// committed before them that is not published yet (read on `conn`). If that read
-    /// fails nothing is published: the follower catches up later, in order. The writer
-    /// answers the batch only after this, so a reply follows its events.
-    pub fn committed(&self, conn: &mut PgConn, events: Vec<Event>) {
+    /// committed before them that is not published yet (read on `reader`, the writer's
+    /// reading connection, connected on `cfg` when needed). If that read fails nothing is
+    /// published: the follower catches up later, in order. The writer answers the batch
+    /// only after this, so a reply follows its events.
+    ///
+    /// The read is made on a connection of its own ([`reading`]), not the writer's: the
+    /// write transactions of this daemon do not wait for it.
+    pub fn committed(&self, reader: &mut Option<PgConn>, cfg: &Config, events: Vec<Event>) {
         let Some(first) = events.first().map(|e| e.event_id) else { return };
         let Ok(mut cursor) = self.cursor.lock() else { return };
-        if *cursor < first - 1
-            && let Err(e) = self.read_on(conn, &mut cursor)
-        {
-            tracing::warn!(error = %e, "cannot read the events before this commit; the follower will publish them");
-            return;
+        if *cursor < first - 1 {
+            let read = reading(reader, cfg).and_then(|c| self.read_on(c, &mut cursor));
+            if let Err(e) = read {
+                tracing::warn!(error = %e, "cannot read the events before this commit; the follower will publish them");
+                *reader = None;
+                return;
+            }
         }
         let own: Vec<Event> = events.into_iter().filter(|e| e.event_id > *cursor).collect();
         if let Some(last) = own.last() {
@@ -102,14 +107,13 @@ impl Publisher {
         Ok(())
     }
 
-    /// Publish what committed after `cursor` (read on `conn`); how many events that was.
+    /// Publish what committed after `cursor` (read on `conn`, a statement per page: see
+    /// [`catchup`](super::catchup)); how many events that was.
     fn read_on(&self, conn: &mut PgConn, cursor: &mut i64) -> Result<usize> {
         let tx = PgTx::read(conn);
         let mut read = 0;
         loop {
-            let q = EventQuery { after: *cursor, filter: Default::default() };
-            let mut page = tx.events_after(&q, PAGE)?;
-            assemble::attach_mail(&tx, &mut page)?;
+            let page = tx.events_to_publish(*cursor, PAGE)?;
             let n = page.len();
             read += n;
             if let Some(last) = page.last() {
@@ -125,16 +129,17 @@ impl Publisher {
 
 /// Handle to the follower thread.
 pub struct Follower {
-    stop: Arc<AtomicBool>,
+    stop: watch::Sender<bool>,
     duties: watch::Receiver<bool>,
 }
 
 impl Follower {
     pub fn spawn(shared: Arc<Shared>) -> std::io::Result<Follower> {
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = watch::channel(false);
         let (duties_tx, duties) = watch::channel(false);
-        let s = stop.clone();
-        std::thread::Builder::new().name("coordd-pg-follow".into()).spawn(move || follow(&shared, &s, &duties_tx))?;
+        std::thread::Builder::new()
+            .name("coordd-pg-follow".into())
+            .spawn(move || follow(&shared, stopped, &duties_tx))?;
         Ok(Follower { stop, duties })
     }
 
@@ -143,49 +148,31 @@ impl Follower {
         self.duties.clone()
     }
 
-    /// Ask the thread to stop (it does within [`SLICE`] or [`POLL`]); its connections
-    /// close, which releases the duties lock.
+    /// Stop the thread (it wakes at once); its connections close, which releases the
+    /// duties lock.
     pub fn stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.stop.send_replace(true);
     }
 }
 
-/// The listening connection and whether it holds the duties lock.
-struct Listener {
-    conn: PgConn,
-    leader: bool,
-    tried: Instant,
-}
-
-fn listen(shared: &Shared) -> Result<Listener> {
-    let mut conn = PgConn::connect(&shared.cfg)?;
-    conn.batch(&format!("LISTEN \"{}\"", shared.channel))?;
-    let mut l = Listener { conn, leader: false, tried: Instant::now() };
-    try_lead(&mut l, shared)?;
-    Ok(l)
-}
-
-fn try_lead(l: &mut Listener, shared: &Shared) -> Result<()> {
-    l.tried = Instant::now();
-    let rows = l.conn.execute_raw("SELECT 1 WHERE pg_try_advisory_lock($1)", &[&shared.duty_key])?;
-    l.leader = rows == 1;
-    Ok(())
-}
-
-fn follow(shared: &Shared, stop: &AtomicBool, duties: &watch::Sender<bool>) {
-    let mut listener: Option<Listener> = None;
+fn follow(shared: &Shared, stop: watch::Receiver<bool>, duties: &watch::Sender<bool>) {
+    let mut l = match Listening::start(shared.listen_cfg.clone(), shared.channel.clone(), shared.duty_key, stop) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "the event follower cannot start: other daemons' events reach this one only with its own commits");
+            return;
+        }
+    };
     let mut reader: Option<PgConn> = None;
     let mut down_since: Option<Instant> = None;
     let mut behind = true;
-    let mut last_poll = Instant::now();
-    while !stop.load(Ordering::SeqCst) {
-        if listener.is_none() {
-            match listen(shared) {
-                Ok(l) => {
+    loop {
+        if !l.listening() {
+            match l.listen() {
+                Ok(()) => {
                     if let Some(t) = down_since.take() {
                         tracing::info!(down_for = ?t.elapsed(), "event listener reconnected; catching up from the cursor");
                     }
-                    listener = Some(l);
                     behind = true;
                 }
                 Err(e) => {
@@ -196,37 +183,51 @@ fn follow(shared: &Shared, stop: &AtomicBool, duties: &watch::Sender<bool>) {
                 }
             }
         }
-        let _ = duties.send_if_modified(|d| {
-            let now = listener.as_ref().is_some_and(|l| l.leader);
-            std::mem::replace(d, now) != now
-        });
-        let polling = listener.is_none() && last_poll.elapsed() >= POLL;
-        if behind || polling {
-            last_poll = Instant::now();
+        let leading = l.leader();
+        let _ = duties.send_if_modified(|d| std::mem::replace(d, leading) != leading);
+        if behind {
             behind = !catch_up(shared, &mut reader);
         }
-        match listener.as_mut() {
-            Some(l) => match wait(l, shared) {
-                Ok(more) => behind |= more,
-                Err(e) => {
-                    tracing::warn!(error = %e, "event listener lost its connection");
-                    listener = None;
-                    down_since = Some(Instant::now());
-                    tracing::warn!("event listener is down; polling for events every {POLL:?} until it is back");
-                }
-            },
-            None => std::thread::sleep(SLICE),
+        // Polls while the listener is down, and tries a failed catch-up again.
+        let retry = behind || !l.listening();
+        match l.wait(retry) {
+            Woke::Stop => break,
+            Woke::Notified(payloads) => {
+                let mut notified = Notified::default();
+                payloads.iter().for_each(|p| notified.add(p));
+                // The cursor as it is now, after the wait: this instance's writer publishes
+                // its own batch before announcing it, so its own notifications are not
+                // "newer" (unless that publish failed, and then this catch-up is the one
+                // that publishes the batch).
+                behind |= notified.newer_than(shared.publisher.cursor());
+            }
+            Woke::Lost(e) => {
+                tracing::warn!(error = %e, "event listener lost its connection");
+                down_since = Some(Instant::now());
+                tracing::warn!("event listener is down; polling for events every {POLL:?} until it is back");
+            }
+            Woke::Duties => {}
+            Woke::Retry => behind |= !l.listening(),
         }
     }
     let _ = duties.send(false);
+    l.close();
+}
+
+/// A publisher's reading connection, connected on `cfg` if it is not (or no longer). It
+/// keeps generic plans (`PgConn::writer_plans`): it only runs [`catchup`](super::catchup)'s
+/// statement, whose lookups are nested loops of index seeks whatever the plan, and
+/// planning it anew for every read cost the server a third of the read.
+pub fn reading<'a>(reader: &'a mut Option<PgConn>, cfg: &Config) -> Result<&'a mut PgConn> {
+    if reader.as_ref().is_none_or(PgConn::is_closed) {
+        *reader = Some(PgConn::connect(cfg)?.writer_plans()?);
+    }
+    reader.as_mut().ok_or_else(|| crate::error::Error::Internal("no reading connection".into()))
 }
 
 /// Catch up on the reading connection (connecting it if needed); true when done.
 fn catch_up(shared: &Shared, reader: &mut Option<PgConn>) -> bool {
-    if reader.as_ref().is_none_or(PgConn::is_closed) {
-        *reader = PgConn::connect(&shared.cfg).ok();
-    }
-    let Some(conn) = reader.as_mut() else { return false };
+    let Ok(conn) = reading(reader, &shared.cfg) else { return false };
     match shared.publisher.catch_up(conn) {
         Ok(()) => true,
         Err(e) => {
@@ -235,33 +236,6 @@ fn catch_up(shared: &Shared, reader: &mut Option<PgConn>) -> bool {
             false
         }
     }
-}
-
-/// Wait up to [`SLICE`] for notifications; true when one names an event not published yet.
-/// Also retries the duties lock when due.
-fn wait(l: &mut Listener, shared: &Shared) -> Result<bool> {
-    if !l.leader && l.tried.elapsed() >= LEADER_RETRY {
-        try_lead(l, shared)?;
-    }
-    let mut notified = Notified::default();
-    {
-        let mut notes = l.conn.client().notifications();
-        if let Some(n) = notes.timeout_iter(SLICE).next()? {
-            notified.add(n.payload());
-        }
-        // Drain what else has arrived, without waiting again.
-        let mut rest = notes.iter();
-        while let Some(n) = rest.next()? {
-            notified.add(n.payload());
-        }
-    }
-    if l.conn.is_closed() {
-        return Err(crate::error::Error::Storage("connection closed".into()));
-    }
-    // The cursor as it is now, after the wait: this instance's writer publishes its own
-    // batch before announcing it, so its own notifications are not "newer" (unless that
-    // publish failed, and then this catch-up is the one that publishes the batch).
-    Ok(notified.newer_than(shared.publisher.cursor()))
 }
 
 /// What the notifications of one wait named.

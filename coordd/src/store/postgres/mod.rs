@@ -12,6 +12,9 @@
 //! - [`follow`]: publishing on this instance's bus in id order, each event once, whoever
 //!   committed it; the dedicated listening connection, the poll when it is down, and the
 //!   duties lock (background duties run on one instance).
+//! - [`catchup`]: what a publisher reads of other instances' commits, in one statement.
+//! - [`listen`]: the follower's listening and duties connections, woken by the server
+//!   alone (no timer).
 //! - [`migrations`]: the schema, mirroring SQLite's.
 //! - [`tx`]: [`tx::PgTx`], the repositories over one connection, with the SQL in the
 //!   per-domain files beside it (`threads`, `events`, `mail`, `agents`, `orch`,
@@ -24,6 +27,7 @@
 
 mod agents;
 pub mod cache;
+mod catchup;
 pub mod conn;
 mod councils;
 pub mod deferred;
@@ -31,15 +35,18 @@ mod events;
 pub mod follow;
 pub mod import;
 mod launch;
+pub mod listen;
 mod mail;
 pub mod migrations;
 pub mod notify;
 mod open;
 mod orch;
+mod queue;
 mod requests;
 mod search;
 mod threads;
 pub mod tx;
+mod usage;
 pub mod writer;
 
 pub use open::{PgStore, redact};

@@ -56,18 +56,20 @@ pub fn spawn(conn: PgConn, shared: Arc<Shared>) -> std::io::Result<(Writer, std:
 fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier: Notifier) {
     let mut batch: Vec<WriteJob> = Vec::with_capacity(MAX_BATCH);
     let mut stats = Stats::new();
+    // Where other instances' events are read before this one's are published.
+    let mut reader: Option<PgConn> = None;
     loop {
         let idle = Instant::now();
         if !queue.next_batch(&mut batch) {
             break;
         }
-        let (t0, jobs) = (Instant::now(), batch.len());
-        run_batch(&mut conn, &mut batch, &shared, &notifier);
+        let t0 = Instant::now();
+        let jobs = run_batch(&mut conn, &mut reader, &mut batch, &shared, &notifier, Some(&mut queue));
         let trips = conn.as_mut().map(PgConn::take_trips).unwrap_or_default();
         stats.batch(jobs, trips, t0.elapsed(), t0 - idle);
     }
     queue.close(&mut batch);
-    run_batch(&mut conn, &mut batch, &shared, &notifier);
+    run_batch(&mut conn, &mut reader, &mut batch, &shared, &notifier, None);
     queue.finished();
 }
 
@@ -144,10 +146,18 @@ impl Stats {
     }
 }
 
-/// Run a batch in one transaction, publish its events, answer its jobs.
-fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shared, notifier: &Notifier) {
+/// Run a batch in one transaction, publish its events, answer its jobs; how many jobs it
+/// held (with those `queue` added once the transaction began, see [`Conn::top_up`]).
+fn run_batch(
+    conn: &mut Option<PgConn>,
+    reader: &mut Option<PgConn>,
+    batch: &mut Vec<WriteJob>,
+    shared: &Shared,
+    notifier: &Notifier,
+    mut queue: Option<&mut Queue>,
+) -> usize {
     if batch.is_empty() {
-        return;
+        return 0;
     }
     let mut outcome = None;
     // A connection found dead at BEGIN (the server restarted while it sat idle) is
@@ -157,7 +167,7 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
             break;
         }
         let Some(c) = conn.as_mut() else { break };
-        match group_commit::run(&mut Pg::new(c, shared.write_key), batch) {
+        match group_commit::run(&mut Pg::new(c, shared.write_key, queue.as_deref_mut()), batch) {
             Outcome::NotBegun(e) if c.is_closed() => {
                 *conn = None;
                 outcome = Some(Outcome::Failed(e));
@@ -168,9 +178,10 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
             }
         }
     }
+    let jobs = batch.len();
     let (Some(c), Some(outcome)) = (conn.as_mut(), outcome) else {
         group_commit::fail(batch, &Error::Storage("PostgreSQL is unreachable".into()));
-        return;
+        return jobs;
     };
     let commit_err = match outcome {
         Outcome::Committed(events) => {
@@ -178,7 +189,7 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
             // the notification, finds its cursor already past these events and reads
             // nothing back.
             let last = events.last().map(|e| e.event_id);
-            shared.publisher.committed(c, events);
+            shared.publisher.committed(reader, &shared.cfg, events);
             if let Some(last) = last {
                 notifier.committed(last);
             }
@@ -190,6 +201,7 @@ fn run_batch(conn: &mut Option<PgConn>, batch: &mut Vec<WriteJob>, shared: &Shar
         *conn = None;
     }
     group_commit::complete(batch, commit_err.as_ref());
+    jobs
 }
 
 /// Make sure the writer has a connection; false (logged) when PostgreSQL is unreachable.
@@ -213,16 +225,18 @@ fn connected(conn: &mut Option<PgConn>, shared: &Shared) -> bool {
 
 /// The writer's connection as the group-commit engine drives it, with the event ids of
 /// the open transaction (and where they stood at the last savepoint).
-struct Pg<'c> {
+struct Pg<'c, 'q> {
     c: &'c mut PgConn,
     write_key: i64,
     ids: EventIds,
     at_savepoint: EventIds,
+    /// Where jobs submitted while `BEGIN` waited are taken from.
+    queue: Option<&'q mut Queue>,
 }
 
-impl<'c> Pg<'c> {
-    fn new(c: &'c mut PgConn, write_key: i64) -> Self {
-        Pg { c, write_key, ids: EventIds::default(), at_savepoint: EventIds::default() }
+impl<'c, 'q> Pg<'c, 'q> {
+    fn new(c: &'c mut PgConn, write_key: i64, queue: Option<&'q mut Queue>) -> Self {
+        Pg { c, write_key, ids: EventIds::default(), at_savepoint: EventIds::default(), queue }
     }
 
     /// [`Conn::begin`]'s work.
@@ -270,7 +284,7 @@ impl<'c> Pg<'c> {
     }
 }
 
-impl Conn for Pg<'_> {
+impl Conn for Pg<'_, '_> {
     /// One round trip: begin, take the write lock, then the counter row (every batch takes
     /// it; only a batch that recorded events stores it back), every setting and the agents
     /// (kept for the transaction, see [`Cache`]).
@@ -279,6 +293,12 @@ impl Conn for Pg<'_> {
         let begun = self.begin_transaction(per_job);
         self.c.trips_mut().begin += t0.elapsed();
         begun
+    }
+
+    fn top_up(&mut self, batch: &mut Vec<WriteJob>) {
+        if let Some(q) = self.queue.as_deref_mut() {
+            q.top_up(batch);
+        }
     }
 
     fn flush(&mut self) -> Result<()> {

@@ -2,11 +2,17 @@
 
 use super::*;
 
-/// Ask an agent to shut down: its next Claude Code hook answers and stops the session.
+/// Ask an agent to shut down. The session's next hook that reaches the daemon answers
+/// (Claude Code: after its current tool, which ends the session; Codex: the same hooks,
+/// but Codex runs none while its model polls a command through write_stdin, and none
+/// after a command that is still running, so the answer may wait for its Stop hook); an
+/// MCP session can answer with `respond`. coord-launch stops the session once approved,
+/// or after its --shutdown-grace-seconds unanswered.
 /// The request carries the run and task of the thread the agent holds (or --run,
 /// --task) and stops only that task's session; it expires after --expires-in seconds
-/// (default 300). Once approved, the task's thread is blocked ("worker stopped"), its
-/// lease released, and you get an idle notification with reason shutdown.
+/// (default 300). Once approved, or stopped unanswered by coord-launch, the task's thread
+/// is blocked ("worker stopped"), its lease released, and you get an idle notification
+/// with reason shutdown.
 #[derive(clap::Args)]
 #[command(
     after_help = "Example:\n  inbox --agent lead shutdown --to w1 --reason \"run finished\" --wait --timeout-seconds 120"

@@ -9,22 +9,28 @@
 //! docs/ and is never run by default). Results go to stdout as a table;
 //! `docs/performance.md` records a run.
 //!
-//! Four long runs happen only when named: `--only soak` (100 simulated agents for 10
+//! Five long runs happen only when named: `--only soak` (100 simulated agents for 10
 //! minutes; `--agents N`, `--minutes M` or `--seconds S`, `--think-ms T`), `--only crash-loop` (20 rounds of
 //! `kill -9`; `--rounds N`), `--only abuse` (the memory abuse of issue 14 through the raw
-//! socket) and `--only replies` (lists of 1 MiB messages read page by page, issue 26).
+//! socket), `--only replies` (lists of 1 MiB messages read page by page, issue 26) and
+//! `--only pipeline` (pages pipelined and not read, and a batch of pages, issue 32).
 
 mod control_bench;
 mod dashboard_bench;
 mod dashboard_live_bench;
 mod dashboard_scene;
+mod idle_bench;
 // The bridge's CPU is read from /proc.
 #[cfg(target_os = "linux")]
 mod launch_bench;
+mod mcp_tokens;
+mod merge_queue_bench;
 mod orch_bench;
 mod pg_bench;
 mod pg_floor;
 mod pg_writer;
+#[cfg(target_os = "linux")]
+mod pipeline_bench;
 mod procfs;
 mod scale_bench;
 mod search_bench;
@@ -68,14 +74,18 @@ Options:
   --quick                 smaller counts, for a smoke run
   --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
                           pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
-                          dashboard, dashboard-live, search, launch, screenshots (writes the dashboard's images into
-                          docs/; never run by default)
+                          dashboard, dashboard-live, search, launch, mcp-tokens, mergequeue,
+                          screenshots (writes the dashboard's images into docs/; never run by
+                          default)
   --only soak             100 simulated agents for 10 minutes
                           (--agents N, --minutes M or --seconds S, --think-ms T)
   --only crash-loop       rounds of kill -9 (--rounds N, default 20)
   --only abuse            the memory abuse of issue 14 through the raw socket
   --only replies          lists of 1 MiB messages read page by page (issue 26): the
                           largest reply and the daemon's resident size
+  --only pipeline         3 connections x 64 pipelined pages of 1 MiB messages, not
+                          reading, + a batch of 16 pages (issue 32): the daemon's peak
+                          resident size against its aim (300 MiB)
   --sends-per-client N    sends per client in the send measure (default 2000)
   -h, --help              print this help
 
@@ -119,7 +129,7 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     // `--only NAME` runs one measure: wake, wakeload, sends, claims, subs, cli, fetch,
     // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite), inbox, permission,
-    // search.
+    // search, mergequeue.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let number = |flag: &str, default: u64| {
@@ -129,7 +139,7 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
-    if let Some(long @ ("soak" | "crash-loop" | "abuse" | "replies")) = only.as_deref() {
+    if let Some(long @ ("soak" | "crash-loop" | "abuse" | "replies" | "pipeline")) = only.as_deref() {
         #[cfg(not(target_os = "linux"))]
         {
             eprintln!("coord-bench: --only {long} reads /proc and runs on Linux only");
@@ -150,6 +160,8 @@ fn main() {
                 soak_bench::abuse(&p, &d.socket, d.pid());
             } else if long == "replies" {
                 soak_bench::replies(&d.socket, d.pid());
+            } else if long == "pipeline" {
+                pipeline_bench::pipeline(&d.socket, d.pid());
             } else {
                 let s = soak_bench::Soak {
                     agents: number("--agents", 100) as usize,
@@ -216,6 +228,10 @@ fn main() {
     if let Some(s) = stage("launch") {
         rt.block_on(launch_bench::launch(&s.p, 20, Duration::from_secs(if quick { 2 } else { 10 })));
     }
+    if let Some(s) = stage("mergequeue") {
+        // A git repository in the stage's project: the runs' code tasks work there.
+        rt.block_on(merge_queue_bench::run(&s.p, if quick { 10 } else { 50 }));
+    }
     if let Some(s) = stage("orchwake") {
         rt.block_on(orch_bench::done_to_wait(&s.p, scale.orch_wakes));
     }
@@ -256,6 +272,9 @@ fn main() {
     }
     if let Some(s) = stage("hook") {
         session_bench::hook(&s.p, scale.cli_sends);
+    }
+    if let Some(s) = stage("mcp-tokens") {
+        rt.block_on(mcp_tokens::run(&s.p));
     }
     if run("dashboard") {
         dashboard_bench::run(&rt, quick);

@@ -16,7 +16,7 @@ use coord_tests::pg::{self, Server};
 use super::procfs::{comm_cpu_secs, thread_cpu_secs};
 use super::sends_bench::sends;
 use super::{cpu_secs, ms, percentile, report};
-use super::{pg_floor, pg_writer};
+use super::{idle_bench, pg_floor, pg_writer};
 
 async fn clients(p: &Project, n: usize) -> Vec<Arc<Client>> {
     let mut v = Vec::new();
@@ -69,11 +69,28 @@ async fn threads(c: &Client, n: usize) -> Vec<String> {
     v
 }
 
-async fn wakes(waiter: &Client, leader: &Client, n: usize) -> String {
+/// Wake latency percentiles: p50 and p99.
+async fn wakes(waiter: &Client, leader: &Client, n: usize) -> (Duration, Duration) {
     let thr = threads(leader, 1).await.remove(0);
     let mut lat = super::time_wakes(waiter, leader, &thr, n).await;
     lat.sort();
-    format!("p50 {}  p99 {}", ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99)))
+    (percentile(&lat, 0.5), percentile(&lat, 0.99))
+}
+
+fn p50_p99((p50, p99): (Duration, Duration)) -> String {
+    format!("p50 {}  p99 {}", ms(p50), ms(p99))
+}
+
+/// A daemon's wake-ups at idle, reported against `aim`; the rate.
+async fn idle(what: &str, pid: u32, quick: bool, aim: &str) -> f64 {
+    let window = Duration::from_secs(if quick { 2 } else { 10 });
+    let (rate, who) = idle_bench::per_second(pid, Duration::from_secs(1), window).await;
+    let who = if who.is_empty() { String::new() } else { format!("; woke: {who}") };
+    report(
+        &format!("{what}: idle wake-ups, context switches/s over {} s", window.as_secs()),
+        format!("{rate:.1} /s (aim: {aim}){who}"),
+    );
+    rate
 }
 
 pub async fn run(quick: bool) {
@@ -97,8 +114,9 @@ pub async fn run(quick: bool) {
     );
     report(
         &format!("SQLite: wake latency ({nwakes} wakes)"),
-        wakes(&s.client().await, &s.client().await, nwakes).await,
+        p50_p99(wakes(&s.client().await, &s.client().await, nwakes).await),
     );
+    let sqlite_idle = idle("SQLite daemon", _ds.pid(), quick, "0").await;
 
     let url = server.database();
     let a = Project::new().with_store(&url).on_host("host-a");
@@ -109,18 +127,25 @@ pub async fn run(quick: bool) {
         "yardstick: pgbench, single-row insert transactions/s, 32 clients",
         yardstick.as_ref().map_or_else(|e| format!("not measured: {e}"), |tps| format!("{tps:.0} /s")),
     );
-    match pg_floor::send_sql_alone(&server, if quick { 3 } else { 10 }).await {
-        Ok((rate, cpu)) => report(
-            "the sends' SQL alone: pgbench, 1 client, batches of 16 sends as the writer sends them",
-            format!("{rate:.0} sends/s  (PostgreSQL server CPU {cpu:.0} µs per send)"),
-        ),
-        Err(e) => report("the sends' SQL alone", format!("not measured: {e}")),
+    // The floors: one writer's batches, and two writers taking turns, with half as many
+    // (each daemon's half of the clients) and as many (what a writer takes in once the
+    // write lock is its turn).
+    for (clients, batch) in [(1, 16), (2, 8), (2, 16)] {
+        match pg_floor::send_sql_alone(&server, if quick { 3 } else { 10 }, clients, batch).await {
+            Ok((rate, cpu)) => report(
+                &format!(
+                    "the sends' SQL alone: pgbench, {clients} client(s), batches of {batch} sends as the writer sends them"
+                ),
+                format!("{rate:.0} sends/s  (PostgreSQL server CPU {cpu:.0} µs per send)"),
+            ),
+            Err(e) => report("the sends' SQL alone", format!("not measured: {e}")),
+        }
     }
     // One instance alone: the second starts after (an idle instance still follows every
     // event the first commits).
     let stats_a = a.client().await;
     let before = pg_writer::now(&stats_a, &log_a).await;
-    let cpu = CpuSplit::start(da.pid());
+    let cpu = CpuSplit::start(&[da.pid()]);
     let one = sends(clients(&a, 32).await, per_client).await;
     report(
         &format!("PostgreSQL, one instance: durable sends/s, 32 clients x {per_client}"),
@@ -129,16 +154,20 @@ pub async fn run(quick: bool) {
     report("  CPU per send", cpu.per_send(32 * per_client));
     let after = pg_writer::now(&stats_a, &log_a).await;
     report("  its writer", pg_writer::describe(&[(&log_a, before, after)]));
-    let (_db, log_b) = pg_writer::serve(&b);
+    let (db, log_b) = pg_writer::serve(&b);
     let stats_b = b.client().await;
     let (before_a, before_b) = (pg_writer::now(&stats_a, &log_a).await, pg_writer::now(&stats_b, &log_b).await);
     let mut both = clients(&a, 16).await;
     both.extend(clients(&b, 16).await);
+    let cpu = CpuSplit::start(&[da.pid(), db.pid()]);
+    let statements = Statements::reset(&url);
     let two = sends(both, per_client).await;
     report(
         &format!("PostgreSQL, two instances: durable sends/s, 16+16 clients x {per_client}"),
         format!("{two:.0} /s ({:.2} x one instance){}", two / one, ratio(two, &yardstick)),
     );
+    report("  CPU per send", cpu.per_send(32 * per_client));
+    statements.report(32 * per_client);
     let (after_a, after_b) = (pg_writer::now(&stats_a, &log_a).await, pg_writer::now(&stats_b, &log_b).await);
     report("  their writers", pg_writer::describe(&[(&log_a, before_a, after_a), (&log_b, before_b, after_b)]));
     let t = threads(&a.client().await, nthreads).await;
@@ -150,34 +179,44 @@ pub async fn run(quick: bool) {
     );
     report(
         &format!("PostgreSQL, one instance: wake latency ({nwakes} wakes)"),
-        wakes(&a.client().await, &a.client().await, nwakes).await,
+        p50_p99(wakes(&a.client().await, &a.client().await, nwakes).await),
     );
-    report(
-        &format!("PostgreSQL: wake latency, commit on A -> waiter on B ({nwakes} wakes)"),
-        wakes(&b.client().await, &a.client().await, nwakes).await,
-    );
+    let cross = wakes(&b.client().await, &a.client().await, nwakes).await;
+    report(&format!("PostgreSQL: wake latency, commit on A -> waiter on B ({nwakes} wakes)"), p50_p99(cross));
+    let idle_a = idle("PostgreSQL daemon A", da.pid(), quick, "at most 1, woken by notifications only").await;
+    let idle_b = idle("PostgreSQL daemon B", db.pid(), quick, "at most 1, woken by notifications only").await;
+    report("aims (issue 34)", String::new());
+    report("  two instances / one instance (aim >= 1.0, goal 1.6)", format!("{:.2}", two / one));
+    report("  cross-daemon wake p50 (aim <= 5 ms)", format!("{} (p99 {})", ms(cross.0), ms(cross.1)));
+    report("  idle SQLite daemon, wake-ups/s (aim 0)", format!("{sqlite_idle:.1}"));
+    report("  idle PostgreSQL daemons, wake-ups/s (aim <= 1)", format!("A {idle_a:.1}, B {idle_b:.1}"));
 
     let n = if quick { 500 } else { 5000 };
     let db = server.database();
     pg::off_runtime(move || cursor_cost(&db, n));
 }
 
-/// Where a phase's CPU went, on the machine's cores: the daemon (and its writer thread),
-/// the PostgreSQL server (all its processes) and the bench's own clients.
+/// Where a phase's CPU went, on the machine's cores: the daemons (and their writer
+/// threads), the PostgreSQL server (all its processes) and the bench's own clients.
 struct CpuSplit {
-    pid: u32,
-    daemon: f64,
-    writer: f64,
+    pids: Vec<u32>,
+    daemons: f64,
+    writers: f64,
     server: f64,
     bench: f64,
 }
 
+fn daemons_cpu(pids: &[u32]) -> (f64, f64) {
+    (pids.iter().map(|p| cpu_secs(*p)).sum(), pids.iter().map(|p| thread_cpu_secs(*p, WRITER)).sum())
+}
+
 impl CpuSplit {
-    fn start(pid: u32) -> CpuSplit {
+    fn start(pids: &[u32]) -> CpuSplit {
+        let (daemons, writers) = daemons_cpu(pids);
         CpuSplit {
-            pid,
-            daemon: cpu_secs(pid),
-            writer: thread_cpu_secs(pid, WRITER),
+            pids: pids.to_vec(),
+            daemons,
+            writers,
             server: comm_cpu_secs("postgres"),
             bench: cpu_secs(std::process::id()),
         }
@@ -186,13 +225,57 @@ impl CpuSplit {
     /// The CPU per send since [`CpuSplit::start`], `n` sends.
     fn per_send(&self, n: usize) -> String {
         let us = |now: f64, then: f64| (now - then) * 1e6 / n as f64;
+        let (daemons, writers) = daemons_cpu(&self.pids);
+        let (d, w) = if self.pids.len() == 1 { ("daemon", "its writer thread") } else { ("daemons", "their writers") };
         format!(
-            "daemon {:.0} µs (its writer thread {:.0}), PostgreSQL server {:.0} µs, bench clients {:.0} µs",
-            us(cpu_secs(self.pid), self.daemon),
-            us(thread_cpu_secs(self.pid, WRITER), self.writer),
+            "{d} {:.0} µs ({w} {:.0}), PostgreSQL server {:.0} µs, bench clients {:.0} µs",
+            us(daemons, self.daemons),
+            us(writers, self.writers),
             us(comm_cpu_secs("postgres"), self.server),
             us(cpu_secs(std::process::id()), self.bench),
         )
+    }
+}
+
+/// The server time of each statement during a phase (`pg_stat_statements`), when the
+/// server loads it (COORD_BENCH_PG_STATEMENTS=1).
+struct Statements(Option<String>);
+
+impl Statements {
+    fn reset(url: &str) -> Statements {
+        if !std::env::var("COORD_BENCH_PG_STATEMENTS").is_ok_and(|v| v == "1") {
+            return Statements(None);
+        }
+        let u = url.to_string();
+        pg::off_runtime(move || {
+            let mut c = Server::connect(&u);
+            c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
+                .unwrap();
+        });
+        Statements(Some(url.to_string()))
+    }
+
+    /// The statements that took the most server time, per send of the phase's `n`.
+    fn report(&self, n: usize) {
+        let Some(url) = self.0.clone() else { return };
+        let rows: Vec<(String, i64, f64, f64)> = pg::off_runtime(move || {
+            let mut c = Server::connect(&url);
+            c.query(
+                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), calls, total_exec_time + total_plan_time, total_plan_time FROM pg_stat_statements ORDER BY 3 DESC LIMIT 10",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect()
+        });
+        for (q, calls, ms, plan) in rows {
+            let per = |t: f64| t * 1000.0 / n as f64;
+            report(
+                &format!("  statement: {q}"),
+                format!("{calls} calls, {:.1} µs per send (planning {:.1})", per(ms), per(plan)),
+            );
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! The database's share of a PostgreSQL send, measured without the daemon: `pgbench`, one
-//! client (the daemon has one writer) and prepared statements (as the writer), runs the statements of one group-commit batch of
-//! 16 sends the way the writer sends them (the write lock, the counter row, the settings
+//! client per daemon (a daemon has one writer) and prepared statements (as the writer), runs the statements of one group-commit batch of
+//! sends the way the writer sends them (the write lock, the counter row, the settings
 //! and agents read at `BEGIN`; one multi-row statement holding the batch's threads, events,
 //! messages and mail copies; the counter stored; `COMMIT`), on a database whose schema
 //! the daemon's own migrations made. What the server's processes spend per send there is
@@ -11,13 +11,9 @@ use coord_tests::pg::Server;
 
 use super::procfs::comm_cpu_secs;
 
-/// Sends per transaction: the batch size the one-instance sends form (32 clients in two
-/// alternating batches; `coord-bench --only pg` reports it as jobs per batch).
-const BATCH: u32 = 16;
-
-/// `pgbench`'s script: one batch of [`BATCH`] sends to 16 recipients.
-fn script() -> String {
-    let last = BATCH - 1;
+/// `pgbench`'s script: one batch of `batch` sends to 16 recipients.
+fn script(batch: u32) -> String {
+    let last = batch - 1;
     format!(
         "BEGIN;
 SELECT pg_advisory_xact_lock(7);
@@ -41,19 +37,25 @@ COMMIT;
     )
 }
 
-/// Run the batch script for `secs` seconds on a fresh database of `server`: sends per
-/// second, and the server's CPU per send in µs.
-pub async fn send_sql_alone(server: &Server, secs: u32) -> Result<(f64, f64), String> {
+/// Run the script of batches of `batch` sends from `clients` clients (the writers of as
+/// many daemons: they take turns under the write lock) for `secs` seconds on a fresh
+/// database of `server`: sends per second, and the server's CPU per send in µs.
+pub async fn send_sql_alone(server: &Server, secs: u32, clients: u32, batch: u32) -> Result<(f64, f64), String> {
     let url = server.database();
     let db = url.trim_start_matches("postgres:///").split('?').next().unwrap_or_default().to_string();
     // The daemon's migrations make the schema; it stops again before the measure.
     drop(Project::new().with_store(&url).serve());
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let path = dir.path().join("batch.sql");
-    std::fs::write(&path, script()).map_err(|e| e.to_string())?;
+    std::fs::write(&path, script(batch)).map_err(|e| e.to_string())?;
     let cpu0 = comm_cpu_secs("postgres");
     let out = tokio::task::block_in_place(|| {
-        server.pgbench(&db).args(["-n", "-M", "prepared", "-c", "1", "-T", &secs.to_string(), "-f"]).arg(&path).output()
+        server
+            .pgbench(&db)
+            .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &clients.to_string()])
+            .args(["-T", &secs.to_string(), "-f"])
+            .arg(&path)
+            .output()
     })
     .map_err(|e| format!("cannot run pgbench: {e}"))?;
     let cpu = comm_cpu_secs("postgres") - cpu0;
@@ -72,6 +74,6 @@ pub async fn send_sql_alone(server: &Server, secs: u32) -> Result<(f64, f64), St
         .lines()
         .find_map(|l| l.trim().strip_prefix("tps = ")?.split_whitespace().next()?.parse().ok())
         .ok_or_else(|| format!("no tps in pgbench's output: {stdout}"))?;
-    let sends = done * f64::from(BATCH);
-    Ok((tps * f64::from(BATCH), cpu * 1e6 / sends))
+    let sends = done * f64::from(batch);
+    Ok((tps * f64::from(batch), cpu * 1e6 / sends))
 }

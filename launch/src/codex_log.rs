@@ -1,0 +1,133 @@
+//! `coord-launch --codex-log`: the filter a Codex session's output goes through on its way
+//! to the log. Codex runs with `exec --json`, whose events say what `exec`'s text output
+//! leaves out: each MCP call's arguments and result, each command's exit code and output.
+//! Each event becomes one readable line with the time it arrived, its texts cut short;
+//! anything that is not an event (Codex's own stderr) is kept as it is, timestamped too.
+
+use std::io::{BufRead, Write};
+
+use serde_json::Value;
+
+/// The most of a text (arguments, a result, a command's output) one line keeps.
+const MAX_TEXT: usize = 400;
+
+/// Filter stdin to stdout until stdin ends.
+pub fn run() -> std::io::Result<()> {
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.split(b'\n') {
+        let line = String::from_utf8_lossy(&line?).into_owned();
+        if let Some(text) = render(line.trim_end_matches('\r')) {
+            writeln!(out, "{} {text}", coord_client::ids::now_rfc3339())?;
+            out.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// One line of Codex's output as the log shows it (`None`: nothing worth a line).
+pub fn render(line: &str) -> Option<String> {
+    let Ok(ev) = serde_json::from_str::<Value>(line) else {
+        return (!line.trim().is_empty()).then(|| line.to_string());
+    };
+    let Some(kind) = ev.get("type").and_then(Value::as_str) else { return Some(line.to_string()) };
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    Some(match kind {
+        "thread.started" => format!("codex thread {} started", s(&ev, "thread_id")),
+        "turn.started" => "turn started".to_string(),
+        "turn.completed" => {
+            let u = &ev["usage"];
+            format!("turn completed: {} tokens in, {} out", u["input_tokens"], u["output_tokens"])
+        }
+        "turn.failed" => format!("turn failed: {}", cut(&s(&ev["error"], "message"))),
+        "error" => format!("error: {}", cut(&s(&ev, "message"))),
+        "item.started" | "item.updated" | "item.completed" => return item(&ev["item"], kind == "item.completed"),
+        _ => cut(line),
+    })
+}
+
+/// An item's line: when it starts (what is asked) and when it completes (what came back).
+fn item(it: &Value, completed: bool) -> Option<String> {
+    let s = |k: &str| it.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = s("type");
+    let line = match (kind.as_str(), completed) {
+        ("agent_message", true) => format!("codex: {}", cut(&s("text"))),
+        ("reasoning", true) => format!("reasoning: {}", cut(&s("text"))),
+        ("error", true) => format!("warning: {}", cut(&s("message"))),
+        ("command_execution", false) => format!("exec {}", cut(&s("command"))),
+        ("command_execution", true) => {
+            let code = it.get("exit_code").filter(|c| !c.is_null()).map_or("?".to_string(), Value::to_string);
+            format!("exec exit {code} ({}): {}", s("status"), cut(&s("aggregated_output")))
+        }
+        ("mcp_tool_call", false) => {
+            format!("mcp {}/{} {}", s("server"), s("tool"), cut(&compact(&it["arguments"])))
+        }
+        ("mcp_tool_call", true) => {
+            let what = match it.get("error").filter(|e| !e.is_null()) {
+                Some(e) => format!("error {}", cut(&compact(e))),
+                None => format!("-> {}", cut(&result_text(&it["result"]))),
+            };
+            format!("mcp {}/{} ({}) {what}", s("server"), s("tool"), s("status"))
+        }
+        ("file_change", true) => format!("file change ({}): {}", s("status"), cut(&compact(&it["changes"]))),
+        (_, false) => return None,
+        (other, true) => format!("{other}: {}", cut(&compact(it))),
+    };
+    Some(line)
+}
+
+/// An MCP result's text content, else the result as JSON.
+pub(crate) fn result_text(r: &Value) -> String {
+    let texts: Vec<&str> = r
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect())
+        .unwrap_or_default();
+    if texts.is_empty() { compact(r) } else { texts.join(" ") }
+}
+
+pub(crate) fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// A text on one line (newlines shown as `\n`), at most [`MAX_TEXT`] characters.
+pub(crate) fn cut(text: &str) -> String {
+    let one = text.trim_end().replace('\n', "\\n");
+    let n = one.chars().count();
+    if n <= MAX_TEXT {
+        return one;
+    }
+    let kept: String = one.chars().take(MAX_TEXT).collect();
+    format!("{kept}… ({} more characters)", n - MAX_TEXT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_calls_show_their_arguments_and_results() {
+        let started = r#"{"type":"item.started","item":{"id":"i","type":"mcp_tool_call","server":"coordd","tool":"ask","arguments":{"question":"Which db?"},"result":null,"error":null,"status":"in_progress"}}"#;
+        assert_eq!(render(started).unwrap(), r#"mcp coordd/ask {"question":"Which db?"}"#);
+        let done = r#"{"type":"item.completed","item":{"id":"i","type":"mcp_tool_call","server":"coordd","tool":"ask","arguments":{},"result":{"content":[{"type":"text","text":"SQLite"}]},"error":null,"status":"completed"}}"#;
+        assert_eq!(render(done).unwrap(), "mcp coordd/ask (completed) -> SQLite");
+    }
+
+    #[test]
+    fn commands_show_their_exit_code_and_output_cut_short() {
+        let long = "x".repeat(MAX_TEXT + 10);
+        let done = format!(
+            r#"{{"type":"item.completed","item":{{"type":"command_execution","command":"ls","aggregated_output":"a\n{long}","exit_code":2,"status":"failed"}}}}"#
+        );
+        let line = render(&done).unwrap();
+        assert!(line.starts_with("exec exit 2 (failed): a\\nxxx"), "{line}");
+        assert!(line.ends_with("(13 more characters)"), "{line}");
+    }
+
+    #[test]
+    fn what_is_not_an_event_is_kept() {
+        assert_eq!(render("Reading additional input from stdin...").unwrap(), "Reading additional input from stdin...");
+        assert_eq!(render("  "), None);
+        assert_eq!(render(r#"{"type":"turn.started"}"#).unwrap(), "turn started");
+    }
+}
