@@ -36,6 +36,7 @@ fn rules_stated_in_prose_are_in_the_schemas() {
     assert_eq!(branches("mail.pending", "anyOf"), 2, "agent or task_id");
     assert_eq!(branches("control.send", "anyOf"), 3, "a recipient, or a response");
     assert_eq!(branches("orch.taskEdit", "anyOf"), 8, "at least one field to change");
+    assert_eq!(branches("orch.runEdit", "anyOf"), 4, "at least one setting to change");
     assert_eq!(branches("orch.dispatch", "oneOf"), 2, "task_id or all_ready");
     assert_eq!(params(&doc, "progress.report")["properties"]["data"]["maxLength"], 4096);
     assert_eq!(params(&doc, "agents.register")["properties"]["agent_id"]["minLength"], 3);

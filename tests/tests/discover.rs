@@ -298,6 +298,7 @@ fn a_client_filling_only_what_the_schema_requires_succeeds_on_the_methods_whose_
         ("mail.pending", known("T-live")),
         ("control.send", known("T-live")),
         ("orch.taskEdit", known("T-dispatch")),
+        ("orch.runEdit", known("T-dispatch")),
         ("orch.dispatch", known("T-dispatch")),
         ("orch.retry", known("T-failed")),
         ("orch.reassign", known("T-live")),
