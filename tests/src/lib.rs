@@ -677,6 +677,15 @@ pub fn pid_alive(pid: i64) -> bool {
         .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
+/// `inbox hook claude EVENT` of `agent`'s Claude Code session of `task`: its JSON answer, if
+/// it printed one (a stopped session's `{"continue": false, ...}`, a reminder).
+pub fn claude_hook(p: &Project, agent: &str, task: &str, event: &str) -> Option<Value> {
+    let input = serde_json::json!({"hook_event_name": event, "session_id": "s1"}).to_string();
+    let out = p.inbox().args(["--agent", agent, "hook", "claude", event, "--task", task]).stdin(input.as_bytes()).run();
+    let text = out.code(0).stdout.trim().to_string();
+    (!text.is_empty()).then(|| serde_json::from_str(&text).expect("one JSON object"))
+}
+
 /// Wait until the process `pid` (not a child of the test) has ended, or `within` passed;
 /// true if it ended. It waits on a pidfd, which becomes readable when the process ends:
 /// no polling.
