@@ -128,7 +128,7 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
         }
     }
     let filter = (kind == ClientKind::Codex).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
-    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter })
+    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, secret: None })
 }
 
 #[cfg(test)]

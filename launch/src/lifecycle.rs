@@ -33,7 +33,8 @@ impl Bridge {
         let log = base.join("logs").join(format!("{}-a{}.log", w.task_id, w.attempt));
         let session_id = coord_client::ids::new_id("ses");
         let ctx = Context { db: &self.o.db, cwd: &cwd, inbox: &self.o.inbox, session_id: &session_id, me: &self.o.me };
-        let spec = client::build(kind, &layer, &w, &ctx)?;
+        let mut spec = client::build(kind, &layer, &w, &ctx)?;
+        spec.secret = self.credentials.for_agent(&mut self.rpc, &w.agent, w.role.as_deref()).await?;
         let (pid, waiter, tmux_window) = if self.o.tmux {
             let (pid, waiter, window) = crate::tmux::spawn(&self.o.run_id, &w, &spec, &log, &self.bridge_log())?;
             (pid, waiter, Some(window))
@@ -108,6 +109,7 @@ impl Bridge {
             let waiter = if process::alive(pid) { process::attach(pid, status).ok() } else { None };
             match waiter {
                 Some(waiter) => {
+                    self.credentials.found(&s.agent, &s.session_id);
                     let h = session::watch(self.watch_of(&s, label.clone(), waiter, true), self.ends_tx.clone());
                     self.running.insert(s.thread_id.clone(), h);
                     self.say.line(&format!("re-attached to {label} (pid {pid})"));

@@ -7,6 +7,7 @@ mod bridge;
 mod client;
 mod codex_log;
 mod config;
+mod credentials;
 mod lifecycle;
 mod process;
 mod rpc;

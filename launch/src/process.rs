@@ -15,7 +15,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
+use coord_proto::types::AGENT_SECRET_ENV;
 use tokio::process::{Child, Command};
+
+use crate::credentials::{self, Secret};
 
 /// The environment variable that names a session's processes: its session id.
 pub const SESSION_VAR: &str = "COORD_SESSION";
@@ -30,6 +33,10 @@ pub struct Spec {
     /// A program (and its arguments) the output goes through on its way to the log, in the
     /// session's process group: it reads the session's stdout and stderr on its stdin.
     pub filter: Option<Vec<String>>,
+    /// The session's own agent secret (`COORD_AGENT_SECRET`), given to the session only
+    /// (not to its filter); every secret of the bridge's environment is removed either way
+    /// ([`crate::credentials`]).
+    pub secret: Option<Secret>,
 }
 
 /// How a process ended, as far as it can be known (a re-attached session's status is
@@ -88,6 +95,13 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
     };
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
+    let inherited = credentials::scrub();
+    for k in &inherited {
+        cmd.env_remove(k);
+    }
+    if let Some(s) = &spec.secret {
+        cmd.env(AGENT_SECRET_ENV, s.expose());
+    }
     cmd.stdin(Stdio::null()).stdout(to_log).stderr(err);
     cmd.process_group(0).kill_on_drop(false);
     let child = cmd.spawn()?;
@@ -97,6 +111,9 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
         let (program, args) = filter.split_first().ok_or_else(|| std::io::Error::other("an empty filter"))?;
         let mut f = Command::new(program);
         f.args(args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
+        for k in &inherited {
+            f.env_remove(k);
+        }
         f.stdin(Stdio::from(r)).stdout(Stdio::from(out.try_clone()?)).stderr(Stdio::from(out));
         // In the session's group, so a stop takes it too; it ends by itself at the
         // session's end of output.
@@ -296,7 +313,7 @@ mod tests {
             args: vec!["-c".into(), "setsid sh -c 'echo $$ > fifo; read x < hold' & wait".into()],
             cwd: dir.path().into(),
             env: vec![(SESSION_VAR.into(), session.clone())],
-            filter: None,
+            ..Spec::default()
         };
         let fifo = dir.path().join("fifo");
         for f in [&fifo, &dir.path().join("hold")] {
