@@ -31,6 +31,9 @@ pub struct Context<'a> {
     pub session_id: &'a str,
     /// This `coord-launch`, for the filter of Codex's output (`--codex-log`).
     pub me: &'a str,
+    /// The project's `.agents` and the daemon's socket (for `--sandbox`).
+    pub agents_dir: &'a Path,
+    pub socket: &'a Path,
 }
 
 /// Building a session's command failed.
@@ -38,6 +41,11 @@ pub struct Context<'a> {
 pub enum BuildError {
     #[error("the command client needs a command: pass --command or set `command` in .agents/launch.toml")]
     NoCommand,
+    #[error(
+        "--sandbox is built for the claude client only: run codex and command sessions without it \
+         (docs/security.md, \"Sandboxed workers\")"
+    )]
+    SandboxUnsupported,
 }
 
 /// The prompt of an agent CLI: who it is, the task and thread, and how to finish.
@@ -86,6 +94,10 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
     let program = |name: &str| l.program.clone().unwrap_or_else(|| name.to_string());
     let extra = l.args.clone().unwrap_or_default();
     let model = l.model.iter().flat_map(|m| ["--model".to_string(), m.clone()]);
+    let sandbox = l.sandbox == Some(true);
+    if sandbox && kind != ClientKind::Claude {
+        return Err(BuildError::SandboxUnsupported);
+    }
     let (program, args) = match kind {
         ClientKind::Command => {
             let cmd = l.command.clone().filter(|c| !c.trim().is_empty()).ok_or(BuildError::NoCommand)?;
@@ -96,6 +108,10 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             let mut a = vec!["-p".to_string(), prompt(w, ctx.inbox)];
             a.extend(model);
             a.extend(["--permission-mode".into(), "bypassPermissions".into()]);
+            if sandbox {
+                let paths = crate::sandbox::Paths { agents_dir: ctx.agents_dir, socket: ctx.socket, cwd: ctx.cwd };
+                a.extend(["--settings".into(), crate::sandbox::claude_settings(&paths)]);
+            }
             a.extend(extra);
             (program("claude"), a)
         }
@@ -156,6 +172,8 @@ mod tests {
             inbox: "inbox",
             session_id: "ses_1",
             me: "coord-launch",
+            agents_dir: Path::new("/p/.agents"),
+            socket: Path::new("/p/.agents/coordd.sock"),
         };
         let l = Layer { command: Some("echo hi".into()), ..Layer::default() };
         let s = build(ClientKind::Command, &l, &work(), &ctx).unwrap();
@@ -169,7 +187,15 @@ mod tests {
 
     #[test]
     fn agent_clients_get_a_prompt_naming_the_task_thread_and_how_to_finish() {
-        let ctx = Context { db: Path::new("/db"), cwd: Path::new("/w"), inbox: "inbox", session_id: "ses_1", me: "cl" };
+        let ctx = Context {
+            db: Path::new("/db"),
+            cwd: Path::new("/w"),
+            inbox: "inbox",
+            session_id: "ses_1",
+            me: "cl",
+            agents_dir: Path::new("/p/.agents"),
+            socket: Path::new("/p/.agents/coordd.sock"),
+        };
         let l = Layer { model: Some("m1".into()), ..Layer::default() };
         let claude = build(ClientKind::Claude, &l, &work(), &ctx).unwrap();
         assert_eq!(claude.args[0], "-p");

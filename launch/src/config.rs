@@ -59,6 +59,9 @@ pub struct Layer {
     /// Stop a session after this many minutes (its attempt fails); fractions allowed.
     #[serde(default, deserialize_with = "positive_minutes")]
     pub wall_clock_minutes: Option<f64>,
+    /// Run a Claude Code session's shell in Claude Code's sandbox, away from `.agents/`
+    /// (`crate::sandbox`).
+    pub sandbox: Option<bool>,
 }
 
 /// A number of minutes that is positive and finite (`0.5` is 30 seconds): the wall-clock
@@ -83,6 +86,7 @@ impl Layer {
         self.args = t.args.or(self.args);
         self.program = t.program.or(self.program);
         self.wall_clock_minutes = t.wall_clock_minutes.or(self.wall_clock_minutes);
+        self.sandbox = t.sandbox.or(self.sandbox);
         self
     }
 }

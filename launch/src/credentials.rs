@@ -45,8 +45,7 @@ impl std::fmt::Debug for Secret {
 /// agent secret, and any other `COORD_*` secret, token, password or key.
 pub fn is_secret_var(name: &str) -> bool {
     name == AGENT_SECRET_ENV
-        || name.starts_with("COORD_")
-            && ["SECRET", "TOKEN", "PASSWORD", "KEY"].iter().any(|w| name.contains(w))
+        || name.starts_with("COORD_") && ["SECRET", "TOKEN", "PASSWORD", "KEY"].iter().any(|w| name.contains(w))
 }
 
 /// The names of the secrets in this process's environment, which no session inherits.
@@ -118,9 +117,10 @@ impl Credentials {
             rotate_secret: true,
         };
         let r = rpc.agent_register(p).await.map_err(mint)?;
-        let secret = r.secret.map(Secret::new).ok_or_else(|| {
-            mint(coord_client::ClientError::Transport("agents.register returned no secret".into()))
-        })?;
+        let secret = r
+            .secret
+            .map(Secret::new)
+            .ok_or_else(|| mint(coord_client::ClientError::Transport("agents.register returned no secret".into())))?;
         self.minted.insert(agent.to_string(), secret.clone());
         Ok(Some(secret))
     }

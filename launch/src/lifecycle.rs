@@ -32,7 +32,15 @@ impl Bridge {
         std::fs::create_dir_all(&cwd)?;
         let log = base.join("logs").join(format!("{}-a{}.log", w.task_id, w.attempt));
         let session_id = coord_client::ids::new_id("ses");
-        let ctx = Context { db: &self.o.db, cwd: &cwd, inbox: &self.o.inbox, session_id: &session_id, me: &self.o.me };
+        let ctx = Context {
+            db: &self.o.db,
+            cwd: &cwd,
+            inbox: &self.o.inbox,
+            session_id: &session_id,
+            me: &self.o.me,
+            agents_dir: &self.o.agents_dir,
+            socket: &self.o.connect.paths.socket,
+        };
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
         spec.secret = self.credentials.for_agent(&mut self.rpc, &w.agent, w.role.as_deref()).await?;
         let (pid, waiter, tmux_window) = if self.o.tmux {

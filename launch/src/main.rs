@@ -11,6 +11,7 @@ mod credentials;
 mod lifecycle;
 mod process;
 mod rpc;
+mod sandbox;
 mod say;
 mod session;
 mod shutdown;
@@ -83,6 +84,11 @@ struct Args {
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
+    /// Run each Claude Code session's shell in Claude Code's sandbox: it cannot read
+    /// .agents/ (the database, the dashboard's token, the logs) but reaches the daemon's
+    /// socket (needs bubblewrap and socat; claude sessions only).
+    #[arg(long)]
+    sandbox: bool,
     /// Print nothing but warnings and errors (the lines still go to the bridge log).
     #[arg(long)]
     quiet: bool,
@@ -144,6 +150,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         command: a.command,
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
+        sandbox: a.sandbox.then_some(true),
         ..Layer::default()
     };
     let me = std::env::current_exe().ok();

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::unix::AsyncFd;
 use coord_proto::types::AGENT_SECRET_ENV;
+use tokio::io::unix::AsyncFd;
 use tokio::process::{Child, Command};
 
 use crate::credentials::{self, Secret};

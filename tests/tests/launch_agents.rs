@@ -463,3 +463,68 @@ fn the_reminder_leads_a_claude_code_session_to_the_tool_that_delivers_its_mail()
     assert!(after_tool.contains("mcp__coordd__check_inbox"), "the tool's name never reached the model");
     assert!(m.outputs().contains("note-for-w1"), "check_inbox did not deliver the mail:\n{}", m.outputs());
 }
+
+/// A thread task T1 for `agent_id` with Claude Code sessions against a model that runs
+/// `line` in its shell, then says it is done; `toml` is appended to `.agents/launch.toml`.
+fn one_claude_task(agent_id: &str, line: &str, toml: &str) -> Option<(Project, Model)> {
+    let program = cli(Agent::Claude)?;
+    let p = Project::new();
+    launch_toml(&p, Agent::Claude, &program);
+    let file = p.paths().db.parent().unwrap().join("launch.toml");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.insert_str(text.find('\n').unwrap() + 1, toml);
+    std::fs::write(&file, text).unwrap();
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(
+        &p,
+        &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", agent_id],
+    );
+    Some((p, model(Agent::Claude, vec![Turn::reply(vec![shell(line)]), Turn::reply(vec![text("Done.")])])))
+}
+
+/// `sandbox = true` (issue 32): the session's shell cannot read `.agents/` (the dashboard's
+/// token here), while `inbox` reaches the daemon over its socket and finishes the task.
+/// Needs Claude Code's sandbox runtime on Linux: bubblewrap and socat (`.ci/run`).
+#[test]
+fn a_sandboxed_claude_code_worker_cannot_read_agents_but_reaches_the_daemon() {
+    if !["bwrap", "socat"].iter().all(|t| coord_tests::have(t, "Claude Code's Linux sandbox")) {
+        return;
+    }
+    let line = format!("cat \"$SANDBOX_PROBE\"; echo \"cat=$?\"; {}", worker("true"));
+    let Some((p, m)) = one_claude_task("w1", &line, "sandbox = true\n") else { return };
+    let secret_file = p.paths().db.parent().unwrap().join("dashboard.json");
+    std::fs::write(&secret_file, "{\"token\":\"tok_never_seen_0123\"}").unwrap();
+    let run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done"]);
+    let mut run = run.env("SANDBOX_PROBE", &secret_file.display().to_string());
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let out = finish(run.spawn());
+    let seen = m.outputs();
+    assert_eq!(out.code, 0, "inbox works in the sandbox: {}\n{seen}", out.stderr);
+    assert!(seen.contains("cat=1") && !seen.contains("tok_never_seen"), "the shell read .agents/: {seen}");
+    assert!(seen.contains("worked"), "{seen}");
+}
+
+/// With credentials required (issue 32), a Claude Code worker launched by the bridge,
+/// which holds the lead's secret, finishes its task with its own secret; its shell holds
+/// no other.
+#[test]
+fn a_claude_code_worker_finishes_with_its_own_secret_when_credentials_are_required() {
+    let line =
+        format!("env | grep -c '^COORD_AGENT_SECRET=cs_w-one_' ; env | grep -c cs_lead-one_ ; {}", worker("true"));
+    let Some((p, m)) = one_claude_task("w-one", &line, "") else { return };
+    let lead = coord_tests::register(&p, "lead-one");
+    coord_tests::ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done"]);
+    run = run.env(AGENT_SECRET_ENV, &lead);
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let out = finish(run.spawn());
+    let seen = m.outputs();
+    assert_eq!(out.code, 0, "{}\n{seen}", out.stderr);
+    assert!(seen.contains("1\n0\n") && seen.contains("worked"), "its own secret and no other: {seen}");
+    let status = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(status["run"]["status"], "done", "{status}");
+}
