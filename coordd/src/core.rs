@@ -30,43 +30,19 @@ impl Core {
 
     /// Run `f` in a write transaction at the clock's `now` (read when the job runs);
     /// returns after the commit. `f` may run more than once: a writer re-runs a batch
-    /// whose shared transaction it had to roll back (see `store::backend::Job`). A call
-    /// made on a connection is refused when credentials are required and the connection is
-    /// authenticated as no agent.
-    pub async fn write<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnMut(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
-    {
-        self.write_checked(None, f).await
-    }
-
-    /// [`Core::write`] made as `agent` (or as no agent in particular): with credentials
-    /// required, a call on a connection must be authenticated as that agent; a dashboard
-    /// page writes only as its overseer (`caller::Page`).
-    pub async fn write_checked<T, F>(&self, agent: Option<&str>, mut f: F) -> Result<T>
+    /// whose shared transaction it had to roll back (see `store::backend::Job`). What the
+    /// call still needs of its connection (`caller::need`, set at its entry from the
+    /// authority table) is checked first, in the same transaction, so a settings change
+    /// cannot slip between the check and the write.
+    pub async fn write<T, F>(&self, mut f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnMut(&mut dyn Tx, Ts) -> Result<T> + Send + 'static,
     {
         let clock = self.clock.clone();
-        let Some(authenticated) = caller::current() else {
-            return store::backend::write(&*self.store, move |tx| f(tx, clock.now())).await;
-        };
-        if let Some(page) = caller::page() {
-            // The page's token is the overseer's credential.
-            if agent.is_some_and(|a| a == page.overseer) {
-                return store::backend::write(&*self.store, move |tx| f(tx, clock.now())).await;
-            }
-            if !page.anyone {
-                credentials::page_may_act_as(&page.overseer, agent, &authenticated)?;
-            }
-        }
-        // A call that names no agent (an empty name: a task's mailbox, say) needs only an
-        // authenticated connection.
-        let agent = agent.filter(|a| !a.is_empty()).map(str::to_string);
+        let check = Self::call_need();
         store::backend::write(&*self.store, move |tx| {
-            credentials::authorize(tx, agent.as_deref(), &authenticated)?;
+            Self::admit(tx, &check)?;
             f(tx, clock.now())
         })
         .await
@@ -74,8 +50,7 @@ impl Core {
 
     /// A write whose acting agent is known only inside the transaction (the run's creator,
     /// say): `f` gets an [`Acting`] and calls [`Acting::check`] with that agent before it
-    /// writes as it. With credentials required, a call on a connection must be
-    /// authenticated as that agent.
+    /// writes as it (and the object rules ask it whose authority the call holds).
     pub async fn write_acting<T, F>(&self, mut f: F) -> Result<T>
     where
         T: Send + 'static,
@@ -83,7 +58,24 @@ impl Core {
     {
         let acting = caller::acting();
         let clock = self.clock.clone();
-        store::backend::write(&*self.store, move |tx| f(tx, clock.now(), &acting)).await
+        let check = Self::call_need();
+        store::backend::write(&*self.store, move |tx| {
+            Self::admit(tx, &check)?;
+            f(tx, clock.now(), &acting)
+        })
+        .await
+    }
+
+    /// The current call's connection and what the call still needs of it, if anything.
+    fn call_need() -> Option<(Vec<String>, credentials::Need)> {
+        caller::current().zip(caller::need())
+    }
+
+    fn admit(tx: &mut dyn Tx, check: &Option<(Vec<String>, credentials::Need)>) -> Result<()> {
+        match check {
+            Some((authenticated, need)) => credentials::admit(&*tx, need, authenticated),
+            None => Ok(()),
+        }
     }
 
     /// Run `f` on a consistent read snapshot at the clock's `now`.
@@ -106,7 +98,7 @@ impl Core {
     {
         // The touch is queued first, so it commits no later than the write itself.
         self.touch(agent).await;
-        self.write_checked(Some(agent), f).await
+        self.write(f).await
     }
 
     /// A read made by `agent`: its `last_seen_at` advances (a small write, queued alongside,

@@ -168,7 +168,10 @@ error_codes! {
     /// a wrong secret (§3.57).
     Unauthenticated = 1120, "unauthenticated", Conflict;
     /// Credentials are required and this connection's agents hold no role that may make this
-    /// change: the policy, the settings and the roster are the lead's and the admins' (§3.58).
+    /// call: the policy, the settings, the roster, stopping the daemon, the dashboard and hooks
+    /// are the lead's and the admins'; or the object is not the acting agent's (a thread
+    /// assigned to another, another's thread to cancel, its own question to answer, another
+    /// task's mailbox) (§3.58).
     NotPermitted = 1121, "not_permitted", Conflict;
     /// `inbox.init`: credentials cannot be required without a lead that is a registered agent with
     /// a secret (§3.58).
@@ -209,8 +212,8 @@ error_codes! {
     /// `launch.sessionExit`: the session's end was already recorded (§3.70).
     SessionEnded = 1401, "session_ended", Conflict;
     /// A call from the dashboard's page writes as an agent other than its overseer (without that
-    /// agent's secret), sets the policy, or starts or stops the dashboard; allowed with `coordd
-    /// serve --dashboard-acts-as-anyone` (§3.66).
+    /// agent's secret), sets the policy, starts or stops the dashboard, stops the daemon or
+    /// installs hooks; allowed with `coordd serve --dashboard-acts-as-anyone` (§3.66).
     PageActsAsOverseer = 1420, "page_acts_as_overseer", Conflict;
 }
 

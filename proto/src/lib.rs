@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod authority;
 pub mod error;
 mod exit;
 pub mod openrpc;

@@ -28,6 +28,8 @@ pub mod pg;
 
 pub mod mock_model;
 
+pub mod team;
+
 /// Path of a workspace binary built next to the running test executable.
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
@@ -620,6 +622,14 @@ pub async fn answer_permission(c: &Client, approver: &str, after: i64, answer: V
 #[track_caller]
 pub fn dashboard_url(p: &Project) -> String {
     let v = p.orch().args(["dashboard", "--json"]).run().ok().json();
+    v["url"].as_str().expect("dashboard url").to_string()
+}
+
+/// [`dashboard_url`] asked by the agent whose secret is `secret` (with credentials
+/// required, only the lead or an admin may start it and learn its URL).
+#[track_caller]
+pub fn dashboard_url_as(p: &Project, secret: &str) -> String {
+    let v = p.orch().args(["dashboard", "--json"]).env(coord_proto::types::AGENT_SECRET_ENV, secret).run().ok().json();
     v["url"].as_str().expect("dashboard url").to_string()
 }
 

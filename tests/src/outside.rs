@@ -44,6 +44,69 @@ impl RawConn {
         self.send_line(v.to_string().as_bytes());
         self.recv()
     }
+
+    /// Call `method` with `params` (id 1); the whole reply.
+    pub fn rpc(&mut self, method: &str, params: Value) -> Value {
+        self.call(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+    }
+
+    /// A connection authenticated as `agent` with its `secret` (`agents.authenticate`).
+    #[track_caller]
+    pub fn connect_as(socket: &Path, agent: &str, secret: &str) -> RawConn {
+        let mut c = RawConn::connect(socket);
+        let auth = c.rpc("agents.authenticate", serde_json::json!({"agent_id": agent, "secret": secret}));
+        assert!(auth["result"]["authenticated"].as_array().is_some_and(|a| a.contains(&agent.into())), "{auth}");
+        c
+    }
+}
+
+/// A client of the dashboard's WebSocket (`<url>ws`), speaking the same JSON-RPC as the
+/// socket: what the page does, without a browser.
+pub struct WsConn {
+    ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::net::TcpStream>>,
+    /// Notifications read while waiting for a reply.
+    pub notes: Vec<serde_json::Value>,
+}
+
+impl WsConn {
+    /// Connect to the WebSocket of the dashboard at `url` (`http://127.0.0.1:PORT/TOKEN/`),
+    /// as a page of `origin` if given; the handshake's error as text.
+    pub fn open(url: &str, origin: Option<&str>) -> Result<WsConn, String> {
+        use tungstenite::client::IntoClientRequest;
+        let ws_url = format!("{}ws", url.replacen("http://", "ws://", 1));
+        let mut req = ws_url.into_client_request().map_err(|e| e.to_string())?;
+        if let Some(o) = origin {
+            req.headers_mut().insert("Origin", o.parse().map_err(|_| "a bad origin".to_string())?);
+        }
+        let (ws, _) = tungstenite::connect(req).map_err(|e| e.to_string())?;
+        Ok(WsConn { ws, notes: Vec::new() })
+    }
+
+    /// Send a request; its response (notifications read meanwhile are kept in `notes`).
+    pub fn call(&mut self, req: serde_json::Value) -> serde_json::Value {
+        self.ws.send(tungstenite::Message::text(req.to_string())).expect("send on the WebSocket");
+        loop {
+            let v = self.next_message();
+            if v.get("id") == req.get("id") {
+                return v;
+            }
+            self.notes.push(v);
+        }
+    }
+
+    /// The next message the daemon sends, as JSON.
+    pub fn next_message(&mut self) -> serde_json::Value {
+        loop {
+            if let tungstenite::Message::Text(t) = self.ws.read().expect("read the WebSocket") {
+                return serde_json::from_str(t.as_str()).expect("JSON");
+            }
+        }
+    }
+
+    /// Call `method` with `params` (id 1); the whole reply.
+    pub fn rpc(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.call(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+    }
 }
 
 /// A `/proc/<pid>/status` field in MiB (`VmRSS`, `VmHWM`: the peak resident size).

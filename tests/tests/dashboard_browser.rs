@@ -1,16 +1,39 @@
 //! The dashboard in a real headless Chromium (Debian's `chromium`), driven over the DevTools
 //! protocol: the page loads with its token and not without, updates live as mail is queued
 //! and delivered, sends into a session, answers a blocked question and a permission request
-//! as the overseer (a person, not the lead), and resumes after a daemon restart. Skips
-//! (saying so) without Chromium, but fails under `COORD_CI`.
+//! as the overseer (a person, not the lead), also with credentials required (where only the
+//! lead learns its URL, and the page answers as nobody else), and resumes after a daemon
+//! restart. Skips (saying so) without Chromium, but fails under `COORD_CI`.
 
 use coord_tests::browser::Browser;
+use coord_tests::team::Team;
 use coord_tests::*;
 use serde_json::json;
 
 /// `true` when the agent's unread badge shows `n`.
 fn badge(agent: &str, n: u64) -> String {
     format!("document.querySelector('tr[data-agent=\"{agent}\"] .badge.unread')?.dataset.count === '{n}'")
+}
+
+/// The page's card of an open permission request.
+const OPEN_REQUEST: &str = ".card.control.open[data-type=\"permission_request\"]";
+
+/// Run `inbox` (its agent given) as a Claude Code PreToolUse hook for `git push origin main`,
+/// which asks for permission and waits; return once the page shows the request.
+fn push_hook(b: &mut Browser, p: &Project, inbox: Run) -> std::thread::JoinHandle<Out> {
+    let input = json!({
+        "session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": p.path(), "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01",
+        "tool_input": {"command": "git push origin main"}
+    });
+    let hook =
+        inbox.args(["hook", "claude", "pre-tool-use", "--timeout-seconds", "120"]).stdin(input.to_string().as_bytes());
+    let hook = std::thread::spawn(move || hook.run());
+    b.wait_for(
+        &format!("document.querySelector('{OPEN_REQUEST}')?.textContent.includes('git push origin main')"),
+        "the request",
+    );
+    hook
 }
 
 #[test]
@@ -125,22 +148,8 @@ fn a_permission_request_is_denied_from_the_page_and_the_waiting_hook_says_so() {
     b.wait_for("document.getElementById('conn').dataset.state === 'live'", "the live indicator");
 
     // A worker's session is about to push: its PreToolUse hook asks the lead and waits.
-    let input = json!({
-        "session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": p.path(), "permission_mode": "default",
-        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01",
-        "tool_input": {"command": "git push origin main"}
-    });
-    let hook = p
-        .inbox()
-        .args(["--agent", "w1", "hook", "claude", "pre-tool-use", "--timeout-seconds", "120"])
-        .stdin(input.to_string().as_bytes());
-    let hook = std::thread::spawn(move || hook.run());
-
-    let card = ".card.control.open[data-type=\"permission_request\"]";
-    b.wait_for(
-        &format!("document.querySelector('{card}')?.textContent.includes('git push origin main')"),
-        "the request",
-    );
+    let hook = push_hook(&mut b, &p, p.inbox().args(["--agent", "w1"]));
+    let card = OPEN_REQUEST;
     b.wait_for("document.getElementById('tab-control').textContent === '1'", "the open-request badge");
     b.eval(&format!("document.querySelector('{card} input.reason').value = 'not before review'"));
     b.eval(&format!("document.querySelector('{card} button.deny').click()"));
@@ -175,4 +184,50 @@ fn the_page_resubscribes_from_its_cursor_when_the_daemon_ends_its_subscription()
     ok(&p, &["send", "--from", "lead", "--to", "bob-4", "--summary", "after the cut"]);
     b.wait_for(&badge("bob-4", 1), "the badge on the new subscription");
     assert_eq!(b.eval("window.__coord.gaps"), json!(0), "nothing missed");
+}
+
+#[test]
+fn with_credentials_required_only_the_leads_page_approves_a_workers_request_and_never_as_the_worker() {
+    let Some(mut b) = Browser::launch() else { return };
+    let t = Team::new();
+    ok(&t.p, &["--agent", "leader", "policy", "lead", "leader"]);
+    ok(&t.p, &["--agent", "leader", "policy", "gate", "Bash(git push*)"]);
+    t.require_credentials();
+    let url = dashboard_url_as(&t.p, t.secret("leader"));
+    // The URL's token is the overseer's credential: the worker cannot learn it.
+    let mut wa = t.conn("w-a");
+    let status = wa.rpc("dashboard.status", json!({}));
+    assert_eq!(status["result"]["running"], true, "{status}");
+    assert!(status["result"]["url"].is_null(), "the worker learns the page's URL: {status}");
+    let started = wa.rpc("dashboard.start", json!({}));
+    assert!(started["result"].is_null(), "the worker got the URL from dashboard.start: {started}");
+    b.open_dashboard(&format!("{url}#control"));
+    b.wait_for("document.getElementById('conn').dataset.state === 'live'", "the live indicator");
+
+    // The worker's real PreToolUse hook, with its own secret, asks the lead and waits.
+    let inbox = t.p.inbox().args(["--agent", "w-a"]).env(coord_proto::types::AGENT_SECRET_ENV, t.secret("w-a"));
+    let hook = push_hook(&mut b, &t.p, inbox);
+    let card = OPEN_REQUEST;
+
+    // Through the page's own WebSocket, the request cannot be answered as the worker.
+    let as_worker = b.eval(
+        "(async () => {
+           const rpc = window.__coord.rpc;
+           const r = (await rpc.call('control.requests', {})).requests[0];
+           try {
+             await rpc.call('control.send', {from: 'w-a', type: 'permission_response',
+               payload: {request_id: r.request_id, approved: true, reason: 'self-approved'}});
+             return 'answered';
+           } catch (e) { return e.data && e.data.code; }
+         })()",
+    );
+    assert_eq!(as_worker, json!("page_acts_as_overseer"));
+
+    // The person approves it in the page, as the overseer, and the worker's hook allows.
+    b.eval(&format!("document.querySelector('{card} input.reason').value = 'reviewed'"));
+    b.eval(&format!("document.querySelector('{card} button.approve').click()"));
+    let out = hook.join().unwrap().ok();
+    let decision: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("the hook's decision");
+    assert_eq!(decision["hookSpecificOutput"]["permissionDecision"], "allow", "{decision}");
+    assert_eq!(decision["hookSpecificOutput"]["permissionDecisionReason"], "Approved by overseer: reviewed");
 }

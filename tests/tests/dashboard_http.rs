@@ -7,8 +7,6 @@ use std::net::TcpStream;
 
 use coord_tests::*;
 use serde_json::{Value, json};
-use tungstenite::client::IntoClientRequest;
-use tungstenite::{Message, WebSocket};
 
 struct Url {
     port: u16,
@@ -40,28 +38,8 @@ fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String, String)
     (status, head.to_ascii_lowercase(), body.to_string())
 }
 
-fn ws(u: &Url, token: &str, origin: Option<&str>) -> Result<Ws, String> {
-    let mut req = format!("ws://127.0.0.1:{}/{token}/ws", u.port).into_client_request().unwrap();
-    if let Some(o) = origin {
-        req.headers_mut().insert("Origin", o.parse().unwrap());
-    }
-    tungstenite::connect(req).map(|(ws, _)| ws).map_err(|e| e.to_string())
-}
-
-type Ws = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
-
-/// Send a request; its response. Notifications read meanwhile are kept in `notes`.
-fn rpc(ws: &mut Ws, notes: &mut Vec<Value>, req: Value) -> Value {
-    ws.send(Message::text(req.to_string())).unwrap();
-    loop {
-        if let Message::Text(t) = ws.read().unwrap() {
-            let v: Value = serde_json::from_str(t.as_str()).unwrap();
-            if v.get("id") == req.get("id") {
-                return v;
-            }
-            notes.push(v);
-        }
-    }
+fn ws(u: &Url, token: &str, origin: Option<&str>) -> Result<WsConn, String> {
+    WsConn::open(&format!("http://127.0.0.1:{}/{token}/", u.port), origin)
 }
 
 #[test]
@@ -128,49 +106,36 @@ fn the_websocket_speaks_the_socket_protocol() {
     let p = Project::new();
     let u = parse(&dashboard_url(&p));
     let mut s = ws(&u, &u.token, None).unwrap();
-    let mut notes = Vec::new();
     // Params as on the socket: left out, a bare object, or a one-element array.
-    let hello = rpc(&mut s, &mut notes, json!({"jsonrpc": "2.0", "id": 1, "method": "system.hello"}));
+    let hello = s.call(json!({"jsonrpc": "2.0", "id": 1, "method": "system.hello"}));
     assert_eq!(hello["result"]["server"], "coordd");
     let methods = hello["result"]["methods"].as_array().unwrap();
     for m in ["view.agents", "view.run", "view.timeline", "dashboard.start", "dashboard.status", "dashboard.stop"] {
         assert!(methods.contains(&json!(m)), "{m} missing");
     }
-    let sub = rpc(
-        &mut s,
-        &mut notes,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "events.subscribe", "params": {"after_event": 0}}),
-    );
+    let sub = s.call(json!({"jsonrpc": "2.0", "id": 2, "method": "events.subscribe", "params": {"after_event": 0}}));
     assert!(sub["result"].is_number() || sub["result"].is_string(), "{sub}");
-    let sent = rpc(
-        &mut s,
-        &mut notes,
-        json!({"jsonrpc": "2.0", "id": 3, "method": "inbox.send", "params": {"from": "overseer", "to": "w", "summary": "hi"}}),
+    let sent = s.call(json!({"jsonrpc": "2.0", "id": 3, "method": "inbox.send", "params": {"from": "overseer", "to": "w", "summary": "hi"}}),
     );
     let event_id = sent["result"]["event_id"].clone();
     assert!(event_id.is_number(), "{sent}");
     let is_it = |v: &Value| v["method"] == "events.event" && v["params"]["result"]["event_id"] == event_id;
-    let note = match notes.iter().find(|v| is_it(v)) {
+    let note = match s.notes.iter().find(|v| is_it(v)) {
         Some(v) => v.clone(),
         None => loop {
-            if let Message::Text(t) = s.read().unwrap() {
-                let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                if is_it(&v) {
-                    break v;
-                }
+            let v = s.next_message();
+            if is_it(&v) {
+                break v;
             }
         },
     };
     assert_eq!(note["params"]["subscription"], sub["result"]);
-    let agents = rpc(&mut s, &mut notes, json!({"jsonrpc": "2.0", "id": 4, "method": "view.agents", "params": [{}]}));
+    let agents = s.call(json!({"jsonrpc": "2.0", "id": 4, "method": "view.agents", "params": [{}]}));
     let w =
         agents["result"]["agents"].as_array().unwrap().iter().find(|a| a["agent"]["agent_id"] == "w").cloned().unwrap();
     assert_eq!(w["pending"], 1, "{w}");
-    let bad = rpc(
-        &mut s,
-        &mut notes,
-        json!({"jsonrpc": "2.0", "id": 5, "method": "view.timeline", "params": {"agent": "w", "run_id": "R1"}}),
-    );
+    let bad =
+        s.call(json!({"jsonrpc": "2.0", "id": 5, "method": "view.timeline", "params": {"agent": "w", "run_id": "R1"}}));
     assert_eq!(bad["error"]["data"]["code"], "invalid_args", "{bad}");
 }
 
@@ -219,32 +184,27 @@ fn with_credentials_required_the_websocket_writes_as_an_agent_only_once_authenti
     let lead =
         ok(&p, &["agent", "register", "--name", "lead", "--role", "lead"])["secret"].as_str().unwrap().to_string();
     ok(&p, &["init", "--require-credentials", "--lead", "lead"]);
-    let u = parse(&dashboard_url(&p));
+    let u = parse(&dashboard_url_as(&p, &lead));
     let mut s = ws(&u, &u.token, None).unwrap();
-    let mut notes = Vec::new();
     let send = json!({"jsonrpc": "2.0", "id": 1, "method": "inbox.send",
         "params": {"from": "lead", "to": "w1", "summary": "from the page"}});
-    let refused = rpc(&mut s, &mut notes, send.clone());
+    let refused = s.call(send.clone());
     assert_eq!(refused["error"]["data"]["code"], "page_acts_as_overseer", "{refused}");
     let off = json!({"jsonrpc": "2.0", "id": 2, "method": "inbox.init", "params": {"require_credentials": false}});
-    let refused = rpc(&mut s, &mut notes, off);
+    let refused = s.call(off);
     assert_eq!(
         refused["error"]["data"]["code"], "unauthenticated",
         "the token does not lift the protection: {refused}"
     );
     // Reads need no identity.
-    let agents = rpc(&mut s, &mut notes, json!({"jsonrpc": "2.0", "id": 3, "method": "view.agents"}));
+    let agents = s.call(json!({"jsonrpc": "2.0", "id": 3, "method": "view.agents"}));
     assert!(agents["result"]["agents"].is_array(), "{agents}");
     // The connection authenticates as an agent, as on the socket, and then writes as it.
     let auth = json!({"jsonrpc": "2.0", "id": 4, "method": "agents.authenticate",
         "params": {"agent_id": "lead", "secret": lead}});
-    assert!(rpc(&mut s, &mut notes, auth)["result"].is_object());
-    let sent = rpc(
-        &mut s,
-        &mut notes,
-        json!({"jsonrpc": "2.0", "id": 5, "method": "inbox.send",
-        "params": {"from": "lead", "to": "w1", "summary": "from the page"}}),
-    );
+    assert!(s.call(auth)["result"].is_object());
+    let sent = s.call(json!({"jsonrpc": "2.0", "id": 5, "method": "inbox.send",
+        "params": {"from": "lead", "to": "w1", "summary": "from the page"}}));
     assert!(sent["result"]["event_id"].is_i64(), "{sent}");
 }
 

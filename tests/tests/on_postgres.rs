@@ -4,6 +4,10 @@
 
 #[path = "agents.rs"]
 mod agents;
+#[path = "authority.rs"]
+mod authority;
+#[path = "authority_table.rs"]
+mod authority_table;
 #[path = "client.rs"]
 mod client;
 #[path = "control.rs"]

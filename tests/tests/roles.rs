@@ -9,18 +9,6 @@ use serde_json::{Value, json};
 
 const ENV: &str = coord_proto::types::AGENT_SECRET_ENV;
 
-/// A raw connection authenticated as `agent`.
-fn connect_as(socket: &std::path::Path, agent: &str, secret: &str) -> RawConn {
-    let mut c = RawConn::connect(socket);
-    let auth = call(&mut c, "agents.authenticate", json!({"agent_id": agent, "secret": secret}));
-    assert_eq!(auth["result"]["authenticated"], json!([agent]), "{auth}");
-    c
-}
-
-fn call(c: &mut RawConn, method: &str, params: Value) -> Value {
-    c.call(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-}
-
 /// Everything a refused write could have changed: the event stream, the policy, the
 /// settings and roles, the agents (with their `last_seen_at`), mail and reservations. Read
 /// on a connection authenticated as nobody, whose reads (as any agent) move no one's
@@ -38,7 +26,7 @@ fn state(socket: &std::path::Path) -> Vec<Value> {
     for agent in ["leader", "other", "wkr"] {
         calls.push(("mail.list", json!({"agent": agent})));
     }
-    calls.into_iter().map(|(m, p)| call(c, m, p)["result"].clone()).collect()
+    calls.into_iter().map(|(m, p)| c.rpc(m, p)["result"].clone()).collect()
 }
 
 #[test]
@@ -53,17 +41,16 @@ fn a_worker_can_change_nothing_that_is_not_its_own() {
     let (thread, _) = blocked_task(&p, "other", "which database?");
     let mail = ok(&p, &["send", "--from", "leader", "--to", "other", "--summary", "a note"]);
     let message = mail["message"]["message_id"].as_str().unwrap().to_string();
-    let mut lead = connect_as(&d.socket, "leader", &leader);
-    let reserved =
-        call(&mut lead, "reservations.reserve", json!({"agent": "other", "scope": "src/db.rs", "task_id": "T1"}));
+    let mut lead = RawConn::connect_as(&d.socket, "leader", &leader);
+    let reserved = lead.rpc("reservations.reserve", json!({"agent": "other", "scope": "src/db.rs", "task_id": "T1"}));
     assert!(reserved["result"].is_object(), "{reserved}");
     let gate = json!({"lead": "leader", "rules": [{"tool": "Bash(git push*)"}]});
-    let set = call(&mut lead, "policy.set", json!({"actor": "leader", "policy": gate}));
+    let set = lead.rpc("policy.set", json!({"actor": "leader", "policy": gate}));
     assert!(set["result"].is_object(), "{set}");
     ok(&p, &["init", "--require-credentials", "--lead", "leader"]);
     let before = state(&d.socket);
 
-    let mut w = connect_as(&d.socket, "wkr", &worker);
+    let mut w = RawConn::connect_as(&d.socket, "wkr", &worker);
     let own = json!({"lead": "wkr", "rules": [{"tool": "Bash(git push*)", "approver": "wkr"}]});
     let as_other = |extra: Value| {
         let mut base = json!({"agent": "other", "thread_id": thread, "summary": "mine now"});
@@ -121,14 +108,14 @@ fn a_worker_can_change_nothing_that_is_not_its_own() {
         ("orch.worktreePrune", json!({"run_id": "R1"}), "unauthenticated"),
     ];
     for (method, params, code) in &tries {
-        let r = call(&mut w, method, params.clone());
+        let r = w.rpc(method, params.clone());
         assert_eq!(r["error"]["data"]["code"], *code, "{method} {params}: {r}");
     }
     for (after, before) in state(&d.socket).iter().zip(&before) {
         assert_eq!(after, before, "a refused write changes nothing");
     }
     // The connection is still usable, and the worker still does its own work.
-    let own_mail = call(&mut w, "inbox.send", json!({"from": "wkr", "to": "leader", "summary": "done"}));
+    let own_mail = w.rpc("inbox.send", json!({"from": "wkr", "to": "leader", "summary": "done"}));
     assert!(own_mail["result"].is_object(), "{own_mail}");
 }
 

@@ -39,7 +39,7 @@ async fn thread_of_five(s: &Opened, to: &str) -> String {
         for n in 1..5 {
             let p =
                 ReplyParams { from: "lead".into(), thread_id: thread.clone(), message: input(n), ..Default::default() };
-            messages::reply(tx, now, p)?;
+            messages::reply(tx, now, p, &coordd::domain::credentials::Acting::daemon())?;
         }
         Ok(thread)
     })

@@ -1,5 +1,7 @@
-//! `dashboard.*`: start, report and stop the web dashboard's listener. The page itself
-//! may only report it (it cannot rename its overseer or move itself).
+//! `dashboard.*`: start, report and stop the web dashboard's listener. Starting and
+//! stopping it are the lead's (the gate checks them, and refuses them to the page itself);
+//! its URL holds the overseer's credential, so `dashboard.status` shows it only to whoever
+//! may start it (and to the page, which has it already).
 
 use coord_proto::api::DashboardApiServer;
 use coord_proto::types::*;
@@ -11,20 +13,21 @@ use crate::net::caller;
 #[async_trait]
 impl DashboardApiServer for Api {
     async fn dashboard_start(&self, p: DashboardStartParams) -> RpcResult<DashboardInfo> {
-        if caller::restricted_page().is_some() {
-            return Err(super::control::page_refused("restart the dashboard").into());
-        }
         Ok(self.dashboard.start(p).await?)
     }
 
     async fn dashboard_status(&self) -> RpcResult<DashboardInfo> {
-        Ok(self.dashboard.status().await)
+        let mut info = self.dashboard.status().await;
+        if info.url.is_some() && caller::page().is_none() {
+            let acting = caller::acting();
+            if !self.core.read(move |tx, _| acting.is_lead(tx)).await? {
+                info.url = None;
+            }
+        }
+        Ok(info)
     }
 
     async fn dashboard_stop(&self) -> RpcResult<DashboardStopResult> {
-        if caller::restricted_page().is_some() {
-            return Err(super::control::page_refused("stop the dashboard").into());
-        }
         Ok(DashboardStopResult { stopped: self.dashboard.stop().await? })
     }
 }

@@ -6,6 +6,7 @@ use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
 use crate::domain::inbox::{lease, read};
+use crate::net::caller;
 use crate::ops;
 
 #[async_trait]
@@ -34,7 +35,11 @@ impl InboxApiServer for Api {
     }
 
     async fn claim(&self, p: ClaimParams) -> RpcResult<LeaseResult> {
-        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::claim(tx, now, p.clone())).await?)
+        let acting = caller::acting();
+        Ok(self
+            .core
+            .write_as(&p.agent.clone(), move |tx, now| ops::messages::claim(tx, now, p.clone(), &acting))
+            .await?)
     }
 
     async fn renew(&self, p: RenewParams) -> RpcResult<LeaseResult> {
@@ -46,7 +51,11 @@ impl InboxApiServer for Api {
     }
 
     async fn reply(&self, p: ReplyParams) -> RpcResult<MessageResult> {
-        Ok(self.core.write_as(&p.from.clone(), move |tx, now| ops::messages::reply(tx, now, p.clone())).await?)
+        let acting = caller::acting();
+        Ok(self
+            .core
+            .write_as(&p.from.clone(), move |tx, now| ops::messages::reply(tx, now, p.clone(), &acting))
+            .await?)
     }
 
     async fn done(&self, p: FinishParams) -> RpcResult<MessageResult> {
@@ -66,7 +75,11 @@ impl InboxApiServer for Api {
     }
 
     async fn cancel(&self, p: CancelParams) -> RpcResult<MessageResult> {
-        Ok(self.core.write_as(&p.agent.clone(), move |tx, now| ops::messages::cancel(tx, now, p.clone())).await?)
+        let acting = caller::acting();
+        Ok(self
+            .core
+            .write_as(&p.agent.clone(), move |tx, now| ops::messages::cancel(tx, now, p.clone(), &acting))
+            .await?)
     }
 
     async fn list(&self, p: ListParams) -> RpcResult<ThreadsResult> {

@@ -11,8 +11,10 @@ use crate::{host, ops};
 #[async_trait]
 impl LaunchApiServer for Api {
     async fn session_start(&self, p: SessionStartParams) -> RpcResult<LaunchSession> {
-        let (s, _) = self.core.write(move |tx, now| launch::start(tx, now, p.clone(), host::name())).await?;
-        Ok(s)
+        Ok(self
+            .core
+            .write_acting(move |tx, now, acting| ops::launch::start(tx, now, p.clone(), host::name(), acting))
+            .await?)
     }
 
     async fn session_exit(&self, p: SessionExitParams) -> RpcResult<SessionExitResult> {

@@ -7,6 +7,7 @@ use jsonrpsee::core::{RpcResult, async_trait};
 
 use super::Api;
 use crate::domain::mail::{copies, delivery, peers};
+use crate::net::caller;
 use crate::ops;
 use crate::services::blocking;
 use crate::workspace::sessions;
@@ -30,15 +31,17 @@ impl MailApiServer for Api {
 
     async fn mail_check(&self, p: CheckParams) -> RpcResult<CheckResult> {
         let agent = p.agent.clone().unwrap_or_default();
-        let r = self.core.write_as(&agent, move |tx, now| delivery::check(tx, now, p.clone())).await;
+        let acting = caller::acting();
+        let r = self.core.write_as(&agent, move |tx, now| ops::agents::mail_check(tx, now, p.clone(), &acting)).await;
         Ok(r.map_err(|e| e.as_io(true))?)
     }
 
     async fn mail_pending(&self, p: PendingParams) -> RpcResult<PendingResult> {
         let agent = p.agent.clone().unwrap_or_default();
         let r = if p.remind {
+            let acting = caller::acting();
             self.core
-                .write_as(&agent, move |tx, now| delivery::remind(tx, now, p.clone()))
+                .write_as(&agent, move |tx, now| ops::agents::mail_remind(tx, now, p.clone(), &acting))
                 .await
                 .map_err(|e| e.as_io(true))
         } else {

@@ -2,12 +2,14 @@
 //! that namespace's generated server trait on [`Api`]. A handler checks nothing itself: it
 //! runs one domain rule or `ops` operation in a transaction (or a `services` step) and
 //! returns the result. [`module`] merges the namespaces into the one method table the
-//! transport serves (and the dashboard's WebSocket).
+//! transport serves (and the dashboard's WebSocket), every method behind [`gate`]: who may
+//! call it, from the authority table.
 
 mod agents;
 mod control;
 mod dashboard;
 mod events;
+pub mod gate;
 mod inbox;
 mod launch;
 mod mail;
@@ -62,7 +64,7 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
     // policy change, including those made through another daemon of the same store.
     tokio::spawn(crate::services::policy::keep_current(core.clone(), snapshots.clone()));
     let api = Api {
-        core,
+        core: core.clone(),
         info: Arc::new(info),
         methods: Arc::default(),
         shutdown,
@@ -91,5 +93,5 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
     let mut names: Vec<String> = all.method_names().map(str::to_string).collect();
     names.sort();
     let _ = api.methods.set(names);
-    all.into()
+    gate::guard(all.into(), core)
 }

@@ -64,6 +64,37 @@ pub fn authorize(tx: &dyn Tx, agent: Option<&str>, authenticated: &[String]) -> 
     }
 }
 
+/// What a call needs of its connection, decided at its entry from the authority table
+/// (`coord_proto::authority`) and checked against the stored settings by [`admit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Need {
+    /// Authenticated as this agent; `None`: as some agent.
+    pub agent: Option<String>,
+    /// Also holding the lead's role, for calling this method.
+    pub lead: Option<&'static str>,
+}
+
+impl Need {
+    /// Met by the connection's own agents alone, whatever the settings?
+    pub fn met_by(&self, authenticated: &[String]) -> bool {
+        self.lead.is_none()
+            && match &self.agent {
+                Some(a) => authenticated.contains(a),
+                None => !authenticated.is_empty(),
+            }
+    }
+}
+
+/// Does a connection authenticated as `authenticated` meet `need`? Always while
+/// credentials are not required.
+pub fn admit(tx: &dyn Tx, need: &Need, authenticated: &[String]) -> Result<()> {
+    authorize(tx, need.agent.as_deref(), authenticated)?;
+    match need.lead {
+        Some(method) => roles::authorize(tx, Some(authenticated), &format!("call {method}")),
+        None => Ok(()),
+    }
+}
+
 fn hash(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -132,7 +163,8 @@ impl Acting {
         }
     }
 
-    /// May this call change `what`, which is the lead's and the admins' ([`roles`])?
+    /// May this call do `what` (`change the permission policy`), which is the lead's and
+    /// the admins' ([`roles`])?
     pub fn check_role(&self, tx: &dyn Tx, what: &str) -> Result<()> {
         roles::authorize(tx, self.authenticated.as_deref(), what)
     }
@@ -142,6 +174,57 @@ impl Acting {
     pub fn check_owner(&self, tx: &dyn Tx, owner: &str, what: &str) -> Result<()> {
         roles::authorize_owner(tx, self.authenticated.as_deref(), owner, what)
     }
+
+    /// Does this call hold the lead's authority over others' objects: the daemon's own
+    /// work, a project that does not require credentials, or a connection authenticated as
+    /// the lead or an admin?
+    pub fn is_lead(&self, tx: &dyn Tx) -> Result<bool> {
+        let Some(authenticated) = &self.authenticated else { return Ok(true) };
+        Ok(!required(tx)? || roles::load(tx)?.held_by(authenticated))
+    }
+
+    /// Is this call's connection authenticated as the lead or an admin, with credentials
+    /// required (the only time anyone proves it)?
+    pub fn holds_role(&self, tx: &dyn Tx) -> Result<bool> {
+        Ok(required(tx)? && roles::load(tx)?.held_by(self.agents()))
+    }
+
+    /// Is this call the dashboard's page acting as its overseer, `agent`?
+    pub fn is_overseer(&self, agent: &str) -> bool {
+        self.page.as_ref().is_some_and(|(overseer, _)| overseer == agent)
+    }
+
+    /// The agents this call's connection proved it acts for (none for the daemon's work).
+    pub fn agents(&self) -> &[String] {
+        self.authenticated.as_deref().unwrap_or_default()
+    }
+
+    /// May `actor` (the agent the call acts as, already proven: see [`Need`]) act on an
+    /// object that is `parties`': as one of them, or holding the lead's authority
+    /// ([`Acting::is_lead`]). `what` completes "only …, the lead or an admin may": say
+    /// "claim thread 'thr_…'". Refused `1121 not_permitted`.
+    pub fn check_party(&self, tx: &dyn Tx, actor: &str, parties: &[&str], what: &str) -> Result<()> {
+        if parties.contains(&actor) || self.is_lead(tx)? {
+            return Ok(());
+        }
+        let named = match parties {
+            [] => "its owner".to_string(),
+            many => many.iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(" or "),
+        };
+        Err(not_permitted(&named, what, actor))
+    }
+}
+
+/// `1121 not_permitted`: only `who` (`'w-b'`, "the task's worker"), the lead or an admin
+/// may do `what`, and the call acts as `actor`.
+pub fn not_permitted(who: &str, what: &str, actor: &str) -> Error {
+    Error::app(
+        ErrorCode::NotPermitted,
+        format!(
+            "credentials are required in this project, and only {who}, the lead or an admin may {what} \
+             (this call acts as '{actor}')"
+        ),
+    )
 }
 
 /// May a dashboard page that acts only as `overseer`, and authenticated as

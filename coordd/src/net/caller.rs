@@ -1,11 +1,15 @@
 //! Who is calling: the agents the connection a call came on has authenticated as
 //! (`agents.authenticate`). The transport runs every call inside [`scope`]; outside one
 //! (the daemon's own background duties) there is no caller, and nothing to check. A
-//! dashboard connection is a [`Page`]: the overseer, a person.
+//! dashboard connection is a [`Page`]: the overseer, a person. What a call still needs of
+//! its connection once its entry was checked (`api::gate`) travels with it ([`with_need`])
+//! to its write, which checks it in its transaction.
 
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+
+use crate::domain::credentials::Need;
 
 /// One connection's identity: the agents it proved it acts for, or, for the dashboard's
 /// page, the person it is.
@@ -38,14 +42,20 @@ pub fn page() -> Option<Page> {
     CALLER.try_with(|c| c.page.clone()).ok().flatten()
 }
 
-/// The overseer the current call acts as, when it comes from a page that may act only as
-/// its overseer (not started with `--dashboard-acts-as-anyone`).
-pub fn restricted_page() -> Option<String> {
-    page().filter(|p| !p.anyone).map(|p| p.overseer)
-}
-
 tokio::task_local! {
     static CALLER: Arc<Caller>;
+    static NEED: Option<Need>;
+}
+
+/// Run `f` (one call's handler) with what it still needs of its connection: its writes
+/// check it in their transaction (`Core::write`).
+pub fn with_need<F: Future>(need: Option<Need>, f: F) -> impl Future<Output = F::Output> {
+    NEED.scope(need, f)
+}
+
+/// What the current call still needs of its connection, if anything.
+pub fn need() -> Option<Need> {
+    NEED.try_with(Clone::clone).ok().flatten()
 }
 
 /// Run `f` as a call made on the connection of `caller`.

@@ -1,7 +1,9 @@
 //! Launched sessions across domains: a session's end (launch) fails its attempt's thread
 //! when it is still open (inbox, through [`super::messages`]), so orch's retry rules apply,
 //! or, for a session stopped because its worker never answered a shutdown request, ends
-//! that request as an approval would ([`super::shutdown::unanswered`]).
+//! that request as an approval would ([`super::shutdown::unanswered`]). A launcher acts for
+//! the run: with credentials required, recording a session's start or end is the run's
+//! creator's, the lead's or an admin's.
 
 use coord_proto::types::*;
 use serde_json::json;
@@ -10,26 +12,37 @@ use super::{control, messages, shutdown};
 use crate::domain::credentials::Acting;
 use crate::domain::inbox::thread;
 use crate::domain::launch;
-use crate::domain::orch::model as orch;
+use crate::domain::orch::model;
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::time::Ts;
 
+/// `launch.sessionStart`, for the launcher of the attempt's run.
+pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str, acting: &Acting) -> Result<LaunchSession> {
+    launcher_of(tx, &p.run_id, acting)?;
+    Ok(launch::start(tx, now, p, host)?.0)
+}
+
+/// May this call launch (and end) sessions for run `run_id`: its creator, the lead or an
+/// admin? An unknown run passes, for the rule to report.
+fn launcher_of(tx: &dyn Tx, run_id: &str, acting: &Acting) -> Result<()> {
+    match model::find_run(tx, run_id)? {
+        Some(run) => acting.check_owner(tx, &run.created_by, &format!("run {run_id}")),
+        None => Ok(()),
+    }
+}
+
 /// `launch.sessionExit`: record the end, then, when asked and the thread is still open,
 /// fail it with the reason and the log's tail; or end the shutdown request the worker did
-/// not answer, which only the run's creator, the lead or an admin may do for it.
+/// not answer. Either is the run's launcher's (its creator, the lead or an admin).
 pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams, acting: &Acting) -> Result<SessionExitResult> {
+    launcher_of(tx, &launch::session(tx, &p.session_id)?.run_id, acting)?;
     let fail = p.fail_attempt;
     let unanswered = p.shutdown_request_id.clone();
     if fail && unanswered.is_some() {
         return Err(Error::invalid(
             "fail_attempt and shutdown_request_id exclude each other: a session stopped for a shutdown blocks its task",
         ));
-    }
-    if unanswered.is_some() {
-        let run_id = launch::session(tx, &p.session_id)?.run_id;
-        let owner = orch::load_run(tx, &run_id)?.created_by;
-        acting.check_owner(tx, &owner, &format!("run '{run_id}''s sessions"))?;
     }
     let (session, mut event_id) = launch::exit(tx, now, p)?;
     if let Some(request_id) = unanswered {

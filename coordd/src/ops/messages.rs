@@ -1,10 +1,13 @@
 //! The message-writing operations: inbox + mail + orch reconcile, in that order, in one
 //! transaction. The message's event takes the first id; events recorded by reconcile
-//! (task, run, council) follow it.
+//! (task, run, council) follow it. With credentials required, whose thread it is decides
+//! who may claim it, cancel it or answer its question (`coord_proto::authority`'s object
+//! rules, checked here through [`Acting`] before anything is written).
 
 use coord_proto::types::*;
 
 use crate::domain::agents;
+use crate::domain::credentials::Acting;
 use crate::domain::inbox::lease;
 use crate::domain::inbox::messages as inbox;
 use crate::domain::inbox::thread::{self, Append};
@@ -78,9 +81,18 @@ pub fn update(tx: &mut dyn Tx, now: Ts, p: UpdateParams) -> Result<MessageResult
     commit(tx, now, append, how)
 }
 
-/// `inbox.reply`: in strict mode, only between registered agents.
-pub fn reply(tx: &mut dyn Tx, now: Ts, p: ReplyParams) -> Result<MessageResult> {
+/// `inbox.reply`: in strict mode, only between registered agents. An answer that resumes
+/// a blocked thread is its creator's (the one asked), the lead's, an admin's or the
+/// overseer's to give, never the asker's own.
+pub fn reply(tx: &mut dyn Tx, now: Ts, p: ReplyParams, acting: &Acting) -> Result<MessageResult> {
     agents::check_parties(tx, &p.from, p.to.as_deref())?;
+    if p.kind.unwrap_or(MessageKind::Answer) == MessageKind::Answer && !acting.is_overseer(&p.from) {
+        let (t, _) = thread::open(tx, &p.thread_id, now)?;
+        if t.status == ThreadStatus::Blocked {
+            let what = format!("answer the question that blocks thread '{}'", t.thread_id);
+            acting.check_party(tx, &p.from, &[t.created_by.as_str()], &what)?;
+        }
+    }
     reply_unchecked(tx, now, p)
 }
 
@@ -102,8 +114,12 @@ pub fn abandon(tx: &mut dyn Tx, now: Ts, thread_id: &str, by: &str, input: Messa
     commit(tx, now, append, how)
 }
 
-/// `inbox.cancel`. Cancelling a request's thread withdraws the request.
-pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelParams) -> Result<MessageResult> {
+/// `inbox.cancel`, by the thread's creator, the lead or an admin (orch's own cancels act as
+/// the run's creator: `Acting::daemon`). Cancelling a request's thread withdraws the
+/// request.
+pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelParams, acting: &Acting) -> Result<MessageResult> {
+    let (t, _) = thread::open(tx, &p.thread_id, now)?;
+    acting.check_party(tx, &p.agent, &[t.created_by.as_str()], &format!("cancel thread '{}'", t.thread_id))?;
     let (how, append) = plain(inbox::cancel(tx, now, p)?);
     let result = commit(tx, now, append, how)?;
     settle_request(tx, now, &result.thread.thread_id)?;
@@ -125,8 +141,13 @@ pub fn settle_request(tx: &mut dyn Tx, now: Ts, thread_id: &str) -> Result<()> {
     Ok(())
 }
 
-/// `inbox.claim`: the lease, then reconcile (the task moves to in_progress).
-pub fn claim(tx: &mut dyn Tx, now: Ts, p: ClaimParams) -> Result<LeaseResult> {
+/// `inbox.claim`: the lease, then reconcile (the task moves to in_progress). A thread
+/// assigned to an agent is that agent's to claim (or the lead's or an admin's).
+pub fn claim(tx: &mut dyn Tx, now: Ts, p: ClaimParams, acting: &Acting) -> Result<LeaseResult> {
+    let (t, _) = thread::open(tx, &p.thread_id, now)?;
+    if let Some(assignee) = thread::assignee(&t) {
+        acting.check_party(tx, &p.agent, &[assignee], &format!("claim thread '{}'", t.thread_id))?;
+    }
     let r = lease::claim(tx, now, p)?;
     reconcile(tx, now, &r.thread, &r.lease.agent_id)?;
     Ok(r)

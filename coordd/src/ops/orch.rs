@@ -28,7 +28,7 @@ pub fn record_attempts(tx: &mut dyn Tx, now: Ts, run_id: &str, plans: &[Plan], m
                 reason,
                 artifacts: vec![],
             };
-            messages::cancel(tx, now, cancel)?;
+            messages::cancel(tx, now, cancel, &Acting::daemon())?;
         }
         out.push(d);
     }
@@ -37,10 +37,15 @@ pub fn record_attempts(tx: &mut dyn Tx, now: Ts, run_id: &str, plans: &[Plan], m
 }
 
 /// `orch.answer`: an `answer` in the current attempt's thread, which wakes the worker's
-/// wait and resumes a blocked task.
+/// wait and resumes a blocked task. It is the run creator's (the one asked), the lead's, an
+/// admin's or the overseer's to give, never the worker's own.
 pub fn answer(tx: &mut dyn Tx, now: Ts, p: AnswerParams, acting: &Acting) -> Result<MessageResult> {
-    let reply = attempts::answer_target(tx, p)?;
+    let what = format!("answer task '{}' of run '{}'", p.task_id, p.run_id);
+    let (reply, creator) = attempts::answer_target(tx, p)?;
     acting.check(tx, &reply.from)?;
+    if !acting.is_overseer(&reply.from) {
+        acting.check_party(tx, &reply.from, &[creator.as_str()], &what)?;
+    }
     messages::reply_unchecked(tx, now, reply)
 }
 
@@ -48,11 +53,14 @@ pub fn answer(tx: &mut dyn Tx, now: Ts, p: AnswerParams, acting: &Acting) -> Res
 /// a live attempt is cancelled by cancelling its thread (reconcile does the rest).
 pub fn cancel(tx: &mut dyn Tx, now: Ts, p: CancelTaskParams, acting: &Acting) -> Result<RunView> {
     let c = plan::cancel_begin(tx, now, p)?;
-    acting.check(tx, &c.run.created_by)?;
+    // The run's creator's, or the lead's or an admin's; it is written as the creator's.
+    if !acting.holds_role(tx)? {
+        acting.check(tx, &c.run.created_by)?;
+    }
     let cancel_thread = |tx: &mut dyn Tx, thread_id: String| {
         let p =
             CancelParams { agent: c.run.created_by.clone(), thread_id, reason: c.reason.clone(), artifacts: vec![] };
-        messages::cancel(tx, now, p).map(drop)
+        messages::cancel(tx, now, p, &Acting::daemon()).map(drop)
     };
     if c.whole_run {
         for thread_id in council::cancel_open(tx, now, &c.run.run_id)? {

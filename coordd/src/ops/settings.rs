@@ -25,7 +25,7 @@ pub fn init(tx: &mut dyn Tx, now: Ts, p: &InitParams, acting: &Acting) -> Result
     let strict_changes = p.strict_agents.is_some_and(|on| on != strict);
     let required_changes = p.require_credentials.is_some_and(|on| on != required);
     if strict_changes || required_changes || roles::changes(&*tx, p.lead.as_deref(), p.admins.as_deref())? {
-        acting.check_role(&*tx, "the project's settings and roles")?;
+        acting.check_role(&*tx, "change the project's settings and roles")?;
     }
     let strict_agents = agents::init(tx, now, p.clone())?;
     let roles = roles::set(tx, now, p.lead.as_deref(), p.admins.as_deref())?;

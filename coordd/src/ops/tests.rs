@@ -1,6 +1,7 @@
 //! The compositions: a send is inbox + mail + reconcile in one transaction, in that order;
 //! an operation that fails leaves nothing behind.
 
+use crate::domain::credentials::Acting;
 use coord_proto::ErrorCode;
 use coord_proto::types::*;
 
@@ -74,7 +75,7 @@ fn reconcile_events_follow_the_message_event() {
     let d = m.write(|tx, now| super::orch::record_attempts(tx, now, "R1", &plans, mode)).unwrap();
     let before = m.events().len();
     let p = ClaimParams { agent: "w".into(), thread_id: d.dispatches[0].thread_id.clone(), lease_seconds: None };
-    m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
+    m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon())).unwrap();
     let types: Vec<EventType> = m.events()[before..].iter().map(|e| e.event_type).collect();
     assert_eq!(types, [EventType::ThreadClaimed, EventType::TaskInProgress]);
 }

@@ -9,20 +9,14 @@ use crate::types::*;
 #[rpc(server, client)]
 pub trait DashboardApi {
     /// Serve the dashboard (or keep serving it) and return its URL.
-    ///
-    /// Who may call: anyone but the dashboard's own page.
     #[method(name = "dashboard.start")]
     async fn dashboard_start(&self, params: DashboardStartParams) -> RpcResult<DashboardInfo>;
 
     /// Whether the dashboard is served, and where.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "dashboard.status")]
     async fn dashboard_status(&self) -> RpcResult<DashboardInfo>;
 
     /// Stop serving it (and do not serve it again after a restart).
-    ///
-    /// Who may call: anyone but the dashboard's own page.
     #[method(name = "dashboard.stop")]
     async fn dashboard_stop(&self) -> RpcResult<DashboardStopResult>;
 }

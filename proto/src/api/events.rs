@@ -8,8 +8,6 @@ use crate::types::*;
 #[rpc(server, client)]
 pub trait EventsApi {
     /// Read the event stream without waiting.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "events.list")]
     async fn events_list(&self, params: EventsListParams) -> RpcResult<EventsResult>;
 
@@ -18,8 +16,6 @@ pub trait EventsApi {
     /// that does not read its events is cut loose: its last notification carries an error
     /// (`error::SUBSCRIBER_TOO_SLOW`) with the cursor to subscribe again after. (The server
     /// receives the connection's extensions: its outbox.)
-    ///
-    /// Who may call: anyone.
     #[subscription(
         name = "events.subscribe" => "events.event",
         unsubscribe = "events.unsubscribe",
@@ -31,8 +27,6 @@ pub trait EventsApi {
     /// `events.subscribe` with the events in batches: each notification carries an array
     /// of the matching events that were ready together (at least one, in event order), so
     /// a burst costs a client a few messages instead of one per event. What a page uses.
-    ///
-    /// Who may call: anyone.
     #[subscription(
         name = "events.subscribeBatched" => "events.batch",
         unsubscribe = "events.unsubscribeBatched",

@@ -10,21 +10,18 @@ use crate::types::*;
 pub trait LaunchApi {
     /// Record a session just started for an attempt (`launch.started`).
     ///
-    /// Who may call: a launcher. Events: `launch.started`.
+    /// Events: `launch.started`.
     #[method(name = "launch.sessionStart")]
     async fn session_start(&self, params: SessionStartParams) -> RpcResult<LaunchSession>;
 
     /// Record how a session ended (`launch.exited`), failing its attempt when asked and its
     /// thread is still open.
     ///
-    /// Who may call: a launcher. Events: `launch.exited` (and, with `fail_attempt`, `thread.failed`
-    /// and the task's events).
+    /// Events: `launch.exited` (and, with `fail_attempt`, `thread.failed` and the task's events).
     #[method(name = "launch.sessionExit")]
     async fn session_exit(&self, params: SessionExitParams) -> RpcResult<SessionExitResult>;
 
     /// Sessions, oldest first.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "launch.sessionList")]
     async fn session_list(&self, params: SessionListParams) -> RpcResult<SessionsResult>;
 }

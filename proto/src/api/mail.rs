@@ -10,38 +10,35 @@ use crate::types::*;
 pub trait MailApi {
     /// An agent's mail, newest first.
     ///
-    /// Who may call: anyone (read-only, but advances `agent`'s `last_seen_at`).
+    /// The read advances `agent`'s `last_seen_at`.
     #[method(name = "mail.list")]
     async fn mail_list(&self, params: MailParams) -> RpcResult<MailResult>;
 
     /// Mark one mail row read for its recipient (delivering it if it was still queued).
     ///
-    /// Who may call: a recipient. Events: `mail.read` if it was unread.
+    /// Events: `mail.read` if it was unread.
     #[method(name = "mail.read")]
     async fn mail_read(&self, params: MailRef) -> RpcResult<MailItemResult>;
 
     /// Acknowledge one mail row for its recipient.
     ///
-    /// Who may call: a recipient. Events: `mail.acked` unless already acked.
+    /// Events: `mail.acked` unless already acked.
     #[method(name = "mail.ack")]
     async fn mail_ack(&self, params: MailRef) -> RpcResult<MailItemResult>;
 
     /// Deliver queued mail (marks it delivered; a message is delivered once).
     ///
-    /// Who may call: anyone (for an agent or task). Events: `mail.delivered` if something was
-    /// delivered.
+    /// Events: `mail.delivered` if something was delivered.
     #[method(name = "mail.check")]
     async fn mail_check(&self, params: CheckParams) -> RpcResult<CheckResult>;
 
     /// Count queued mail; with `remind`, also hand out (once) what nobody was reminded of.
-    ///
-    /// Who may call: anyone (read-only unless `remind`).
     #[method(name = "mail.pending")]
     async fn mail_pending(&self, params: PendingParams) -> RpcResult<PendingResult>;
 
     /// The sender takes back a message that was not delivered yet.
     ///
-    /// Who may call: the sender. Events: `mail.withdrawn`.
+    /// Events: `mail.withdrawn`.
     #[method(name = "mail.withdraw")]
     async fn mail_withdraw(&self, params: MailRef) -> RpcResult<WithdrawResult>;
 
@@ -49,19 +46,15 @@ pub trait MailApi {
     /// `to_peer`). Symmetric and idempotent; `event_id` is null when the link already
     /// existed.
     ///
-    /// Who may call: anyone. Events: `peers.linked` if a link was added.
+    /// Events: `peers.linked` if a link was added.
     #[method(name = "peers.link")]
     async fn peers_link(&self, params: PeerLinkParams) -> RpcResult<PeersResult>;
 
     /// The peers linked to a task.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "peers.list")]
     async fn peers_list(&self, params: PeerListParams) -> RpcResult<PeersResult>;
 
     /// Write agent hooks and instructions into a worktree.
-    ///
-    /// Who may call: anyone (writes files, not the database).
     #[method(name = "session.installHooks")]
     async fn install_hooks(&self, params: InstallHooksParams) -> RpcResult<InstallHooksResult>;
 }

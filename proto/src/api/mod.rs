@@ -7,8 +7,9 @@
 //! (by name); a one-element array holding it is accepted too, which is what the generated
 //! clients send. `docs/protocol.md` documents each method for other languages.
 //!
-//! Adding a method: declare it in its namespace here (with its types in `types/`), handle
-//! it in the daemon's matching `api/` file, and document it in `docs/protocol.md`.
+//! Adding a method: declare it in its namespace here (with its types in `types/`), give it
+//! its entry in [`crate::authority::TABLE`] (who may call it), handle it in the daemon's
+//! matching `api/` file, and document it in `docs/protocol.md`.
 
 mod agents;
 mod control;

@@ -9,8 +9,6 @@ use crate::types::*;
 pub trait SearchApi {
     /// Ranked full-text search (SQLite FTS5, bm25) over subjects, summaries and bodies,
     /// with filters and highlighted snippets; best hits first.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "messages.search")]
     async fn search(&self, params: SearchParams) -> RpcResult<SearchResult>;
 }

@@ -9,21 +9,15 @@ use crate::types::*;
 #[rpc(server, client)]
 pub trait ViewApi {
     /// Every agent with its activity, held threads and leases, and pending mail count.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "view.agents")]
     async fn view_agents(&self, params: AgentsViewParams) -> RpcResult<AgentsView>;
 
     /// A run as a graph: tasks with their current worker, blocking question or failure
     /// reason, and the run's councils.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "view.run")]
     async fn view_run(&self, params: RunViewParams) -> RpcResult<RunGraph>;
 
     /// Mail copies with their delivery state, newest first, by agent, thread or run.
-    ///
-    /// Who may call: anyone (read-only).
     #[method(name = "view.timeline")]
     async fn view_timeline(&self, params: TimelineParams) -> RpcResult<TimelineView>;
 }

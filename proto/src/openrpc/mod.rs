@@ -118,6 +118,7 @@ fn method(g: &mut SchemaGenerator, m: &Method) -> Vec<Value> {
     if let Some(p) = &params {
         out["x-params-schema"] = p.clone().into();
     }
+    crate::authority::describe(&mut out);
     let Some(sub) = m.subscription else {
         out["result"] = json!({ "name": "result", "schema": result });
         return vec![out];

@@ -28,7 +28,7 @@ pub struct Roles {
 
 impl Roles {
     /// Does one of `agents` hold the lead's authority?
-    fn held_by(&self, agents: &[String]) -> bool {
+    pub fn held_by(&self, agents: &[String]) -> bool {
         agents.iter().any(|a| self.lead.as_deref() == Some(a.as_str()) || self.admins.contains(a))
     }
 
@@ -49,8 +49,8 @@ pub fn load(tx: &dyn Tx) -> Result<Roles> {
 }
 
 /// May a call whose connection authenticated as `authenticated` (`None`: the daemon's own
-/// work) change `what`, which is the lead's and the admins'? Always while credentials are
-/// not required.
+/// work) do `what` (`change the permission policy`), which is the lead's and the admins'?
+/// Always while credentials are not required.
 pub fn authorize(tx: &dyn Tx, authenticated: Option<&[String]>, what: &str) -> Result<()> {
     let Some(authed) = authenticated else { return Ok(()) };
     if !super::required(tx)? {
@@ -60,7 +60,7 @@ pub fn authorize(tx: &dyn Tx, authenticated: Option<&[String]>, what: &str) -> R
         return Err(Error::app(
             ErrorCode::Unauthenticated,
             format!(
-                "credentials are required in this project, and only its lead or an admin may change {what}: \
+                "credentials are required in this project, and only its lead or an admin may {what}: \
                  authenticate this connection with the lead's or an admin's secret (agents.authenticate)"
             ),
         ));
@@ -72,7 +72,7 @@ pub fn authorize(tx: &dyn Tx, authenticated: Option<&[String]>, what: &str) -> R
     Err(Error::app(
         ErrorCode::NotPermitted,
         format!(
-            "only the project's lead or an admin may change {what} ({}); this connection is authenticated as {}",
+            "only the project's lead or an admin may {what} ({}); this connection is authenticated as {}",
             roles.describe(),
             authed.join(", ")
         ),
@@ -172,16 +172,16 @@ mod tests {
     fn only_the_lead_and_admins_may_change_the_rules_once_credentials_are_required() {
         let m = Memory::new();
         let worker = vec!["w-one".to_string()];
-        assert!(m.read(|tx, _| authorize(tx, Some(&worker), "the policy")).is_ok(), "off: no check");
+        assert!(m.read(|tx, _| authorize(tx, Some(&worker), "change the policy")).is_ok(), "off: no check");
         on(&m);
-        let refused = m.read(|tx, _| authorize(tx, Some(&worker), "the policy")).unwrap_err();
+        let refused = m.read(|tx, _| authorize(tx, Some(&worker), "change the policy")).unwrap_err();
         assert_eq!(refused.code(), Some(ErrorCode::NotPermitted));
-        let anonymous = m.read(|tx, _| authorize(tx, Some(&[]), "the policy")).unwrap_err();
+        let anonymous = m.read(|tx, _| authorize(tx, Some(&[]), "change the policy")).unwrap_err();
         assert_eq!(anonymous.code(), Some(ErrorCode::Unauthenticated));
         for agent in ["boss", "deputy"] {
-            assert!(m.read(move |tx, _| authorize(tx, Some(&[agent.to_string()]), "the policy")).is_ok());
+            assert!(m.read(move |tx, _| authorize(tx, Some(&[agent.to_string()]), "change the policy")).is_ok());
         }
-        assert!(m.read(|tx, _| authorize(tx, None, "the policy")).is_ok(), "the daemon's own work");
+        assert!(m.read(|tx, _| authorize(tx, None, "change the policy")).is_ok(), "the daemon's own work");
     }
 
     #[test]

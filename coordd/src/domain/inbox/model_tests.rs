@@ -5,6 +5,7 @@
 //! hold: one live holder at most, generations only grow, terminal threads accept nothing,
 //! and every change records exactly one event (a refused call, none).
 
+use crate::domain::credentials::Acting;
 use std::time::Duration;
 
 use coord_proto::ErrorCode;
@@ -158,7 +159,7 @@ impl Run {
                 });
                 let p =
                     ClaimParams { agent: AGENTS[agent].into(), thread_id: mt.id.clone(), lease_seconds: Some(secs) };
-                let got = self.m.write(|tx, now| messages::claim(tx, now, p));
+                let got = self.m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon()));
                 if let Ok(r) = &got {
                     let mt = &mut self.threads[t];
                     let generation = mt.lease.as_ref().map_or(1, |l| l.generation + 1);
@@ -225,7 +226,7 @@ impl Run {
                     message: Self::input("r"),
                     ..Default::default()
                 };
-                let got = self.m.write(|tx, now| messages::reply(tx, now, p)).map(|_| ());
+                let got = self.m.write(|tx, now| messages::reply(tx, now, p, &Acting::daemon())).map(|_| ());
                 if got.is_ok() && answer && self.threads[t].status == ThreadStatus::Blocked {
                     self.threads[t].status = ThreadStatus::InProgress;
                 }
@@ -262,7 +263,7 @@ impl Run {
                     reason: "stop".into(),
                     ..Default::default()
                 };
-                let got = self.m.write(|tx, now| messages::cancel(tx, now, p)).map(|_| ());
+                let got = self.m.write(|tx, now| messages::cancel(tx, now, p, &Acting::daemon())).map(|_| ());
                 if got.is_ok() {
                     let mt = &mut self.threads[t];
                     mt.status = ThreadStatus::Cancelled;

@@ -1,6 +1,7 @@
 //! Inbox rules against SQLite in memory, with a clock the tests move: the thread state
 //! machine, leases and fencing, one event per change, and fetch's order.
 
+use crate::domain::credentials::Acting;
 use std::time::Duration;
 
 use coord_proto::ErrorCode;
@@ -26,7 +27,7 @@ fn send_with(m: &Memory, p: SendParams) -> MessageResult {
 
 fn claim(m: &Memory, agent: &str, thread: &str) -> crate::error::Result<LeaseResult> {
     let p = ClaimParams { agent: agent.into(), thread_id: thread.into(), lease_seconds: None };
-    m.write(|tx, now| messages::claim(tx, now, p))
+    m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon()))
 }
 
 fn update(agent: &str, thread: &str, status: ThreadStatus) -> UpdateParams {
@@ -73,7 +74,7 @@ fn renewing_never_shortens_a_lease() {
     let m = Memory::new();
     let thr = send(&m, "w1").thread.thread_id;
     let p = ClaimParams { agent: "w1".into(), thread_id: thr.clone(), lease_seconds: Some(3600) };
-    let long = m.write(|tx, now| messages::claim(tx, now, p)).unwrap().lease.expires_at;
+    let long = m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon())).unwrap().lease.expires_at;
     let p = RenewParams { agent: "w1".into(), thread_id: thr, lease_seconds: Some(60), lease_token: None };
     let renewed = m.write(|tx, now| lease::renew(tx, now, p)).unwrap();
     assert_eq!(renewed.lease.expires_at, long);
@@ -93,14 +94,14 @@ fn transitions_follow_the_state_machine() {
     assert_eq!(blocked.message.kind, MessageKind::Question);
     assert_eq!(blocked.message.to_agent, "lead");
     let p = ReplyParams { from: "lead".into(), thread_id: thr.clone(), message: msg("a"), ..Default::default() };
-    let answered = m.write(|tx, now| messages::reply(tx, now, p)).unwrap();
+    let answered = m.write(|tx, now| messages::reply(tx, now, p, &Acting::daemon())).unwrap();
     assert_eq!(answered.thread.status, ThreadStatus::InProgress, "an answer resumes a blocked thread");
     assert_eq!(answered.message.to_agent, "w1");
     let done = m.write(|tx, now| messages::finish(tx, now, finish(), ThreadStatus::Done)).unwrap();
     assert_eq!(done.thread.status, ThreadStatus::Done);
     assert!(!done.thread.lease.unwrap().active, "finishing releases the lease");
     let p = CancelParams { agent: "lead".into(), thread_id: thr, reason: "late".into(), artifacts: vec![] };
-    let e = m.write(|tx, now| messages::cancel(tx, now, p)).unwrap_err();
+    let e = m.write(|tx, now| messages::cancel(tx, now, p, &Acting::daemon())).unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::InvalidTransition), "terminal threads accept nothing");
 }
 
@@ -180,7 +181,7 @@ fn live_filtering_agrees_with_the_stored_filter() {
     claim(&m, "w1", &a).unwrap();
     m.write(|tx, now| messages::update(tx, now, update("w1", &a, ThreadStatus::Blocked))).unwrap();
     let p = ReplyParams { from: "lead".into(), thread_id: a.clone(), message: msg("a"), ..Default::default() };
-    m.write(|tx, now| messages::reply(tx, now, p)).unwrap();
+    m.write(|tx, now| messages::reply(tx, now, p, &Acting::daemon())).unwrap();
     let filters = vec![
         EventFilter::default(),
         EventFilter { thread_id: Some(a.clone()), ..Default::default() },

@@ -35,6 +35,12 @@ pub fn load(tx: &dyn Tx, thread_id: &str, now: Ts) -> Result<(Thread, Option<Lea
     Ok((view(st, now), lease))
 }
 
+/// The one agent a thread is assigned to, if it is assigned to one (not to nobody, a task's
+/// mailbox, a task's peers or everyone).
+pub fn assignee(t: &Thread) -> Option<&str> {
+    Some(t.assigned_to.as_str()).filter(|a| !a.is_empty() && *a != BROADCAST && !a.contains(':'))
+}
+
 /// A thread that still accepts changes: not done, failed or cancelled.
 pub fn open(tx: &dyn Tx, thread_id: &str, now: Ts) -> Result<(Thread, Option<LeaseRow>)> {
     check::id("thread_id", thread_id)?;

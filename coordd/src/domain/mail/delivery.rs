@@ -42,6 +42,19 @@ pub fn mailbox(tx: &dyn Tx, agent: Option<&str>, task: Option<&str>) -> Result<V
     Ok(out)
 }
 
+/// Does `agent` run task `task`: does it hold an open thread of the task assigned to it
+/// (dispatched to it and not yet claimed, or claimed)? Its session reads the task's mail.
+pub fn runs_task(tx: &dyn Tx, agent: &str, task: &str) -> Result<bool> {
+    let open = vec![ThreadStatus::Pending, ThreadStatus::Claimed, ThreadStatus::InProgress, ThreadStatus::Blocked];
+    let q = ListParams {
+        assigned_to: Some(agent.to_string()),
+        task_id: Some(task.to_string()),
+        statuses: open,
+        ..Default::default()
+    };
+    Ok(!tx.threads().threads_list(&q, 1)?.is_empty())
+}
+
 /// `mail.check`: deliver the mailbox's queued mail, urgent first, then oldest first.
 pub fn check(tx: &mut dyn Tx, now: Ts, p: CheckParams) -> Result<CheckResult> {
     let recipients = mailbox(tx, p.agent.as_deref(), p.task_id.as_deref())?;

@@ -2,6 +2,7 @@
 //! the delivery states as time passes, delivery into a session once and urgent first,
 //! read/ack, and withdrawal by the sender only.
 
+use crate::domain::credentials::Acting;
 use std::time::Duration;
 
 use coord_proto::ErrorCode;
@@ -145,6 +146,6 @@ fn mail_to_a_task_waits_for_whoever_runs_it() {
     let work = SendParams { task_id: Some("backend".into()), category: None, ..send("w") };
     let t = m.write(|tx, now| messages::send(tx, now, work)).unwrap().thread.thread_id;
     let p = ClaimParams { agent: "w".into(), thread_id: t, lease_seconds: None };
-    m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
+    m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon())).unwrap();
     assert_eq!(m.read(|tx, now| delivery::pending(tx, now, &box_of("w"))).unwrap().pending, 2);
 }

@@ -262,8 +262,9 @@ pub fn record(tx: &mut dyn Tx, now: Ts, run: &Run, plan: &Plan, thread_id: &str,
     Ok(d)
 }
 
-/// Where `orch.answer` replies: a blocked task's current attempt's thread, which must be live.
-pub fn answer_target(tx: &dyn Tx, p: AnswerParams) -> Result<ReplyParams> {
+/// Where `orch.answer` replies: a blocked task's current attempt's thread, which must be
+/// live; and the run's creator (the one the worker asked).
+pub fn answer_target(tx: &dyn Tx, p: AnswerParams) -> Result<(ReplyParams, String)> {
     let run = load_run(tx, &p.run_id)?;
     let task = load_task(tx, &p.run_id, &p.task_id)?;
     // An answer settles a question: once the task left `blocked` (answered already, say)
@@ -283,13 +284,14 @@ pub fn answer_target(tx: &dyn Tx, p: AnswerParams) -> Result<ReplyParams> {
             format!("task '{}' has no live attempt to answer ({})", task.task_id, task.status),
         )
     })?;
-    Ok(ReplyParams {
-        from: p.from.unwrap_or(run.created_by),
+    let reply = ReplyParams {
+        from: p.from.unwrap_or_else(|| run.created_by.clone()),
         to: Some(attempt.worker),
         thread_id: attempt.thread_id,
         kind: Some(MessageKind::Answer),
         message: p.message,
-    })
+    };
+    Ok((reply, run.created_by))
 }
 
 /// `orch.blocked`: blocked tasks with the question that blocks each.

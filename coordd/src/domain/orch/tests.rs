@@ -1,6 +1,7 @@
 //! orch rules against SQLite in memory: the graph, cycles, readiness, reconcile through
 //! inbox changes, the run's status, auto-retry scheduling and council grouping.
 
+use crate::domain::credentials::Acting;
 use coord_proto::ErrorCode;
 use coord_proto::types::*;
 
@@ -60,7 +61,7 @@ pub(super) fn dispatch(m: &Memory, task: &str, attempt: u32, mode: Mode) -> Stri
 /// `w` claims `thread` and ends it with `status`.
 pub(super) fn finish(m: &Memory, thread: &str, status: ThreadStatus) {
     let p = ClaimParams { agent: "w".into(), thread_id: thread.into(), lease_seconds: None };
-    m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
+    m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon())).unwrap();
     let p = FinishParams {
         agent: "w".into(),
         thread_id: thread.into(),
@@ -209,7 +210,7 @@ fn a_council_votes_after_every_reviewer_brainstormed() {
             thread_id: member.brainstorm_thread_id.clone(),
             lease_seconds: None,
         };
-        m.write(|tx, now| messages::claim(tx, now, p)).unwrap();
+        m.write(|tx, now| messages::claim(tx, now, p, &Acting::daemon())).unwrap();
         let p = FinishParams {
             agent: member.reviewer.clone(),
             thread_id: member.brainstorm_thread_id.clone(),
