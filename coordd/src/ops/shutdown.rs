@@ -65,7 +65,9 @@ pub fn unanswered(
         reason: why.clone(),
         artifacts: vec![],
     };
-    messages::cancel(tx, now, cancel)?;
+    // The caller checked that the launcher acts for the run; the request is withdrawn as
+    // the daemon's own work, for its requester.
+    messages::cancel(tx, now, cancel, &crate::domain::credentials::Acting::daemon())?;
     let summary = format!("stopped without answering request {}: {why}", request.request_id);
     Ok(Some(idle(&request, Some(&session.task_id), stopped, summary)))
 }
