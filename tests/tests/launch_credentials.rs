@@ -5,6 +5,7 @@
 //! `/proc/PID/environ` while the session waits on a fifo, then lets it finish.
 
 #[path = "support/launch.rs"]
+#[allow(dead_code, reason = "this suite uses part of what the launch suites share")]
 mod support;
 
 use coord_proto::types::*;
@@ -24,6 +25,14 @@ fn project_with_credentials(p: &Project) -> String {
     orch(p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w-one"]);
     ok(p, &["init", "--require-credentials", "--lead", "lead-one"]);
     lead
+}
+
+/// The session's `thread.progress`: it claimed with the credentials it was given. Bounded,
+/// so a session whose writes are refused fails the test instead of hanging it.
+async fn up(c: &coord_client::Client, from: i64) {
+    let wait = next_event(c, from, &[EventType::ThreadProgress]);
+    let bound = std::time::Duration::from_secs(120);
+    tokio::time::timeout(bound, wait).await.expect("the session never said it was up: its writes were refused");
 }
 
 /// The environment of a process, as `KEY=VALUE` strings.
@@ -68,7 +77,7 @@ async fn a_launched_worker_holds_its_own_secret_and_no_other() {
     let gate = gate(&p);
     let args = ["--run", "R1", "--command", &script(&gate), "--dispatch", "--until-done", "--grace-seconds", "5"];
     let b = p.launch().args(args).env(SECRET, &lead).env(OTHER.0, OTHER.1).spawn();
-    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    up(&c, from).await;
     let s = sessions(&c).await.remove(0);
     let logs = [std::path::PathBuf::from(&s.log_path), p.path().join(".agents/launch/R1/bridge.log")];
     assert_only_its_own_secret(&p, s.pid, &lead, &logs);
@@ -89,7 +98,7 @@ async fn a_tmux_session_gets_its_secret_off_the_command_line() {
     // The bridge (and so the tmux server it starts) holds the lead's secret and another.
     let args = ["--run", "R1", "--command", &script(&gate), "--tmux", "--dispatch", "--until-done"];
     let b = p.launch().args(args).env("TMUX_TMPDIR", &tmux.dir()).env(SECRET, &lead).env(OTHER.0, OTHER.1).spawn();
-    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    up(&c, from).await;
     let s = sessions(&c).await.remove(0);
     // The pane's shell: what `ps` and tmux show of the session.
     let (_, start) = tmux.run(&["list-panes", "-a", "-F", "#{pane_start_command}"]);
