@@ -471,9 +471,9 @@ fn one_claude_task(agent_id: &str, line: &str, toml: &str) -> Option<(Project, M
     let p = Project::new();
     launch_toml(&p, Agent::Claude, &program);
     let file = p.paths().db.parent().unwrap().join("launch.toml");
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.insert_str(text.find('\n').unwrap() + 1, toml);
-    std::fs::write(&file, text).unwrap();
+    let mut toml_text = std::fs::read_to_string(&file).unwrap();
+    toml_text.insert_str(toml_text.find('\n').unwrap() + 1, toml);
+    std::fs::write(&file, toml_text).unwrap();
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
     orch(
         &p,
