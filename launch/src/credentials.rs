@@ -77,12 +77,13 @@ pub struct Credentials {
 }
 
 impl Credentials {
-    /// A re-attached session of `agent` holds this secret: its later sessions get it too.
-    pub fn found(&mut self, agent: &str, session_id: &str) {
+    /// A re-attached session of `agent` (its processes `pids`) holds this secret: its later
+    /// sessions get it too.
+    pub fn found(&mut self, agent: &str, pids: Vec<i32>) {
         if self.minted.contains_key(agent) {
             return;
         }
-        if let Some(s) = secret_of_session(session_id) {
+        if let Some(s) = secret_of_session(pids) {
             self.minted.insert(agent.to_string(), s);
         }
     }
@@ -127,9 +128,9 @@ impl Credentials {
 }
 
 /// The secret one of a session's processes holds in its environment (`/proc`, same user).
-fn secret_of_session(session_id: &str) -> Option<Secret> {
+fn secret_of_session(pids: Vec<i32>) -> Option<Secret> {
     let want = format!("{AGENT_SECRET_ENV}=");
-    crate::process::of_session(session_id).into_iter().find_map(|pid| {
+    pids.into_iter().find_map(|pid| {
         let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
         env.split(|b| *b == 0)
             .find_map(|kv| kv.strip_prefix(want.as_bytes()))

@@ -117,7 +117,7 @@ impl Bridge {
             let waiter = if process::alive(pid) { process::attach(pid, status).ok() } else { None };
             match waiter {
                 Some(waiter) => {
-                    self.credentials.found(&s.agent, &s.session_id);
+                    self.credentials.found(&s.agent, process::of_session(&s.session_id));
                     let h = session::watch(self.watch_of(&s, label.clone(), waiter, true), self.ends_tx.clone());
                     self.running.insert(s.thread_id.clone(), h);
                     self.say.line(&format!("re-attached to {label} (pid {pid})"));
