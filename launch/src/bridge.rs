@@ -44,6 +44,10 @@ pub struct Options {
     /// This `coord-launch` (the filter of Codex's output).
     pub me: String,
     pub host: String,
+    /// The run's budget to set (`--max-cost-usd`, `--max-tokens`).
+    pub limits: crate::limits::RunLimits,
+    /// At the run's budget, stop the running sessions too.
+    pub hard: bool,
     pub connect: ConnectOptions,
 }
 
@@ -88,6 +92,7 @@ pub struct Bridge {
     /// The repository code tasks are dispatched in (the run's, else the project's).
     repo: Option<String>,
     pub(crate) say: Say,
+    pub(crate) budgets: crate::limits::Budgets,
     pub(crate) ends_tx: mpsc::UnboundedSender<Report>,
     ends_rx: mpsc::UnboundedReceiver<Report>,
 }
@@ -107,6 +112,7 @@ impl Bridge {
         let launcher = format!("coord-launch:{}", o.run_id);
         let (ends_tx, ends_rx) = mpsc::unbounded_channel();
         let say = Say::new(o.quiet, &say::log_path(&o.agents_dir.join("launch").join(&o.run_id)));
+        let budgets = crate::limits::Budgets::new(o.hard);
         Ok(Bridge {
             o,
             rpc,
@@ -119,6 +125,7 @@ impl Bridge {
             finished: None,
             repo: None,
             say,
+            budgets,
             ends_tx,
             ends_rx,
         })
@@ -147,6 +154,7 @@ impl Bridge {
         let mut events = subscribe_run(client, &self.o.run_id, cursor).await?;
         let mut control = subscribe_shutdowns(client, cursor).await?;
         self.reattach().await?;
+        self.budget_catch_up(self.o.limits).await?;
         self.catch_up().await?;
         tokio::pin!(stop);
         loop {
@@ -205,7 +213,7 @@ impl Bridge {
             }
             let tv = self.rpc.task_show(&self.o.run_id, &t.task_id).await?;
             let live = tv.attempts.iter().rev().find(|a| a.status == AttemptStatus::Live);
-            if let Some(a) = live.filter(|a| !self.known(&a.thread_id)) {
+            if let Some(a) = live.filter(|a| !self.known(&a.thread_id) && self.launches_here(a)) {
                 let work = work_of(t, a.attempt, &a.thread_id, &a.worker, a.worktree_path.clone());
                 self.pending.push_back(Pending { work, not_before: Instant::now() });
             }
@@ -216,12 +224,24 @@ impl Bridge {
         Ok(())
     }
 
+    /// Is the attempt this host's to launch? A code task's worktree lives on the host whose
+    /// daemon made it, and only that host's bridge launches it; a thread task (no worktree)
+    /// goes to any bridge, and `launch.sessionStart` lets exactly one of them run it.
+    pub(crate) fn launches_here(&self, a: &Attempt) -> bool {
+        a.worktree_path.is_none() || a.host.as_deref().is_none_or(|h| h == self.o.host)
+    }
+
     /// Does this bridge run, or mean to start, a session for this thread?
     pub(crate) fn known(&self, thread: &str) -> bool {
         self.running.contains_key(thread) || self.pending.iter().any(|p| p.work.thread_id == thread)
     }
 
     async fn dispatch(&mut self, task_id: Option<String>) {
+        if self.budgets.over {
+            let what = task_id.as_deref().unwrap_or("the ready tasks");
+            self.say.line(&format!("{what} not dispatched: the run is at its budget"));
+            return;
+        }
         let p = DispatchParams {
             run_id: self.o.run_id.clone(),
             all_ready: task_id.is_none(),
@@ -230,8 +250,12 @@ impl Bridge {
             ..Default::default()
         };
         // The dispatches come back as `task.dispatched` events, which start the sessions.
-        if let Err(e) = self.rpc.dispatch(p).await {
-            self.say.warn(&format!("dispatch failed: {e}"));
+        match self.rpc.dispatch(p).await {
+            Ok(_) => {}
+            // Another bridge (or the lead) dispatched the same task first: expected when
+            // several bridges dispatch one run, and its `task.dispatched` comes all the same.
+            Err(e) if e.code() == "lease_conflict" => {}
+            Err(e) => self.say.warn(&format!("dispatch failed: {e}")),
         }
     }
 
@@ -249,15 +273,24 @@ impl Bridge {
             EventType::TaskDispatched => {
                 let Ok(d) = serde_json::from_value::<Dispatch>(ev.payload_json.clone()) else { return Ok(()) };
                 let tv = self.rpc.task_show(&self.o.run_id, &d.task_id).await?;
-                let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path);
-                if self.running.contains_key(&d.thread_id) {
+                let here =
+                    tv.attempts.iter().find(|a| a.thread_id == d.thread_id).is_none_or(|a| self.launches_here(a));
+                if self.running.contains_key(&d.thread_id) || !here {
                     return Ok(());
                 }
+                let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path);
                 let delay = self.backoff(&d.task_id);
                 self.pending.retain(|p| p.work.task_id != d.task_id);
                 self.pending.push_back(Pending { work, not_before: Instant::now() + delay });
             }
             EventType::TaskInProgress if !self.known(&ev.thread_id) => self.resume_if_answered(&ev.task_id).await?,
+            EventType::ThreadDone | EventType::ThreadFailed => {
+                // A live session's attempt is over: its input is closed (one-shot
+                // sessions end by themselves).
+                if let Some(h) = self.running.get_mut(&ev.thread_id).filter(|h| h.live) {
+                    h.stop(StopWhy::Finished);
+                }
+            }
             EventType::ThreadCancelled => {
                 self.pending.retain(|p| p.work.thread_id != ev.thread_id);
                 let why = if ev.summary.contains("reassign") { StopWhy::Reassigned } else { StopWhy::Cancelled };
@@ -267,6 +300,13 @@ impl Bridge {
             }
             EventType::TaskReady if self.o.dispatch => self.dispatch(Some(ev.task_id.clone())).await,
             EventType::TaskMerged | EventType::TaskMergeConflict => self.say.line(&ev.summary),
+            EventType::LaunchUsage | EventType::LaunchBudgetSet | EventType::RunBudgetReached => {
+                let was = self.budgets.over;
+                self.on_budget_event(&ev).await?;
+                if was && !self.budgets.over {
+                    self.catch_up().await?;
+                }
+            }
             EventType::RunDone | EventType::RunFailed | EventType::RunCancelled | EventType::RunResumed => {
                 self.note_run(match ev.event_type {
                     EventType::RunDone => RunStatus::Done,
@@ -287,7 +327,7 @@ impl Bridge {
     }
 
     fn next_start(&self) -> Option<Instant> {
-        if self.running.len() >= self.o.max_sessions {
+        if self.running.len() >= self.o.max_sessions || self.budgets.over {
             return None;
         }
         self.pending.iter().map(|p| p.not_before).min().filter(|t| *t > Instant::now())
@@ -295,7 +335,7 @@ impl Bridge {
 
     async fn start_what_fits(&mut self) {
         let now = Instant::now();
-        while self.running.len() < self.o.max_sessions {
+        while self.running.len() < self.o.max_sessions && !self.budgets.over {
             let Some(i) = self.pending.iter().position(|p| p.not_before <= now) else { return };
             let p = self.pending.remove(i).expect("found");
             if let Err(e) = self.start(p.work.clone()).await {
@@ -356,10 +396,15 @@ async fn subscribe_run(client: &Client, run_id: &str, after: i64) -> Result<Even
             EventType::TaskMerged,
             EventType::TaskMergeConflict,
             EventType::ThreadCancelled,
+            EventType::ThreadDone,
+            EventType::ThreadFailed,
             EventType::RunDone,
             EventType::RunFailed,
             EventType::RunCancelled,
             EventType::RunResumed,
+            EventType::LaunchUsage,
+            EventType::LaunchBudgetSet,
+            EventType::RunBudgetReached,
         ],
         ..Default::default()
     };

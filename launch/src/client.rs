@@ -34,6 +34,8 @@ pub struct Context<'a> {
     /// The project's `.agents` and the daemon's socket (for `--sandbox`).
     pub agents_dir: &'a Path,
     pub socket: &'a Path,
+    /// A live session: its input stays open and takes turns (feed.rs).
+    pub live: bool,
 }
 
 /// Building a session's command failed.
@@ -48,23 +50,40 @@ pub enum BuildError {
     SandboxUnsupported,
 }
 
-/// The prompt of an agent CLI: who it is, the task and thread, and how to finish.
-pub fn prompt(w: &Work, inbox: &str) -> String {
+/// The prompt of an agent CLI: who it is, the task and thread, and how to finish. A live
+/// session is told to end its turn after asking: the answer comes as its next message.
+pub fn prompt(w: &Work, inbox: &str, live: bool) -> String {
     let (a, t) = (&w.agent, &w.thread_id);
+    let ask = format!("ask with `{inbox} update --agent {a} --thread {t} --status blocked --summary '...'`");
+    let (wait, end) = if live {
+        (
+            format!(
+                "{ask}, then END YOUR TURN. Do not wait in a tool (no `wait-reply`, no sleep): this session \
+                 stays open, and the answer comes to you as your next message, however long it takes. Mail, \
+                 notes from the lead and shutdown requests come the same way."
+            ),
+            ", then end your turn; the session is closed for you.",
+        )
+    } else {
+        (
+            format!(
+                "{ask}. It prints the line to wait with (`wait for the answer: inbox wait-reply --thread {t} \
+                 --after-event EVENT_ID`): run exactly that, with the EVENT_ID it printed, as `{inbox} wait-reply \
+                 --thread {t} --after-event EVENT_ID`. From that event on, the wait returns the answer even if it \
+                 came before you started waiting; if it times out (exit 10), run the line it prints to go on waiting."
+            ),
+            ".\nDo not stop before done or fail: a session that ends without them fails its attempt.",
+        )
+    };
     format!(
         "You are agent {a}, a worker of run {run}. Your task is {task}: {title}.\n\
          It is inbox thread {t}; everything about it is there. Work only through inbox (the CLI \
          or its MCP tools):\n\
          1. Claim and read it: `{inbox} claim --agent {a} --thread {t}` then `{inbox} show --agent {a} --thread {t}`.\n\
          2. Report progress with `{inbox} update --agent {a} --thread {t} --status in_progress --summary '...'`.\n\
-         3. If you need the lead, ask with `{inbox} update --agent {a} --thread {t} --status blocked --summary '...'`. \
-         It prints the line to wait with (`wait for the answer: inbox wait-reply --thread {t} --after-event EVENT_ID`): \
-         run exactly that, with the EVENT_ID it printed, as `{inbox} wait-reply --thread {t} --after-event EVENT_ID`. \
-         From that event on, the wait returns the answer even if it came before you started waiting; \
-         if it times out (exit 10), run the line it prints to go on waiting.\n\
+         3. If you need the lead, {wait}\n\
          4. When the work is done (committed, for a code task), finish with \
-         `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot.\n\
-         Do not stop before done or fail: a session that ends without them fails its attempt.",
+         `{inbox} done --agent {a} --thread {t} --summary '...'`, or `{inbox} fail ...` if you cannot{end}",
         run = w.run_id,
         task = w.task_id,
         title = w.title,
@@ -98,20 +117,34 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
     if sandbox && kind != ClientKind::Claude {
         return Err(BuildError::SandboxUnsupported);
     }
+    let sandbox_settings = sandbox.then(|| {
+        let paths = crate::sandbox::Paths { agents_dir: ctx.agents_dir, socket: ctx.socket, cwd: ctx.cwd };
+        ["--settings".to_string(), crate::sandbox::claude_settings(&paths)]
+    });
+    let sandbox_settings = sandbox_settings.into_iter().flatten();
     let (program, args) = match kind {
         ClientKind::Command => {
             let cmd = l.command.clone().filter(|c| !c.trim().is_empty()).ok_or(BuildError::NoCommand)?;
             ("sh".to_string(), vec!["-c".to_string(), cmd])
         }
-        ClientKind::Claude => {
-            // Headless, with the hooks and `.mcp.json` dispatch wrote into the worktree.
-            let mut a = vec!["-p".to_string(), prompt(w, ctx.inbox)];
+        ClientKind::Claude if ctx.live => {
+            // Live: stream-json both ways, the turns on stdin (feed.rs).
+            let mut a: Vec<String> =
+                ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+                    .map(String::from)
+                    .into();
             a.extend(model);
             a.extend(["--permission-mode".into(), "bypassPermissions".into()]);
-            if sandbox {
-                let paths = crate::sandbox::Paths { agents_dir: ctx.agents_dir, socket: ctx.socket, cwd: ctx.cwd };
-                a.extend(["--settings".into(), crate::sandbox::claude_settings(&paths)]);
-            }
+            a.extend(sandbox_settings);
+            a.extend(extra);
+            (program("claude"), a)
+        }
+        ClientKind::Claude => {
+            // Headless, with the hooks and `.mcp.json` dispatch wrote into the worktree.
+            let mut a = vec!["-p".to_string(), prompt(w, ctx.inbox, false)];
+            a.extend(model);
+            a.extend(["--permission-mode".into(), "bypassPermissions".into()]);
+            a.extend(sandbox_settings);
             a.extend(extra);
             (program("claude"), a)
         }
@@ -125,14 +158,17 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
             a.extend(model);
             a.extend(extra);
-            a.push(prompt(w, ctx.inbox));
+            a.push(prompt(w, ctx.inbox, false));
             (program("codex"), a)
         }
     };
     let mut env = env(w, ctx);
     if kind == ClientKind::Command {
         // A command has no prompt argument: it may read it here.
-        env.push(("COORD_PROMPT".to_string(), prompt(w, ctx.inbox)));
+        env.push(("COORD_PROMPT".to_string(), prompt(w, ctx.inbox, ctx.live)));
+    }
+    if ctx.live {
+        env.push(("COORD_LIVE".to_string(), "1".to_string()));
     }
     if kind == ClientKind::Codex {
         // The identity Codex's hooks act for (they run from the main checkout).
@@ -144,7 +180,7 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
         }
     }
     let filter = (kind == ClientKind::Codex).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
-    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, secret: None })
+    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, secret: None, stdin: None })
 }
 
 #[cfg(test)]
@@ -174,6 +210,7 @@ mod tests {
             me: "coord-launch",
             agents_dir: Path::new("/p/.agents"),
             socket: Path::new("/p/.agents/coordd.sock"),
+            live: false,
         };
         let l = Layer { command: Some("echo hi".into()), ..Layer::default() };
         let s = build(ClientKind::Command, &l, &work(), &ctx).unwrap();
@@ -195,6 +232,7 @@ mod tests {
             me: "cl",
             agents_dir: Path::new("/p/.agents"),
             socket: Path::new("/p/.agents/coordd.sock"),
+            live: false,
         };
         let l = Layer { model: Some("m1".into()), ..Layer::default() };
         let claude = build(ClientKind::Claude, &l, &work(), &ctx).unwrap();

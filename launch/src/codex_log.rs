@@ -77,7 +77,7 @@ fn item(it: &Value, completed: bool) -> Option<String> {
 }
 
 /// An MCP result's text content, else the result as JSON.
-fn result_text(r: &Value) -> String {
+pub(crate) fn result_text(r: &Value) -> String {
     let texts: Vec<&str> = r
         .get("content")
         .and_then(Value::as_array)
@@ -86,12 +86,12 @@ fn result_text(r: &Value) -> String {
     if texts.is_empty() { compact(r) } else { texts.join(" ") }
 }
 
-fn compact(v: &Value) -> String {
+pub(crate) fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
 /// A text on one line (newlines shown as `\n`), at most [`MAX_TEXT`] characters.
-fn cut(text: &str) -> String {
+pub(crate) fn cut(text: &str) -> String {
     let one = text.trim_end().replace('\n', "\\n");
     let n = one.chars().count();
     if n <= MAX_TEXT {

@@ -62,6 +62,27 @@ pub struct Layer {
     /// Run a Claude Code session's shell in Claude Code's sandbox, away from `.agents/`
     /// (`crate::sandbox`).
     pub sandbox: Option<bool>,
+    /// A live session: its input stays open and takes the worker's answers, mail and
+    /// shutdown requests as new turns (`command` and `claude`; see docs/launch.md).
+    pub live: Option<bool>,
+    /// Stop a session once it cost this many dollars (its attempt fails; `launch.budgetSet`).
+    #[serde(default, deserialize_with = "positive_dollars")]
+    pub session_max_cost_usd: Option<f64>,
+    /// Stop a session once it used this many tokens (input, output, cache reads and writes).
+    #[serde(default, deserialize_with = "positive_tokens")]
+    pub session_max_tokens: Option<i64>,
+}
+
+fn positive_dollars<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Option::<f64>::deserialize(d)?;
+    v.map(|v| coord_proto::types::parse_dollars(&v.to_string())).transpose().map_err(serde::de::Error::custom)
+}
+
+fn positive_tokens<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    match Option::<i64>::deserialize(d)? {
+        Some(n) if n <= 0 => Err(serde::de::Error::custom(format!("{n} is not a positive number of tokens"))),
+        v => Ok(v),
+    }
 }
 
 /// A number of minutes that is positive and finite (`0.5` is 30 seconds): the wall-clock
@@ -87,6 +108,9 @@ impl Layer {
         self.program = t.program.or(self.program);
         self.wall_clock_minutes = t.wall_clock_minutes.or(self.wall_clock_minutes);
         self.sandbox = t.sandbox.or(self.sandbox);
+        self.live = t.live.or(self.live);
+        self.session_max_cost_usd = t.session_max_cost_usd.or(self.session_max_cost_usd);
+        self.session_max_tokens = t.session_max_tokens.or(self.session_max_tokens);
         self
     }
 }

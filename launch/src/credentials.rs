@@ -83,7 +83,7 @@ impl Credentials {
         if self.minted.contains_key(agent) {
             return;
         }
-        if let Some(s) = secret_of_session(pids) {
+        if let Some(s) = secret_of_session(agent, pids) {
             self.minted.insert(agent.to_string(), s);
         }
     }
@@ -127,15 +127,16 @@ impl Credentials {
     }
 }
 
-/// The secret one of a session's processes holds in its environment (`/proc`, same user).
-fn secret_of_session(pids: Vec<i32>) -> Option<Secret> {
+/// The secret of `agent` one of a session's processes holds in its environment (`/proc`,
+/// same user); a secret of another agent is never taken for its.
+fn secret_of_session(agent: &str, pids: Vec<i32>) -> Option<Secret> {
     let want = format!("{AGENT_SECRET_ENV}=");
     pids.into_iter().find_map(|pid| {
         let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
         env.split(|b| *b == 0)
             .find_map(|kv| kv.strip_prefix(want.as_bytes()))
             .and_then(|v| String::from_utf8(v.to_vec()).ok())
-            .filter(|v| !v.is_empty())
+            .filter(|v| coord_proto::types::secret_agent(v) == Some(agent))
             .map(Secret::new)
     })
 }

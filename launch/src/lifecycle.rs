@@ -13,8 +13,8 @@ use tokio::time::Instant;
 use crate::bridge::{Bridge, BridgeError, Pending, work_of};
 use crate::client::{self, Context, Work};
 use crate::config::ClientKind;
-use crate::process;
 use crate::session::{self, Report, StopWhy};
+use crate::{feed, gate, process};
 
 /// A session that ran this long before failing resets its task's crash count.
 const HEALTHY_RUN: Duration = Duration::from_secs(60);
@@ -32,22 +32,35 @@ impl Bridge {
         std::fs::create_dir_all(&cwd)?;
         let log = base.join("logs").join(format!("{}-a{}.log", w.task_id, w.attempt));
         let session_id = coord_client::ids::new_id("ses");
+        let live = layer.live == Some(true) && feed_format(kind).is_some();
         let ctx = Context {
             db: &self.o.db,
             cwd: &cwd,
             inbox: &self.o.inbox,
             session_id: &session_id,
             me: &self.o.me,
+            live,
             agents_dir: &self.o.agents_dir,
             socket: &self.o.connect.paths.socket,
         };
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
         spec.secret = self.credentials.for_agent(&mut self.rpc, &w.agent, w.role.as_deref()).await?;
-        let (pid, waiter, tmux_window) = if self.o.tmux {
+        if live {
+            spec.stdin = Some(feed::make(&log, &session_id)?.fifo);
+            if kind == ClientKind::Claude {
+                // Readable lines in the log, the raw stream beside it.
+                let raw = log.with_extension("jsonl").display().to_string();
+                spec.filter = Some(vec![self.o.me.clone(), "--claude-log".into(), raw]);
+            }
+        }
+        let held = !self.o.tmux;
+        let (pid, mut waiter, tmux_window) = if self.o.tmux {
             let (pid, waiter, window) = crate::tmux::spawn(&self.o.run_id, &w, &spec, &log, &self.bridge_log())?;
             (pid, waiter, Some(window))
         } else {
+            gate::hold(&mut spec);
             let (pid, waiter) = process::spawn(&spec, &log)?;
+            gate::until_held(pid).await?;
             (pid, waiter, None)
         };
         let p = SessionStartParams {
@@ -65,17 +78,33 @@ impl Bridge {
         };
         let s = match self.rpc.session_start(p).await {
             Ok(s) => s,
+            Err(e) if held => {
+                // Unrecorded, it would be invisible and unsupervised: it goes, having run
+                // nothing. Another bridge's session runs this attempt: that is expected when
+                // several bridges follow a run, and nothing to report.
+                gate::discard(pid, &mut waiter).await;
+                return if e.code() == "session_running" { Ok(()) } else { Err(e.into()) };
+            }
             Err(e) => {
-                // Unrecorded, it would be invisible and unsupervised: stop it.
-                let mut waiter = waiter;
                 process::stop(pid, &session_id, &mut waiter, self.o.grace).await;
-                return Err(e.into());
+                return if e.code() == "session_running" { Ok(()) } else { Err(e.into()) };
             }
         };
+        if held {
+            gate::release(pid);
+        }
+        self.session_budget(&s.session_id, &layer).await;
         let label = format!("{} a{}", w.task_id, w.attempt);
         self.say.line(&format!("{label} started: {} @{}, pid {pid}, log {}", kind.name(), w.agent, log.display()));
         let mut watch = self.watch_of(&s, label, waiter, false);
         watch.wall_clock = layer.wall_clock_minutes.map(|m| Duration::from_secs_f64(m * 60.0));
+        if live {
+            let format = feed_format(kind).expect("live clients have a format");
+            let mut writer = feed::Writer::open(&feed::fifo_of(&log), format, feed::seed_of(&session_id))?;
+            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed)).await?;
+            let events = self.feed_events(&w.agent).await?;
+            watch.live = Some(session::Live { writer, events, work: w.clone() });
+        }
         let h = session::watch(watch, self.ends_tx.clone());
         self.running.insert(w.thread_id.clone(), h);
         Ok(())
@@ -94,7 +123,33 @@ impl Bridge {
             wall_clock: None,
             grace: self.o.grace,
             reattached,
+            live: None,
         }
+    }
+
+    /// What a live session of `agent` is fed: every message committed for it from now on.
+    async fn feed_events(&mut self, agent: &str) -> Result<coord_client::EventStream, BridgeError> {
+        let f = EventFilter { to: Some(agent.to_string()), ..Default::default() };
+        Ok(self.rpc.client().await?.subscribe(f).await?)
+    }
+
+    /// A re-attached session that was live: its feed, opened again.
+    async fn reopen_feed(&mut self, s: &LaunchSession) -> Option<session::Live> {
+        let kind: ClientKind = s.client.parse().ok()?;
+        let fifo = feed::fifo_of(&PathBuf::from(&s.log_path));
+        let writer = feed::Writer::open(&fifo, feed_format(kind)?, feed::seed_of(&s.session_id)).ok()?;
+        let events = self.feed_events(&s.agent).await.ok()?;
+        let work = Work {
+            run_id: s.run_id.clone(),
+            task_id: s.task_id.clone(),
+            attempt: s.attempt,
+            thread_id: s.thread_id.clone(),
+            agent: s.agent.clone(),
+            title: String::new(),
+            role: None,
+            worktree: None,
+        };
+        Some(session::Live { writer, events, work })
     }
 
     /// Sessions this launcher started on this host that are still recorded as running:
@@ -118,7 +173,9 @@ impl Bridge {
             match waiter {
                 Some(waiter) => {
                     self.credentials.found(&s.agent, process::of_session(&s.session_id));
-                    let h = session::watch(self.watch_of(&s, label.clone(), waiter, true), self.ends_tx.clone());
+                    let mut watch = self.watch_of(&s, label.clone(), waiter, true);
+                    watch.live = self.reopen_feed(&s).await;
+                    let h = session::watch(watch, self.ends_tx.clone());
                     self.running.insert(s.thread_id.clone(), h);
                     self.say.line(&format!("re-attached to {label} (pid {pid})"));
                 }
@@ -132,7 +189,7 @@ impl Bridge {
                         fail_attempt: true,
                         ..Default::default()
                     };
-                    let r = self.rpc.session_exit(p).await?;
+                    let Some(r) = self.record_end(p).await? else { continue };
                     let failed = if r.failed_attempt { "; attempt failed" } else { "" };
                     self.say
                         .line(&format!("{label} lost: pid {pid} was gone; what it left running is stopped{failed}"));
@@ -145,12 +202,13 @@ impl Bridge {
     /// A session ended: record it (failing its attempt if it left the thread open).
     pub(crate) async fn on_end(&mut self, r: Report) -> Result<(), BridgeError> {
         self.running.remove(&r.thread_id);
+        feed::remove(&r.log);
         let unanswered = self.shutdowns.ended(&r.thread_id).filter(|_| r.stopped == Some(StopWhy::ShutdownUnanswered));
         let tail = process::log_tail(&r.log, 20);
         let fail = r.stopped.is_none_or(StopWhy::fails_attempt);
         let no_status = r.reattached && r.ended.code.is_none() && r.ended.signal.is_none();
         let reason = match (r.stopped, no_status) {
-            (Some(why), _) => Some(why.reason().to_string()),
+            (Some(why), _) => Some(self.budgets.reason(&r.session_id).unwrap_or_else(|| why.reason().to_string())),
             (None, true) => Some(NO_STATUS.to_string()),
             (None, false) => None,
         };
@@ -164,7 +222,7 @@ impl Bridge {
             fail_attempt: fail,
             shutdown_request_id: unanswered,
         };
-        let res = self.rpc.session_exit(p).await?;
+        let Some(res) = self.record_end(p).await? else { return Ok(()) };
         let failed = if res.failed_attempt { "; ended without done or fail: attempt failed" } else { "" };
         self.say.line(&format!("{} ended: {}{failed}", r.label, res.session.how_it_ended()));
         if res.failed_attempt {
@@ -180,6 +238,19 @@ impl Bridge {
         Ok(())
     }
 
+    /// Record a session's end. One already recorded (`session_ended`: someone else reported
+    /// it) is said and passed over, never the end of the bridge.
+    async fn record_end(&mut self, p: SessionExitParams) -> Result<Option<SessionExitResult>, BridgeError> {
+        match self.rpc.session_exit(p).await {
+            Ok(r) => Ok(Some(r)),
+            Err(e) if e.code() == "session_ended" => {
+                self.say.warn(&format!("{e}; passed over"));
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The task is in progress with a live attempt that has no running session: its worker
     /// was stopped (a shutdown blocked its task) and the lead answered, which resumes the
     /// task. A fresh session is started for the same attempt: it claims the thread again
@@ -190,7 +261,7 @@ impl Bridge {
             return Ok(());
         }
         let Some(a) = tv.attempts.iter().rev().find(|a| a.status == AttemptStatus::Live) else { return Ok(()) };
-        if self.known(&a.thread_id) {
+        if self.known(&a.thread_id) || !self.launches_here(a) {
             return Ok(());
         }
         let q = SessionListParams {
@@ -209,6 +280,15 @@ impl Bridge {
         let work = work_of(&tv.task, a.attempt, &a.thread_id, &a.worker, a.worktree_path.clone());
         self.pending.push_back(Pending { work, not_before: Instant::now() });
         Ok(())
+    }
+}
+
+/// How a client's live session takes its turns (`None`: the client has no live mode).
+fn feed_format(kind: ClientKind) -> Option<feed::Format> {
+    match kind {
+        ClientKind::Command => Some(feed::Format::Lines),
+        ClientKind::Claude => Some(feed::Format::ClaudeStream),
+        ClientKind::Codex => None,
     }
 }
 

@@ -4,18 +4,25 @@
 //! `coord-client`; what it records about sessions goes through `launch.*`.
 
 mod bridge;
+mod budget;
+mod claude_log;
 mod client;
 mod codex_log;
 mod config;
 mod credentials;
+mod feed;
+mod gate;
 mod lifecycle;
+mod limits;
 mod process;
 mod rpc;
 mod sandbox;
 mod say;
 mod session;
 mod shutdown;
+mod single;
 mod tmux;
+mod verifier;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,20 +41,25 @@ Examples:
   coord-launch --run R1 --client claude --dispatch        # Claude Code; dispatch ready tasks too
   coord-launch --run R1 --client codex --max-sessions 3 --until-done
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
+  coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
+  coord-launch --run R1 --client claude --live            # answers and mail reach the running session
+  coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
 thread-only tasks) with COORD_SESSION, COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD,
 COORD_DB and COORD_WORKTREE set (and, for --command, the prompt in COORD_PROMPT), and its
 output in .agents/launch/<run>/logs/<task>-a<attempt>.log. The bridge prints a line per
 session start, end and merge and the run's end (also in .agents/launch/<run>/bridge.log).
-Per-agent clients and models: .agents/launch.toml (see docs/orch.md, \"Running workers\").";
+Per-agent clients and models: .agents/launch.toml (see docs/orch.md, \"Running workers\").
+--merge-queue also runs the run's verifier (orch merge-queue --run <run> --until-done; its
+output in .agents/merge-queue/<run>/verifier.log).";
 
 /// The launch bridge: start, watch and stop the worker sessions of a run.
 #[derive(Parser, Debug)]
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present = "codex_log")]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log"])]
     run: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
     /// .agents/launch.toml says, else `claude`).
@@ -69,12 +81,33 @@ struct Args {
     /// Exit when the run finishes: 0 done, 1 failed, 2 cancelled.
     #[arg(long)]
     until_done: bool,
+    /// Also run the run's merge queue verifier (`orch merge-queue --run RUN --until-done`):
+    /// each done task is verified with the run's verify command before it merges. With
+    /// --until-done, the bridge exits once it has merged what is queued.
+    #[arg(long)]
+    merge_queue: bool,
     /// Run each session in a window of the tmux session `coord-<run>`.
     #[arg(long)]
     tmux: bool,
     /// Stop a session after this many minutes (its attempt fails); fractions allowed (0.5: 30 s).
     #[arg(long, value_parser = |s: &str| s.parse::<f64>().map_err(|e| e.to_string()).and_then(config::minutes))]
     wall_clock_minutes: Option<f64>,
+    /// Live sessions (command and claude clients): the session's input stays open, and
+    /// what is committed for its worker (answers, mail, shutdown requests) is written into
+    /// it as new turns; the command client reads them as JSON lines (docs/launch.md).
+    #[arg(long)]
+    live: bool,
+    /// The run's budget in dollars (`launch.budgetSet`): once the run's sessions cost this
+    /// much, no session is started or dispatched any more.
+    #[arg(long, value_parser = limits::dollars)]
+    max_cost_usd: Option<f64>,
+    /// The run's budget in tokens (input, output, cache reads and writes).
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
+    max_tokens: Option<i64>,
+    /// At the run's budget, also stop the running sessions (their attempts fail) instead
+    /// of letting them finish.
+    #[arg(long)]
+    hard: bool,
     /// Seconds between SIGTERM and SIGKILL when stopping a session.
     #[arg(long, default_value_t = 10)]
     grace_seconds: u64,
@@ -89,6 +122,11 @@ struct Args {
     /// socket (needs bubblewrap and socat; claude sessions only).
     #[arg(long)]
     sandbox: bool,
+    /// This host's name: code tasks are launched only by the bridge on the host whose daemon
+    /// made their worktree (default: the kernel's host name, as coordd's). One bridge per run
+    /// and host: a second one is refused (exit 5).
+    #[arg(long, env = "COORD_HOST")]
+    host: Option<String>,
     /// Print nothing but warnings and errors (the lines still go to the bridge log).
     #[arg(long)]
     quiet: bool,
@@ -96,6 +134,10 @@ struct Args {
     /// the bridge runs for each Codex session).
     #[arg(long, hide = true)]
     codex_log: bool,
+    /// Filter a live Claude Code session's stream-json output on stdin into readable log
+    /// lines, keeping the raw lines in this file.
+    #[arg(long, hide = true, value_name = "RAW")]
+    claude_log: Option<PathBuf>,
 }
 
 /// The examples, then the exit statuses from their one table ([`LaunchExit`]).
@@ -116,7 +158,7 @@ fn exit_of(r: anyhow::Result<Outcome>) -> LaunchExit {
         Ok(Outcome::Stopped(None)) => LaunchExit::Stopped,
         Err(e) => {
             eprintln!("coord-launch: {e:#}");
-            LaunchExit::CannotGoOn
+            if e.is::<single::Taken>() { LaunchExit::AlreadyRunning } else { LaunchExit::CannotGoOn }
         }
     }
 }
@@ -129,6 +171,12 @@ fn main() -> ExitCode {
             return if e.use_stderr() { LaunchExit::Invalid } else { LaunchExit::Done }.into();
         }
     };
+    if let Some(raw) = &args.claude_log {
+        return match claude_log::run(raw) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
     if args.codex_log {
         return match codex_log::run() {
             Ok(()) => LaunchExit::Done.into(),
@@ -151,6 +199,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
         sandbox: a.sandbox.then_some(true),
+        live: a.live.then_some(true),
         ..Layer::default()
     };
     let me = std::env::current_exe().ok();
@@ -160,8 +209,12 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "inbox".into());
+    let run_id = a.run.unwrap_or_default();
+    let host = a.host.map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).unwrap_or_else(host_name);
+    let _one_per_host = single::take(&agents_dir.join("launch").join(&run_id), &run_id, &host)?;
+    let verifier = if a.merge_queue { Some(verifier::Verifier::start(&run_id, &db, &agents_dir)?) } else { None };
     let o = Options {
-        run_id: a.run.unwrap_or_default(),
+        run_id,
         db,
         agents_dir,
         dispatch: a.dispatch,
@@ -175,9 +228,23 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         shutdown_grace: Duration::from_secs(a.shutdown_grace_seconds),
         inbox,
         me: me.map_or_else(|| "coord-launch".into(), |p| p.display().to_string()),
-        host: host_name(),
+        host,
+        limits: limits::RunLimits { max_cost_usd: a.max_cost_usd, max_tokens: a.max_tokens },
+        hard: a.hard,
         connect,
     };
+    let ended = bridged(o).await;
+    // The run is done: the verifier merges what is queued and ends by itself.
+    if let Some(v) = verifier {
+        match &ended {
+            Ok(Outcome::Finished(Finish::Done)) => v.finish().await,
+            _ => v.stop().await,
+        };
+    }
+    ended
+}
+
+async fn bridged(o: Options) -> anyhow::Result<Outcome> {
     // Sessions keep running after a stop; a bridge started again re-attaches to them.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -190,11 +257,11 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
     Ok(Bridge::new(o).await?.run(stop).await?)
 }
 
-/// This host's name, as coordd computes it: `COORD_HOST`, else the kernel's host name.
+/// This host's name, as coordd computes it without `COORD_HOST` (which `--host` reads):
+/// the kernel's host name.
 fn host_name() -> String {
-    let from_env = std::env::var("COORD_HOST").ok();
     let from_kernel = || std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
-    [from_env, from_kernel(), std::env::var("HOSTNAME").ok()]
+    [from_kernel(), std::env::var("HOSTNAME").ok()]
         .into_iter()
         .flatten()
         .map(|s| s.trim().to_string())

@@ -23,6 +23,9 @@ use crate::credentials::{self, Secret};
 /// The environment variable that names a session's processes: its session id.
 pub const SESSION_VAR: &str = "COORD_SESSION";
 
+/// The session's id as an output filter sees it (it is not one of the session's processes).
+pub const FILTER_SESSION_VAR: &str = "COORD_FILTER_SESSION";
+
 /// What to run: a program, its arguments, its directory and extra environment.
 #[derive(Debug, Clone, Default)]
 pub struct Spec {
@@ -33,10 +36,12 @@ pub struct Spec {
     /// A program (and its arguments) the output goes through on its way to the log, in the
     /// session's process group: it reads the session's stdout and stderr on its stdin.
     pub filter: Option<Vec<String>>,
-    /// The session's own agent secret (`COORD_AGENT_SECRET`), given to the session only
-    /// (not to its filter); every secret of the bridge's environment is removed either way
-    /// ([`crate::credentials`]).
+    /// The session's own agent secret (`COORD_AGENT_SECRET`), given to the session only;
+    /// every secret of the bridge's environment is removed from the session either way, and
+    /// from its filter all but the bridge's own agent secret ([`crate::credentials`]).
     pub secret: Option<Secret>,
+    /// A live session's input: the FIFO its stdin reads (feed.rs); else /dev/null.
+    pub stdin: Option<PathBuf>,
 }
 
 /// How a process ended, as far as it can be known (a re-attached session's status is
@@ -102,7 +107,11 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
     if let Some(s) = &spec.secret {
         cmd.env(AGENT_SECRET_ENV, s.expose());
     }
-    cmd.stdin(Stdio::null()).stdout(to_log).stderr(err);
+    let stdin = match &spec.stdin {
+        Some(fifo) => Stdio::from(File::open(fifo)?),
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin).stdout(to_log).stderr(err);
     cmd.process_group(0).kill_on_drop(false);
     let child = cmd.spawn()?;
     let pid = child.id().ok_or_else(|| std::io::Error::other("the child ended before its pid was read"))? as i32;
@@ -110,14 +119,19 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
         drop(w);
         let (program, args) = filter.split_first().ok_or_else(|| std::io::Error::other("an empty filter"))?;
         let mut f = Command::new(program);
-        f.args(args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
-        for k in &inherited {
+        // Not one of the session's processes (no `COORD_SESSION`, a group of its own): it
+        // ends by itself at the session's end of output, after what it was given (the
+        // last turn's usage report) is done, rather than being killed with the session.
+        let env =
+            spec.env.iter().map(|(k, v)| if k == SESSION_VAR { (FILTER_SESSION_VAR, v) } else { (k.as_str(), v) });
+        f.args(args).current_dir(&spec.cwd).envs(env);
+        // It reports the session's usage (`launch.usage`, the launcher's to call), so it
+        // keeps the bridge's own agent secret, and only that one.
+        for k in inherited.iter().filter(|k| *k != AGENT_SECRET_ENV) {
             f.env_remove(k);
         }
         f.stdin(Stdio::from(r)).stdout(Stdio::from(out.try_clone()?)).stderr(Stdio::from(out));
-        // In the session's group, so a stop takes it too; it ends by itself at the
-        // session's end of output.
-        f.process_group(pid).kill_on_drop(false);
+        f.process_group(0).kill_on_drop(false);
         let mut filter = f.spawn()?;
         tokio::spawn(async move {
             let _ = filter.wait().await;

@@ -124,6 +124,14 @@ impl Rpc {
         call!(self, agent_register, p)
     }
 
+    pub async fn budget_set(&mut self, p: BudgetSetParams) -> Result<BudgetSetResult, ClientError> {
+        call!(self, budget_set, p)
+    }
+
+    pub async fn usage_show(&mut self, run_id: &str) -> Result<UsageReport, ClientError> {
+        call!(self, usage_show, UsageShowParams { run_id: run_id.to_string() })
+    }
+
     /// Every matching session, following the reply bound's pages.
     pub async fn session_list(&mut self, p: SessionListParams) -> Result<SessionsResult, ClientError> {
         all_pages!(self, session_list, p)

@@ -1,11 +1,18 @@
 //! One running session: a task that waits for the process to end, for a stop order, or
-//! for its wall-clock limit, whichever comes first, and then tells the bridge.
+//! for its wall-clock limit, whichever comes first, and then tells the bridge. A live
+//! session's task also writes each event committed for its worker into the session's
+//! input as a turn (`crate::feed`), and ends the session cleanly (end of input, then the
+//! grace, then a stop) when the bridge says its attempt is finished.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
+use coord_client::EventStream;
+
+use crate::client::Work;
+use crate::feed;
 use crate::process::{self, Ended, Waiter};
 
 /// Why the bridge stops a session.
@@ -21,6 +28,13 @@ pub enum StopWhy {
     ShutdownUnanswered,
     /// The session ran past its wall-clock limit.
     WallClock,
+    /// A live session's attempt is finished: its input is closed, and it is stopped if it
+    /// has not ended within the grace.
+    Finished,
+    /// The session reached its budget (budget.rs).
+    SessionBudget,
+    /// The run reached its budget and the bridge runs with `--hard`.
+    RunBudget,
 }
 
 impl StopWhy {
@@ -31,12 +45,15 @@ impl StopWhy {
             StopWhy::Shutdown => "stopped: shutdown approved",
             StopWhy::ShutdownUnanswered => "stopped: shutdown request not answered in time",
             StopWhy::WallClock => "stopped: past its wall-clock limit",
+            StopWhy::Finished => "stopped: its attempt was finished and it did not end when its input was closed",
+            StopWhy::SessionBudget => "stopped: the session reached its budget",
+            StopWhy::RunBudget => "stopped: the run reached its budget",
         }
     }
 
     /// Whether the attempt should fail if its thread is still open.
     pub fn fails_attempt(self) -> bool {
-        self == StopWhy::WallClock
+        matches!(self, StopWhy::WallClock | StopWhy::SessionBudget | StopWhy::RunBudget)
     }
 }
 
@@ -61,6 +78,8 @@ pub struct Report {
 pub struct Handle {
     pub agent: String,
     pub task_id: String,
+    /// A live session (its attempt's end closes its input: [`StopWhy::Finished`]).
+    pub live: bool,
     stop: Option<oneshot::Sender<StopWhy>>,
 }
 
@@ -86,17 +105,28 @@ pub struct Watch {
     pub wall_clock: Option<Duration>,
     pub grace: Duration,
     pub reattached: bool,
+    /// A live session's feed.
+    pub live: Option<Live>,
+}
+
+/// What a live session's task needs: where to write, and what to follow.
+pub struct Live {
+    pub writer: feed::Writer,
+    /// Events committed for the worker (messages to it).
+    pub events: EventStream,
+    pub work: Work,
 }
 
 /// Start watching a session; its report goes to `done`.
 pub fn watch(w: Watch, done: mpsc::UnboundedSender<Report>) -> Handle {
     let (tx, rx) = oneshot::channel();
-    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), stop: Some(tx) };
+    let live = w.live.is_some();
+    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, stop: Some(tx) };
     tokio::spawn(run(w, rx, done));
     handle
 }
 
-async fn run(mut w: Watch, stop: oneshot::Receiver<StopWhy>, done: mpsc::UnboundedSender<Report>) {
+async fn run(mut w: Watch, mut stop: oneshot::Receiver<StopWhy>, done: mpsc::UnboundedSender<Report>) {
     let started = Instant::now();
     let limit = async {
         match w.wall_clock {
@@ -104,21 +134,52 @@ async fn run(mut w: Watch, stop: oneshot::Receiver<StopWhy>, done: mpsc::Unbound
             None => std::future::pending().await,
         }
     };
+    tokio::pin!(limit);
     let mut stopped = None;
-    let ended = tokio::select! {
-        e = w.waiter.wait() => {
-            // The leader ended; whatever it left behind goes with it.
-            process::signal_session(w.pid, &w.session_id, libc::SIGKILL).await;
-            e
-        }
-        why = stop => {
-            let why = why.unwrap_or(StopWhy::Cancelled);
-            stopped = Some(why);
-            process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await
-        }
-        _ = limit => {
-            stopped = Some(StopWhy::WallClock);
-            process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await
+    let mut live = w.live.take();
+    let ended = loop {
+        let next_event = async {
+            match live.as_mut() {
+                Some(l) => l.events.next().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            e = w.waiter.wait() => {
+                // The leader ended; whatever it left behind goes with it.
+                process::signal_session(w.pid, &w.session_id, libc::SIGKILL).await;
+                break e;
+            }
+            ev = next_event => {
+                let l = live.as_mut().expect("only live sessions have events");
+                match ev {
+                    Some(Ok(ev)) => {
+                        if let Some(t) = feed::turn_of(&ev, &l.work, l.writer.seed)
+                            && let Err(e) = l.writer.write(&t).await
+                        {
+                            eprintln!("coord-launch: {}: cannot write a turn into the session: {e}", w.label);
+                        }
+                    }
+                    // The stream could not go on: the session runs on without a feed.
+                    _ => live = None,
+                }
+            }
+            why = &mut stop => {
+                let why = why.unwrap_or(StopWhy::Cancelled);
+                if let (StopWhy::Finished, Some(l)) = (why, live.as_mut()) {
+                    l.writer.close();
+                    if let Ok(e) = tokio::time::timeout(w.grace, w.waiter.wait()).await {
+                        process::signal_session(w.pid, &w.session_id, libc::SIGKILL).await;
+                        break e;
+                    }
+                }
+                stopped = Some(why);
+                break process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await;
+            }
+            _ = &mut limit => {
+                stopped = Some(StopWhy::WallClock);
+                break process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await;
+            }
         }
     };
     let _ = done.send(Report {

@@ -126,7 +126,8 @@ pub fn spawn(
     let argv: Vec<String> = std::iter::once(&spec.program).chain(&spec.args).map(|a| quote(a)).collect();
     let (give, unset) = hand_over(spec, log)?;
     let (log, status_q) = (quote(&log.display().to_string()), quote(&status.display().to_string()));
-    let run = format!("{give}env {unset} {} {} </dev/null", env.join(" "), argv.join(" "));
+    let stdin = spec.stdin.as_ref().map_or("/dev/null".to_string(), |f| quote(&f.display().to_string()));
+    let run = format!("{give}env {unset} {} {} <{stdin}", env.join(" "), argv.join(" "));
     let line = match &spec.filter {
         // The exit code is the session's, not the filter's.
         Some(filter) => {

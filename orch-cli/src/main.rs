@@ -4,12 +4,15 @@
 //! `main` parses the command line, builds the command's [`Ctx`], runs it (each command is
 //! a file of `commands`) and turns how it ended into the exit status.
 
+mod attention;
 mod cli;
 mod commands;
 mod mcp;
 mod render;
+mod render_queue;
 mod sessions;
 mod tree;
+mod usage;
 
 use std::process::ExitCode;
 

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use coord_proto::types::{GraphTask, MergeState, Run, Task, TaskStatus};
+use coord_proto::types::{GraphTask, MergeCandidate, MergeState, QueueState, Run, Task, TaskStatus};
 
 /// A task as the tree needs it.
 pub struct Node<'a> {
@@ -21,11 +21,14 @@ pub struct Node<'a> {
     pub assign_to: Option<&'a str>,
     /// Where the task's branch is in the run's integration branch, if it goes there.
     pub merge: Option<MergeState>,
+    /// Its current attempt's merge candidate, if it has one.
+    pub candidate: Option<&'a MergeCandidate>,
 }
 
 impl<'a> From<&'a GraphTask> for Node<'a> {
     fn from(t: &'a GraphTask) -> Node<'a> {
-        Node { worker: t.worker.as_deref(), ..Node::planned(&t.task) }
+        let candidate = t.candidate.as_ref().filter(|c| c.attempt == t.task.attempt);
+        Node { worker: t.worker.as_deref(), candidate, ..Node::planned(&t.task) }
     }
 }
 
@@ -41,7 +44,20 @@ impl<'a> Node<'a> {
             worker: None,
             assign_to: t.assign_to.as_deref(),
             merge: t.merge_state,
+            candidate: None,
         }
+    }
+}
+
+/// Where an open candidate stands, in a few words (`queued #2`).
+fn queue_words(c: &MergeCandidate) -> Option<String> {
+    let at = c.position.map(|p| format!(" #{p}")).unwrap_or_default();
+    match c.state {
+        QueueState::Review => Some("in review".into()),
+        QueueState::Waiting => Some("merge waiting".into()),
+        QueueState::Queued => Some(format!("queued{at}")),
+        QueueState::Verifying => Some(format!("verifying{at}")),
+        _ => None,
     }
 }
 
@@ -112,9 +128,10 @@ fn label(n: &Node<'_>) -> String {
     let attempt = if n.attempt > 0 { format!(" attempt {}", n.attempt) } else { String::new() };
     let also: Vec<&str> = n.depends_on.iter().skip(1).map(String::as_str).collect();
     let also = if also.is_empty() { String::new() } else { format!("  <- also {}", also.join(", ")) };
-    let status = match n.merge {
-        Some(MergeState::Merged) | None => n.status.to_string(),
-        Some(m) => format!("{}, merge {m}", n.status),
+    let status = match (n.merge, n.candidate.and_then(queue_words)) {
+        (_, Some(q)) => format!("{}, {q}", n.status),
+        (Some(MergeState::Merged) | None, None) => n.status.to_string(),
+        (Some(m), None) => format!("{}, merge {m}", n.status),
     };
     format!("{} {status:<11} {}  {}{who}{attempt}{also}", mark(n.status), n.id, n.title)
 }
@@ -147,7 +164,10 @@ pub fn print(run: &Run, nodes: &[Node<'_>]) {
         println!("  {line}");
     }
     if let Some(b) = &run.integration_branch {
-        let pending: Vec<&str> = nodes.iter().filter(|t| t.merge == Some(MergeState::Pending)).map(|t| t.id).collect();
+        // Those `orch merge` would merge (or queue): not those in the queue or in review.
+        let in_queue = |t: &Node<'_>| t.candidate.is_some_and(|c| c.state != QueueState::Waiting);
+        let pending: Vec<&str> =
+            nodes.iter().filter(|t| t.merge == Some(MergeState::Pending) && !in_queue(t)).map(|t| t.id).collect();
         let base = run.base_branch.as_deref().unwrap_or("its base");
         println!(
             "  integration branch {b} (from {base}){}",
@@ -157,10 +177,29 @@ pub fn print(run: &Run, nodes: &[Node<'_>]) {
             println!("  waiting to be merged: {} (orch merge --run {})", pending.join(", "), run.run_id);
         }
     }
+    print_queue(run, nodes);
     println!(
         "  legend: [x] done  [>] dispatched/in progress  [?] blocked  [ ] ready  [.] pending  [!] failed  [-] cancelled"
     );
     println!("  @agent: the agent of the current attempt; (assign-to X): the planned worker, not dispatched yet");
+}
+
+/// The run's verify command and its merge queue in order.
+fn print_queue(run: &Run, nodes: &[Node<'_>]) {
+    if let Some(v) = &run.verify {
+        println!("  verify: {v}  (orch merge-queue --run {} runs it on each merge)", run.run_id);
+    }
+    if run.require_approval {
+        println!("  merges need a reviewer's approval (orch review approve)");
+    }
+    let mut queue: Vec<&MergeCandidate> =
+        nodes.iter().filter_map(|n| n.candidate).filter(|c| c.position.is_some()).collect();
+    queue.sort_by_key(|c| c.position);
+    if !queue.is_empty() {
+        let list: Vec<String> =
+            queue.iter().map(|c| format!("{}. {} {}", c.position.unwrap_or(0), c.task_id, c.state)).collect();
+        println!("  merge queue: {}", list.join(", "));
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +216,7 @@ mod tests {
             worker: None,
             assign_to: None,
             merge: None,
+            candidate: None,
         }
     }
 

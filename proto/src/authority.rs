@@ -172,6 +172,15 @@ pub const TABLE: &[Authority] = &[
     entry("orch.taskRemove", Agent, Object::RunOwner, AsConnection),
     entry("orch.merge", Agent, Object::RunOwner, AsConnection),
     entry("orch.runFinish", Agent, Object::RunOwner, AsConnection),
+    // The merge queue and review (orch_queue): the verifier acts for the run's creator;
+    // a review is written as its author, and the page writes as its overseer.
+    entry("orch.runEdit", Agent, Object::RunOwner, AsConnection),
+    entry("orch.queueNext", Agent, Object::RunOwner, AsConnection),
+    entry("orch.queueReport", Agent, Object::RunOwner, AsConnection),
+    read("orch.diff"),
+    entry("orch.reviewComment", AsAgent("author"), Object::RunOwner, AsOverseer),
+    entry("orch.reviewApprove", AsAgent("author"), Object::RunOwner, AsOverseer),
+    entry("orch.reviewRequestChanges", AsAgent("author"), Object::RunOwner, AsOverseer),
     // agents.*, reservations.*
     entry("agents.register", Agent, Object::Roster, AsConnection),
     read("agents.list"),
@@ -196,6 +205,9 @@ pub const TABLE: &[Authority] = &[
     entry("launch.sessionStart", Agent, Object::Launcher, AsConnection),
     entry("launch.sessionExit", Agent, Object::Launcher, AsConnection),
     read("launch.sessionList"),
+    entry("launch.usage", Agent, Object::Launcher, AsConnection),
+    entry("launch.budgetSet", Agent, Object::Launcher, AsConnection),
+    read("launch.usageShow"),
     // control.*, policy.*, progress.*
     entry("control.send", AsAgent("from"), Object::RequestRecipient, AsOverseer),
     read("control.requests"),

@@ -76,6 +76,9 @@ pub enum LaunchExit {
     /// Stopped by SIGTERM or SIGINT (Ctrl-C) while the run was still active; its running
     /// sessions go on, and the next `coord-launch` re-attaches to them.
     Stopped = 4,
+    /// Another `coord-launch` already follows this run on this host (the message names its
+    /// pid and host); nothing was started. One bridge per run and host (docs/scaling.md).
+    AlreadyRunning = 5,
     /// Bad arguments.
     Invalid = 30,
 }
@@ -88,6 +91,7 @@ impl LaunchExit {
         LaunchExit::RunCancelled,
         LaunchExit::CannotGoOn,
         LaunchExit::Stopped,
+        LaunchExit::AlreadyRunning,
         LaunchExit::Invalid,
     ];
 
@@ -106,6 +110,9 @@ impl LaunchExit {
             LaunchExit::Stopped => {
                 "stopped by SIGTERM or Ctrl-C while the run was still active (its sessions go on; the next \
                  coord-launch re-attaches to them)"
+            }
+            LaunchExit::AlreadyRunning => {
+                "another coord-launch already follows this run on this host (the message names its pid and host)"
             }
             LaunchExit::Invalid => "bad arguments",
         }

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Child;
+use std::time::Duration;
 
 use coord_client::Client;
 use coord_proto::types::*;
@@ -527,4 +528,97 @@ fn a_claude_code_worker_finishes_with_its_own_secret_when_credentials_are_requir
     assert!(seen.contains("1\n0\n") && seen.contains("worked"), "its own secret and no other: {seen}");
     let status = orch(&p, &["status", "--run", "R1"]);
     assert_eq!(status["run"]["status"], "done", "{status}");
+}
+
+/// `--live` with the real Claude Code (issue 33): the worker asks and ends its turn; the
+/// lead answers only once that turn is over and the session sits idle, reading its input
+/// (the model's reply to the question's tool result was text only, so no tool call is
+/// pending). That is what an answer 150 s later meets: the Bash tool's 2-minute limit
+/// bounds only a running tool call, and an idle session has none, so waiting longer
+/// changes nothing (docs/live-sessions-research.md §4, measured 160 s and 1200 s idle). The
+/// answer reaches the same session as a new user turn, and the task finishes in one
+/// session and one attempt, which ends with exit 0 when the bridge closes its input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_claude_code_session_gets_the_answer_as_a_new_turn_and_finishes_in_one_attempt() {
+    let Some(program) = cli(Agent::Claude) else { return };
+    let p = Project::new();
+    launch_toml(&p, Agent::Claude, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let ask = format!(
+        "{inbox} claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
+         {inbox} update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status blocked --summary 'Which db?' >/dev/null",
+        inbox = bin("inbox").display()
+    );
+    let done = format!(
+        "{} done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary answered >/dev/null",
+        bin("inbox").display()
+    );
+    let m = model(
+        Agent::Claude,
+        vec![
+            Turn::reply(vec![shell(&ask)]),
+            Turn::reply(vec![text("I asked the lead; ending my turn.")]),
+            Turn::reply(vec![shell(&done)]),
+            Turn::reply(vec![text("Done.")]),
+        ],
+    );
+    let b = bridge(&p, &m, &["--dispatch", "--until-done", "--live"]);
+    next_event(&c, from, &[EventType::TaskBlocked]).await;
+    // The request answered by the text-only turn 1: from here no tool call is pending.
+    let idle = tokio::task::block_in_place(|| m.mock.wait_for(Duration::from_secs(120), |r| r.turn == Some(1)));
+    assert!(idle.is_some(), "the model's turn never ended:\n{}", m.outputs());
+    orch(&p, &["answer", "--run", "R1", "--task", "T1", "--summary", "Use SQLite"]);
+    let out = finish(b);
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, m.outputs());
+    assert_eq!(list.len(), 1, "one session: {list:?}");
+    assert_eq!((list[0].attempt, list[0].exit_code), (1, Some(0)), "{list:?}");
+    let answered = m.mock.turn_requests().into_iter().find(|r| r.turn == Some(2)).expect("a request after the answer");
+    assert!(
+        answered.user_input.iter().any(|u| u.contains("Use SQLite")),
+        "the answer did not come as a user turn: {:?}\n{}",
+        answered.user_input,
+        m.mock.transcript()
+    );
+    // The session's usage, from its stream, is what the model reported: its output filter
+    // reports each turn's totals (`launch.usage`), the last one as the session ends, so
+    // the test follows those events until the totals are whole.
+    use coord_proto::api::LaunchApiClient as _;
+    let sent = m.mock.reported_usage();
+    let want = (sent.input as i64, sent.output as i64, sent.cache_read as i64, sent.cache_write as i64);
+    let mut after = from;
+    let report = loop {
+        let report = c.usage_show(UsageShowParams { run_id: "R1".into() }).await.expect("launch.usageShow");
+        let u = &report.usage;
+        if (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens) == want {
+            break report;
+        }
+        after = next_event(&c, after, &[EventType::LaunchUsage]).await.event_id;
+    };
+    assert!(report.usage.cost_usd > 0.0, "{report:?}");
+}
+
+/// A live Claude Code session's log is readable lines (issue 33): killed in the middle of a
+/// tool call, its failure (the session's log tail, the body of the attempt's result) ends
+/// with that tool call and its command (cut short); the raw stream is kept beside the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_live_claude_code_sessions_failure_shows_its_last_tool_call() {
+    let Some(program) = cli(Agent::Claude) else { return };
+    let Busy { p: _p, m, mut b, c, up } = a_busy_session(Agent::Claude, &program, &[], &["--live"]).await;
+    let first = sessions(&c).await.pop().expect("the session");
+    let st = std::process::Command::new("kill").args(["-KILL", &first.pid.to_string()]).status().unwrap();
+    assert!(st.success());
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    let tail = s["log_tail"].as_str().unwrap_or_default();
+    let last = tail.lines().last().unwrap_or_default();
+    assert!(last.contains("tool Bash: if [ \"$COORD_ATTEMPT\" != 1 ]"), "{tail}\n{}", m.outputs());
+    assert!(tail.contains("claude session"), "{tail}");
+    let raw = std::path::Path::new(s["log_path"].as_str().unwrap()).with_extension("jsonl");
+    assert!(std::fs::read_to_string(&raw).unwrap_or_default().contains("\"tool_use\""), "{}", raw.display());
+    b.kill().unwrap();
+    b.wait().unwrap();
 }

@@ -16,11 +16,6 @@ use coord_tests::{Project, finish, git_project, pid_alive, wait_gone};
 use serde_json::{Value, json};
 use support::*;
 
-/// Wait, with a bound, for what must come (a failure rather than a hang when it never does).
-async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(120), f).await.unwrap_or_else(|_| panic!("{what} never came"))
-}
-
 /// A session that follows the prompt (`COORD_PROMPT`, as a model reads it) blocks with a
 /// question, and the lead answers before it starts to wait: the wait the prompt tells it
 /// to run still returns the answer.

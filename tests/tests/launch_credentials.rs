@@ -113,3 +113,46 @@ async fn a_tmux_session_gets_its_secret_off_the_command_line() {
     std::fs::write(&gate, "go\n").unwrap();
     assert_eq!(finish(b).code, 0);
 }
+
+/// Every process that carries `session`'s `COORD_SESSION` (the session's own and the live
+/// feed's holder), by pid.
+fn processes_of(session: &str) -> Vec<i64> {
+    let want = format!("COORD_SESSION={session}");
+    let dir = std::fs::read_dir("/proc").unwrap();
+    let pids = dir.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i64>().ok()));
+    pids.filter(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+        env.split(|b| *b == 0).any(|kv| kv == want.as_bytes())
+    }))
+    .collect()
+}
+
+/// A live session (issue 33's `--live`) gets its own secret too, and the holder that keeps
+/// its feed open, which carries the session's id (a bridge that re-attaches reads the
+/// session's secret from those processes), holds no secret of the bridge's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_session_and_its_feed_holder_hold_no_secret_of_the_bridges() {
+    let p = Project::new();
+    let lead = project_with_credentials(&p);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let gate = gate(&p);
+    let script = format!("IFS= read -r first; {}", script(&gate));
+    let args = ["--run", "R1", "--command", &script, "--live", "--dispatch", "--until-done", "--grace-seconds", "5"];
+    let b = p.launch().args(args).env(SECRET, &lead).env(OTHER.0, OTHER.1).spawn();
+    up(&c, from).await;
+    let s = sessions(&c).await.remove(0);
+    assert_only_its_own_secret(&p, s.pid, &lead, &[std::path::PathBuf::from(&s.log_path)]);
+    let all = processes_of(&s.session_id);
+    assert!(all.len() >= 2, "the session and its feed's holder: {all:?}");
+    for pid in all {
+        let env = environ(pid);
+        let held = env.iter().filter(|kv| kv.starts_with(&format!("{SECRET}="))).map(|kv| &kv[SECRET.len() + 1..]);
+        for secret in held {
+            assert_eq!(secret_agent(secret), Some("w-one"), "process {pid} of the session holds another's secret");
+        }
+        assert!(env.iter().all(|kv| !kv.starts_with(OTHER.0)), "process {pid} holds {}", OTHER.0);
+    }
+    std::fs::write(&gate, "go\n").unwrap();
+    let out = finish(b);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+}

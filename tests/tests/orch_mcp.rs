@@ -1,18 +1,21 @@
 //! `orch mcp`, the lead's MCP server, driven by a real MCP client this project did not
 //! write (`rmcp`'s), against the real daemon: the lead plans a run with a dependency,
 //! dispatches it, waits for attention (a subscription), answers a worker's question,
-//! answers a permission request, and a worker's credentials are refused by the write tools.
+//! answers a permission request, reviews a diff (a comment reaches the worker with its
+//! anchor), and a worker's credentials are refused by the write tools.
 
 use coord_tests::mcp_client::{Session, err, ok, session, tool_names, tool_set_tokens};
-use coord_tests::{Project, ok_as, register};
+use coord_tests::{Project, git_in, git_project, ok_as, register};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 18] = [
+const TOOLS: [&str; 21] = [
     "add_task",
     "answer",
     "cancel",
+    "comment",
     "council",
     "create_run",
+    "diff",
     "dispatch",
     "edit_task",
     "finish_run",
@@ -21,6 +24,7 @@ const TOOLS: [&str; 18] = [
     "requests",
     "respond",
     "retry",
+    "review",
     "shutdown_worker",
     "start_council",
     "status",
@@ -165,6 +169,8 @@ async fn a_worker_s_credentials_are_refused_by_the_write_tools() {
         ("dispatch", json!({})),
         ("cancel", json!({"reason": "because"})),
         ("merge", json!({})),
+        ("comment", json!({"task_id": "T1", "path": "a.txt", "line": 1, "body": "mine"})),
+        ("review", json!({"task_id": "T1", "approve": true})),
     ] {
         let e = err(&w, tool, args).await;
         assert!(["not_permitted", "unauthenticated"].contains(&e["code"].as_str().unwrap()), "{tool}: {e}");
@@ -173,6 +179,38 @@ async fn a_worker_s_credentials_are_refused_by_the_write_tools() {
     let st = ok(&l, "status", json!({})).await;
     assert_eq!(st["tasks"].as_array().unwrap().len(), 2, "{st}");
     assert_eq!(task(&st, "T1")["status"], "ready", "{st}");
+}
+
+/// Issue 36 through the lead's tools: `diff` shows a done task's change, `comment` anchors
+/// a remark to a line, `review` with approve false sends it to the worker in a new attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lead_reviews_a_diff_and_its_comment_reaches_the_worker_with_its_anchor() {
+    let p = git_project();
+    let _d = p.serve();
+    let orch = |args: &[&str]| p.orch().json_flag().args(args).run().ok().json();
+    orch(&["run", "create", "--goal", "g", "--id", "R1", "--require-approval"]);
+    orch(&["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "wkr"]);
+    let d = orch(&["dispatch", "--run", "R1", "--task", "T1"]);
+    let (wt, thread) =
+        (d["dispatches"][0]["worktree_path"].as_str().unwrap(), d["dispatches"][0]["thread_id"].as_str().unwrap());
+    p.inbox().args(["claim", "--agent", "wkr", "--thread", thread]).run().ok();
+    std::fs::write(std::path::Path::new(wt).join("two.txt"), "a\nb\n").unwrap();
+    git_in(std::path::Path::new(wt), &["add", "-A"]);
+    git_in(std::path::Path::new(wt), &["-c", "user.email=w@e", "-c", "user.name=w", "commit", "-q", "-m", "work"]);
+    p.inbox().args(["done", "--agent", "wkr", "--thread", thread, "--summary", "done"]).run().ok();
+
+    // The lead is the run's creator (no --as).
+    let s = session(p.orch().args(["mcp", "--run", "R1"]).into_command()).await;
+    let diff = ok(&s, "diff", json!({"task_id": "T1"})).await;
+    let text = diff["diff"].as_str().unwrap();
+    assert!(text.contains("added two.txt  +2 -0") && text.contains("\n+a\n+b\n"), "{diff}");
+    ok(&s, "comment", json!({"task_id": "T1", "path": "two.txt", "line": 2, "body": "b should be c"})).await;
+    let r = ok(&s, "review", json!({"task_id": "T1", "approve": false, "summary": "one fix"})).await;
+    assert_eq!((r["sent_comments"].clone(), r["attempt"].clone()), (1.into(), 2.into()), "{r}");
+    let t = orch(&["task", "show", "--run", "R1", "--task", "T1"]);
+    let thread = t["attempts"][1]["thread_id"].as_str().unwrap();
+    let shown = p.inbox().json_flag().args(["show", "--thread", thread]).run().ok().json();
+    assert!(shown["messages"][0]["body"].as_str().unwrap().contains("- two.txt:2: b should be c"), "{shown}");
 }
 
 /// Issue 35's bound on the lead's tool set: at most 3,000 tokens for every definition

@@ -106,6 +106,25 @@ fn a_worker_can_change_nothing_that_is_not_its_own() {
         ("orch.merge", json!({"run_id": "R1"}), "unauthenticated"),
         ("orch.runFinish", json!({"run_id": "R1"}), "unauthenticated"),
         ("orch.worktreePrune", json!({"run_id": "R1"}), "unauthenticated"),
+        // The lead's merge queue and review (issue 36): no verify switched off, no verify
+        // reported passed, no approval or comment, as the lead or as itself.
+        ("orch.runEdit", json!({"run_id": "R1", "verify": "", "require_approval": false}), "unauthenticated"),
+        ("orch.queueNext", json!({"run_id": "R1"}), "unauthenticated"),
+        (
+            "orch.queueReport",
+            json!({"run_id": "R1", "task_id": "T1", "attempt": 1, "commit": "0".repeat(40), "passed": true}),
+            "unauthenticated",
+        ),
+        ("orch.reviewApprove", json!({"run_id": "R1", "task_id": "T1"}), "unauthenticated"),
+        ("orch.reviewApprove", json!({"run_id": "R1", "task_id": "T1", "author": "wkr"}), "unauthenticated"),
+        ("orch.reviewRequestChanges", json!({"run_id": "R1", "task_id": "T1", "author": "wkr"}), "unauthenticated"),
+        (
+            "orch.reviewComment",
+            json!({"run_id": "R1", "task_id": "T1", "path": "a.rs", "line": 1, "body": "x", "author": "wkr"}),
+            "unauthenticated",
+        ),
+        // The lead's run's budget (issue 33): a worker can neither lift nor spend it.
+        ("launch.budgetSet", json!({"run_id": "R1", "max_cost_usd": 1000.0}), "unauthenticated"),
     ];
     for (method, params, code) in &tries {
         let r = w.rpc(method, params.clone());

@@ -19,14 +19,24 @@ use stores::{Opened, contract};
 #[path = "store_contract/registry.rs"]
 mod registry;
 use registry::*;
+// The merge queue's cases (candidates, review comments).
+#[path = "store_contract/queue.rs"]
+mod queue;
+use queue::*;
+// The usage cases (launched sessions' usage, runs' budgets).
+#[path = "store_contract/usage.rs"]
+mod usage;
+use usage::*;
 
 contract!(
     a_failing_job_rolls_back_alone_within_a_group_commit,
     a_job_that_swallows_a_failed_statement_is_rolled_back_and_the_batch_goes_on,
     inbox_records_read_back_as_written,
     orch_records_read_back_as_written,
+    queue_records_read_back_as_written,
     registry_records_read_back_as_written,
     touching_agents_advances_the_known_ones_and_names_the_unknown,
+    usage_records_read_back_as_written,
 );
 
 const NOW: i64 = 1_767_225_600_000;
@@ -263,6 +273,9 @@ async fn orch_records_read_back_as_written(s: &Opened) {
         base_branch: some("main"),
         base_rev: some("abc123"),
         integration_branch: some("coord/R1"),
+        verify: some("cargo test"),
+        require_approval: true,
+        merge_retries: 5,
     };
     let task = Task {
         run_id: "R1".into(),
@@ -283,6 +296,7 @@ async fn orch_records_read_back_as_written(s: &Opened) {
         merge_state: Some(parse("conflict")),
         merge_commit: some("def456"),
         resolves: some("K0"),
+        verify: Some(String::new()),
     };
     let attempt = Attempt {
         run_id: "R1".into(),
@@ -410,6 +424,10 @@ const SQLITE_SHIPPED: &[&str] = &[
     "a9b6928e749bf5c8",
     // 10 (issue 19): launched sessions.
     "6df16cf133fe36be",
+    // 11 (issue 36): the merge queue, review comments.
+    "d04ade14db02c336",
+    // 12 (issue 33; after issue 36's 11): launched sessions' usage, runs' budgets.
+    "97300653c98a01e1",
 ];
 
 const POSTGRES_SHIPPED: &[&str] = &[
@@ -423,4 +441,8 @@ const POSTGRES_SHIPPED: &[&str] = &[
     "0008982597c37407",
     // 5 (issue 19): launched sessions.
     "f3d532295c8b2e5b",
+    // 6 (issue 36): SQLite's 11, the merge queue and review comments.
+    "c36df8b9abab9bc4",
+    // SQLite's 12 (issue 33; after issue 36's): launched sessions' usage, runs' budgets.
+    "019433705bf400b5",
 ];

@@ -48,6 +48,8 @@ pub const CHECKED_IN_WRITE: &[&str] = &[
     "inbox.update",
     "launch.sessionExit",
     "launch.sessionStart",
+    "launch.usage",
+    "launch.budgetSet",
     "mail.ack",
     "mail.check",
     "mail.pending",

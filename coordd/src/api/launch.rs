@@ -24,4 +24,16 @@ impl LaunchApiServer for Api {
     async fn session_list(&self, p: SessionListParams) -> RpcResult<SessionsResult> {
         Ok(self.core.read(move |tx, _| launch::list(tx, &p)).await?)
     }
+
+    async fn usage(&self, p: UsageParams) -> RpcResult<UsageResult> {
+        Ok(self.core.write_acting(move |tx, now, acting| ops::usage::report(tx, now, p.clone(), acting)).await?)
+    }
+
+    async fn budget_set(&self, p: BudgetSetParams) -> RpcResult<BudgetSetResult> {
+        Ok(self.core.write_acting(move |tx, now, acting| ops::usage::set_budget(tx, now, p.clone(), acting)).await?)
+    }
+
+    async fn usage_show(&self, p: UsageShowParams) -> RpcResult<UsageReport> {
+        Ok(self.core.read(move |tx, _| ops::usage::show(tx, &p.run_id)).await?)
+    }
 }

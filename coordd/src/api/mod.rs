@@ -14,6 +14,7 @@ mod inbox;
 mod launch;
 mod mail;
 mod orch;
+mod orch_queue;
 mod search;
 mod subscriber;
 mod system;
@@ -72,11 +73,12 @@ pub fn module(core: Arc<Core>, info: DaemonInfo, shutdown: watch::Sender<bool>, 
         snapshots,
         dashboard,
     };
-    let parts: [Methods; 11] = [
+    let parts: [Methods; 12] = [
         SystemApiServer::into_rpc(api.clone()).into(),
         InboxApiServer::into_rpc(api.clone()).into(),
         EventsApiServer::into_rpc(api.clone()).into(),
         OrchApiServer::into_rpc(api.clone()).into(),
+        OrchQueueApiServer::into_rpc(api.clone()).into(),
         AgentsApiServer::into_rpc(api.clone()).into(),
         MailApiServer::into_rpc(api.clone()).into(),
         LaunchApiServer::into_rpc(api.clone()).into(),

@@ -145,7 +145,7 @@ impl OrchApiServer for Api {
 impl Api {
     /// With credentials required, may this call's connection write to run `run_id`: as its
     /// creator, the lead or an admin? An unknown run passes, for the call to report.
-    async fn own_run(&self, run_id: &str) -> crate::error::Result<()> {
+    pub(super) async fn own_run(&self, run_id: &str) -> crate::error::Result<()> {
         let acting = caller::acting();
         let run_id = run_id.to_string();
         self.core

@@ -33,6 +33,7 @@ pub static ASSETS: &[Asset] = assets![
     "threads.js" => JS,
     "links.js" => JS,
     "actions.js" => JS,
+    "review.js" => JS,
     "favicon.ico" => "image/x-icon",
 ];
 

@@ -36,7 +36,9 @@ pub fn tail(text: &str) -> String {
     text.chars().skip(n.saturating_sub(MAX_LOG_TAIL)).collect()
 }
 
-/// `launch.sessionStart`: the thread must be an attempt of the named task. A session id
+/// `launch.sessionStart`: the thread must be an attempt of the named task, with no running
+/// session (`session_running`: exactly one session per attempt, whatever the number of
+/// launchers and daemons; the store's insert checks and inserts in one statement). A session id
 /// the launcher chose is its own: the same call made again (same id, thread and pid)
 /// returns the session it recorded, with no new event (`0`); any other use of a taken id
 /// is refused.
@@ -72,6 +74,14 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
                 p.thread_id, p.task_id, p.run_id
             ))
         })?;
+    // A session that comes after the attempt's work ended (a launcher that lost the race
+    // and learned of the attempt late) would be a second one for it: refused too.
+    if tx.threads().thread(&p.thread_id)?.is_some_and(|t| t.thread.status.is_terminal()) {
+        return Err(Error::app(
+            ErrorCode::SessionRunning,
+            format!("attempt {} of {} has ended: its session already ran", attempt.attempt, p.task_id),
+        ));
+    }
     let host = p.host.unwrap_or_else(|| host.to_string());
     field("host", &host)?;
     let s = LaunchSession {
@@ -96,10 +106,34 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
         reason: None,
         log_tail: None,
     };
-    tx.launches_mut().launch_insert(&s)?;
+    if !tx.launches_mut().launch_insert(&s)? {
+        return Err(running_already(tx, &s));
+    }
     let summary = format!("{} session for {} (attempt {}) started, pid {}", s.client, s.task_id, s.attempt, s.pid);
     let id = record(tx, EventType::LaunchStarted, &s, &summary, now)?;
     Ok((s, id))
+}
+
+/// The refusal of a second running session for an attempt, naming the running one.
+fn running_already(tx: &dyn Tx, s: &LaunchSession) -> Error {
+    let q = SessionListParams {
+        run_id: Some(s.run_id.clone()),
+        task_id: Some(s.task_id.clone()),
+        running_only: true,
+        ..Default::default()
+    };
+    let running = tx.launches().launch_list(&q).ok().and_then(|l| l.into_iter().find(|r| r.thread_id == s.thread_id));
+    let (message, details) = match running {
+        Some(r) => (
+            format!(
+                "attempt {} of {} already has a running session '{}' (pid {} on {}, started by {})",
+                s.attempt, s.task_id, r.session_id, r.pid, r.host, r.launcher
+            ),
+            json!({ "session_id": r.session_id, "pid": r.pid, "host": r.host, "launcher": r.launcher }),
+        ),
+        None => (format!("attempt {} of {} already has a running session", s.attempt, s.task_id), json!({})),
+    };
+    Error::App(coord_proto::AppError::new(ErrorCode::SessionRunning, message).with_details(details))
 }
 
 /// `launch.sessionExit`: a running session ends once, as `exited` (the default), `stopped`

@@ -26,3 +26,4 @@ pub mod orch;
 pub mod policy;
 pub mod reservations;
 pub mod search;
+pub mod usage;

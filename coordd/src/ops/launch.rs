@@ -12,7 +12,7 @@ use super::{control, messages, shutdown};
 use crate::domain::credentials::Acting;
 use crate::domain::inbox::thread;
 use crate::domain::launch;
-use crate::domain::orch::model;
+use crate::domain::orch::model as orch;
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::time::Ts;
@@ -26,7 +26,7 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str, acting
 /// May this call launch (and end) sessions for run `run_id`: its creator, the lead or an
 /// admin? An unknown run passes, for the rule to report.
 fn launcher_of(tx: &dyn Tx, run_id: &str, acting: &Acting) -> Result<()> {
-    match model::find_run(tx, run_id)? {
+    match orch::find_run(tx, run_id)? {
         Some(run) => acting.check_owner(tx, &run.created_by, &format!("run {run_id}")),
         None => Ok(()),
     }

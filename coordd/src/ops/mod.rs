@@ -6,11 +6,15 @@
 //!   (the thread's task, run or council follows it). Also opening a thread for orch.
 //! - [`orch`]: dispatch's record, answer, cancel and council start, which open, answer or
 //!   cancel inbox threads through [`messages`].
+//! - [`returns`]: a done task sent back to its worker (the merge queue, a review): the
+//!   candidate's outcome, then the new attempt through [`orch`] (or the task's failure).
 //! - [`agents`]: mail and reservation calls that strict mode limits to registered agents.
 //! - [`status`]: the `inbox.status` summary, which reads reservations and mail.
 //! - [`control`]: typed control messages, whose recipient may come from the run or the
 //!   permission policy, and whose requests are recorded beside the message.
 //! - [`launch`]: a launched session's end, failing its attempt's thread when still open.
+//! - [`usage`]: a launched session's usage and a run's or session's budget, which only the
+//!   run's owner may report or change.
 //! - [`settings`]: `inbox.init`, the project's settings and roles, checked against the
 //!   roles in force.
 //! - [`shutdown`]: a shutdown request's run, task and expiry; what approving one stops,
@@ -25,9 +29,11 @@ pub mod control;
 pub mod launch;
 pub mod messages;
 pub mod orch;
+pub mod returns;
 pub mod settings;
 pub mod shutdown;
 pub mod status;
+pub mod usage;
 pub mod view;
 
 #[cfg(test)]

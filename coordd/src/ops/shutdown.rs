@@ -11,6 +11,7 @@ use coord_proto::types::*;
 use serde_json::json;
 
 use super::messages;
+use crate::domain::credentials::Acting;
 use crate::domain::inbox::{lease, shutdown};
 use crate::error::Result;
 use crate::store::Tx;
@@ -65,9 +66,7 @@ pub fn unanswered(
         reason: why.clone(),
         artifacts: vec![],
     };
-    // The caller checked that the launcher acts for the run; the request is withdrawn as
-    // the daemon's own work, for its requester.
-    messages::cancel(tx, now, cancel, &crate::domain::credentials::Acting::daemon())?;
+    messages::cancel(tx, now, cancel, &Acting::daemon())?;
     let summary = format!("stopped without answering request {}: {why}", request.request_id);
     Ok(Some(idle(&request, Some(&session.task_id), stopped, summary)))
 }

@@ -70,6 +70,7 @@ fn reconcile_events_follow_the_message_event() {
         worktree: None,
         previous: None,
         host: None,
+        feedback: None,
     }];
     let mode = crate::domain::orch::attempts::Mode::Dispatch;
     let d = m.write(|tx, now| super::orch::record_attempts(tx, now, "R1", &plans, mode)).unwrap();

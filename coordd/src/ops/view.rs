@@ -14,7 +14,7 @@ use crate::bound;
 use crate::domain::check;
 use crate::domain::inbox::read;
 use crate::domain::mail::{copies, delivery};
-use crate::domain::orch::{council, model};
+use crate::domain::orch::{council, model, queue};
 use crate::error::{Error, Result};
 use crate::store::Tx;
 use crate::store::repos::TimelineQuery;
@@ -133,7 +133,9 @@ pub fn run(tx: &dyn Tx, p: &RunViewParams, last_event_id: i64) -> Result<RunGrap
                 _ => {}
             }
         }
+        let candidate = if task.kind == TaskKind::Code { queue::latest(tx, &task)? } else { None };
         tasks.push(GraphTask {
+            candidate,
             worker: attempt.as_ref().map(|a| a.worker.clone()),
             thread_id: attempt.map(|a| a.thread_id),
             question,
@@ -149,7 +151,18 @@ pub fn run(tx: &dyn Tx, p: &RunViewParams, last_event_id: i64) -> Result<RunGrap
     let sessions = tx.launches().launch_list(&q)?;
     let page = bound::page(tasks, |t: &GraphTask| t.task.task_id.clone());
     let (truncated, next_after) = (page.truncated, page.next_after);
-    Ok(RunGraph { run, tasks: page.items, councils, sessions, last_event_id, truncated, next_after })
+    let mut usage = crate::domain::usage::show(tx, &run.run_id)?;
+    usage.sessions.clear();
+    Ok(RunGraph {
+        run,
+        tasks: page.items,
+        councils,
+        sessions,
+        usage: Some(usage),
+        last_event_id,
+        truncated,
+        next_after,
+    })
 }
 
 /// `view.timeline`.

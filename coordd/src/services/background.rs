@@ -6,7 +6,9 @@
 //! - [`lease_expiry`] sleeps until the next lease runs out and records `lease.expired`,
 //!   re-arming whenever a claim or renew commits (only they bring the next expiry closer).
 //! - [`auto_merge`] merges done code tasks of runs created with `auto_merge` into their
-//!   integration branch: at start-up, then after every `task.done` whose merge is pending.
+//!   integration branch when no verify command stands in the way (those wait in the merge
+//!   queue for a verifier) nor a review: at start-up, then after every `task.done` whose
+//!   merge is pending, and every candidate queued or approved, or run edited.
 //! - [`idle`] stops the daemon after a quiet spell, never while a subscription or a live
 //!   lease keeps it busy.
 //!
@@ -32,7 +34,7 @@ use crate::bus::Missed;
 use crate::core::Core;
 use crate::domain::inbox::lease;
 use crate::domain::orch::attempts::{self, Mode};
-use crate::domain::orch::{merge, reconcile};
+use crate::domain::orch::{queue, reconcile};
 use crate::host;
 
 /// Wait for `duties` to change; never returns when they cannot (a store one daemon owns).
@@ -184,7 +186,7 @@ pub async fn auto_merge(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
             tokio::select! {
                 _ = shutdown.changed() => return,
                 ev = bus.recv() => match ev {
-                    Ok(p) if p.event.event_type == EventType::TaskDone && p.event.payload_json["merge"] == json!("pending") => break,
+                    Ok(p) if merge_due(&p.event) => break,
                     Ok(_) => {}
                     Err(Missed::Lagged(_)) => break,
                     Err(Missed::Closed) => return,
@@ -194,12 +196,22 @@ pub async fn auto_merge(core: Arc<Core>, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
+/// Could `e` have made an automatic merge due? A done task waiting to merge, a candidate
+/// queued or approved, a run's settings changed.
+fn merge_due(e: &Event) -> bool {
+    match e.event_type {
+        EventType::TaskDone => e.payload_json["merge"] == json!("pending"),
+        EventType::TaskMergeQueued | EventType::TaskApproved | EventType::RunEdited => true,
+        _ => false,
+    }
+}
+
 /// The pending automatic merges this daemon performs: those whose branch was made on this
 /// host (the branch and the run's integration branch live in its repository).
 async fn my_merges(core: &Core) -> Vec<(String, String)> {
     core.read(|tx, _| {
         let mut mine = Vec::new();
-        for (run_id, task_id, last) in merge::auto_merges_due(tx)? {
+        for (run_id, task_id, last) in queue::daemon_merges_due(tx)? {
             if last.is_none_or(|a| host::is_local(a.host.as_deref())) {
                 mine.push((run_id, task_id));
             }

@@ -16,13 +16,13 @@ use super::blocking;
 use crate::core::Core;
 use crate::domain::check;
 use crate::domain::orch::attempts::{self, Mode, Plan};
-use crate::domain::orch::merge;
+use crate::domain::orch::{merge, returns};
 use crate::error::{Error, Result};
 use crate::ops;
 use crate::workspace::{git, sessions};
 
 /// Remove worktrees made for a write that did not happen.
-async fn discard(run_id: &str, plans: &[Plan]) {
+pub(super) async fn discard(run_id: &str, plans: &[Plan]) {
     for p in plans {
         if let (Some(repo), Some(wt)) = (&p.repo, &p.worktree) {
             let (repo, run, task, n, path) =
@@ -33,7 +33,7 @@ async fn discard(run_id: &str, plans: &[Plan]) {
 }
 
 /// Make the worktrees of the plans that need one; on failure remove those already made.
-async fn make_worktrees(run_id: &str, plans: &mut [Plan], bases: &[Option<String>]) -> Result<()> {
+pub(super) async fn make_worktrees(run_id: &str, plans: &mut [Plan], bases: &[Option<String>]) -> Result<()> {
     for i in 0..plans.len() {
         let Some(repo) = plans[i].repo.clone() else { continue };
         let (run, task, n, base) = (run_id.to_string(), plans[i].task_id.clone(), plans[i].attempt, bases[i].clone());
@@ -80,7 +80,7 @@ async fn commit(
 
 /// Give every new code worktree the session hooks, bound to its worker, run, task and
 /// thread. The attempt is recorded already, so a failure here is logged, not returned.
-async fn install_hooks(core: &Core, run_id: &str, dispatches: &[Dispatch]) {
+pub(super) async fn install_hooks(core: &Core, run_id: &str, dispatches: &[Dispatch]) {
     for d in dispatches {
         let Some(dir) = &d.worktree_path else { continue };
         let p = InstallHooksParams {
@@ -166,6 +166,7 @@ pub async fn dispatch(core: &Core, p: DispatchParams) -> Result<DispatchResult> 
             worktree: None,
             previous: None,
             host: Some(crate::host::name().to_string()),
+            feedback: None,
         })
         .collect();
     let bases = vec![integration; plans.len()];
@@ -174,13 +175,24 @@ pub async fn dispatch(core: &Core, p: DispatchParams) -> Result<DispatchResult> 
 }
 
 /// `orch.retry` and `orch.reassign`: a new attempt with a new thread and, for code tasks
-/// that had one, a fresh worktree from the same base. The old attempt and its worktree stay.
+/// that had one, a fresh worktree from the same base (a task the merge queue failed: from
+/// its branch, with the failure in the thread). The old attempt and its worktree stay.
 pub async fn retry(core: &Core, p: RetryParams, mode: Mode) -> Result<DispatchResult> {
     if let Some(to) = &p.to {
         check::agent("to", to)?;
     }
     let q = p.clone();
-    let (task, prev) = core.read(move |tx, _| attempts::retryable(tx, &q, mode)).await?;
+    let (task, prev, carried) = core
+        .read(move |tx, _| {
+            let (task, prev) = attempts::retryable(tx, &q, mode)?;
+            // A task the merge queue failed continues from its branch, with the failure.
+            let carried = match (&prev, mode) {
+                (Some(a), Mode::Retry) => returns::carry_over(tx, &task, a)?,
+                _ => None,
+            };
+            Ok((task, prev, carried))
+        })
+        .await?;
     let worker = match (mode, &p.to, &prev) {
         (Mode::Reassign, None, _) => return Err(Error::invalid("reassign needs the new worker (to)")),
         (Mode::Reassign, Some(to), Some(prev)) if *to == prev.worker => {
@@ -191,7 +203,10 @@ pub async fn retry(core: &Core, p: RetryParams, mode: Mode) -> Result<DispatchRe
         (_, None, None) => task.assign_to.clone().ok_or_else(|| Error::invalid("name the worker (to)"))?,
     };
     let repo = prev.as_ref().filter(|a| a.worktree_path.is_some()).and_then(|a| a.repo.clone());
-    let base = prev.as_ref().and_then(|a| a.base_rev.clone());
+    let base = match &carried {
+        Some(_) => prev.as_ref().and_then(|a| a.branch.clone()),
+        None => prev.as_ref().and_then(|a| a.base_rev.clone()),
+    };
     let base_branch = prev.as_ref().and_then(|a| a.base_branch.clone());
     let mut plans = vec![Plan {
         task_id: task.task_id.clone(),
@@ -201,11 +216,12 @@ pub async fn retry(core: &Core, p: RetryParams, mode: Mode) -> Result<DispatchRe
         worktree: None,
         previous: prev,
         host: Some(crate::host::name().to_string()),
+        feedback: carried.clone(),
     }];
     make_worktrees(&p.run_id, &mut plans, &[base]).await?;
     // Same base revision as before, and the same base branch for "merged" checks.
     if let Some(wt) = plans[0].worktree.as_mut()
-        && wt.base_branch.is_none()
+        && (wt.base_branch.is_none() || carried.is_some())
     {
         wt.base_branch = base_branch;
     }

@@ -1,7 +1,8 @@
 //! `orch.merge` and `orch.runFinish`: decide on a read snapshot, merge with git off the
 //! writer (`workspace::merge`), then record what happened in a write. Merges run one at a
 //! time per daemon, so two of them never race on a branch (the reference is also moved
-//! with a compare-and-swap).
+//! with a compare-and-swap). A task with a verify command is not merged here: it joins the
+//! merge queue (`domain::orch::queue`), which `services::merge_queue` serves.
 
 use std::path::{Path, PathBuf};
 
@@ -12,10 +13,12 @@ use super::blocking;
 use crate::core::Core;
 use crate::domain::orch::merge::{self, Job};
 use crate::domain::orch::plan;
+use crate::domain::orch::queue::{self, Route};
 use crate::error::{Error, Result};
 use crate::workspace::merge::{self as git, Merged};
 
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// Held by every merge into an integration branch (the merge queue's too).
+pub(super) static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// `orch.merge`.
 pub async fn merge(core: &Core, p: MergeParams) -> Result<MergeResult> {
@@ -27,16 +30,31 @@ async fn merge_now(core: &Core, p: MergeParams) -> Result<MergeResult> {
     let q = p.clone();
     let jobs = core.read(move |tx, _| merge::jobs(tx, &q)).await?;
     let mut merged = Vec::with_capacity(jobs.len());
-    let mut event_id = 0;
+    let (mut queued, mut event_id) = (Vec::new(), 0);
+    let explicit = p.task_id.is_some();
     for job in jobs {
-        let (outcome, id) = merge_one(core, &p.run_id, job).await?;
-        merged.push(outcome);
-        event_id = event_id.max(id);
+        // Every merge goes through the queue: a task with a verify command waits there
+        // for the verifier; one in review waits for approval.
+        let (r, t) = (p.run_id.clone(), job.task_id.clone());
+        match core.write(move |tx, now| queue::route(tx, now, &r, &t, explicit)).await? {
+            Route::Merge => {
+                let (outcome, id) = merge_one(core, &p.run_id, job).await?;
+                merged.push(outcome);
+                event_id = event_id.max(id);
+            }
+            Route::Queued(c, id) => {
+                queued.push(c);
+                event_id = event_id.max(id);
+            }
+            Route::Review => {}
+        }
     }
-    Ok(MergeResult { merged, event_id })
+    Ok(MergeResult { merged, event_id, queued })
 }
 
-async fn merge_one(core: &Core, run_id: &str, job: Job) -> Result<(MergeOutcome, i64)> {
+/// Merge one task's branch into the integration branch now (the caller holds
+/// [`ONE_AT_A_TIME`]).
+pub(super) async fn merge_one(core: &Core, run_id: &str, job: Job) -> Result<(MergeOutcome, i64)> {
     let j = job.clone();
     let (merged, uncommitted, contains) = blocking(move || {
         let repo = PathBuf::from(&j.repo);

@@ -39,6 +39,10 @@ pub const TABLES: &[Table] = &[
     Table { name: "peers", key: "task_id, peer_task_id" },
     Table { name: "requests", key: "request_id" },
     Table { name: "launch_sessions", key: "session_id" },
+    Table { name: "merge_queue", key: "run_id, task_id, attempt" },
+    Table { name: "review_comments", key: "comment_id" },
+    Table { name: "launch_usage", key: "session_id" },
+    Table { name: "run_budgets", key: "run_id" },
 ];
 
 /// What was copied (or found already copied) and verified, per table.

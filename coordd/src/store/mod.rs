@@ -20,6 +20,7 @@ pub mod copy;
 pub mod group_commit;
 #[cfg(test)]
 mod group_commit_tests;
+pub mod merge_rows;
 pub mod migrate;
 pub mod postgres;
 pub mod queue;

@@ -269,6 +269,32 @@ pub trait Merges {
     fn run_has_unmerged(&self, run_id: &str) -> Result<bool>;
 }
 
+/// The merge queue's candidates (one per done attempt of a code task), the review
+/// comments on task diffs, and the run and task settings they follow.
+pub trait Queue {
+    /// Write a run's queue settings: verify, require_approval, auto_merge, merge_retries.
+    fn run_set_settings(&mut self, r: &Run) -> Result<()>;
+    /// Write a task's own verify command.
+    fn task_set_verify(&mut self, t: &Task) -> Result<()>;
+    /// Insert a candidate, or replace the one of its run, task and attempt.
+    fn candidate_put(&mut self, c: &MergeCandidate) -> Result<()>;
+    fn candidate(&self, run_id: &str, task_id: &str, attempt: u32) -> Result<Option<MergeCandidate>>;
+    /// The task's newest candidate (its highest attempt).
+    fn candidate_latest(&self, run_id: &str, task_id: &str) -> Result<Option<MergeCandidate>>;
+    /// Candidates in these states, of one run or all, in queue order (`seq`, then when
+    /// they were made).
+    fn candidates_in(&self, run_id: Option<&str>, states: &[QueueState]) -> Result<Vec<MergeCandidate>>;
+    /// How many of the task's candidates are in these states.
+    fn candidates_count(&self, run_id: &str, task_id: &str, states: &[QueueState]) -> Result<u32>;
+    /// The highest `seq` given in the run (0 when none).
+    fn queue_last_seq(&self, run_id: &str) -> Result<i64>;
+    fn comment_insert(&mut self, c: &ReviewComment) -> Result<()>;
+    /// The comments on one attempt of a task, oldest first.
+    fn comments_of(&self, run_id: &str, task_id: &str, attempt: u32) -> Result<Vec<ReviewComment>>;
+    /// Mark the attempt's unsent comments as carried by `message_id`.
+    fn comments_mark_sent(&mut self, run_id: &str, task_id: &str, attempt: u32, message_id: &str) -> Result<()>;
+}
+
 /// Full-text search over messages. The index is fed off the send path: a message is
 /// searchable once [`Search::search_index_pending`] has run after it was written.
 pub trait Search {
@@ -293,12 +319,25 @@ pub trait Requests {
 
 /// Launched sessions (`launch.*`): the worker processes launchers started for attempts.
 pub trait Launches {
-    fn launch_insert(&mut self, s: &LaunchSession) -> Result<()>;
+    /// Insert a running session unless its thread (its attempt) already has one: one
+    /// statement, so the check and the insert are one step on both backends. `false`:
+    /// refused, nothing written.
+    fn launch_insert(&mut self, s: &LaunchSession) -> Result<bool>;
     fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>>;
     /// Write the state and how it ended back.
     fn launch_save(&mut self, s: &LaunchSession) -> Result<()>;
     /// Sessions matching `q` (run, task, launcher, running only), oldest first.
     fn launch_list(&self, q: &SessionListParams) -> Result<Vec<LaunchSession>>;
+    /// A session's usage and budget, once it reported usage or got a budget.
+    fn usage(&self, session_id: &str) -> Result<Option<SessionUsage>>;
+    /// Insert or replace a session's usage and budget.
+    fn usage_save(&mut self, u: &SessionUsage) -> Result<()>;
+    /// The usage of a run's sessions, oldest change first.
+    fn usage_of_run(&self, run_id: &str) -> Result<Vec<SessionUsage>>;
+    /// A run's budget, once one was set.
+    fn run_budget(&self, run_id: &str) -> Result<Option<RunBudget>>;
+    /// Insert or replace a run's budget.
+    fn run_budget_save(&mut self, b: &RunBudget) -> Result<()>;
 }
 
 /// One transaction (or read snapshot), handing out one repository at a time: a rule asks
@@ -338,6 +377,8 @@ pub trait Tx {
     fn merges_mut(&mut self) -> &mut dyn Merges;
     fn search(&self) -> &dyn Search;
     fn search_mut(&mut self) -> &mut dyn Search;
+    fn queue(&self) -> &dyn Queue;
+    fn queue_mut(&mut self) -> &mut dyn Queue;
     /// Publish `event` once this transaction commits (dropped if it rolls back).
     fn publish(&mut self, event: Event);
 }
@@ -353,7 +394,7 @@ macro_rules! repositories {
             reservations reservations_mut Reservations, peers peers_mut Peers, runs runs_mut Runs,
             tasks tasks_mut Tasks, attempts attempts_mut Attempts, councils councils_mut Councils,
             requests requests_mut Requests, launches launches_mut Launches, merges merges_mut Merges,
-            search search_mut Search
+            search search_mut Search, queue queue_mut Queue
         );
     };
     ($($get:ident $get_mut:ident $repo:ident),*) => {

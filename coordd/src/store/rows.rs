@@ -318,7 +318,7 @@ pub fn member(r: &dyn RowRead) -> Result<MemberRow> {
 
 /// Columns of [`run`], from `runs` (also its insert order).
 pub const RUN_COLUMNS: &str = "run_id, goal, status, created_by, auto_retry, created_at, updated_at, auto_merge, \
-     repo, base_branch, base_rev, integration_branch";
+     repo, base_branch, base_rev, integration_branch, verify, require_approval, merge_retries";
 
 pub fn run(r: &dyn RowRead) -> Result<Run> {
     Ok(Run {
@@ -334,13 +334,16 @@ pub fn run(r: &dyn RowRead) -> Result<Run> {
         base_branch: r.os(9)?,
         base_rev: r.os(10)?,
         integration_branch: r.os(11)?,
+        verify: r.os(12)?,
+        require_approval: r.b(13)?,
+        merge_retries: r.u(14)?,
     })
 }
 
 /// Columns of [`task`], from `tasks t`.
 pub const TASK_COLUMNS: &str = "t.run_id, t.task_id, t.title, t.body, t.acceptance, t.priority, t.assign_to, \
      t.role, t.kind, t.max_attempts, t.status, t.attempt, t.created_at, t.updated_at, t.merge_state, \
-     t.merge_commit, t.resolves";
+     t.merge_commit, t.resolves, t.verify";
 
 /// A task; `depends_on` is filled in separately.
 pub fn task(r: &dyn RowRead) -> Result<Task> {
@@ -363,6 +366,7 @@ pub fn task(r: &dyn RowRead) -> Result<Task> {
         merge_state: r.op(14)?,
         merge_commit: r.os(15)?,
         resolves: r.os(16)?,
+        verify: r.os(17)?,
     })
 }
 
@@ -457,5 +461,38 @@ pub fn request(r: &dyn RowRead) -> Result<RequestRow> {
         run_id: r.s(6)?,
         task_id: r.s(7)?,
         created_at: r.s(8)?,
+    })
+}
+
+/// Columns of [`session_usage`] (`launch_usage`).
+pub const USAGE_COLUMNS: &str = "session_id, run_id, task_id, agent, input_tokens, output_tokens, \
+     cache_read_tokens, cache_write_tokens, cost_micro_usd, max_cost_micro_usd, max_tokens, updated_at";
+
+pub fn session_usage(r: &dyn RowRead) -> Result<SessionUsage> {
+    Ok(SessionUsage {
+        session_id: r.s(0)?,
+        run_id: r.s(1)?,
+        task_id: r.s(2)?,
+        agent: r.s(3)?,
+        usage: Usage {
+            input_tokens: r.i(4)?,
+            output_tokens: r.i(5)?,
+            cache_read_tokens: r.i(6)?,
+            cache_write_tokens: r.i(7)?,
+            cost_usd: from_micro(r.i(8)?),
+        },
+        budget: Budget { max_cost_usd: r.oi(9)?.map(from_micro), max_tokens: r.oi(10)? },
+        updated_at: r.s(11)?,
+    })
+}
+
+/// Columns of [`run_budget`] (`run_budgets`).
+pub const RUN_BUDGET_COLUMNS: &str = "run_id, max_cost_micro_usd, max_tokens, reached_at";
+
+pub fn run_budget(r: &dyn RowRead) -> Result<RunBudget> {
+    Ok(RunBudget {
+        run_id: r.s(0)?,
+        budget: Budget { max_cost_usd: r.oi(1)?.map(from_micro), max_tokens: r.oi(2)? },
+        reached_at: r.os(3)?,
     })
 }

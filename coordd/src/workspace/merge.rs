@@ -20,15 +20,15 @@ pub fn integration_branch(run: &str) -> String {
     format!("orch/{run}/integration")
 }
 
-fn git_err(context: &str) -> impl FnOnce(git2::Error) -> Error + '_ {
+pub(super) fn git_err(context: &str) -> impl FnOnce(git2::Error) -> Error + '_ {
     move |e| Error::invalid(format!("{context}: {}", e.message()))
 }
 
-fn open(repo: &Path) -> Result<Repository> {
+pub(super) fn open(repo: &Path) -> Result<Repository> {
     Repository::open(repo).map_err(git_err(&format!("cannot open git repository {}", repo.display())))
 }
 
-fn tip(repo: &Repository, branch: &str) -> Result<Oid> {
+pub(super) fn tip(repo: &Repository, branch: &str) -> Result<Oid> {
     let b = repo
         .find_branch(branch, BranchType::Local)
         .map_err(|e| Error::invalid(format!("branch {branch} not found: {}", e.message())))?;
@@ -88,40 +88,62 @@ fn checked_out_in(repo: &Repository, branch: &str) -> Result<Option<Repository>>
 pub fn merge_branch(repo_path: &Path, source: &str, target: &str, message: &str) -> Result<Merged> {
     let repo = open(repo_path)?;
     let (src, dst) = (tip(&repo, source)?, tip(&repo, target)?);
+    let merged = merge_in_memory(&repo, src, dst, message)?;
+    if let Merged::Done { commit, commits, fast_forward } = &merged
+        && *commits > 0
+    {
+        let new = Oid::from_str(commit).map_err(git_err("bad commit id"))?;
+        move_branch(&repo, target, (dst, new), &format!("orch: merge {source} into {target}"))?;
+        return Ok(Merged::Done { commit: commit.clone(), commits: *commits, fast_forward: *fast_forward });
+    }
+    Ok(merged)
+}
+
+/// The merge of commit `src` into `dst`, made in memory: `dst` itself when it holds `src`
+/// already (`commits` 0), `src` for a fast-forward, else a new merge commit (written to the
+/// object database, referenced by nothing) with `message`; or the conflicting paths.
+pub(super) fn merge_in_memory(repo: &Repository, src: Oid, dst: Oid, message: &str) -> Result<Merged> {
     let (commits, _) = repo.graph_ahead_behind(src, dst).map_err(git_err("cannot compare the branches"))?;
     if src == dst || repo.graph_descendant_of(dst, src).map_err(git_err("cannot compare the branches"))? {
         return Ok(Merged::Done { commit: dst.to_string(), commits: 0, fast_forward: true });
     }
     let fast_forward = repo.graph_descendant_of(src, dst).map_err(git_err("cannot compare the branches"))?;
-    let new = if fast_forward {
-        src
-    } else {
-        let (ours, theirs) = (
-            repo.find_commit(dst).map_err(git_err("cannot read"))?,
-            repo.find_commit(src).map_err(git_err("cannot read"))?,
-        );
-        let mut index = repo.merge_commits(&ours, &theirs, None).map_err(git_err("cannot merge"))?;
-        if index.has_conflicts() {
-            let mut files: Vec<String> = index
-                .conflicts()
-                .map_err(git_err("cannot read the conflicts"))?
-                .flatten()
-                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
-                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-                .collect();
-            files.sort();
-            files.dedup();
-            return Ok(Merged::Conflict { at: dst.to_string(), files });
-        }
-        let tree_id = index.write_tree_to(&repo).map_err(git_err("cannot write the merged tree"))?;
-        let tree = repo.find_tree(tree_id).map_err(git_err("cannot read the merged tree"))?;
-        let sig = repo
-            .signature()
-            .or_else(|_| git2::Signature::now("orch", "orch@coordd.local"))
-            .map_err(git_err("cannot make a signature"))?;
-        repo.commit(None, &sig, &sig, message, &tree, &[&ours, &theirs]).map_err(git_err("cannot commit the merge"))?
-    };
-    if let Some(wt) = checked_out_in(&repo, target)? {
+    if fast_forward {
+        return Ok(Merged::Done { commit: src.to_string(), commits, fast_forward });
+    }
+    let (ours, theirs) = (
+        repo.find_commit(dst).map_err(git_err("cannot read"))?,
+        repo.find_commit(src).map_err(git_err("cannot read"))?,
+    );
+    let mut index = repo.merge_commits(&ours, &theirs, None).map_err(git_err("cannot merge"))?;
+    if index.has_conflicts() {
+        let mut files: Vec<String> = index
+            .conflicts()
+            .map_err(git_err("cannot read the conflicts"))?
+            .flatten()
+            .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+            .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+            .collect();
+        files.sort();
+        files.dedup();
+        return Ok(Merged::Conflict { at: dst.to_string(), files });
+    }
+    let tree_id = index.write_tree_to(repo).map_err(git_err("cannot write the merged tree"))?;
+    let tree = repo.find_tree(tree_id).map_err(git_err("cannot read the merged tree"))?;
+    let sig = repo
+        .signature()
+        .or_else(|_| git2::Signature::now("orch", "orch@coordd.local"))
+        .map_err(git_err("cannot make a signature"))?;
+    let new =
+        repo.commit(None, &sig, &sig, message, &tree, &[&ours, &theirs]).map_err(git_err("cannot commit the merge"))?;
+    Ok(Merged::Done { commit: new.to_string(), commits, fast_forward })
+}
+
+/// Move `target` from `dst` to `new` (a descendant), with a compare-and-swap: it fails
+/// when the branch is no longer at `dst`. When `target` is checked out, its working tree
+/// follows with a safe checkout first (refused over local changes).
+pub(super) fn move_branch(repo: &Repository, target: &str, (dst, new): (Oid, Oid), log: &str) -> Result<()> {
+    if let Some(wt) = checked_out_in(repo, target)? {
         // The target is someone's working tree: bring its files along, refusing to
         // overwrite local changes, before the branch moves.
         let tree = wt.find_commit(new).and_then(|c| c.tree()).map_err(git_err("cannot read the merged tree"))?;
@@ -135,15 +157,9 @@ pub fn merge_branch(repo_path: &Path, source: &str, target: &str, message: &str)
             ))
         })?;
     }
-    repo.reference_matching(
-        &format!("refs/heads/{target}"),
-        new,
-        true,
-        dst,
-        &format!("orch: merge {source} into {target}"),
-    )
-    .map_err(|e| Error::invalid(format!("{target} moved while merging ({}); try again", e.message())))?;
-    Ok(Merged::Done { commit: new.to_string(), commits, fast_forward })
+    repo.reference_matching(&format!("refs/heads/{target}"), new, true, dst, log)
+        .map_err(|e| Error::invalid(format!("{target} moved while merging ({}); try again", e.message())))?;
+    Ok(())
 }
 
 /// Files with uncommitted changes (untracked included, session files and ignored ones not)

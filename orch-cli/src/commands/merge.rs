@@ -3,7 +3,8 @@
 use super::prelude::*;
 
 /// Merge done code tasks into the run's integration branch (a conflict opens a
-/// resolution task, exit 20).
+/// resolution task, exit 20). In a run with a verify command they join the merge queue
+/// instead, where `orch merge-queue` verifies each on the merge result before it lands.
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  orch merge --run R1              # every done task waiting to be merged\n  orch merge --run R1 --task T1"
@@ -20,9 +21,16 @@ pub struct Args {
 impl Command for Args {
     async fn run(self, ctx: &Ctx) -> Res {
         let v = ctx.client().await?.merge(MergeParams { run_id: self.run, task_id: self.task }).await?;
-        ctx.print(&v, || render::merges(&v.merged));
+        ctx.print(&v, || {
+            if !v.merged.is_empty() || v.queued.is_empty() {
+                render::merges(&v.merged);
+            }
+            crate::render_queue::queued(&v.queued);
+        });
         Ok(if v.merged.iter().any(|m| m.state == MergeState::Conflict) {
             Outcome::Conflict
+        } else if !v.queued.is_empty() {
+            Outcome::Done
         } else {
             Outcome::found(&v.merged)
         })

@@ -11,12 +11,16 @@ mod council;
 mod dashboard;
 mod demo;
 mod dep;
+mod diff;
 mod dispatch;
+mod hook;
 mod merge;
+mod merge_queue;
 mod ready;
 mod reassign;
 mod reconcile;
 mod retry;
+mod review;
 mod run;
 mod status;
 mod task;
@@ -27,7 +31,7 @@ mod worktree;
 /// What every command file uses.
 mod prelude {
     pub(crate) use coord_cli::{CliError, Command, Ctx, Outcome, Res, body};
-    pub(crate) use coord_proto::api::{ControlApiClient, OrchApiClient, ViewApiClient};
+    pub(crate) use coord_proto::api::{ControlApiClient, OrchApiClient, OrchQueueApiClient, ViewApiClient};
     pub(crate) use coord_proto::types::*;
 
     pub(crate) use super::TaskArg;
@@ -44,6 +48,7 @@ coord_cli::subcommands! {
             Status(status::Args),
             Wait(wait::Args),
             Merge(merge::Args),
+            MergeQueue(merge_queue::Args),
         }
         "Tasks" => {
             /// Add, list, show, edit, assign or remove tasks.
@@ -62,6 +67,10 @@ coord_cli::subcommands! {
             Reconcile(reconcile::Args),
         }
         "Review and worktrees" => {
+            Diff(diff::Args),
+            /// Comment on a task's diff, approve it, or request changes from its worker.
+            #[command(subcommand)]
+            Review(review::Cmd),
             /// Council review: reviewers (three by default) brainstorm, then vote.
             #[command(subcommand)]
             Council(council::Cmd),
@@ -75,6 +84,7 @@ coord_cli::subcommands! {
         }
         "Agents" => {
             Mcp(crate::mcp::Args),
+            Hook(hook::Args),
         }
         "Getting started" => {
             Demo(demo::Args),

@@ -37,6 +37,7 @@ impl Command for Args {
             let nodes: Vec<crate::tree::Node<'_>> = v.tasks.iter().map(Into::into).collect();
             crate::tree::print(&v.run, &nodes);
             crate::sessions::print(&v.sessions);
+            crate::usage::print(v.usage.as_ref());
             render::requests(&requests);
         });
         Ok(Outcome::Done)

@@ -6,7 +6,8 @@
 //!
 //! The tools are declared in `plan` (create the run, add and edit tasks, dispatch, read
 //! the run and a task), `steer` (answer, requests, retry, reassign, cancel, shutdown,
-//! council, merge, finish) and `attention` (`wait_for_attention`, the lead's one wait).
+//! council, merge, finish), `review` (a task's diff, comments on its lines, approve or
+//! request changes) and `attention` (`wait_for_attention`, the lead's one wait).
 //! Every tool is one or a few calls to the daemon over one long-lived connection; the
 //! daemon's authority table decides what the caller may do, so a worker's credentials get
 //! `not_permitted` from the write tools. Errors come back as MCP tool errors with
@@ -15,6 +16,7 @@
 
 mod attention;
 mod plan;
+mod review;
 mod steer;
 
 use std::sync::{Arc, Mutex};
@@ -37,7 +39,7 @@ pub const DEFAULT_WAIT_SECONDS: u64 = 45;
 ///
 /// Tools: create_run, add_task, edit_task, dispatch, status, task, wait_for_attention,
 /// answer, requests, respond, retry, reassign, cancel, shutdown_worker, start_council,
-/// council, merge, finish_run. Register it in an MCP client, e.g. .mcp.json:
+/// council, merge, finish_run, diff, comment, review. Register it in an MCP client, e.g. .mcp.json:
 /// {"mcpServers":{"orch":{"command":"orch","args":["mcp","--run","R1"]}}}
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  orch mcp --run R1\n  orch mcp --as lead   # create_run binds the run")]
@@ -66,7 +68,10 @@ impl Command for Args {
             max_wait: Duration::from_secs(self.wait_seconds),
             cursor: Arc::default(),
             daemon: DaemonLink::new(ctx.connect_options().clone()),
-            tool_router: OrchMcp::plan_router() + OrchMcp::steer_router() + OrchMcp::attention_router(),
+            tool_router: OrchMcp::plan_router()
+                + OrchMcp::steer_router()
+                + OrchMcp::review_router()
+                + OrchMcp::attention_router(),
         };
         coord_cli::mcp::serve_stdio(server).await
     }
@@ -142,8 +147,9 @@ const INSTRUCTIONS: &str = "\
 You lead a team of agent workers through coordd. Plan small tasks with explicit \
 dependencies and acceptance criteria (add_task), dispatch ready ones, then loop: \
 wait_for_attention, act on what it returns (answer questions, respond to permission \
-requests, retry or reassign failures, merge done code tasks), until every task is \
-merged; then finish_run. Read status or task when unsure. Errors carry a stable `code`.";
+requests, retry or reassign failures, review (diff, comment, review) and merge done \
+code tasks), until every task is merged; then finish_run. Read status or task when \
+unsure. Errors carry a stable `code`.";
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for OrchMcp {

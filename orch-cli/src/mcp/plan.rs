@@ -29,6 +29,9 @@ pub struct CreateRunArgs {
     /// Merge each done code task at once (default false: you call merge).
     #[serde(default)]
     auto_merge: bool,
+    /// A command every merge must pass first, e.g. cargo test (run by orch merge-queue).
+    #[serde(default)]
+    verify: Option<String>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -137,6 +140,9 @@ impl OrchMcp {
             created_by: self.lead.clone(),
             auto_retry: None,
             auto_merge: a.auto_merge,
+            verify: a.verify,
+            require_approval: false,
+            merge_retries: None,
         };
         self.run(|c| async move {
             let v = c.run_create(p).await?;
@@ -161,6 +167,7 @@ impl OrchMcp {
                 priority: parse("priority", a.priority.as_deref())?,
                 kind: parse("kind", a.kind.as_deref())?,
                 max_attempts: None,
+                verify: None,
             })
         })();
         self.run(|c| async move { Ok(json!({"task": c.task_add(p?).await?.task})) }).await
@@ -191,6 +198,7 @@ impl OrchMcp {
                     role: a.role,
                     kind: None,
                     max_attempts: None,
+                    verify: None,
                 };
                 c.task_edit(p).await?;
             }

@@ -248,12 +248,16 @@ impl OrchMcp {
         .await
     }
 
-    #[tool(description = "Merge done code tasks into the run's integration branch; conflicts are reported.")]
+    #[tool(
+        description = "Merge done code tasks into the run's integration branch (with a verify command: queued); conflicts are reported."
+    )]
     async fn merge(&self, Parameters(a): Parameters<MergeArgs>) -> CallToolResult {
         let run_id = self.run_id();
         self.run(|c| async move {
             let r = c.merge(MergeParams { run_id: run_id?, task_id: a.task_id }).await?;
-            Ok(json!({"merged": r.merged, "event_id": r.event_id}))
+            let queued: Vec<_> =
+                r.queued.iter().map(|q| json!({"task_id": q.task_id, "position": q.position})).collect();
+            Ok(json!({"merged": r.merged, "queued": queued, "event_id": r.event_id}))
         })
         .await
     }

@@ -24,4 +24,24 @@ pub trait LaunchApi {
     /// Sessions, oldest first.
     #[method(name = "launch.sessionList")]
     async fn session_list(&self, params: SessionListParams) -> RpcResult<SessionsResult>;
+
+    /// Record a session's cumulative tokens and cost so far (idempotent: each total keeps
+    /// the highest value reported, so a repeat or a lower report counts nothing twice), and
+    /// say whether the session and its run reached their budgets.
+    ///
+    /// Events: `launch.usage` when a total grew, and `run.budget_reached`
+    /// once, when the run's usage reaches its budget.
+    #[method(name = "launch.usage")]
+    async fn usage(&self, params: UsageParams) -> RpcResult<UsageResult>;
+
+    /// Set or remove the budget of a run or of one of its sessions.
+    ///
+    /// Events: `launch.budget_set`, and `run.budget_reached` when the run's usage is already
+    /// at its new budget.
+    #[method(name = "launch.budgetSet")]
+    async fn budget_set(&self, params: BudgetSetParams) -> RpcResult<BudgetSetResult>;
+
+    /// A run's usage, summed per task and agent, with its sessions' and its budget.
+    #[method(name = "launch.usageShow")]
+    async fn usage_show(&self, params: UsageShowParams) -> RpcResult<UsageReport>;
 }

@@ -21,10 +21,12 @@ impl EventType {
             TaskDepsChanged => r#"{"depends_on","added","on"}"#,
             TaskReady => r#"{}, or {"after": task} when a finished task released it"#,
             TaskDispatched => {
-                r#"the Dispatch plus "mode": "dispatched", "retried" or "reassigned"; from a reconcile repair {"attempt","thread_id","worker"}"#
+                r#"the Dispatch plus "mode": "dispatched", "retried", "reassigned" or "returned" (by the merge queue or a review, with "feedback"); from a reconcile repair {"attempt","thread_id","worker"}"#
             }
             TaskInProgress | TaskBlocked | TaskDone => r#"{"attempt","thread_id","worker"}"#,
-            TaskFailed => r#"{"attempt","thread_id","worker","auto_retry": bool}"#,
+            TaskFailed => {
+                r#"{"attempt","thread_id","worker","auto_retry": bool}; from the merge queue also "merge": {"cause","reason"}"#
+            }
             TaskCancelled => r#"{"attempt","thread_id","worker"} (reconcile), or {"reason"} (orch.cancel)"#,
             CouncilStarted => r#"{"council_id","reviewers"}"#,
             CouncilVoting => r#"{"council_id","groups": n}"#,
@@ -40,11 +42,25 @@ impl EventType {
             PeersLinked => r#"{"task_id","peer_task_id"}"#,
             PolicyChanged => r#"{"version","rules","lead"}"#,
             TaskMerged => "the MergeOutcome",
-            TaskMergeConflict => r#"the MergeOutcome, with "resolution_task""#,
+            TaskMergeConflict => {
+                r#"the MergeOutcome, with "resolution_task" (no verify command) or "returned": Dispatch|null (the merge queue)"#
+            }
             TaskEdited => "the changed fields",
             TaskRemoved => r#"{"title","dependents"}"#,
             RunMerged => r#"{"into","commit","fast_forward","integration_branch"}"#,
             LaunchStarted | LaunchExited => r#"{"session": LaunchSession}"#,
+            TaskMergeQueued => r#"{"attempt","position","verify","requeued": bool} ("reason" when requeued)"#,
+            TaskVerifying => r#"{"attempt","tip","commit","verify","verification","log_path"}"#,
+            TaskVerifyFailed => {
+                r#"{"attempt","tip","commit","verify","exit_code","timed_out","output","log_path","returned": Dispatch|null}"#
+            }
+            TaskApproved => r#"{"attempt","by"}"#,
+            TaskChangesRequested => r#"{"attempt","by","comments": n,"message_id","returned": Dispatch|null}"#,
+            TaskCommented => "the ReviewComment",
+            RunEdited => "the changed fields",
+            LaunchUsage => r#"{"session": SessionUsage, "run": Usage}"#,
+            LaunchBudgetSet => r#"{"session_id" (null for the run's), "budget": Budget, "usage": Usage}"#,
+            RunBudgetReached => r#"{"budget": Budget, "usage": Usage}"#,
         }
     }
 }

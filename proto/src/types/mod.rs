@@ -126,7 +126,8 @@ string_enum!(
         Pending = "pending",
         /// In the integration branch.
         Merged = "merged",
-        /// The merge conflicted; a resolution task was opened.
+        /// The merge conflicted; a resolution task was opened (a run without a verify
+        /// command), or the task went back to its worker (the merge queue).
         Conflict = "conflict",
     }
 );
@@ -318,6 +319,29 @@ string_enum!(
         LaunchStarted = "launch.started",
         /// A launched session ended (`launch.sessionExit`).
         LaunchExited = "launch.exited",
+        /// orch: a done task's merge candidate entered the run's merge queue (or entered it
+        /// again: the integration tip moved while it was verified).
+        TaskMergeQueued = "task.merge_queued",
+        /// orch: the merge queue verifies a candidate (the integration tip + its branch).
+        TaskVerifying = "task.verifying",
+        /// orch: a candidate's verify command failed: nothing landed; the payload has its
+        /// last output lines and the attempt it went back to its worker as.
+        TaskVerifyFailed = "task.verify_failed",
+        /// orch: a reviewer approved a done task's work.
+        TaskApproved = "task.approved",
+        /// orch: a reviewer requested changes; the comments went to the worker.
+        TaskChangesRequested = "task.changes_requested",
+        /// orch: a reviewer commented on a line of a task's diff.
+        TaskCommented = "task.commented",
+        /// orch: a run's settings changed (verify command, approval, automatic merge,
+        /// merge retries).
+        RunEdited = "run.edited",
+        /// A session's reported usage grew (`launch.usage`).
+        LaunchUsage = "launch.usage",
+        /// A run's or a session's budget was set or removed (`launch.budgetSet`).
+        LaunchBudgetSet = "launch.budget_set",
+        /// A run's usage reached its budget: its launcher starts and dispatches nothing more.
+        RunBudgetReached = "run.budget_reached",
     }
 );
 
@@ -356,9 +380,12 @@ impl EventType {
         EventType::TaskDone,
         EventType::TaskFailed,
         EventType::TaskMergeConflict,
+        EventType::TaskVerifyFailed,
+        EventType::TaskChangesRequested,
         EventType::LeaseExpired,
         EventType::RunDone,
         EventType::RunFailed,
+        EventType::RunBudgetReached,
         EventType::CouncilVoting,
         EventType::CouncilDone,
     ];
@@ -370,6 +397,7 @@ mod event_payloads;
 mod inbox;
 mod inbox_calls;
 mod launch;
+mod merge_queue;
 mod orch;
 mod orch_review;
 mod payloads;
@@ -377,12 +405,14 @@ mod policy;
 mod reservations;
 mod search;
 mod sessions;
+mod usage;
 
 pub use agents::*;
 pub use control::*;
 pub use inbox::*;
 pub use inbox_calls::*;
 pub use launch::*;
+pub use merge_queue::*;
 pub use orch::*;
 pub use orch_review::*;
 pub use payloads::*;
@@ -390,6 +420,7 @@ pub use policy::*;
 pub use reservations::*;
 pub use search::*;
 pub use sessions::*;
+pub use usage::*;
 
 mod view;
 pub use view::*;

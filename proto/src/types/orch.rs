@@ -36,6 +36,17 @@ pub struct Run {
     /// `orch/<run>/integration`: done code tasks are merged here, and tasks branch from it.
     #[serde(default)]
     pub integration_branch: Option<String>,
+    /// The command every merge candidate must pass before it lands (the merge queue);
+    /// `null`: merges are not verified.
+    #[serde(default)]
+    pub verify: Option<String>,
+    /// A done code task merges only once a reviewer approved it.
+    #[serde(default)]
+    pub require_approval: bool,
+    /// How many times the merge queue sends a task back to its worker (a failed verify,
+    /// a conflict) before it fails the task (default 2).
+    #[serde(default)]
+    pub merge_retries: u32,
 }
 
 /// A task of a run.
@@ -81,6 +92,9 @@ pub struct Task {
     /// A task opened to resolve the merge conflict of this other task.
     #[serde(default)]
     pub resolves: Option<String>,
+    /// This task's own verify command, over the run's; `""`: none for this task.
+    #[serde(default)]
+    pub verify: Option<String>,
 }
 
 /// One attempt at a task: an inbox thread, and a git worktree for code tasks.
@@ -156,6 +170,16 @@ pub struct RunCreateParams {
     /// Merge each done code task into the run's integration branch automatically.
     #[serde(default)]
     pub auto_merge: bool,
+    /// The verify command of the merge queue (`sh -c`, in a scratch worktree of each
+    /// merge result). Default: none. ≤ 4000 characters.
+    #[serde(default)]
+    pub verify: Option<String>,
+    /// A done code task merges only once a reviewer approved it. Default: false.
+    #[serde(default)]
+    pub require_approval: bool,
+    /// How many times the merge queue sends a task back to its worker. Default: 2.
+    #[serde(default)]
+    pub merge_retries: Option<u32>,
 }
 
 /// Params naming a run.
@@ -225,6 +249,10 @@ pub struct RunView {
     /// Where to continue when `truncated`: the `task_id` of the last task returned.
     #[serde(default)]
     pub next_after: Option<String>,
+    /// `orch.runShow`: the run's open merge candidates (in review, waiting, queued or
+    /// verifying), in queue order.
+    #[serde(default)]
+    pub queue: Vec<MergeCandidate>,
 }
 
 /// Params of `orch.taskAdd`.
@@ -262,6 +290,10 @@ pub struct TaskAddParams {
     /// Defaults to 3.
     #[serde(default)]
     pub max_attempts: Option<u32>,
+    /// Its own verify command, over the run's (`""`: none for this task). Default: the
+    /// run's.
+    #[serde(default)]
+    pub verify: Option<String>,
 }
 
 /// Params naming a task.

@@ -217,6 +217,10 @@ pub struct TaskEditParams {
     /// How many attempts the task may use.
     #[serde(default)]
     pub max_attempts: Option<u32>,
+    /// Its own verify command, over the run's; `""`: none for this task (also while its
+    /// merge waits).
+    #[serde(default)]
+    pub verify: Option<String>,
 }
 
 /// Result of `orch.taskRemove`.
@@ -278,6 +282,10 @@ pub struct MergeResult {
     pub merged: Vec<MergeOutcome>,
     /// The event that recorded the change; usable as an `after_event` cursor.
     pub event_id: i64,
+    /// Tasks with a verify command: not merged here, but in the run's merge queue (with
+    /// their position), where a verifier (`orch merge-queue`) verifies and merges them.
+    #[serde(default)]
+    pub queued: Vec<MergeCandidate>,
 }
 
 /// Params of `orch.runFinish`.

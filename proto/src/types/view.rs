@@ -108,6 +108,10 @@ pub struct GraphTask {
     pub question: Option<Message>,
     /// For a failed task: the message that failed it (its summary is the reason).
     pub failure: Option<Message>,
+    /// The latest merge candidate of its current attempt (review, queue position, a
+    /// failed verify's output), if it has one.
+    #[serde(default)]
+    pub candidate: Option<MergeCandidate>,
 }
 
 /// Result of `view.run`: the run, its tasks as a graph (edges are `task.depends_on`) and
@@ -123,6 +127,10 @@ pub struct RunGraph {
     /// The sessions launchers started for the run's attempts, oldest first.
     #[serde(default)]
     pub sessions: Vec<LaunchSession>,
+    /// Tokens and cost of the run's sessions, summed per task and agent, and the run's
+    /// budget (as `launch.usageShow` returns them; its `sessions` left empty here).
+    #[serde(default)]
+    pub usage: Option<UsageReport>,
     /// The newest event the view reflects; subscribe after it to follow changes.
     pub last_event_id: i64,
     /// `tasks` stopped early to keep the reply under [`crate::MAX_REPLY_BYTES`]

@@ -116,3 +116,9 @@ impl Drop for Tmux {
         let _ = self.run(&["kill-server"]);
     }
 }
+
+/// Wait, with a bound, for what must come (a failure rather than a hang when it never does).
+#[allow(dead_code, reason = "launch_bridge.rs and usage.rs use it, launch.rs does not")]
+pub async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(120), f).await.unwrap_or_else(|_| panic!("{what} never came"))
+}

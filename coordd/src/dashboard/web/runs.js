@@ -7,7 +7,8 @@
 // counters, the run's state and the side panel are redrawn from it at once. Failed and
 // blocked tasks carry Retry, Reassign and Cancel (`actions.js`); every task links to its
 // thread's conversation, and `#runs/RUN/TASK` selects a run and its task. The run's state
-// counts the open control requests of its tasks (`control.requests`). While the view is
+// counts the open control requests of its tasks (`control.requests`). A picked code task's
+// diff shows under the graph, to comment on, approve or send back (`review.js`). While the view is
 // hidden an event that would change it only marks it, and the runs and the selected run are
 // read again when it shows.
 
@@ -15,6 +16,7 @@ import { h, fill, clock, since, coalesce, perFrame, errorText } from './dom.js';
 import { draw, sub } from './graph.js';
 import { taskActions } from './actions.js';
 import { place, threadLink, taskHref } from './links.js';
+import * as review from './review.js';
 
 /// Task events whose only effect on the graph is a node's status.
 const STATUS_ONLY = new Set(['task.ready', 'task.in_progress', 'task.done', 'task.cancelled']);
@@ -32,7 +34,9 @@ export function create(ctx, root) {
   const head = h('div', { class: 'run-head' });
   const canvas = h('div', { class: 'canvas' });
   const side = h('aside', { class: 'side' });
-  fill(root, h('div', { class: 'runs-layout' }, h('nav', { class: 'run-list' }, h('h2', {}, 'Runs'), list), h('div', { class: 'run-main' }, head, canvas), side));
+  /// The picked task's diff and review, under the graph (`review.js`).
+  const reviewer = review.create(ctx);
+  fill(root, h('div', { class: 'runs-layout' }, h('nav', { class: 'run-list' }, h('h2', {}, 'Runs'), list), h('div', { class: 'run-main' }, head, canvas, reviewer.root), side));
 
   const loadRuns = coalesce(async () => {
     const [r, open] = await Promise.all([ctx.rpc.call('orch.runList'), ctx.rpc.call('control.requests', {})]);
@@ -88,6 +92,7 @@ export function create(ctx, root) {
     const blocked = graph.tasks.filter((t) => t.task.status === 'blocked');
     const failed = graph.tasks.filter((t) => t.task.status === 'failed');
     const task = picked && graph.tasks.find((t) => t.task.task_id === picked);
+    reviewer.show(graph.run.run_id, task || null);
     fill(side,
       task ? detail(task) : null,
       h('h3', {}, `Blocked (${blocked.length})`),
@@ -101,6 +106,7 @@ export function create(ctx, root) {
         taskActions(ctx, graph.run.run_id, t))) : h('p', { class: 'muted' }, 'Nothing failed.'),
       h('h3', {}, `Councils (${graph.councils.length})`),
       graph.councils.map(councilCard),
+      usagePart(graph.usage),
       h('h3', {}, `Sessions (${(graph.sessions || []).length})`),
       (graph.sessions || []).length ? [...graph.sessions].reverse().map(sessionCard) : h('p', { class: 'muted' }, 'No sessions launched (coord-launch starts them).'));
   }
@@ -114,9 +120,33 @@ export function create(ctx, root) {
         h('dt', {}, 'assign to'), h('dd', {}, t.task.assign_to || '—'),
         h('dt', {}, 'attempt'), h('dd', {}, `${t.task.attempt} of ${t.task.max_attempts}`),
         h('dt', {}, 'depends on'), h('dd', {}, t.task.depends_on.join(', ') || '—'),
-        h('dt', {}, 'thread'), h('dd', {}, threadLink(t.thread_id) || '—')),
+        h('dt', {}, 'thread'), h('dd', {}, threadLink(t.thread_id) || '—'),
+        h('dt', {}, 'usage'), h('dd', {}, usageOf(graph.usage, 'tasks', t.task.task_id))),
       t.task.body ? h('p', { class: 'body' }, t.task.body) : null,
       taskActions(ctx, graph.run.run_id, t));
+  }
+
+  // Tokens and cost (view.run's `usage`, launch.usage): the run against its budget, then
+  // per task and agent.
+  function amount(u) {
+    const tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+    return `$${u.cost_usd.toFixed(2)} · ${tokens} tokens (in ${u.input_tokens}, out ${u.output_tokens}, cache ${u.cache_read_tokens}/${u.cache_write_tokens})`;
+  }
+
+  function usageOf(usage, list, key) {
+    const row = usage && (usage[list] || []).find((r) => r.key === key);
+    return row ? amount(row.usage) : '—';
+  }
+
+  function usagePart(usage) {
+    if (!usage || (!usage.tasks.length && !usage.budget.max_cost_usd && !usage.budget.max_tokens)) return null;
+    const b = usage.budget;
+    const limits = [b.max_cost_usd != null ? `$${b.max_cost_usd.toFixed(2)}` : null, b.max_tokens != null ? `${b.max_tokens} tokens` : null].filter(Boolean);
+    return h('div', { class: 'card usage' + (usage.over_budget ? ' failed' : '') },
+      h('b', {}, `Usage: ${amount(usage.usage)}`),
+      limits.length ? h('p', {}, `budget ${limits.join(', ')}${usage.over_budget ? ' — reached: nothing more is started' : ''}`) : null,
+      [...usage.tasks.map((r) => ['task', r]), ...usage.agents.map((r) => ['agent', r])].map(([what, r]) =>
+        h('small', { class: 'muted', style: 'display:block' }, `${what} ${r.key}: ${amount(r.usage)}`)));
   }
 
   function blockedCard(t) {
@@ -208,6 +238,7 @@ export function create(ctx, root) {
         refreshRuns().then(() => { if (selected && (!graph || graph.run.run_id !== selected)) refreshRun(); });
       }
       if (!selected || ev.run_id !== selected) return;
+      reviewer.onEvent(ev);
       if (ev.task_status && ev.task_id) patchTask(ev);
       const orch = /^(task|run|council|launch)\./.test(ev.event_type);
       if (orch && !STATUS_ONLY.has(ev.event_type)) refreshRun();

@@ -29,6 +29,8 @@ pub enum Mode {
     Dispatch,
     Retry,
     Reassign,
+    /// A done task sent back to its worker (the merge queue, a review), with feedback.
+    Return,
 }
 
 impl Mode {
@@ -37,6 +39,7 @@ impl Mode {
             Mode::Dispatch => "dispatched",
             Mode::Retry => "retried",
             Mode::Reassign => "reassigned",
+            Mode::Return => "returned",
         }
     }
 }
@@ -62,6 +65,9 @@ pub struct Plan {
     pub previous: Option<Attempt>,
     /// The host of the daemon making the attempt (where its worktree is made).
     pub host: Option<String>,
+    /// What went wrong with the previous attempt's work, for the worker (a return, or a
+    /// retry of a task the merge queue failed): appended to the thread's body.
+    pub feedback: Option<String>,
 }
 
 /// Check that `task` may get a new attempt of this kind.
@@ -91,12 +97,14 @@ pub fn check_mode(task: &Task, mode: Mode) -> Result<()> {
         Mode::Dispatch => task.status == TaskStatus::Ready,
         Mode::Retry => matches!(task.status, TaskStatus::Failed | TaskStatus::Cancelled),
         Mode::Reassign => task.status.is_live(),
+        Mode::Return => task.status == TaskStatus::Done,
     };
     if !ok {
         let what = match mode {
             Mode::Dispatch => "only ready tasks can be dispatched",
             Mode::Retry => "only failed or cancelled tasks can be retried",
             Mode::Reassign => "only a task with a live attempt (dispatched, in_progress or blocked) can be reassigned",
+            Mode::Return => "only a done task goes back to its worker",
         };
         return Err(Error::app(
             ErrorCode::InvalidTransition,
@@ -202,10 +210,16 @@ pub fn thread_for(tx: &dyn Tx, run: &Run, plan: &Plan, mode: Mode) -> Result<Sen
         let gap = if body.is_empty() { "" } else { "\n\n" };
         body.push_str(&format!("{gap}Acceptance criteria:\n{}", task.acceptance));
     }
+    if let Some(f) = &plan.feedback {
+        let gap = if body.is_empty() { "" } else { "\n\n" };
+        body.push_str(&format!("{gap}{f}"));
+        payload["feedback"] = json!(f);
+    }
     let summary = match mode {
         Mode::Dispatch => task.title.clone(),
         Mode::Retry => format!("{} (retry, attempt {})", task.title, plan.attempt),
         Mode::Reassign => format!("{} (reassigned, attempt {})", task.title, plan.attempt),
+        Mode::Return => format!("{} (sent back, attempt {})", task.title, plan.attempt),
     };
     Ok(SendParams {
         from: run.created_by.clone(),
@@ -258,6 +272,9 @@ pub fn record(tx: &mut dyn Tx, now: Ts, run: &Run, plan: &Plan, thread_id: &str,
     let summary = format!("{} {} to {} (attempt {})", task.task_id, mode.verb(), plan.worker, plan.attempt);
     let mut payload = serde_json::to_value(&d).unwrap_or(Value::Null);
     payload["mode"] = json!(mode.verb());
+    if let Some(f) = &plan.feedback {
+        payload["feedback"] = json!(f);
+    }
     task_event(tx, EventType::TaskDispatched, &task, Some(&attempt), (&run.created_by, &summary, &payload), now)?;
     Ok(d)
 }

@@ -1,5 +1,5 @@
 //! Changing a task after it was added: `orch.taskEdit` (which `orch task assign` uses)
-//! and `orch.taskRemove`. What the worker was handed (title, body, acceptance, kind) can
+//! and `orch.taskRemove`; and a run's settings, `orch.runEdit`. What the worker was handed (title, body, acceptance, kind) can
 //! change only before the first dispatch; who gets it next, its priority, role and attempt
 //! limit until it is finished. A task that was ever dispatched is never removed (that would
 //! lose its attempts' history): cancel it instead.
@@ -9,7 +9,7 @@ use coord_proto::types::*;
 use serde_json::{Value, json};
 
 use super::model::*;
-use super::plan::{refresh_readiness, task_view};
+use super::plan::{refresh_readiness, task_view, view};
 use crate::domain::check;
 use crate::error::{Error, Result};
 use crate::store::Tx;
@@ -19,7 +19,14 @@ use crate::time::Ts;
 pub fn edit_task(tx: &mut dyn Tx, now: Ts, p: TaskEditParams) -> Result<TaskView> {
     let run = open_run(tx, &p.run_id)?;
     let mut task = load_task(tx, &p.run_id, &p.task_id)?;
-    if task.status.is_terminal() {
+    let only_verify = p.verify.is_some()
+        && [p.title.is_some(), p.body.is_some(), p.acceptance.is_some(), p.kind.is_some(), p.priority.is_some()]
+            .iter()
+            .chain(&[p.assign_to.is_some(), p.role.is_some(), p.max_attempts.is_some()])
+            .all(|given| !given);
+    // A done task's verify command still matters while its merge waits.
+    let merge_waits = task.status == TaskStatus::Done && task.merge_state == Some(MergeState::Pending);
+    if task.status.is_terminal() && !(only_verify && merge_waits) {
         return Err(Error::app(
             ErrorCode::InvalidTransition,
             format!("task '{}' is {}: there is nothing left to edit", task.task_id, task.status),
@@ -82,11 +89,16 @@ pub fn edit_task(tx: &mut dyn Tx, now: Ts, p: TaskEditParams) -> Result<TaskView
         note("max_attempts", json!(m));
         task.max_attempts = m;
     }
+    if let Some(v) = p.verify {
+        task.verify = super::queue::task_command(Some(v))?;
+        note("verify", json!(task.verify));
+    }
     if changed.is_empty() {
         return Err(Error::invalid("nothing to change: give at least one field"));
     }
     task.updated_at = now.to_string();
     tx.tasks_mut().task_update(&task)?;
+    tx.queue_mut().task_set_verify(&task)?;
     let summary = format!("{} edited: {}", task.task_id, changed.join(", "));
     task_event(tx, EventType::TaskEdited, &task, None, (&run.created_by, &summary, &Value::Object(payload)), now)?;
     task_view(tx, &p.run_id, &p.task_id)
@@ -120,6 +132,48 @@ pub fn remove_task(tx: &mut dyn Tx, now: Ts, p: TaskRef) -> Result<TaskRemoveRes
     }
     refresh_run(tx, &p.run_id, actor, now)?;
     Ok(TaskRemoveResult { run_id: p.run_id, task_id: p.task_id, dependents, event_id })
+}
+
+/// `orch.runEdit`: change the run's settings; candidates follow (those in review are
+/// admitted when approval is no longer required, waiting ones are queued under automatic
+/// merge).
+pub fn edit_run(tx: &mut dyn Tx, now: Ts, p: RunEditParams) -> Result<RunView> {
+    let mut run = open_run(tx, &p.run_id)?;
+    let mut changed = serde_json::Map::new();
+    if let Some(v) = p.verify {
+        run.verify = super::queue::command(Some(v))?;
+        changed.insert("verify".into(), json!(run.verify));
+    }
+    if let Some(a) = p.require_approval {
+        run.require_approval = a;
+        changed.insert("require_approval".into(), json!(a));
+    }
+    if let Some(a) = p.auto_merge {
+        run.auto_merge = a;
+        changed.insert("auto_merge".into(), json!(a));
+    }
+    if let Some(n) = p.merge_retries {
+        run.merge_retries = n;
+        changed.insert("merge_retries".into(), json!(n));
+    }
+    if changed.is_empty() {
+        return Err(Error::invalid("nothing to change: give verify, require_approval, auto_merge or merge_retries"));
+    }
+    run.updated_at = now.to_string();
+    tx.queue_mut().run_set_settings(&run)?;
+    let summary = format!("run {} edited: {}", run.run_id, changed.keys().cloned().collect::<Vec<_>>().join(", "));
+    run_event(tx, EventType::RunEdited, &run, (&run.created_by, &summary, &serde_json::Value::Object(changed)), now)?;
+    for mut c in tx.queue().candidates_in(Some(&run.run_id), &[QueueState::Review, QueueState::Waiting])? {
+        match c.state {
+            QueueState::Review if !run.require_approval => super::queue::admit(tx, now, &run, &mut c)?,
+            QueueState::Waiting if run.auto_merge => {
+                super::queue::enqueue(tx, now, &run, &mut c, None)?;
+            }
+            _ => {}
+        }
+    }
+    let last = tx.events().last_event_id()?;
+    view(tx, &run.run_id, last)
 }
 
 #[cfg(test)]

@@ -94,12 +94,6 @@ fn job(tx: &dyn Tx, run: &Run, task: &Task) -> Result<Job> {
 
 /// `orch.merge`: what to merge: the named task (done, merge pending or conflicted), or
 /// every task whose merge is pending, in creation order.
-/// Done tasks whose merge is pending in runs that merge automatically, as `(run, task)`
-/// with the task's last attempt (whose host made the branch).
-pub fn auto_merges_due(tx: &dyn Tx) -> Result<Vec<(String, String, Option<Attempt>)>> {
-    super::attempts::last_attempts(tx, tx.merges().tasks_auto_merge_pending()?)
-}
-
 pub fn jobs(tx: &dyn Tx, p: &MergeParams) -> Result<Vec<Job>> {
     let run = load_run(tx, &p.run_id)?;
     match &p.task_id {
@@ -151,6 +145,7 @@ pub fn record_merged(
     out: &MergeOutcome,
     contains: Option<bool>,
 ) -> Result<i64> {
+    super::queue::settle(tx, now, run_id, &out.task_id, out)?;
     let mut task = load_task(tx, run_id, &out.task_id)?;
     let payload = serde_json::to_value(out).unwrap_or_default();
     let mut id = mark_merged(tx, now, &mut task, &out.commit, payload)?;
@@ -171,6 +166,7 @@ pub fn record_merged(
 /// the conflict's event.
 pub fn record_conflict(tx: &mut dyn Tx, now: Ts, run_id: &str, job: &Job, out: &MergeOutcome) -> Result<(String, i64)> {
     let run = load_run(tx, run_id)?;
+    super::queue::settle(tx, now, run_id, &job.task_id, out)?;
     let mut task = load_task(tx, run_id, &job.task_id)?;
     task.merge_state = Some(MergeState::Conflict);
     tx.merges_mut().task_set_merge(&task)?;
@@ -234,6 +230,7 @@ fn open_resolution(
         merge_state: None,
         merge_commit: None,
         resolves: Some(task.task_id.clone()),
+        verify: task.verify.clone(),
     };
     tx.tasks_mut().task_insert(&resolution)?;
     let payload = json!({"resolves": task.task_id, "kind": resolution.kind, "priority": resolution.priority});

@@ -57,6 +57,7 @@ fn dispatch(m: &Memory, task: &str, branch: bool) -> String {
         worktree,
         previous: None,
         host: None,
+        feedback: None,
     };
     let d = m.write(|tx, now| ops::orch::record_attempts(tx, now, "R1", &[plan], Mode::Dispatch)).unwrap();
     d.dispatches[0].thread_id.clone()

@@ -9,6 +9,9 @@
 //! - [`merge`]: stacked tasks: the integration branch, merges and their conflicts.
 //! - [`edit`]: editing, assigning and removing tasks.
 //! - [`council`]: the two-phase, three-reviewer council review.
+//! - [`queue`]: the merge queue: a candidate per done attempt, its review, its place and
+//!   its verification; [`returns`]: failures back to the worker; [`review`]: comments,
+//!   approval, requested changes.
 
 pub mod attempts;
 pub mod council;
@@ -16,7 +19,10 @@ pub mod edit;
 pub mod merge;
 pub mod model;
 pub mod plan;
+pub mod queue;
 pub mod reconcile;
+pub mod returns;
+pub mod review;
 
 #[cfg(test)]
 mod tests;

@@ -31,7 +31,8 @@ pub fn view(tx: &dyn Tx, run_id: &str, event_id: i64) -> Result<RunView> {
     let run = load_run(tx, run_id)?;
     let read = tx.tasks().tasks_page(run_id, None, &[], u32::MAX, bound::items_budget())?;
     let page = bound::page_read(read, |t: &Task| t.task_id.clone());
-    Ok(RunView { run, tasks: page.items, event_id, truncated: page.truncated, next_after: page.next_after })
+    let queue = super::queue::open(tx, run_id)?;
+    Ok(RunView { run, tasks: page.items, event_id, truncated: page.truncated, next_after: page.next_after, queue })
 }
 
 /// A task with its dependents and its first attempts (what fits in the reply).
@@ -94,11 +95,15 @@ pub fn create_run(tx: &mut dyn Tx, now: Ts, p: RunCreateParams) -> Result<RunVie
         base_branch: None,
         base_rev: None,
         integration_branch: None,
+        verify: super::queue::command(p.verify)?,
+        require_approval: p.require_approval,
+        merge_retries: p.merge_retries.unwrap_or(super::queue::DEFAULT_MERGE_RETRIES),
     };
     tx.runs_mut().run_insert(&run)?;
-    let payload = json!({"goal": run.goal, "auto_retry": run.auto_retry, "auto_merge": run.auto_merge});
+    let payload = json!({"goal": run.goal, "auto_retry": run.auto_retry, "auto_merge": run.auto_merge,
+                         "verify": run.verify, "require_approval": run.require_approval});
     let id = run_event(tx, EventType::RunCreated, &run, (&run.created_by, &run.goal, &payload), now)?;
-    Ok(RunView { run, tasks: vec![], event_id: id, truncated: false, next_after: None })
+    Ok(RunView { run, tasks: vec![], event_id: id, truncated: false, next_after: None, queue: vec![] })
 }
 
 /// `orch.taskAdd`.
@@ -147,6 +152,7 @@ pub fn add_task(tx: &mut dyn Tx, now: Ts, p: TaskAddParams) -> Result<TaskView> 
         merge_state: None,
         merge_commit: None,
         resolves: None,
+        verify: super::queue::task_command(p.verify)?,
     };
     tx.tasks_mut().task_insert(&task)?;
     let actor = run.created_by.as_str();
@@ -340,6 +346,7 @@ pub fn cancel_task(tx: &mut dyn Tx, now: Ts, c: &Cancelling, mut task: Task) -> 
 pub fn cancel_end(tx: &mut dyn Tx, now: Ts, c: &Cancelling) -> Result<RunView> {
     let actor = c.run.created_by.as_str();
     if c.whole_run {
+        super::queue::cancel_run(tx, now, &c.run.run_id)?;
         run_event(tx, EventType::RunCancelled, &c.run, (actor, &c.reason, &json!({})), now)?;
     } else {
         refresh_run(tx, &c.run.run_id, actor, now)?;

@@ -90,6 +90,10 @@ pub fn on_attempt_thread(
         payload["auto_merge"] = json!(load_run(tx, &task.run_id)?.auto_merge);
     }
     task_event(tx, event, &task, Some(&attempt), (actor, &summary, &payload), now)?;
+    if payload["merge"] == json!("pending") {
+        // Every merge goes through the merge queue: the attempt is its candidate now.
+        super::queue::on_done(tx, now, &task, &attempt)?;
+    }
     if want == TaskStatus::Done {
         release_dependents(tx, &task, actor, now)?;
     }
@@ -131,6 +135,10 @@ pub fn run(tx: &mut dyn Tx, now: Ts, run_id: &str) -> Result<Vec<Task>> {
     let actor = load_run(tx, run_id)?.created_by;
     let mut changed = Vec::new();
     for task in tx.tasks().run_tasks(run_id)? {
+        if super::returns::failed_by_queue(tx, &task)? {
+            // Its thread is done, but the merge queue failed it: that stands.
+            continue;
+        }
         if let Some(attempt) = current_attempt(tx, &task)? {
             let thread = tx
                 .threads()

@@ -1,7 +1,6 @@
 //! orch rules against SQLite in memory: the graph, cycles, readiness, reconcile through
 //! inbox changes, the run's status, auto-retry scheduling and council grouping.
 
-use crate::domain::credentials::Acting;
 use coord_proto::ErrorCode;
 use coord_proto::types::*;
 
@@ -48,6 +47,7 @@ pub(super) fn plan_for(task: &str, attempt: u32) -> Vec<Plan> {
         worktree: None,
         previous: None,
         host: None,
+        feedback: None,
     }]
 }
 

@@ -1,7 +1,7 @@
 //! Launched sessions on PostgreSQL (the SQL of `store::sqlite::launch`): the
 //! `launch_sessions` table (`launch.*`).
 
-use coord_proto::types::{LaunchSession, SessionListParams};
+use coord_proto::types::{LaunchSession, RunBudget, SessionListParams, SessionUsage};
 
 use super::tx::{Args, PgTx};
 use crate::error::Result;
@@ -9,13 +9,15 @@ use crate::store::repos::Launches;
 use crate::store::rows::{self, LAUNCH_COLUMNS};
 
 impl Launches for PgTx<'_> {
-    fn launch_insert(&mut self, s: &LaunchSession) -> Result<()> {
+    fn launch_insert(&mut self, s: &LaunchSession) -> Result<bool> {
         let attempt = i64::from(s.attempt);
         let (exit_code, signal) = (s.exit_code.map(i64::from), s.signal.map(i64::from));
         self.exec(
             &format!(
-                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) VALUES \
-                 ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) SELECT \
+                 $1, $2, $3, $4::BIGINT, $5, $6, $7, $8::BIGINT, $9, $10, $11, $12, $13, $14, $15, $16, $17::BIGINT, \
+                 $18::BIGINT, $19, $20 \
+                 WHERE NOT EXISTS (SELECT 1 FROM launch_sessions WHERE thread_id = $5 AND state = 'running')"
             ),
             &[
                 &s.session_id,
@@ -39,8 +41,8 @@ impl Launches for PgTx<'_> {
                 &s.reason,
                 &s.log_tail,
             ],
-        )?;
-        Ok(())
+        )
+        .map(|n| n == 1)
     }
 
     fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>> {
@@ -72,5 +74,25 @@ impl Launches for PgTx<'_> {
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let sql = format!("SELECT {LAUNCH_COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
         self.map(&sql, &args.refs(), rows::launch)
+    }
+
+    fn usage(&self, session_id: &str) -> Result<Option<SessionUsage>> {
+        self.usage_row(session_id)
+    }
+
+    fn usage_save(&mut self, u: &SessionUsage) -> Result<()> {
+        self.usage_put(u)
+    }
+
+    fn usage_of_run(&self, run_id: &str) -> Result<Vec<SessionUsage>> {
+        self.usage_rows_of_run(run_id)
+    }
+
+    fn run_budget(&self, run_id: &str) -> Result<Option<RunBudget>> {
+        self.run_budget_row(run_id)
+    }
+
+    fn run_budget_save(&mut self, b: &RunBudget) -> Result<()> {
+        self.run_budget_put(b)
     }
 }

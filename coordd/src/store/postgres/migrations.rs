@@ -311,6 +311,75 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_launch_sessions_run ON launch_sessions(run_id, started_at);
     CREATE INDEX idx_launch_sessions_running ON launch_sessions(state, started_at) WHERE state = 'running';
     "#,
+    // 11 (issue 36): the merge queue and review comments (SQLite's migration 11).
+    r#"
+    ALTER TABLE runs ADD COLUMN verify ctext;
+    ALTER TABLE runs ADD COLUMN require_approval BOOLEAN NOT NULL DEFAULT false;
+    ALTER TABLE runs ADD COLUMN merge_retries BIGINT NOT NULL DEFAULT 2;
+    ALTER TABLE tasks ADD COLUMN verify ctext;
+    CREATE TABLE merge_queue (
+        run_id ctext NOT NULL,
+        task_id ctext NOT NULL,
+        attempt BIGINT NOT NULL,
+        branch ctext NOT NULL,
+        state ctext NOT NULL,
+        seq BIGINT NOT NULL DEFAULT 0,
+        verify ctext,
+        tip ctext,
+        commit_id ctext,
+        verifications BIGINT NOT NULL DEFAULT 0,
+        exit_code BIGINT,
+        output ctext,
+        log_path ctext,
+        approved_by ctext,
+        reason ctext,
+        created_at ctext NOT NULL,
+        updated_at ctext NOT NULL,
+        PRIMARY KEY (run_id, task_id, attempt)
+    );
+    CREATE INDEX idx_merge_queue_order ON merge_queue(run_id, seq, created_at);
+    CREATE INDEX idx_merge_queue_state ON merge_queue(state) WHERE state IN ('queued', 'verifying');
+    CREATE TABLE review_comments (
+        comment_id ctext PRIMARY KEY,
+        run_id ctext NOT NULL,
+        task_id ctext NOT NULL,
+        attempt BIGINT NOT NULL,
+        path ctext NOT NULL,
+        line BIGINT NOT NULL,
+        side ctext NOT NULL,
+        body ctext NOT NULL,
+        author ctext NOT NULL,
+        created_at ctext NOT NULL,
+        sent_in ctext
+    );
+    CREATE INDEX idx_review_comments_task ON review_comments(run_id, task_id, attempt, created_at);
+    "#,
+    // SQLite's 12 (issue 33; after issue 36's): usage and budgets of launched sessions
+    // (`launch.usage`, `launch.budgetSet`): each session's cumulative tokens and cost (in
+    // millionths of a dollar) and its budget, and each run's budget and when it was reached.
+    r#"
+    CREATE TABLE launch_usage (
+        session_id ctext PRIMARY KEY,
+        run_id ctext NOT NULL,
+        task_id ctext NOT NULL,
+        agent ctext NOT NULL,
+        input_tokens BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0,
+        cache_read_tokens BIGINT NOT NULL DEFAULT 0,
+        cache_write_tokens BIGINT NOT NULL DEFAULT 0,
+        cost_micro_usd BIGINT NOT NULL DEFAULT 0,
+        max_cost_micro_usd BIGINT,
+        max_tokens BIGINT,
+        updated_at ctext NOT NULL
+    );
+    CREATE INDEX idx_launch_usage_run ON launch_usage(run_id, updated_at);
+    CREATE TABLE run_budgets (
+        run_id ctext PRIMARY KEY,
+        max_cost_micro_usd BIGINT,
+        max_tokens BIGINT,
+        reached_at ctext
+    );
+    "#,
 ];
 
 /// The schema version this binary writes.

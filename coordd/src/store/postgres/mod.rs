@@ -41,10 +41,12 @@ pub mod migrations;
 pub mod notify;
 mod open;
 mod orch;
+mod queue;
 mod requests;
 mod search;
 mod threads;
 pub mod tx;
+mod usage;
 pub mod writer;
 
 pub use open::{PgStore, redact};

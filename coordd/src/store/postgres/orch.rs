@@ -18,7 +18,10 @@ impl Runs for PgTx<'_> {
 
     fn run_insert(&mut self, r: &Run) -> Result<()> {
         self.exec(
-            &format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"),
+            &format!(
+                "INSERT INTO runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
+                 $15)"
+            ),
             &[
                 &r.run_id,
                 &r.goal,
@@ -32,6 +35,9 @@ impl Runs for PgTx<'_> {
                 &r.base_branch,
                 &r.base_rev,
                 &r.integration_branch,
+                &r.verify,
+                &r.require_approval,
+                &i64::from(r.merge_retries),
             ],
         )?;
         Ok(())
@@ -64,8 +70,8 @@ impl Tasks for PgTx<'_> {
     fn task_insert(&mut self, t: &Task) -> Result<()> {
         self.exec(
             "INSERT INTO tasks (run_id, task_id, title, body, acceptance, priority, prio_rank, assign_to, role, \
-             kind, max_attempts, status, attempt, created_at, updated_at, merge_state, merge_commit, resolves) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+             kind, max_attempts, status, attempt, created_at, updated_at, merge_state, merge_commit, resolves, verify) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
             &[
                 &t.run_id,
                 &t.task_id,
@@ -85,6 +91,7 @@ impl Tasks for PgTx<'_> {
                 &t.merge_state.map(|m| m.as_str()),
                 &t.merge_commit,
                 &t.resolves,
+                &t.verify,
             ],
         )?;
         for d in &t.depends_on {

@@ -1,6 +1,6 @@
 //! Launched sessions on SQLite: the `launch_sessions` table (`launch.*`).
 
-use coord_proto::types::{LaunchSession, SessionListParams};
+use coord_proto::types::{LaunchSession, RunBudget, SessionListParams, SessionUsage};
 use rusqlite::{params, params_from_iter, types::Value as SqlValue};
 
 use super::tx::SqliteTx;
@@ -9,11 +9,12 @@ use crate::store::repos::Launches;
 use crate::store::rows::{self, LAUNCH_COLUMNS};
 
 impl Launches for SqliteTx<'_> {
-    fn launch_insert(&mut self, s: &LaunchSession) -> Result<()> {
+    fn launch_insert(&mut self, s: &LaunchSession) -> Result<bool> {
         self.conn
             .prepare_cached(&format!(
-                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
+                "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) SELECT \
+                 ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20 \
+                 WHERE NOT EXISTS (SELECT 1 FROM launch_sessions WHERE thread_id = ?5 AND state = 'running')"
             ))?
             .execute(params![
                 s.session_id,
@@ -36,8 +37,9 @@ impl Launches for SqliteTx<'_> {
                 s.signal,
                 s.reason,
                 s.log_tail
-            ])?;
-        Ok(())
+            ])
+            .map(|n| n == 1)
+            .map_err(Into::into)
     }
 
     fn launch_session(&self, session_id: &str) -> Result<Option<LaunchSession>> {
@@ -78,5 +80,25 @@ impl Launches for SqliteTx<'_> {
         let filter = if clauses.is_empty() { String::new() } else { format!("WHERE {}", clauses.join(" AND ")) };
         let sql = format!("SELECT {LAUNCH_COLUMNS} FROM launch_sessions {filter} ORDER BY started_at, session_id");
         self.map(&sql, params_from_iter(args), rows::launch)
+    }
+
+    fn usage(&self, session_id: &str) -> Result<Option<SessionUsage>> {
+        self.usage_row(session_id)
+    }
+
+    fn usage_save(&mut self, u: &SessionUsage) -> Result<()> {
+        self.usage_put(u)
+    }
+
+    fn usage_of_run(&self, run_id: &str) -> Result<Vec<SessionUsage>> {
+        self.usage_rows_of_run(run_id)
+    }
+
+    fn run_budget(&self, run_id: &str) -> Result<Option<RunBudget>> {
+        self.run_budget_row(run_id)
+    }
+
+    fn run_budget_save(&mut self, b: &RunBudget) -> Result<()> {
+        self.run_budget_put(b)
     }
 }

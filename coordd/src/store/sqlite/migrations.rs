@@ -368,6 +368,77 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX idx_launch_sessions_run ON launch_sessions(run_id, started_at);
     CREATE INDEX idx_launch_sessions_running ON launch_sessions(state, started_at) WHERE state = 'running';
     "#,
+    // 11 (issue 36): the merge queue on a run's integration branch (its verify command,
+    // approval and merge retries; a candidate per done attempt) and review comments on
+    // task diffs.
+    r#"
+    ALTER TABLE runs ADD COLUMN verify TEXT;
+    ALTER TABLE runs ADD COLUMN require_approval INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN merge_retries INTEGER NOT NULL DEFAULT 2;
+    ALTER TABLE tasks ADD COLUMN verify TEXT;
+    CREATE TABLE merge_queue (
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        branch TEXT NOT NULL,
+        state TEXT NOT NULL,
+        seq INTEGER NOT NULL DEFAULT 0,
+        verify TEXT,
+        tip TEXT,
+        commit_id TEXT,
+        verifications INTEGER NOT NULL DEFAULT 0,
+        exit_code INTEGER,
+        output TEXT,
+        log_path TEXT,
+        approved_by TEXT,
+        reason TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, task_id, attempt)
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_merge_queue_order ON merge_queue(run_id, seq, created_at);
+    CREATE INDEX idx_merge_queue_state ON merge_queue(state) WHERE state IN ('queued', 'verifying');
+    CREATE TABLE review_comments (
+        comment_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        side TEXT NOT NULL,
+        body TEXT NOT NULL,
+        author TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        sent_in TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_review_comments_task ON review_comments(run_id, task_id, attempt, created_at);
+    "#,
+    // 12 (issue 33; after issue 36's 11): usage and budgets of launched sessions
+    // (`launch.usage`, `launch.budgetSet`): each session's cumulative tokens and cost (in
+    // millionths of a dollar) and its budget, and each run's budget and when it was reached.
+    r#"
+    CREATE TABLE launch_usage (
+        session_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_micro_usd INTEGER NOT NULL DEFAULT 0,
+        max_cost_micro_usd INTEGER,
+        max_tokens INTEGER,
+        updated_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX idx_launch_usage_run ON launch_usage(run_id, updated_at);
+    CREATE TABLE run_budgets (
+        run_id TEXT PRIMARY KEY,
+        max_cost_micro_usd INTEGER,
+        max_tokens INTEGER,
+        reached_at TEXT
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -22,11 +22,13 @@ mod mail;
 pub mod migrations;
 mod open;
 mod orch;
+mod queue;
 mod read_only;
 mod requests;
 mod search;
 mod threads;
 pub mod tx;
+mod usage;
 pub mod writer;
 
 #[cfg(test)]

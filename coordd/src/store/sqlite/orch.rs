@@ -20,7 +20,7 @@ impl Runs for SqliteTx<'_> {
     fn run_insert(&mut self, r: &Run) -> Result<()> {
         self.conn
             .prepare_cached(&format!(
-                "INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                "INSERT INTO runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
             ))?
             .execute(params![
                 r.run_id,
@@ -35,6 +35,9 @@ impl Runs for SqliteTx<'_> {
                 r.base_branch,
                 r.base_rev,
                 r.integration_branch,
+                r.verify,
+                r.require_approval,
+                r.merge_retries,
             ])?;
         Ok(())
     }
@@ -67,8 +70,8 @@ impl Tasks for SqliteTx<'_> {
         self.conn
             .prepare_cached(
                 "INSERT INTO tasks (run_id, task_id, title, body, acceptance, priority, prio_rank, assign_to, role, \
-                 kind, max_attempts, status, attempt, created_at, updated_at, merge_state, merge_commit, resolves) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                 kind, max_attempts, status, attempt, created_at, updated_at, merge_state, merge_commit, resolves, \
+                 verify) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
             )?
             .execute(params![
                 t.run_id,
@@ -89,6 +92,7 @@ impl Tasks for SqliteTx<'_> {
                 t.merge_state.map(|m| m.as_str()),
                 t.merge_commit,
                 t.resolves,
+                t.verify,
             ])?;
         for d in &t.depends_on {
             self.task_dep_add(&t.run_id, &t.task_id, d)?;

@@ -1,7 +1,9 @@
-//! `orch run`: create, list, show, finish or cancel runs.
+//! `orch run`: create, edit, list, show, finish or cancel runs.
 
+mod budget;
 mod cancel;
 mod create;
+mod edit;
 mod finish;
 mod list;
 mod show;
@@ -12,9 +14,11 @@ coord_cli::subcommands! {
     /// The subcommands of `orch run`.
     pub enum Cmd {
         Create(create::Args),
+        Edit(edit::Args),
         List(list::Args),
         Show(show::Args),
         Finish(finish::Args),
+        Budget(budget::Args),
         Cancel(cancel::Args),
     }
 }

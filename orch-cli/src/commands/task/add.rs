@@ -47,6 +47,9 @@ pub struct Args {
     /// Attempts allowed, retries included (default 3).
     #[arg(long, value_name = "N")]
     pub max_attempts: Option<u32>,
+    /// This task's own verify command for the merge queue, over the run's (`""`: none).
+    #[arg(long, value_name = "COMMAND")]
+    pub verify: Option<String>,
 }
 
 impl Command for Args {
@@ -63,6 +66,7 @@ impl Command for Args {
             priority: self.priority,
             kind: self.kind,
             max_attempts: self.max_attempts,
+            verify: self.verify,
         };
         let v = ctx.client().await?.task_add(p).await?;
         ctx.print(&v, || render::task(&v));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use coord_cli::usage::one_of;
 
 /// Change a task: its text and kind before it is dispatched; its worker, priority,
-/// role and attempt limit until it is done.
+/// role and attempt limit until it is done; its verify command until it is merged.
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  orch task edit --run R1 --task T2 --title \"Post CRUD + tests\" --priority urgent")]
 pub struct Args {
@@ -43,6 +43,10 @@ pub struct Args {
     /// A new attempt limit (at least the attempts used).
     #[arg(long, value_name = "N")]
     pub max_attempts: Option<u32>,
+    /// Its own verify command for the merge queue, over the run's (`""`: none for this
+    /// task); also while its merge waits.
+    #[arg(long, value_name = "COMMAND")]
+    pub verify: Option<String>,
 }
 
 impl Command for Args {
@@ -58,6 +62,7 @@ impl Command for Args {
             role: self.role,
             kind: self.kind,
             max_attempts: self.max_attempts,
+            verify: self.verify,
         };
         let v = ctx.client().await?.task_edit(p).await?;
         ctx.print(&v, || render::task(&v));

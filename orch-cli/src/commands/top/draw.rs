@@ -89,17 +89,25 @@ fn session_list(m: &Model) -> Paragraph<'static> {
     let lines: Vec<Line> = if m.sessions.is_empty() {
         vec![Line::styled("no launched sessions (coord-launch starts them)", Style::new().fg(Color::DarkGray))]
     } else {
-        m.sessions
-            .iter()
-            .map(|s| {
-                let colour = if s.state == SessionState::Running { Color::Green } else { Color::Gray };
-                let last = crate::sessions::tail(s, 1).pop().unwrap_or_default();
-                Line::from(vec![
-                    Span::styled(format!("{}/{} ", s.run_id, crate::sessions::line(s)), Style::new().fg(colour)),
-                    Span::styled(format!(" {last}"), Style::new().fg(Color::DarkGray)),
-                ])
-            })
-            .collect()
+        let runs = m.usage.iter().filter(|r| !r.sessions.is_empty() || r.budget.is_set()).map(|r| {
+            let colour = if r.over_budget { Color::Red } else { Color::Cyan };
+            Line::styled(format!("{} {}", r.run_id, crate::usage::run_line(r)), Style::new().fg(colour))
+        });
+        let sessions = m.sessions.iter().map(|s| {
+            let colour = if s.state == SessionState::Running { Color::Green } else { Color::Gray };
+            let last = crate::sessions::tail(s, 1).pop().unwrap_or_default();
+            let used = m
+                .usage
+                .iter()
+                .flat_map(|r| &r.sessions)
+                .find(|u| u.session_id == s.session_id)
+                .map_or(String::new(), |u| format!(" ${:.2} {}tok", u.usage.cost_usd, u.usage.tokens()));
+            Line::from(vec![
+                Span::styled(format!("{}/{}{used} ", s.run_id, crate::sessions::line(s)), Style::new().fg(colour)),
+                Span::styled(format!(" {last}"), Style::new().fg(Color::DarkGray)),
+            ])
+        });
+        runs.chain(sessions).collect()
     };
     Paragraph::new(lines).block(Block::new().borders(Borders::ALL).title(" sessions (coord-launch) "))
 }

@@ -195,6 +195,13 @@ async fn refresh(client: &Client, model: &mut Model, stale: Stale) -> Result<(),
         all.reverse();
         all.sort_by_key(|s| s.state != SessionState::Running);
         all.truncate(SESSIONS_SHOWN);
+        let mut runs: Vec<String> = all.iter().map(|s| s.run_id.clone()).collect();
+        runs.sort();
+        runs.dedup();
+        model.usage.clear();
+        for run_id in runs {
+            model.usage.push(client.usage_show(UsageShowParams { run_id }).await?);
+        }
         model.sessions = all;
     }
     Ok(())

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use coord_proto::types::{AgentsView, BlockedTask, Event, LaunchSession};
+use coord_proto::types::{AgentsView, BlockedTask, Event, LaunchSession, UsageReport};
 
 /// Events kept for the "recent events" pane.
 pub const RECENT: usize = 200;
@@ -18,6 +18,8 @@ pub struct Model {
     pub blocked: Vec<(String, BlockedTask)>,
     /// Launched sessions: every running one, then the newest that ended.
     pub sessions: Vec<LaunchSession>,
+    /// The usage of the runs those sessions belong to (`launch.usageShow`).
+    pub usage: Vec<UsageReport>,
     /// Newest first.
     pub events: VecDeque<Event>,
     /// The newest event applied.

@@ -24,6 +24,7 @@ mod idle_bench;
 #[cfg(target_os = "linux")]
 mod launch_bench;
 mod mcp_tokens;
+mod merge_queue_bench;
 mod orch_bench;
 mod pg_bench;
 mod pg_floor;
@@ -73,8 +74,9 @@ Options:
   --quick                 smaller counts, for a smoke run
   --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
                           pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
-                          dashboard, dashboard-live, search, launch, mcp-tokens, screenshots (writes the dashboard's images into
-                          docs/; never run by default)
+                          dashboard, dashboard-live, search, launch, mcp-tokens, mergequeue,
+                          screenshots (writes the dashboard's images into docs/; never run by
+                          default)
   --only soak             100 simulated agents for 10 minutes
                           (--agents N, --minutes M or --seconds S, --think-ms T)
   --only crash-loop       rounds of kill -9 (--rounds N, default 20)
@@ -127,7 +129,7 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     // `--only NAME` runs one measure: wake, wakeload, sends, claims, subs, cli, fetch,
     // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite), inbox, permission,
-    // search.
+    // search, mergequeue.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let number = |flag: &str, default: u64| {
@@ -225,6 +227,10 @@ fn main() {
     #[cfg(target_os = "linux")]
     if let Some(s) = stage("launch") {
         rt.block_on(launch_bench::launch(&s.p, 20, Duration::from_secs(if quick { 2 } else { 10 })));
+    }
+    if let Some(s) = stage("mergequeue") {
+        // A git repository in the stage's project: the runs' code tasks work there.
+        rt.block_on(merge_queue_bench::run(&s.p, if quick { 10 } else { 50 }));
     }
     if let Some(s) = stage("orchwake") {
         rt.block_on(orch_bench::done_to_wait(&s.p, scale.orch_wakes));

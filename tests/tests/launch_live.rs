@@ -1,0 +1,119 @@
+//! `coord-launch --live` with the `command` client (issue 33): the session's stdin is a
+//! JSON-lines feed (docs/launch.md) that starts with the task and then carries whatever is
+//! committed for the worker, the moment it commits: the lead's answer, mail, a shutdown
+//! request. The worker asks and keeps reading (its turn is over; nothing waits in a tool),
+//! and the attempt finishes in the one session. When its thread is done the bridge closes
+//! the feed and the session ends by itself. Every wait is on an event or a process's end.
+
+#[path = "support/launch.rs"]
+#[allow(dead_code, reason = "the other launch suites use the rest")]
+mod support;
+
+use coord_proto::types::*;
+use coord_tests::{Project, finish};
+use serde_json::Value;
+use support::*;
+
+/// The worker's feed loop: each line of `kind` is saved to `<kind>.json`, then `on_line`
+/// runs (with the line in `$line`); at the end of the feed it writes `eof`.
+fn feed_loop(kinds: &[&str], on_line: &str) -> String {
+    let cases: String = kinds
+        .iter()
+        .map(|k| format!("*'\"kind\":\"{k}\"'*) printf '%s\\n' \"$line\" > {k}.json; {on_line};; "))
+        .collect();
+    format!("while IFS= read -r line; do case \"$line\" in {cases}*) ;; esac; done; touch eof")
+}
+
+const CLAIM: &str = "inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null";
+const DONE: &str = "inbox done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null";
+
+fn json_file(p: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}: {text}", p.display()))
+}
+
+/// The worker asks and ends its turn (it only reads its feed); the lead answers later; the
+/// answer arrives as a feed line in the same process, which finishes the task: one
+/// session, one attempt, and the session ends cleanly (exit 0) when the bridge closes its
+/// feed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_reaches_the_live_session_that_asked_and_it_finishes_in_one_attempt() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let script = format!(
+        "IFS= read -r first; printf '%s\\n' \"$first\" > task.json; {CLAIM}; \
+         inbox update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status blocked --summary 'Which db?' >/dev/null; \
+         {}",
+        feed_loop(&["answer"], DONE)
+    );
+    let b = bridge(&p, &script, &["--dispatch", "--until-done", "--live"]);
+    next_event(&c, from, &[EventType::TaskBlocked]).await;
+    orch(&p, &["answer", "--run", "R1", "--task", "T1", "--summary", "Use SQLite"]);
+    let out = finish(b);
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{}\n{list:?}", out.stdout, out.stderr);
+    assert_eq!(list.len(), 1, "one session: {list:?}");
+    assert_eq!((list[0].exit_code, list[0].state), (Some(0), SessionState::Exited), "{list:?}");
+    assert_eq!(list[0].attempt, 1);
+    let cwd = std::path::Path::new(&list[0].cwd);
+    let task = json_file(&cwd.join("task.json"));
+    assert_eq!(
+        (task["type"].as_str(), task["kind"].as_str(), task["task_id"].as_str()),
+        (Some("turn"), Some("task"), Some("T1"))
+    );
+    assert!(task["text"].as_str().unwrap().contains("END YOUR TURN"), "{task}");
+    let answer = json_file(&cwd.join("answer.json"));
+    assert!(answer["text"].as_str().unwrap().contains("Use SQLite"), "{answer}");
+    assert_eq!(answer["thread_id"], task["thread_id"], "{answer}");
+    assert!(cwd.join("eof").exists(), "the feed ended (the bridge closed it) before the session exited");
+}
+
+/// Mail sent to a working live session arrives as a `mail` line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mail_to_a_working_live_session_arrives_as_a_feed_line() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let script = format!("IFS= read -r first; {UP}; {}", feed_loop(&["mail"], DONE));
+    let b = bridge(&p, &script, &["--dispatch", "--until-done", "--live"]);
+    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    p.inbox()
+        .args(["--agent", "lead", "send", "--to", "w1", "--summary", "Rebase on main", "--body", "then go on"])
+        .run()
+        .ok();
+    let out = finish(b);
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{}\n{list:?}", out.stdout, out.stderr);
+    assert_eq!((list.len(), list[0].exit_code), (1, Some(0)), "{list:?}");
+    let mail = json_file(&std::path::Path::new(&list[0].cwd).join("mail.json"));
+    assert_eq!(mail["from"], "lead", "{mail}");
+    let text = mail["text"].as_str().unwrap();
+    assert!(text.contains("Rebase on main") && text.contains("then go on"), "{mail}");
+}
+
+/// A shutdown request arrives as a `shutdown` line with its request id; the worker
+/// approves it, and the bridge stops the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_request_arrives_as_a_feed_line_then_the_session_stops() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let approve = "id=$(printf '%s' \"$line\" | sed -n 's/.*\"request_id\":\"\\([^\"]*\\)\".*/\\1/p'); \
+                   inbox control --type shutdown_approved --payload \"{\\\"request_id\\\":\\\"$id\\\"}\" >/dev/null; sleep 300";
+    let script = format!("IFS= read -r first; {UP}; {}", feed_loop(&["shutdown"], approve));
+    let mut b = bridge(&p, &script, &["--dispatch", "--live", "--shutdown-grace-seconds", "3600"]);
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    p.inbox().json_flag().args(["--agent", "lead", "shutdown", "--to", "w1"]).run().ok();
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    assert_eq!(ended.payload_json["session"]["state"], "stopped", "{}", ended.payload_json);
+    let list = sessions(&c).await;
+    let shutdown = json_file(&std::path::Path::new(&list[0].cwd).join("shutdown.json"));
+    assert!(shutdown["request_id"].as_str().is_some_and(|r| !r.is_empty()), "{shutdown}");
+    assert!(shutdown["text"].as_str().unwrap().contains("Shutdown requested"), "{shutdown}");
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
