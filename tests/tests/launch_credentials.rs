@@ -120,9 +120,10 @@ fn processes_of(session: &str) -> Vec<i64> {
     let want = format!("COORD_SESSION={session}");
     let dir = std::fs::read_dir("/proc").unwrap();
     let pids = dir.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i64>().ok()));
-    pids.filter(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
-        env.split(|b| *b == 0).any(|kv| kv == want.as_bytes())
-    }))
+    pids.filter(|pid| {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == want.as_bytes()))
+    })
     .collect()
 }
 
