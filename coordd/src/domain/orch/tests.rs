@@ -6,6 +6,7 @@ use coord_proto::types::*;
 
 use super::attempts::{self, Mode, Plan};
 use super::{council, model, plan, reconcile};
+use crate::domain::credentials::Acting;
 use crate::ops::{self, messages};
 use crate::store::sqlite::testing::Memory;
 
