@@ -44,7 +44,7 @@ pub enum BuildError {
     #[error("the command client needs a command: pass --command or set `command` in .agents/launch.toml")]
     NoCommand,
     #[error(
-        "--sandbox is built for the claude client only: run codex and command sessions without it \
+        "--sandbox is built for the claude and codex clients: run command sessions without it \
          (docs/security.md, \"Sandboxed workers\")"
     )]
     SandboxUnsupported,
@@ -114,13 +114,11 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
     let extra = l.args.clone().unwrap_or_default();
     let model = l.model.iter().flat_map(|m| ["--model".to_string(), m.clone()]);
     let sandbox = l.sandbox == Some(true);
-    if sandbox && kind != ClientKind::Claude {
+    if sandbox && kind == ClientKind::Command {
         return Err(BuildError::SandboxUnsupported);
     }
-    let sandbox_settings = sandbox.then(|| {
-        let paths = crate::sandbox::Paths { agents_dir: ctx.agents_dir, socket: ctx.socket, cwd: ctx.cwd };
-        ["--settings".to_string(), crate::sandbox::claude_settings(&paths)]
-    });
+    let sandbox_paths = crate::sandbox::Paths { agents_dir: ctx.agents_dir, socket: ctx.socket, cwd: ctx.cwd };
+    let sandbox_settings = sandbox.then(|| ["--settings".to_string(), crate::sandbox::claude_settings(&sandbox_paths)]);
     let sandbox_settings = sandbox_settings.into_iter().flatten();
     let (program, args) = match kind {
         ClientKind::Command => {
@@ -155,7 +153,13 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             // events (`--json`) go through `--codex-log` into a readable log.
             let mut a = vec!["exec".to_string(), "--json".to_string(), "--skip-git-repo-check".to_string()];
             a.extend(coord_client::codex::trust_args(&[ctx.cwd]));
-            a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
+            if sandbox {
+                // Its own sandbox, set up around `.agents/` (sandbox.rs); still no approvals.
+                a.extend(["-c".to_string(), "approval_policy=\"never\"".to_string()]);
+                a.extend(crate::sandbox::codex_args(&sandbox_paths));
+            } else {
+                a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
+            }
             a.extend(model);
             a.extend(extra);
             a.push(prompt(w, ctx.inbox, false));
@@ -220,6 +224,14 @@ mod tests {
         assert!(s.env.contains(&("COORD_SESSION".into(), "ses_1".into())));
         assert!(s.env.iter().any(|(k, v)| k == "COORD_PROMPT" && v.contains("thr_1")));
         assert!(matches!(build(ClientKind::Command, &Layer::default(), &work(), &ctx), Err(BuildError::NoCommand)));
+        let sandboxed = Layer { command: Some("echo hi".into()), sandbox: Some(true), ..Layer::default() };
+        let refused = build(ClientKind::Command, &sandboxed, &work(), &ctx);
+        assert!(matches!(refused, Err(BuildError::SandboxUnsupported)), "a command cannot be sandboxed");
+        // Codex, sandboxed, runs in its own permission profile, not bypassing its sandbox.
+        let codex =
+            build(ClientKind::Codex, &Layer { sandbox: Some(true), ..Layer::default() }, &work(), &ctx).unwrap();
+        assert!(!codex.args.iter().any(|a| a.contains("bypass-approvals-and-sandbox")), "{:?}", codex.args);
+        assert!(codex.args.iter().any(|a| a.starts_with("default_permissions=")), "{:?}", codex.args);
     }
 
     #[test]

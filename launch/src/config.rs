@@ -59,7 +59,7 @@ pub struct Layer {
     /// Stop a session after this many minutes (its attempt fails); fractions allowed.
     #[serde(default, deserialize_with = "positive_minutes")]
     pub wall_clock_minutes: Option<f64>,
-    /// Run a Claude Code session's shell in Claude Code's sandbox, away from `.agents/`
+    /// Run a claude or codex session's shell in its client's sandbox, away from `.agents/`
     /// (`crate::sandbox`).
     pub sandbox: Option<bool>,
     /// A live session: its input stays open and takes the worker's answers, mail and

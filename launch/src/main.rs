@@ -117,9 +117,9 @@ struct Args {
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
-    /// Run each Claude Code session's shell in Claude Code's sandbox: it cannot read
+    /// Run each claude or codex session's shell in its client's sandbox: it cannot read
     /// .agents/ (the database, the dashboard's token, the logs) but reaches the daemon's
-    /// socket (needs bubblewrap and socat; claude sessions only).
+    /// socket (needs bubblewrap; Claude Code also socat; not for command sessions).
     #[arg(long)]
     sandbox: bool,
     /// This host's name: code tasks are launched only by the bridge on the host whose daemon

@@ -13,6 +13,19 @@
 //!   is on: the daemon's socket is the one the worker must reach.
 //! * The sandbox covers the Bash tool only: the Read and Edit tools are kept off the same
 //!   files by `permissions.deny` rules, which hold in `bypassPermissions` mode too.
+//!
+//! A Codex session gets a permission profile of its own (`-c default_permissions=…`), what
+//! was measured with Codex 0.171.0 (`codex sandbox`, bubblewrap on Linux):
+//!
+//! * Its legacy `workspace-write` sandbox limits writes, not reads: the shell read
+//!   `.agents/dashboard.json`. A permission profile denies reads: `"none"` on the globs
+//!   `.agents/*`, `.agents/.*` and `.agents/launch/**` makes `cat` of each say "Permission
+//!   denied", while the daemon's socket (matched too) still connects. Denying the directory
+//!   `.agents` itself made the socket unreachable (`EACCES`), hence the globs.
+//! * Unix sockets need the profile's `network.enabled` (else `EPERM`), which also opens
+//!   the network: Codex has no per-socket rule on Linux.
+//! * The session's worktree and its repository's `.git` are writable, `/tmp` too; the rest
+//!   of the machine is readable (the CLIs, the toolchains).
 
 use std::path::{Path, PathBuf};
 
@@ -70,6 +83,35 @@ pub fn claude_settings(p: &Paths<'_>) -> String {
     .to_string()
 }
 
+/// The profile's name in the session's configuration.
+const CODEX_PROFILE: &str = "coordd_worker";
+
+/// The `-c` options of a sandboxed Codex session: its permission profile, selected.
+pub fn codex_args(p: &Paths<'_>) -> Vec<String> {
+    let agents = abs(p.agents_dir).display().to_string();
+    let mut rules: Vec<(String, &str)> = vec![("/".into(), "read"), ("/tmp".into(), "write")];
+    rules.push((abs(p.cwd).display().to_string(), "write"));
+    rules.extend(common_git_dir(p.cwd).map(|d| (d.display().to_string(), "write")));
+    for glob in ["*", ".*", "launch/**"] {
+        rules.push((format!("{agents}/{glob}"), "none"));
+    }
+    let table: Vec<String> =
+        rules.iter().map(|(path, access)| format!("{}={}", toml_str(path), toml_str(access))).collect();
+    [
+        format!("default_permissions={}", toml_str(CODEX_PROFILE)),
+        format!("permissions.{CODEX_PROFILE}.filesystem={{{},glob_scan_max_depth=4}}", table.join(",")),
+        format!("permissions.{CODEX_PROFILE}.network.enabled=true"),
+    ]
+    .into_iter()
+    .flat_map(|v| ["-c".to_string(), v])
+    .collect()
+}
+
+/// A TOML basic string.
+fn toml_str(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +129,28 @@ mod tests {
         assert_eq!(fs["allowRead"], json!(["/p/.agents/coordd.sock", "/p/.agents/worktrees/R1/T1"]));
         assert_eq!(s["sandbox"]["network"]["allowAllUnixSockets"], true);
         assert!(s["permissions"]["deny"].as_array().unwrap().contains(&json!("Read(//p/.agents/*)")));
+    }
+
+    #[test]
+    fn codex_gets_a_profile_that_denies_the_agents_files_and_writes_the_worktree() {
+        let p = Paths {
+            agents_dir: Path::new("/p/.agents"),
+            socket: Path::new("/p/.agents/coordd.sock"),
+            cwd: Path::new("/p/.agents/worktrees/R1/T1"),
+        };
+        let a = codex_args(&p);
+        assert_eq!(a.iter().filter(|x| *x == "-c").count(), 3, "{a:?}");
+        assert!(a.contains(&"default_permissions=\"coordd_worker\"".to_string()), "{a:?}");
+        let fs = a.iter().find(|x| x.starts_with("permissions.coordd_worker.filesystem=")).unwrap();
+        for rule in [
+            "\"/\"=\"read\"",
+            "\"/p/.agents/worktrees/R1/T1\"=\"write\"",
+            "\"/p/.agents/*\"=\"none\"",
+            "\"/p/.agents/.*\"=\"none\"",
+            "\"/p/.agents/launch/**\"=\"none\"",
+        ] {
+            assert!(fs.contains(rule), "{rule} in {fs}");
+        }
+        assert!(a.contains(&"permissions.coordd_worker.network.enabled=true".to_string()), "{a:?}");
     }
 }
