@@ -19,13 +19,16 @@
 //!
 //! * Its legacy `workspace-write` sandbox limits writes, not reads: the shell read
 //!   `.agents/dashboard.json`. A permission profile denies reads: `"none"` on the globs
-//!   `.agents/*`, `.agents/.*` and `.agents/launch/**` makes `cat` of each say "Permission
-//!   denied", while the daemon's socket (matched too) still connects. Denying the directory
+//!   `.agents/*`, `.agents/.*`, `.agents/launch/*/*.*` and `.agents/launch/*/logs/**`
+//!   makes `cat` of each say "Permission denied", while the daemon's socket (matched too) still connects. Denying the directory
 //!   `.agents` itself made the socket unreachable (`EACCES`), hence the globs.
 //! * Unix sockets need the profile's `network.enabled` (else `EPERM`), which also opens
 //!   the network: Codex has no per-socket rule on Linux.
-//! * The session's worktree and its repository's `.git` are writable, `/tmp` too; the rest
-//!   of the machine is readable (the CLIs, the toolchains).
+//! * The session's worktree and its repository's `.git` are writable; the rest of the
+//!   machine is readable (the CLIs, the toolchains). Not `/tmp`: Codex keeps `.git`,
+//!   `.codex` and `.agents` of every writable root read-only, and makes an empty directory
+//!   to mount over when one is missing, so a writable `/tmp` left `/tmp/.git` behind (every
+//!   project under `/tmp` then resolved to `/tmp`).
 
 use std::path::{Path, PathBuf};
 
@@ -89,10 +92,11 @@ const CODEX_PROFILE: &str = "coordd_worker";
 /// The `-c` options of a sandboxed Codex session: its permission profile, selected.
 pub fn codex_args(p: &Paths<'_>) -> Vec<String> {
     let agents = abs(p.agents_dir).display().to_string();
-    let mut rules: Vec<(String, &str)> = vec![("/".into(), "read"), ("/tmp".into(), "write")];
+    let mut rules: Vec<(String, &str)> = vec![("/".into(), "read")];
     rules.push((abs(p.cwd).display().to_string(), "write"));
     rules.extend(common_git_dir(p.cwd).map(|d| (d.display().to_string(), "write")));
-    for glob in ["*", ".*", "launch/**"] {
+    // Not `launch/**`: a thread task's session runs in `launch/<run>/scratch/`.
+    for glob in ["*", ".*", "launch/*/*.*", "launch/*/logs/**"] {
         rules.push((format!("{agents}/{glob}"), "none"));
     }
     let table: Vec<String> =
@@ -147,7 +151,7 @@ mod tests {
             "\"/p/.agents/worktrees/R1/T1\"=\"write\"",
             "\"/p/.agents/*\"=\"none\"",
             "\"/p/.agents/.*\"=\"none\"",
-            "\"/p/.agents/launch/**\"=\"none\"",
+            "\"/p/.agents/launch/*/logs/**\"=\"none\"",
         ] {
             assert!(fs.contains(rule), "{rule} in {fs}");
         }
