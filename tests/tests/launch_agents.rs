@@ -465,13 +465,8 @@ fn the_reminder_leads_a_claude_code_session_to_the_tool_that_delivers_its_mail()
     assert!(m.outputs().contains("note-for-w1"), "check_inbox did not deliver the mail:\n{}", m.outputs());
 }
 
-/// A thread task T1 for `agent_id` with Claude Code sessions against a model that runs
+/// A thread task T1 for `agent_id` with `agent`'s sessions against a model that runs
 /// `line` in its shell, then says it is done; `toml` is appended to `.agents/launch.toml`.
-fn one_claude_task(agent_id: &str, line: &str, toml: &str) -> Option<(Project, Model)> {
-    one_task(Agent::Claude, agent_id, line, toml)
-}
-
-/// [`one_claude_task`] with `agent`'s sessions.
 fn one_task(agent: Agent, agent_id: &str, line: &str, toml: &str) -> Option<(Project, Model)> {
     let program = cli(agent)?;
     let p = Project::new();
@@ -516,7 +511,7 @@ fn sandboxed_worker_cannot_read_agents(agent: Agent) {
     let home = tempfile::Builder::new().prefix("codex-home").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     if let Agent::Codex = agent {
         std::fs::copy(m._home.path().join("config.toml"), home.path().join("config.toml")).unwrap();
-        for (k, v) in m.env.iter_mut().filter(|(k, _)| k == "CODEX_HOME" || k == "HOME") {
+        for (_, v) in m.env.iter_mut().filter(|(k, _)| k == "CODEX_HOME" || k == "HOME") {
             *v = home.path().display().to_string();
         }
     }
