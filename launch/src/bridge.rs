@@ -86,6 +86,8 @@ pub struct Bridge {
     pub(crate) pending: VecDeque<Pending>,
     pub(crate) crashes: HashMap<String, u32>,
     pub(crate) shutdowns: Shutdowns,
+    /// Each worker agent's secret, minted with the bridge's (the lead's) authority.
+    pub(crate) credentials: crate::credentials::Credentials,
     pub(crate) finished: Option<Finish>,
     /// The repository code tasks are dispatched in (the run's, else the project's).
     repo: Option<String>,
@@ -119,6 +121,7 @@ impl Bridge {
             pending: VecDeque::new(),
             crashes: HashMap::new(),
             shutdowns: Shutdowns::default(),
+            credentials: Default::default(),
             finished: None,
             repo: None,
             say,

@@ -189,6 +189,11 @@ pub fn make(log: &Path, session_id: &str) -> std::io::Result<Made> {
     let mut holder = tokio::process::Command::new("sleep");
     holder.arg("infinity").env(SESSION_VAR, session_id).stdin(Stdio::null()).stdout(Stdio::from(rw));
     holder.stderr(Stdio::null()).process_group(0).kill_on_drop(false);
+    // It carries the session's id: no secret of the bridge's goes with it (a bridge that
+    // re-attaches reads the session's secret from its processes).
+    for k in crate::credentials::scrub() {
+        holder.env_remove(k);
+    }
     let mut child = holder.spawn()?;
     let pid = child.id().unwrap_or(0);
     std::fs::write(holder_file(&fifo), pid.to_string())?;

@@ -9,12 +9,14 @@ mod claude_log;
 mod client;
 mod codex_log;
 mod config;
+mod credentials;
 mod feed;
 mod gate;
 mod lifecycle;
 mod limits;
 mod process;
 mod rpc;
+mod sandbox;
 mod say;
 mod session;
 mod shutdown;
@@ -115,6 +117,11 @@ struct Args {
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
+    /// Run each claude or codex session's shell in its client's sandbox: it cannot read
+    /// .agents/ (the database, the dashboard's token, the logs) but reaches the daemon's
+    /// socket (needs bubblewrap; Claude Code also socat; not for command sessions).
+    #[arg(long)]
+    sandbox: bool,
     /// This host's name: code tasks are launched only by the bridge on the host whose daemon
     /// made their worktree (default: the kernel's host name, as coordd's). One bridge per run
     /// and host: a second one is refused (exit 5).
@@ -191,6 +198,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         command: a.command,
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
+        sandbox: a.sandbox.then_some(true),
         live: a.live.then_some(true),
         ..Layer::default()
     };
