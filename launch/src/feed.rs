@@ -75,7 +75,7 @@ pub struct Turn {
 }
 
 /// A UUID-shaped id (version 4 layout) from a 64-bit seed and a number, unique per line.
-fn uuid(seed: u64, n: i64) -> String {
+pub(crate) fn uuid(seed: u64, n: i64) -> String {
     let hi = seed.to_be_bytes();
     format!(
         "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-4{:01x}{:02x}-8{:03x}-{:012x}",
