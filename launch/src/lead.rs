@@ -136,6 +136,8 @@ struct Session {
     writer: Option<feed::Writer>,
     attention: Option<EventStream>,
     started: Instant,
+    /// The run's end was written into the session.
+    told_end: bool,
 }
 
 impl Lead {
@@ -176,12 +178,7 @@ impl Lead {
                     ev = next => match ev {
                         Some(Ok(ev)) => {
                             cursor = cursor.max(ev.event_id);
-                            if let Some(w) = s.writer.as_mut() {
-                                let t = lead_attention::turn_of(&client, &self.work.run_id, &ev, w.seed).await;
-                                if let Err(e) = w.write(&t).await {
-                                    say.warn(&format!("lead: cannot write a turn into its session: {e}"));
-                                }
-                            }
+                            s.tell(&client, &self.work.run_id, &ev, say).await;
                         }
                         _ => s.attention = None,
                     },
@@ -250,12 +247,25 @@ impl Lead {
         } else {
             (None, None)
         };
-        Ok(Session { id, pid, waiter, writer, attention, started: Instant::now() })
+        Ok(Session { id, pid, waiter, writer, attention, started: Instant::now(), told_end: false })
     }
 
     /// The run is over: a done run's lead has its input closed and the grace to end; any
     /// other is stopped.
     async fn finish(&self, s: &mut Session, f: Finish, say: &mut Say) {
+        if f == Finish::Done && s.writer.is_some() {
+            // The lead reads the run's end (its cue to finish) before its input closes.
+            let c = Client::connect(self.connect.clone()).await;
+            let until_told = async {
+                while let (false, Some(a), Ok(c)) = (s.told_end, s.attention.as_mut(), c.as_ref()) {
+                    match a.next().await {
+                        Some(Ok(ev)) => s.tell(c, &self.work.run_id, &ev, say).await,
+                        _ => break,
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(self.grace, until_told).await;
+        }
         if let (Finish::Done, Some(w)) = (f, s.writer.as_mut()) {
             w.close();
             if tokio::time::timeout(self.grace, s.waiter.wait()).await.is_ok() {
@@ -267,6 +277,19 @@ impl Lead {
         process::stop(s.pid, &s.id, &mut s.waiter, self.grace).await;
         feed::remove(&self.log());
         say.line("lead stopped: the run is over");
+    }
+}
+
+impl Session {
+    /// Write what needs the lead into its session (a live one).
+    async fn tell(&mut self, c: &Client, run_id: &str, ev: &Event, say: &mut Say) {
+        self.told_end |= matches!(ev.event_type, EventType::RunDone | EventType::RunFailed);
+        if let Some(w) = self.writer.as_mut() {
+            let t = lead_attention::turn_of(c, run_id, ev, w.seed).await;
+            if let Err(e) = w.write(&t).await {
+                say.warn(&format!("lead: cannot write a turn into its session: {e}"));
+            }
+        }
     }
 }
 

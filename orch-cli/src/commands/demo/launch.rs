@@ -9,7 +9,7 @@ use std::process::Stdio;
 
 use coord_cli::CliError;
 
-use super::kit::{Demo, RUN, fail, quoted, sibling};
+use super::kit::{Demo, RUN, bins_first, fail, quoted, sibling};
 
 /// The scripted worker: what an agent does in its session, without a model. The bridge runs
 /// it with `sh -c` in the session's directory (the attempt's worktree), with `COORD_AGENT`,
@@ -48,20 +48,13 @@ pub(crate) fn run(d: &Demo) -> Result<(), CliError> {
     d.say("The leader starts the bridge: it dispatches ready tasks and starts one session for each");
     let command = format!("sh {}", quoted(&[&script.display().to_string()]));
     let launch = sibling("coord-launch");
-    let bin_dir = launch.parent().filter(|p| !p.as_os_str().is_empty()).map(|p| p.to_path_buf());
     let mut c = d.command(
         "leader",
         &launch,
         &["--run", RUN, "--command", &command, "--dispatch", "--until-done", "--grace-seconds", "5"],
         &d.dir,
     );
-    // The sessions find `inbox` where this `orch` is (cargo puts them side by side).
-    if let Some(bin) = bin_dir {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let joined = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)))
-            .map_err(|e| fail("PATH", e))?;
-        c.env("PATH", joined);
-    }
+    bins_first(&mut c, &launch)?;
     let mut bridge = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
