@@ -160,6 +160,8 @@ impl Demo {
         std::fs::write(dir.join("README.md"), "# Greetings\n").map_err(|e| fail("cannot write", e))?;
         d.git("you", dir, &["add", "README.md"])?;
         d.git("you", dir, &["commit", "-q", "-m", "Start"])?;
+        // The project is this directory, even inside another project's.
+        std::fs::create_dir_all(dir.join(".agents")).map_err(|e| fail("cannot create .agents", e))?;
         d.inbox("you", &["init"])?;
         Ok(())
     }
