@@ -51,7 +51,7 @@ pub struct Turn {
     pub line_type: &'static str,
     /// Unique per line (a UUID).
     pub id: String,
-    /// `task`, `answer`, `mail`, `follow_up` or `shutdown`.
+    /// `task`, `answer`, `mail`, `follow_up` or `shutdown`; a lead's `attention`.
     pub kind: &'static str,
     /// What the worker reads: the prompt, or the message rendered as the hooks render mail.
     pub text: String,
