@@ -58,9 +58,12 @@ pub async fn turn_of(c: &Client, run_id: &str, ev: &Event, seed: u64) -> Turn {
             text.push_str(&format!("\n    {line}"));
         }
     }
+    // A request is named by its payload's `request_id` (what a response carries), else its
+    // message.
     let request_id = ev.message.as_ref().filter(|_| msg_type.is_some()).map(|m| {
-        text.push_str(&format!("\n  request_id {}, payload {}", m.message_id, m.payload_json));
-        m.message_id.clone()
+        let id = payload_request_id(&m.payload_json).map_or_else(|| m.message_id.clone(), str::to_string);
+        text.push_str(&format!("\n  request_id {id}, payload {}", m.payload_json));
+        id
     });
     let h = hint(ev, msg_type.as_deref());
     if !h.is_empty() {

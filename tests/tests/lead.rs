@@ -12,7 +12,7 @@
 mod support;
 
 use coord_proto::types::*;
-use coord_tests::{Project, finish};
+use coord_tests::{Project, finish, ok_as};
 use support::*;
 
 /// The scripted lead: on its first turn it plans T1 (w1) and T2 (w2, after T1) and
@@ -33,6 +33,10 @@ while IFS= read -r line; do
   case "$line" in
     *'task.blocked T1'*) orch answer --run "$COORD_RUN" --task T1 --summary 'Use SQLite' >/dev/null ;;
     *'task.ready T2'*) orch dispatch --run "$COORD_RUN" --task T2 >/dev/null ;;
+    *'permission_request'*)
+      id=$(printf '%s' "$line" | sed -n 's/.*"request_id":"\([^"]*\)".*/\1/p')
+      inbox --agent "$COORD_AGENT" control --type permission_response \
+        --payload "{\"request_id\":\"$id\",\"approved\":true,\"reason\":\"push your branch\"}" >/dev/null ;;
     *'run.done'*) break ;;
   esac
 done"#;
@@ -43,6 +47,10 @@ inbox claim --agent "$COORD_AGENT" --thread "$COORD_THREAD" >/dev/null
 if [ "$COORD_TASK" = T1 ] && [ -z "$NO_QUESTION" ]; then
   inbox update --agent "$COORD_AGENT" --thread "$COORD_THREAD" --status blocked --summary 'Which db?' >/dev/null
   while IFS= read -r line; do case "$line" in *'"kind":"answer"'*) break ;; esac; done
+fi
+if [ "$COORD_TASK" = T2 ] && [ -n "$DECISION" ]; then
+  printf '{"session_id":"s","transcript_path":"/tmp/t.jsonl","cwd":"%s","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"git push origin HEAD","description":"Push the branch"}}' "$PWD" \
+    | inbox --agent "$COORD_AGENT" hook claude pre-tool-use > "$DECISION"
 fi
 inbox done --agent "$COORD_AGENT" --thread "$COORD_THREAD" --summary finished >/dev/null
 while IFS= read -r line; do :; done"#;
@@ -167,4 +175,24 @@ async fn cancelling_the_run_stops_the_lead_and_the_bridge_exits_2() {
     let pid: i32 =
         std::fs::read_to_string(p.path().join(".agents/launch/R1/lead.pid")).unwrap().trim().parse().unwrap();
     assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "the lead is gone");
+}
+
+/// A worker's gated `git push` (the real PreToolUse hook, as Claude Code runs it) reaches the
+/// lead's session as a pushed permission request; the lead approves it, and the hook
+/// allows the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workers_gated_git_push_is_pushed_to_the_lead_which_approves_it() {
+    let p = Project::new();
+    let _d = p.serve();
+    ok_as(&p, "lead", &["policy", "lead", "lead"]);
+    ok_as(&p, "lead", &["policy", "gate", "Bash(git push*)"]);
+    let decision = p.path().join("decision.json");
+    let out = finish(team(&p, &[("NO_QUESTION", "1"), ("DECISION", &decision.display().to_string())]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let d: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&decision).unwrap()).unwrap();
+    assert_eq!(d["hookSpecificOutput"]["permissionDecision"], "allow", "{d}");
+    assert!(d["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().contains("push your branch"), "{d}");
+    let asked = lead_turns(&p).into_iter().find(|t| t["text"].as_str().unwrap().contains("permission_request"));
+    let asked = asked.expect("the request was pushed to the lead");
+    assert!(asked["text"].as_str().unwrap().contains("git push origin HEAD"), "{asked}");
 }
