@@ -80,6 +80,20 @@ fn team(p: &Project, env: &[(&str, &str)]) -> std::process::Child {
     l.spawn()
 }
 
+/// Wait until the lead planned T2 (the second task it adds; a lead started with
+/// LEAD_STOP_AFTER_PLAN then sleeps).
+async fn planned(p: &Project) {
+    let c = p.client().await;
+    let mut after = 0;
+    loop {
+        let ev = next_event(&c, after, &[EventType::TaskAdded]).await;
+        if ev.task_id == "T2" {
+            return;
+        }
+        after = ev.event_id;
+    }
+}
+
 fn lead_turns(p: &Project) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(p.path().join("lead-turns.jsonl")).expect("lead-turns.jsonl");
     text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
@@ -130,16 +144,7 @@ async fn a_killed_lead_is_restarted_with_the_runs_state_and_finishes_the_run() {
     let p = Project::new();
     let mut b = team(&p, &[("LEAD_STOP_AFTER_PLAN", "1"), ("NO_QUESTION", "1")]);
     said(&mut b, "lead started");
-    let c = p.client().await;
-    // T2 is the second task added: once it is there, the first lead sleeps.
-    let mut after = 0;
-    loop {
-        let ev = next_event(&c, after, &[EventType::TaskAdded]).await;
-        if ev.task_id == "T2" {
-            break;
-        }
-        after = ev.event_id;
-    }
+    planned(&p).await;
     let pid: i64 =
         std::fs::read_to_string(p.path().join(".agents/launch/R1/lead.pid")).unwrap().trim().parse().unwrap();
     kill_group(pid);
@@ -159,15 +164,7 @@ async fn cancelling_the_run_stops_the_lead_and_the_bridge_exits_2() {
     let p = Project::new();
     let mut b = team(&p, &[("LEAD_STOP_AFTER_PLAN", "1")]);
     said(&mut b, "lead started");
-    let c = p.client().await;
-    let mut after = 0;
-    loop {
-        let ev = next_event(&c, after, &[EventType::TaskAdded]).await;
-        if ev.task_id == "T2" {
-            break;
-        }
-        after = ev.event_id;
-    }
+    planned(&p).await;
     orch(&p, &["cancel", "--run", "R1", "--reason", "changed our mind"]);
     let out = finish(b);
     assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);

@@ -29,28 +29,18 @@ while IFS= read -r turn; do
 done
 "#;
 
-/// The scripted worker, live: its task comes as the first line of its input, the lead's
-/// answer as a later one.
-const WORKER: &str = r#"#!/bin/sh
-# The demo's scripted worker: what an agent does in its session, without a model.
-set -e
-IFS= read -r task
-inbox claim --agent "$COORD_AGENT" --thread "$COORD_THREAD"
-if [ "$COORD_TASK" = data ]; then
-  inbox update --agent "$COORD_AGENT" --thread "$COORD_THREAD" --status blocked --summary 'Which languages?'
+/// worker-a's question, live: asked, then the answer read from the session's input.
+const ASK: &str = r#"  inbox update --agent "$COORD_AGENT" --thread "$COORD_THREAD" --status blocked --summary 'Which languages?'
   while IFS= read -r turn; do case "$turn" in *'"kind":"answer"'*) break ;; esac; done
-  printf 'hello\nbonjour\n' > greetings.txt
-  msg='Add greetings'
-else
-  cat greetings.txt
-  printf '#!/bin/sh\nwhile read g; do echo "$g, world"; done < greetings.txt\n' > greet.sh
-  msg='Print the greetings'
-fi
-git add -A
-git commit -q -m "$msg"
-inbox done --agent "$COORD_AGENT" --thread "$COORD_THREAD" --summary "$msg"
-while IFS= read -r turn; do :; done    # until the bridge closes the session
 "#;
+
+/// The scripted worker, live: its task comes as the first line of its input, the lead's
+/// answer as a later one; it reads on until the bridge closes the session.
+fn worker() -> String {
+    let mut w = super::launch::worker("IFS= read -r task\n", ASK);
+    w.push_str("while IFS= read -r turn; do :; done    # until the bridge closes the session\n");
+    w
+}
 
 /// Write a script under `.agents/` and show it.
 fn script(d: &Demo, name: &str, text: &str) -> Result<String, CliError> {
@@ -67,7 +57,7 @@ pub(crate) fn run(d: &Demo) -> Result<(), CliError> {
     d.say("The lead's script, which the lead session runs (in place of an agent such as Claude Code)");
     let lead = script(d, "demo-lead.sh", LEAD)?;
     d.say("The workers' script, which each worker session runs");
-    let worker = script(d, "demo-team-worker.sh", WORKER)?;
+    let worker = script(d, "demo-team-worker.sh", &worker())?;
 
     d.say("One command: coord-launch creates the run, starts the lead, and starts a worker per dispatch");
     let launch = sibling("coord-launch");
