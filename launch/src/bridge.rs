@@ -422,7 +422,7 @@ async fn subscribe_shutdowns(client: &Client, after: i64) -> Result<EventStream,
 
 /// The pause before a task's next session after `crashes` crashes in a row: nothing at
 /// first, then doubling from a second, up to [`BACKOFF_MAX`].
-fn backoff_after(crashes: u32) -> Duration {
+pub(crate) fn backoff_after(crashes: u32) -> Duration {
     match crashes {
         0 => Duration::ZERO,
         n => Duration::from_secs(1u64 << (n - 1).min(6)).min(BACKOFF_MAX),

@@ -51,7 +51,7 @@ pub struct Turn {
     pub line_type: &'static str,
     /// Unique per line (a UUID).
     pub id: String,
-    /// `task`, `answer`, `mail`, `follow_up` or `shutdown`.
+    /// `task`, `answer`, `mail`, `follow_up` or `shutdown`; a lead's `attention`.
     pub kind: &'static str,
     /// What the worker reads: the prompt, or the message rendered as the hooks render mail.
     pub text: String,
@@ -75,7 +75,7 @@ pub struct Turn {
 }
 
 /// A UUID-shaped id (version 4 layout) from a 64-bit seed and a number, unique per line.
-fn uuid(seed: u64, n: i64) -> String {
+pub(crate) fn uuid(seed: u64, n: i64) -> String {
     let hi = seed.to_be_bytes();
     format!(
         "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-4{:01x}{:02x}-8{:03x}-{:012x}",
