@@ -103,8 +103,8 @@ pub fn mcp_config(w: &LeadWork) -> serde_json::Value {
     }}})
 }
 
-/// The lead's environment: who it is, its run and its own secret (the person's is replaced
-/// by it, or blanked when it has none, which the clients read as none).
+/// The lead's environment: who it is and its run. Its own secret goes in [`Spec::secret`]:
+/// the bridge's (the person's) secrets never reach the session ([`crate::credentials`]).
 fn env(w: &LeadWork, session_id: &str) -> Vec<(String, String)> {
     vec![
         (crate::process::SESSION_VAR.to_string(), session_id.to_string()),
@@ -112,7 +112,6 @@ fn env(w: &LeadWork, session_id: &str) -> Vec<(String, String)> {
         ("COORD_RUN".to_string(), w.run_id.clone()),
         ("COORD_DB".to_string(), w.db.display().to_string()),
         ("COORD_LEAD".to_string(), "1".to_string()),
-        (AGENT_SECRET_ENV.to_string(), w.secret.clone().unwrap_or_default()),
     ]
 }
 
@@ -172,7 +171,8 @@ pub fn spec(
         // The lead's words reach the log through the filter, not as its own output.
         env.retain(|(k, _)| k != "COORD_PROMPT");
     }
-    Ok(Spec { program, args, cwd: w.cwd.clone(), env, filter, stdin: None })
+    let secret = w.secret.clone().map(crate::credentials::Secret::new);
+    Ok(Spec { program, args, cwd: w.cwd.clone(), env, filter, stdin: None, secret })
 }
 
 #[cfg(test)]
@@ -205,14 +205,15 @@ mod tests {
         let l = Layer::default();
         let s = spec(ClientKind::Claude, &l, &work(), "go", Path::new("/p/x/lead-mcp.json"), "ses_1").unwrap();
         assert!(s.args.windows(2).any(|a| a == ["--mcp-config", "/p/x/lead-mcp.json"]), "{:?}", s.args);
-        assert!(s.env.contains(&(AGENT_SECRET_ENV.into(), "cs_lead_x".into())));
+        assert_eq!(s.secret, Some(crate::credentials::Secret::new("cs_lead_x".into())));
+        assert!(!s.env.iter().any(|(k, _)| k == AGENT_SECRET_ENV), "the secret goes through Spec::secret");
         let m = mcp_config(&work());
         let args = m["mcpServers"]["orch"]["args"].as_array().unwrap().clone();
         assert_eq!(args[..5], json!(["mcp", "--run", "R1", "--as", "lead"]).as_array().unwrap()[..]);
         let mut none = work();
         none.secret = None;
         let s = spec(ClientKind::Codex, &l, &none, "go", Path::new("/m"), "ses_1").unwrap();
-        assert!(s.env.contains(&(AGENT_SECRET_ENV.into(), String::new())), "the person's secret is blanked");
+        assert_eq!(s.secret, None, "no secret of the person's: the spawn scrubs the bridge's");
         assert!(s.args.iter().any(|a| a.starts_with("mcp_servers.orch.args=")), "{:?}", s.args);
     }
 }
