@@ -20,7 +20,7 @@ pub fn run(raw: &Path) -> std::io::Result<()> {
     let mut keep = OpenOptions::new().create(true).append(true).open(raw)?;
     let stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
-    let mut report = Reporter::default();
+    let mut report = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
     for line in stdin.split(b'\n') {
         let line = line?;
         keep.write_all(&line)?;
@@ -41,15 +41,20 @@ pub fn run(raw: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `launch.usage` calls, on a connection made at the first report.
-#[derive(Default)]
-struct Reporter {
+/// `launch.usage` calls for one session (none without its id), on a connection made at
+/// the first report. The live Codex driver (codex_live.rs) reports through it too.
+pub(crate) struct Reporter {
+    session_id: Option<String>,
     conn: Option<(tokio::runtime::Runtime, coord_client::Client)>,
 }
 
 impl Reporter {
-    fn send(&mut self, t: Totals) -> Result<(), String> {
-        let Ok(session_id) = std::env::var(crate::process::FILTER_SESSION_VAR) else { return Ok(()) };
+    pub(crate) fn new(session_id: Option<String>) -> Reporter {
+        Reporter { session_id: session_id.filter(|s| !s.is_empty()), conn: None }
+    }
+
+    pub(crate) fn send(&mut self, t: Totals) -> Result<(), String> {
+        let Some(session_id) = self.session_id.clone() else { return Ok(()) };
         if self.conn.is_none() {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
             let db = std::env::var_os("COORD_DB").map(std::path::PathBuf::from);
@@ -126,12 +131,26 @@ fn tool_input(input: &Value) -> String {
 
 /// A session's usage so far.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Totals {
-    input: i64,
-    output: i64,
-    cache_read: i64,
-    cache_write: i64,
-    cost: Option<f64>,
+pub(crate) struct Totals {
+    pub(crate) input: i64,
+    pub(crate) output: i64,
+    pub(crate) cache_read: i64,
+    pub(crate) cache_write: i64,
+    pub(crate) cost: Option<f64>,
+}
+
+impl Totals {
+    /// As the log says it.
+    pub(crate) fn line(&self) -> String {
+        format!(
+            "usage (session so far): {} input, {} output, {} cache read, {} cache write tokens, ${:.6}",
+            self.input,
+            self.output,
+            self.cache_read,
+            self.cache_write,
+            self.cost.unwrap_or(0.0)
+        )
+    }
 }
 
 /// The session's usage so far, from a `result`: `modelUsage` summed over the models (its
@@ -154,15 +173,7 @@ fn totals(ev: &Value) -> Option<Totals> {
 
 /// [`totals`] as a log line.
 fn usage(ev: &Value) -> Option<String> {
-    let t = totals(ev)?;
-    Some(format!(
-        "usage (session so far): {} input, {} output, {} cache read, {} cache write tokens, ${:.6}",
-        t.input,
-        t.output,
-        t.cache_read,
-        t.cache_write,
-        t.cost.unwrap_or(0.0)
-    ))
+    Some(totals(ev)?.line())
 }
 
 #[cfg(test)]

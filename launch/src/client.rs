@@ -129,6 +129,17 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             a.extend(extra);
             (program("claude"), a)
         }
+        ClientKind::Codex if ctx.live => {
+            // Live: the app-server, driven through `coord-launch --codex-live` (codex_live.rs,
+            // which trusts the hooks per thread: app-server refuses the bypass flag).
+            let mut a = vec!["app-server".to_string()];
+            a.extend(coord_client::codex::trust_args(&[ctx.cwd]).into_iter().take(2));
+            if let Some(m) = &l.model {
+                a.extend(["-c".to_string(), format!("model={}", coord_client::codex::toml_string(m))]);
+            }
+            a.extend(extra);
+            (program("codex"), a)
+        }
         ClientKind::Codex => {
             // Trusted for this invocation only (so it loads the project's `.codex/` and
             // hooks), unattended like claude's bypass mode: no approvals, no sandbox (the
@@ -160,7 +171,7 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             }
         }
     }
-    let filter = (kind == ClientKind::Codex).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
+    let filter = (kind == ClientKind::Codex && !ctx.live).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
     Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, stdin: None })
 }
 

@@ -46,6 +46,54 @@ pub fn render(line: &str) -> Option<String> {
     })
 }
 
+/// One message of `codex app-server` (JSON-RPC, live sessions: codex_live.rs) as the log
+/// shows it: its items are those of `exec --json` in camelCase, rendered the same way.
+pub fn render_app(msg: &Value) -> Option<String> {
+    let p = &msg["params"];
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    Some(match msg.get("method")?.as_str()? {
+        "thread/started" => format!("codex thread {} started", s(&p["thread"], "id")),
+        "turn/started" => "turn started".to_string(),
+        "turn/completed" => match p["turn"].get("error").filter(|e| !e.is_null()) {
+            Some(e) => format!("turn {}: {}", s(&p["turn"], "status"), cut(&s(e, "message"))),
+            None => format!("turn {}", s(&p["turn"], "status")),
+        },
+        "error" => format!("error: {}", cut(&s(&p["error"], "message"))),
+        m @ ("item/started" | "item/completed") => {
+            let it = &p["item"];
+            if it["type"] == "userMessage" {
+                return (m == "item/started").then(|| format!("user: {}", cut(&result_text(it))));
+            }
+            return item(&exec_item(it), m == "item/completed");
+        }
+        _ => return None,
+    })
+}
+
+/// An app-server item in the shape of an `exec --json` one (`commandExecution` →
+/// `command_execution`, `aggregatedOutput` → `aggregated_output`, ...).
+fn exec_item(it: &Value) -> Value {
+    let snake = |k: &str| {
+        k.chars().fold(String::new(), |mut o, c| {
+            if c.is_ascii_uppercase() {
+                o.push('_');
+            }
+            o.push(c.to_ascii_lowercase());
+            o
+        })
+    };
+    let Some(fields) = it.as_object() else { return it.clone() };
+    let mut out = serde_json::Map::new();
+    for (k, v) in fields {
+        let v = match (k.as_str(), v.as_str()) {
+            ("type", Some(t)) => Value::String(snake(t)),
+            _ => v.clone(),
+        };
+        out.insert(snake(k), v);
+    }
+    Value::Object(out)
+}
+
 /// An item's line: when it starts (what is asked) and when it completes (what came back).
 fn item(it: &Value, completed: bool) -> Option<String> {
     let s = |k: &str| it.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
@@ -122,6 +170,20 @@ mod tests {
         let line = render(&done).unwrap();
         assert!(line.starts_with("exec exit 2 (failed): a\\nxxx"), "{line}");
         assert!(line.ends_with("(13 more characters)"), "{line}");
+    }
+
+    #[test]
+    fn app_server_items_read_as_exec_ones() {
+        let v = |t: &str| serde_json::from_str::<Value>(t).unwrap();
+        let started = v(r#"{"method":"item/started","params":{"item":{"type":"commandExecution","id":"c1","command":"/bin/bash -lc 'ls'","processId":"7","status":"inProgress","aggregatedOutput":null,"exitCode":null}}}"#);
+        assert_eq!(render_app(&started).unwrap(), "exec /bin/bash -lc 'ls'");
+        let done = v(r#"{"method":"item/completed","params":{"item":{"type":"commandExecution","id":"c1","command":"ls","status":"completed","aggregatedOutput":"a\n","exitCode":0}}}"#);
+        assert_eq!(render_app(&done).unwrap(), "exec exit 0 (completed): a");
+        let user = v(r#"{"method":"item/started","params":{"item":{"type":"userMessage","id":"u","content":[{"type":"text","text":"Use SQLite"}]}}}"#);
+        assert_eq!(render_app(&user).unwrap(), "user: Use SQLite");
+        let failed = v(r#"{"method":"turn/completed","params":{"turn":{"id":"t","status":"failed","error":{"message":"boom"}}}}"#);
+        assert_eq!(render_app(&failed).unwrap(), "turn failed: boom");
+        assert_eq!(render_app(&v(r#"{"method":"thread/tokenUsage/updated","params":{}}"#)), None);
     }
 
     #[test]

@@ -38,10 +38,14 @@ impl Bridge {
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
         if live {
             spec.stdin = Some(feed::make(&log, &session_id)?.fifo);
-            if kind == ClientKind::Claude {
-                // Readable lines in the log, the raw stream beside it.
-                let raw = log.with_extension("jsonl").display().to_string();
-                spec.filter = Some(vec![self.o.me.clone(), "--claude-log".into(), raw]);
+            // Readable lines in the log, the raw stream beside it.
+            let raw = log.with_extension("jsonl");
+            match kind {
+                ClientKind::Claude => {
+                    spec.filter = Some(vec![self.o.me.clone(), "--claude-log".into(), raw.display().to_string()])
+                }
+                ClientKind::Codex => crate::codex_live::wrap(&mut spec, &self.o.me, &raw),
+                ClientKind::Command => {}
             }
         }
         let held = !self.o.tmux;
@@ -278,7 +282,8 @@ fn feed_format(kind: ClientKind) -> Option<feed::Format> {
     match kind {
         ClientKind::Command => Some(feed::Format::Lines),
         ClientKind::Claude => Some(feed::Format::ClaudeStream),
-        ClientKind::Codex => None,
+        // The driver (codex_live.rs) reads the JSON lines and writes them as app-server turns.
+        ClientKind::Codex => Some(feed::Format::Lines),
     }
 }
 

@@ -7,6 +7,7 @@ mod bridge;
 mod budget;
 mod claude_log;
 mod client;
+mod codex_live;
 mod codex_log;
 mod config;
 mod feed;
@@ -57,7 +58,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live"])]
     run: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
     /// .agents/launch.toml says, else `claude`).
@@ -131,6 +132,14 @@ struct Args {
     /// lines, keeping the raw lines in this file.
     #[arg(long, hide = true, value_name = "RAW")]
     claude_log: Option<PathBuf>,
+    /// Drive a live Codex session: run the `codex app-server` command after `--`, write
+    /// the feed's turns on stdin into its thread, keep its raw output in this file and
+    /// write readable log lines (what the bridge runs for each live Codex session).
+    #[arg(long, hide = true, value_name = "RAW", requires = "codex_command")]
+    codex_live: Option<PathBuf>,
+    /// With --codex-live: the `codex app-server` command.
+    #[arg(last = true, hide = true)]
+    codex_command: Vec<String>,
 }
 
 /// The examples, then the exit statuses from their one table ([`LaunchExit`]).
@@ -168,6 +177,16 @@ fn main() -> ExitCode {
         return match claude_log::run(raw) {
             Ok(()) => LaunchExit::Done.into(),
             Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
+    if let Some(raw) = &args.codex_live {
+        // The session's own status (Codex's), not one of the bridge's.
+        return match codex_live::run(raw, &args.codex_command) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("coord-launch --codex-live: {e}");
+                ExitCode::from(1)
+            }
         };
     }
     if args.codex_log {
