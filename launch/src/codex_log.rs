@@ -175,13 +175,21 @@ mod tests {
     #[test]
     fn app_server_items_read_as_exec_ones() {
         let v = |t: &str| serde_json::from_str::<Value>(t).unwrap();
-        let started = v(r#"{"method":"item/started","params":{"item":{"type":"commandExecution","id":"c1","command":"/bin/bash -lc 'ls'","processId":"7","status":"inProgress","aggregatedOutput":null,"exitCode":null}}}"#);
+        let started = v(
+            r#"{"method":"item/started","params":{"item":{"type":"commandExecution","id":"c1","command":"/bin/bash -lc 'ls'","processId":"7","status":"inProgress","aggregatedOutput":null,"exitCode":null}}}"#,
+        );
         assert_eq!(render_app(&started).unwrap(), "exec /bin/bash -lc 'ls'");
-        let done = v(r#"{"method":"item/completed","params":{"item":{"type":"commandExecution","id":"c1","command":"ls","status":"completed","aggregatedOutput":"a\n","exitCode":0}}}"#);
+        let done = v(
+            r#"{"method":"item/completed","params":{"item":{"type":"commandExecution","id":"c1","command":"ls","status":"completed","aggregatedOutput":"a\n","exitCode":0}}}"#,
+        );
         assert_eq!(render_app(&done).unwrap(), "exec exit 0 (completed): a");
-        let user = v(r#"{"method":"item/started","params":{"item":{"type":"userMessage","id":"u","content":[{"type":"text","text":"Use SQLite"}]}}}"#);
+        let user = v(
+            r#"{"method":"item/started","params":{"item":{"type":"userMessage","id":"u","content":[{"type":"text","text":"Use SQLite"}]}}}"#,
+        );
         assert_eq!(render_app(&user).unwrap(), "user: Use SQLite");
-        let failed = v(r#"{"method":"turn/completed","params":{"turn":{"id":"t","status":"failed","error":{"message":"boom"}}}}"#);
+        let failed = v(
+            r#"{"method":"turn/completed","params":{"turn":{"id":"t","status":"failed","error":{"message":"boom"}}}}"#,
+        );
         assert_eq!(render_app(&failed).unwrap(), "turn failed: boom");
         assert_eq!(render_app(&v(r#"{"method":"thread/tokenUsage/updated","params":{}}"#)), None);
     }
