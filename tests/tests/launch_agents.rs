@@ -16,6 +16,7 @@ use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
 use coord_tests::{
     Project, agent_cli, bin, cli_version, finish, git_in, git_project, next_run_event, pid_alive, pinned_clis,
+    wait_gone,
 };
 use serde_json::{Value, json};
 
@@ -274,15 +275,17 @@ struct Busy {
     up: Event,
 }
 
-async fn cancel_leaves_nothing(agent: Agent) {
+async fn cancel_leaves_nothing(agent: Agent, bridge_flags: &[&str]) {
     let Some(program) = cli(agent) else { return };
-    let Busy { p, m, mut b, c, up } = a_busy_session(agent, &program, &[], &[]).await;
+    let Busy { p, m, mut b, c, up } = a_busy_session(agent, &program, &[], bridge_flags).await;
     let thread = up.thread_id.clone();
     assert!(!processes_of(&thread).is_empty(), "the session runs");
     orch(&p, &["cancel", "--run", "R1", "--task", "T1", "--reason", "not needed"]);
     let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
     assert_eq!(ended.payload_json["session"]["state"], "stopped", "{}", ended.payload_json);
-    let left = processes_of(&thread);
+    // A process the stop killed may take a moment to die (its SIGKILL is on its way).
+    let left: Vec<i64> =
+        processes_of(&thread).into_iter().filter(|p| !wait_gone(*p, Duration::from_secs(30))).collect();
     assert!(left.is_empty(), "processes of the cancelled session left behind: {left:?}\n{}", m.outputs());
     b.kill().unwrap();
     b.wait().unwrap();
@@ -290,19 +293,25 @@ async fn cancel_leaves_nothing(agent: Agent) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_stops_a_claude_code_sessions_every_process() {
-    cancel_leaves_nothing(Agent::Claude).await;
+    cancel_leaves_nothing(Agent::Claude, &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_stops_a_codex_sessions_every_process() {
-    cancel_leaves_nothing(Agent::Codex).await;
+    cancel_leaves_nothing(Agent::Codex, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_stops_a_live_codex_sessions_every_process() {
+    cancel_leaves_nothing(Agent::Codex, &["--live"]).await;
 }
 
 /// The first session's agent process is killed (a crash): its attempt fails, the retry's
 /// new session finishes the task.
-async fn crash_then_retry(agent: Agent) {
+async fn crash_then_retry(agent: Agent, bridge_flags: &[&str]) {
     let Some(program) = cli(agent) else { return };
-    let Busy { p, m, b, c, .. } = a_busy_session(agent, &program, &["--auto-retry", "1"], &["--until-done"]).await;
+    let flags = [&["--until-done"], bridge_flags].concat();
+    let Busy { p, m, b, c, .. } = a_busy_session(agent, &program, &["--auto-retry", "1"], &flags).await;
     let first = sessions(&c).await.into_iter().find(|s| s.attempt == 1).expect("the first session");
     let st = std::process::Command::new("kill").args(["-KILL", &first.pid.to_string()]).status().unwrap();
     assert!(st.success());
@@ -316,17 +325,22 @@ async fn crash_then_retry(agent: Agent) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_claude_code_session_fails_its_attempt_and_the_retry_finishes() {
-    crash_then_retry(Agent::Claude).await;
+    crash_then_retry(Agent::Claude, &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_codex_session_fails_its_attempt_and_the_retry_finishes() {
-    crash_then_retry(Agent::Codex).await;
+    crash_then_retry(Agent::Codex, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_live_codex_session_fails_its_attempt_and_the_retry_finishes() {
+    crash_then_retry(Agent::Codex, &["--live"]).await;
 }
 
 /// A bridge killed while its session runs: the next bridge re-attaches to the session,
 /// which then finishes the task; its end is recorded, not marked lost.
-async fn restart_reattaches(agent: Agent) {
+async fn restart_reattaches(agent: Agent, bridge_flags: &[&str]) {
     use std::io::BufRead;
     let Some(program) = cli(agent) else { return };
     let p = Project::new();
@@ -338,13 +352,13 @@ async fn restart_reattaches(agent: Agent) {
     // The worker claims, says it is up, and waits on a fifo the test writes to.
     let work = format!("mkfifo go && {} && read x < go", progress());
     let m = model(agent, vec![Turn::reply(vec![shell(&worker(&work))]), Turn::reply(vec![text("Done.")])]);
-    let mut first = bridge(&p, &m, &["--dispatch"]);
+    let mut first = bridge(&p, &m, &[&["--dispatch"], bridge_flags].concat());
     let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
     first.kill().unwrap();
     first.wait().unwrap();
     let s = sessions(&c).await.pop().expect("the session");
     assert!(pid_alive(s.pid), "the session outlived its bridge: {s:?}");
-    let mut second = bridge(&p, &m, &["--until-done"]);
+    let mut second = bridge(&p, &m, &[&["--until-done"], bridge_flags].concat());
     // Ready when it says it re-attached.
     let mut out = std::io::BufReader::new(second.stdout.take().unwrap());
     let mut said = String::new();
@@ -364,7 +378,14 @@ async fn restart_reattaches(agent: Agent) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_bridge_reattaches_to_a_claude_code_session() {
-    restart_reattaches(Agent::Claude).await;
+    restart_reattaches(Agent::Claude, &[]).await;
+}
+
+/// A live Codex session outlives its bridge, and the next bridge feeds it again and closes
+/// its input once its task is done (its driver then ends with exit 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_bridge_reattaches_to_a_live_codex_session() {
+    restart_reattaches(Agent::Codex, &["--live"]).await;
 }
 
 /// The agent CLIs the suites drive are the versions CI pins (`.ci/agent-clis`): a cached
