@@ -42,6 +42,7 @@ Examples:
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
+  coord-launch --run R1 --client codex --live             # the same through `codex app-server`
   coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
@@ -91,9 +92,10 @@ struct Args {
     /// Stop a session after this many minutes (its attempt fails); fractions allowed (0.5: 30 s).
     #[arg(long, value_parser = |s: &str| s.parse::<f64>().map_err(|e| e.to_string()).and_then(config::minutes))]
     wall_clock_minutes: Option<f64>,
-    /// Live sessions (command and claude clients): the session's input stays open, and
-    /// what is committed for its worker (answers, mail, shutdown requests) is written into
-    /// it as new turns; the command client reads them as JSON lines (docs/launch.md).
+    /// Live sessions: the session's input stays open, and what is committed for its worker
+    /// (answers, mail, shutdown requests) is written into it as new turns; the command
+    /// client reads them as JSON lines, Codex runs as `codex app-server`
+    /// (docs/live-sessions.md).
     #[arg(long)]
     live: bool,
     /// The run's budget in dollars (`launch.budgetSet`): once the run's sessions cost this
