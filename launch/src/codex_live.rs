@@ -303,19 +303,9 @@ impl Driver {
     }
 }
 
-/// A Codex `TokenUsageBreakdown` (the thread's `total`) in the four columns: its
-/// `inputTokens` counts cached reads and writes too (docs/live-sessions-research.md §3).
-/// Codex reports no cost.
+/// A Codex `TokenUsageBreakdown` (the thread's `total`) in the four columns.
 fn totals(b: &Value) -> Option<Totals> {
-    let n = |k: &str| b.get(k).and_then(Value::as_i64);
-    let (cache_read, cache_write) = (n("cachedInputTokens").unwrap_or(0), n("cacheWriteInputTokens").unwrap_or(0));
-    Some(Totals {
-        input: (n("inputTokens")? - cache_read - cache_write).max(0),
-        output: n("outputTokens")?,
-        cache_read,
-        cache_write,
-        cost: None,
-    })
+    crate::codex_log::usage_of(b, ["inputTokens", "cachedInputTokens", "cacheWriteInputTokens", "outputTokens"])
 }
 
 /// Wrap a live Codex session's command (`codex app-server …`, client.rs) in this driver,

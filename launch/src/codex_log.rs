@@ -3,26 +3,71 @@
 //! leaves out: each MCP call's arguments and result, each command's exit code and output.
 //! Each event becomes one readable line with the time it arrived, its texts cut short;
 //! anything that is not an event (Codex's own stderr) is kept as it is, timestamped too.
+//! The raw events are kept beside the log, and each turn's usage is recorded.
 
+use std::fs::OpenOptions;
 use std::io::{BufRead, Write};
+use std::path::Path;
 
 use serde_json::Value;
+
+use crate::claude_log::{Reporter, Totals};
 
 /// The most of a text (arguments, a result, a command's output) one line keeps.
 const MAX_TEXT: usize = 400;
 
-/// Filter stdin to stdout until stdin ends.
-pub fn run() -> std::io::Result<()> {
+/// Filter stdin to stdout until stdin ends, keeping every line in `raw` when given. At
+/// each `turn.completed` its usage (the thread's so far) is recorded with `launch.usage`
+/// for the session in `COORD_FILTER_SESSION`.
+pub fn run(raw: Option<&Path>) -> std::io::Result<()> {
+    let mut keep = raw.map(|r| OpenOptions::new().create(true).append(true).open(r)).transpose()?;
+    let mut report = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
     let stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
     for line in stdin.split(b'\n') {
-        let line = String::from_utf8_lossy(&line?).into_owned();
-        if let Some(text) = render(line.trim_end_matches('\r')) {
-            writeln!(out, "{} {text}", coord_client::ids::now_rfc3339())?;
-            out.flush()?;
+        let line = line?;
+        if let Some(k) = keep.as_mut() {
+            k.write_all(&line)?;
+            k.write_all(b"\n")?;
         }
+        let line = String::from_utf8_lossy(&line).into_owned();
+        let line = line.trim_end_matches('\r');
+        let mut texts: Vec<String> = render(line).into_iter().collect();
+        if let Some(t) = serde_json::from_str::<Value>(line).ok().as_ref().and_then(turn_usage) {
+            texts.push(t.line());
+            if let Err(e) = report.send(t) {
+                texts.push(format!("usage not recorded: {e}"));
+            }
+        }
+        for text in texts {
+            writeln!(out, "{} {text}", coord_client::ids::now_rfc3339())?;
+        }
+        out.flush()?;
     }
     Ok(())
+}
+
+/// The thread's usage so far from a `turn.completed`.
+fn turn_usage(ev: &Value) -> Option<Totals> {
+    if ev["type"] != "turn.completed" {
+        return None;
+    }
+    usage_of(&ev["usage"], ["input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens"])
+}
+
+/// Codex's usage figures (named `[input, cached, cache write, output]`) in the four
+/// columns: its input counts cached reads and writes too
+/// (docs/live-sessions-research.md §3). Codex reports no cost.
+pub(crate) fn usage_of(u: &Value, [input, cached, written, output]: [&str; 4]) -> Option<Totals> {
+    let n = |k: &str| u.get(k).and_then(Value::as_i64);
+    let (cache_read, cache_write) = (n(cached).unwrap_or(0), n(written).unwrap_or(0));
+    Some(Totals {
+        input: (n(input)? - cache_read - cache_write).max(0),
+        output: n(output)?,
+        cache_read,
+        cache_write,
+        cost: None,
+    })
 }
 
 /// One line of Codex's output as the log shows it (`None`: nothing worth a line).
@@ -170,6 +215,14 @@ mod tests {
         let line = render(&done).unwrap();
         assert!(line.starts_with("exec exit 2 (failed): a\\nxxx"), "{line}");
         assert!(line.ends_with("(13 more characters)"), "{line}");
+    }
+
+    #[test]
+    fn a_turns_usage_is_the_threads_with_cached_input_apart() {
+        let v = serde_json::json!({"type": "turn.completed", "usage": {"input_tokens": 3010, "cached_input_tokens": 2300, "cache_write_input_tokens": 50, "output_tokens": 82}});
+        let t = turn_usage(&v).unwrap();
+        assert_eq!((t.input, t.output, t.cache_read, t.cache_write), (660, 82, 2300, 50));
+        assert!(turn_usage(&serde_json::json!({"type": "turn.started"})).is_none());
     }
 
     #[test]

@@ -36,6 +36,10 @@ impl Bridge {
         let ctx =
             Context { db: &self.o.db, cwd: &cwd, inbox: &self.o.inbox, session_id: &session_id, me: &self.o.me, live };
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
+        if let (ClientKind::Codex, false, Some(f)) = (kind, live, spec.filter.as_mut()) {
+            // One-shot Codex: its raw events beside the log too.
+            f.push(log.with_extension("jsonl").display().to_string());
+        }
         if live {
             spec.stdin = Some(feed::make(&log, &session_id)?.fifo);
             // Readable lines in the log, the raw stream beside it.

@@ -128,8 +128,9 @@ struct Args {
     quiet: bool,
     /// Filter a Codex session's `--json` events on stdin into readable log lines (what
     /// the bridge runs for each Codex session).
-    #[arg(long, hide = true)]
-    codex_log: bool,
+    /// (With RAW: also keep the events as they are in that file.)
+    #[arg(long, hide = true, num_args = 0..=1, value_name = "RAW")]
+    codex_log: Option<Option<PathBuf>>,
     /// Filter a live Claude Code session's stream-json output on stdin into readable log
     /// lines, keeping the raw lines in this file.
     #[arg(long, hide = true, value_name = "RAW")]
@@ -191,8 +192,8 @@ fn main() -> ExitCode {
             }
         };
     }
-    if args.codex_log {
-        return match codex_log::run() {
+    if let Some(raw) = &args.codex_log {
+        return match codex_log::run(raw.as_deref()) {
             Ok(()) => LaunchExit::Done.into(),
             Err(e) => exit_of(Err(e.into())).into(),
         };

@@ -449,6 +449,27 @@ fn a_codex_sessions_log_shows_its_calls_with_arguments_results_and_times() {
     assert!(has("exec exit 0 (completed): from-the-shell"), "the command's exit and output:\n{log}");
 }
 
+/// A one-shot Codex session (`codex exec --json`) records its usage too: the filter of its
+/// events reports each `turn.completed` (the thread's totals) with `launch.usage`, which
+/// then equal what the scripted model reported; its raw events are kept beside its log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_codex_sessions_usage_is_recorded_and_its_raw_events_kept() {
+    let Some(program) = cli(Agent::Codex) else { return };
+    let p = Project::new();
+    launch_toml(&p, Agent::Codex, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let m = model(Agent::Codex, vec![Turn::reply(vec![shell(&worker("true"))]), Turn::reply(vec![text("Done.")])]);
+    let out = finish(bridge(&p, &m, &["--dispatch", "--until-done"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.outputs());
+    usage_reaches(&c, from, &m).await;
+    let s = sessions(&c).await.pop().expect("the session");
+    let raw = std::fs::read_to_string(Path::new(&s.log_path).with_extension("jsonl")).unwrap_or_default();
+    assert!(raw.contains("\"turn.completed\""), "{raw}");
+}
+
 /// Claude Code (2.1.332 names MCP tools in a system message and loads them through its tool
 /// search): with mail queued for the worker, the PostToolUse reminder reaches the model
 /// naming the `check_inbox` tool of the `coordd` server; the model can call that tool by
@@ -575,23 +596,29 @@ async fn live_answer(agent: Agent) {
         let raw = std::fs::read_to_string(Path::new(&list[0].log_path).with_extension("jsonl")).unwrap_or_default();
         assert_eq!(raw.matches("\"thread/started\"").count(), 1, "one Codex thread:\n{raw}");
     }
-    // The session's usage, from its stream, is what the model reported: its output filter
-    // (Codex: its driver) reports each turn's totals (`launch.usage`), the last one as the
-    // session ends, so the test follows those events until the totals are whole.
+    // The session's usage, from its stream, is what the model reported.
+    let report = usage_reaches(&c, from, &m).await;
+    // Codex reports no cost.
+    assert_eq!(report.usage.cost_usd > 0.0, matches!(agent, Agent::Claude), "{report:?}");
+}
+
+/// Wait until the run's recorded usage is what the model reported: the sessions' output
+/// filters (a live Codex session: its driver) report each turn's totals with
+/// `launch.usage`, the last one as the session ends (a filter may report after its session
+/// ended), so this follows those events until the totals are whole.
+async fn usage_reaches(c: &Client, from: i64, m: &Model) -> UsageReport {
     use coord_proto::api::LaunchApiClient as _;
     let sent = m.mock.reported_usage();
     let want = (sent.input as i64, sent.output as i64, sent.cache_read as i64, sent.cache_write as i64);
     let mut after = from;
-    let report = loop {
+    loop {
         let report = c.usage_show(UsageShowParams { run_id: "R1".into() }).await.expect("launch.usageShow");
         let u = &report.usage;
         if (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens) == want {
-            break report;
+            return report;
         }
-        after = next_event(&c, after, &[EventType::LaunchUsage]).await.event_id;
-    };
-    // Codex reports no cost.
-    assert_eq!(report.usage.cost_usd > 0.0, matches!(agent, Agent::Claude), "{report:?}");
+        after = next_event(c, after, &[EventType::LaunchUsage]).await.event_id;
+    }
 }
 
 /// Mail sent to a working live Codex session arrives as a new turn of its thread.
