@@ -17,18 +17,30 @@ use crate::codex_log::{compact, cut, result_text};
 /// usage (the session's totals so far) is also recorded with `launch.usage` for the
 /// session in `COORD_FILTER_SESSION` (in the daemon of `COORD_DB`).
 pub fn run(raw: &Path) -> std::io::Result<()> {
-    let mut keep = OpenOptions::new().create(true).append(true).open(raw)?;
+    filter(Some(raw), |line| {
+        let usage = serde_json::from_str::<Value>(line).ok().as_ref().and_then(totals);
+        (render(line), usage)
+    })
+}
+
+/// What every output filter of a session does (`--claude-log`, `--codex-log`,
+/// `--command-log`): read stdin to its end, keep each line as it is in `raw`, write the
+/// readable lines `read` makes of it to stdout with their time, and record the usage it
+/// finds with `launch.usage` for the session in `COORD_FILTER_SESSION`.
+pub(crate) fn filter(raw: Option<&Path>, read: impl Fn(&str) -> (Vec<String>, Option<Totals>)) -> std::io::Result<()> {
+    let mut keep = raw.map(|r| OpenOptions::new().create(true).append(true).open(r)).transpose()?;
+    let mut report = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
     let stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
-    let mut report = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
     for line in stdin.split(b'\n') {
         let line = line?;
-        keep.write_all(&line)?;
-        keep.write_all(b"\n")?;
+        if let Some(k) = keep.as_mut() {
+            k.write_all(&line)?;
+            k.write_all(b"\n")?;
+        }
         let line = String::from_utf8_lossy(&line).into_owned();
-        let line = line.trim_end_matches('\r');
-        let mut texts = render(line);
-        if let Some(t) = serde_json::from_str::<Value>(line).ok().as_ref().and_then(totals)
+        let (mut texts, usage) = read(line.trim_end_matches('\r'));
+        if let Some(t) = usage
             && let Err(e) = report.send(t)
         {
             texts.push(format!("usage not recorded: {e}"));

@@ -5,13 +5,11 @@
 //! anything that is not an event (Codex's own stderr) is kept as it is, timestamped too.
 //! The raw events are kept beside the log, and each turn's usage is recorded.
 
-use std::fs::OpenOptions;
-use std::io::{BufRead, Write};
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::claude_log::{Reporter, Totals};
+use crate::claude_log::Totals;
 
 /// The most of a text (arguments, a result, a command's output) one line keeps.
 const MAX_TEXT: usize = 400;
@@ -20,31 +18,12 @@ const MAX_TEXT: usize = 400;
 /// each `turn.completed` its usage (the thread's so far) is recorded with `launch.usage`
 /// for the session in `COORD_FILTER_SESSION`.
 pub fn run(raw: Option<&Path>) -> std::io::Result<()> {
-    let mut keep = raw.map(|r| OpenOptions::new().create(true).append(true).open(r)).transpose()?;
-    let mut report = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
-    let stdin = std::io::stdin().lock();
-    let mut out = std::io::stdout().lock();
-    for line in stdin.split(b'\n') {
-        let line = line?;
-        if let Some(k) = keep.as_mut() {
-            k.write_all(&line)?;
-            k.write_all(b"\n")?;
-        }
-        let line = String::from_utf8_lossy(&line).into_owned();
-        let line = line.trim_end_matches('\r');
+    crate::claude_log::filter(raw, |line| {
+        let usage = serde_json::from_str::<Value>(line).ok().as_ref().and_then(turn_usage);
         let mut texts: Vec<String> = render(line).into_iter().collect();
-        if let Some(t) = serde_json::from_str::<Value>(line).ok().as_ref().and_then(turn_usage) {
-            texts.push(t.line());
-            if let Err(e) = report.send(t) {
-                texts.push(format!("usage not recorded: {e}"));
-            }
-        }
-        for text in texts {
-            writeln!(out, "{} {text}", coord_client::ids::now_rfc3339())?;
-        }
-        out.flush()?;
-    }
-    Ok(())
+        texts.extend(usage.map(|t| t.line()));
+        (texts, usage)
+    })
 }
 
 /// The thread's usage so far from a `turn.completed`.

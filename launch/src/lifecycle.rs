@@ -45,11 +45,11 @@ impl Bridge {
             // Readable lines in the log, the raw stream beside it.
             let raw = log.with_extension("jsonl");
             match kind {
-                ClientKind::Claude => {
-                    spec.filter = Some(vec![self.o.me.clone(), "--claude-log".into(), raw.display().to_string()])
-                }
                 ClientKind::Codex => crate::codex_live::wrap(&mut spec, &self.o.me, &raw),
-                ClientKind::Command => {}
+                _ => {
+                    let flag = if kind == ClientKind::Claude { "--claude-log" } else { "--command-log" };
+                    spec.filter = Some(vec![self.o.me.clone(), flag.into(), raw.display().to_string()]);
+                }
             }
         }
         let held = !self.o.tmux;

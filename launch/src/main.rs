@@ -9,6 +9,7 @@ mod claude_log;
 mod client;
 mod codex_live;
 mod codex_log;
+mod command_log;
 mod config;
 mod feed;
 mod gate;
@@ -59,7 +60,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "command_log"])]
     run: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
     /// .agents/launch.toml says, else `claude`).
@@ -135,6 +136,11 @@ struct Args {
     /// lines, keeping the raw lines in this file.
     #[arg(long, hide = true, value_name = "RAW")]
     claude_log: Option<PathBuf>,
+    /// Filter a live `command` session's output on stdin into readable log lines (its
+    /// `text`, `tool`, `result`, `error` and `usage` JSON lines), keeping the raw lines in
+    /// this file.
+    #[arg(long, hide = true, value_name = "RAW")]
+    command_log: Option<PathBuf>,
     /// Drive a live Codex session: run the `codex app-server` command after `--`, write
     /// the feed's turns on stdin into its thread, keep its raw output in this file and
     /// write readable log lines (what the bridge runs for each live Codex session).
@@ -178,6 +184,12 @@ fn main() -> ExitCode {
     };
     if let Some(raw) = &args.claude_log {
         return match claude_log::run(raw) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
+    if let Some(raw) = &args.command_log {
+        return match command_log::run(raw) {
             Ok(()) => LaunchExit::Done.into(),
             Err(e) => exit_of(Err(e.into())).into(),
         };
