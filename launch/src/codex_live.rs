@@ -21,8 +21,8 @@ use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
-use crate::claude_log::{Reporter, Totals};
 use crate::codex_log::render_app;
+use crate::transcript::{Reporter, Totals};
 
 /// What the driver's loop hears about.
 enum Msg {
@@ -79,7 +79,7 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
                     let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
                     let _ = tx.send(Msg::Turn(s("id"), s("text")));
                 }
-                _ => say(&format!("feed: not a turn, passed over: {}", crate::codex_log::cut(&line))),
+                _ => say(&format!("feed: not a turn, passed over: {}", crate::transcript::cut(&line))),
             }
         }
         let _ = tx.send(Msg::InputEnd);
@@ -210,7 +210,7 @@ impl Driver {
     fn answered(&mut self, id: u64, v: &Value, cwd: &Path) -> std::io::Result<()> {
         let Some(method) = self.asked.remove(&id) else { return Ok(()) };
         if let Some(e) = v.get("error") {
-            say(&format!("codex refused {method}: {}", crate::codex_log::compact(e)));
+            say(&format!("codex refused {method}: {}", crate::transcript::compact(e)));
             return match method {
                 // Without hooks trusted the session still works, as without a `.codex/`.
                 "hooks/list" => self.start_thread(&Value::Null, cwd),

@@ -9,16 +9,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::claude_log::Totals;
-
-/// The most of a text (arguments, a result, a command's output) one line keeps.
-const MAX_TEXT: usize = 400;
+use crate::transcript::{Totals, compact, cut, filter, result_text};
 
 /// Filter stdin to stdout until stdin ends, keeping every line in `raw` when given. At
 /// each `turn.completed` its usage (the thread's so far) is recorded with `launch.usage`
 /// for the session in `COORD_FILTER_SESSION`.
 pub fn run(raw: Option<&Path>) -> std::io::Result<()> {
-    crate::claude_log::filter(raw, |line| {
+    filter(raw, |line| {
         let usage = serde_json::from_str::<Value>(line).ok().as_ref().and_then(turn_usage);
         let mut texts: Vec<String> = render(line).into_iter().collect();
         texts.extend(usage.map(|t| t.line()));
@@ -148,34 +145,10 @@ fn item(it: &Value, completed: bool) -> Option<String> {
     Some(line)
 }
 
-/// An MCP result's text content, else the result as JSON.
-pub(crate) fn result_text(r: &Value) -> String {
-    let texts: Vec<&str> = r
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|c| c.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect())
-        .unwrap_or_default();
-    if texts.is_empty() { compact(r) } else { texts.join(" ") }
-}
-
-pub(crate) fn compact(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
-}
-
-/// A text on one line (newlines shown as `\n`), at most [`MAX_TEXT`] characters.
-pub(crate) fn cut(text: &str) -> String {
-    let one = text.trim_end().replace('\n', "\\n");
-    let n = one.chars().count();
-    if n <= MAX_TEXT {
-        return one;
-    }
-    let kept: String = one.chars().take(MAX_TEXT).collect();
-    format!("{kept}… ({} more characters)", n - MAX_TEXT)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::MAX_TEXT;
 
     #[test]
     fn mcp_calls_show_their_arguments_and_results() {

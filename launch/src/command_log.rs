@@ -10,12 +10,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::claude_log::Totals;
-use crate::codex_log::{compact, cut};
+use crate::transcript::{Totals, compact, cut};
 
 /// Filter stdin to stdout until stdin ends, keeping every line in `raw`.
 pub fn run(raw: &Path) -> std::io::Result<()> {
-    crate::claude_log::filter(Some(raw), |line| {
+    crate::transcript::filter(Some(raw), |line| {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             return (if line.trim().is_empty() { Vec::new() } else { vec![line.to_string()] }, None);
         };

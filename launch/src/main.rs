@@ -22,6 +22,7 @@ mod session;
 mod shutdown;
 mod single;
 mod tmux;
+mod transcript;
 mod verifier;
 
 use std::path::PathBuf;
