@@ -48,6 +48,12 @@ pub enum BuildError {
          (docs/security.md, \"Sandboxed workers\")"
     )]
     SandboxUnsupported,
+    #[error(
+        "--sandbox with --live is built for claude only: the live Codex driver (codex app-server) \
+         runs its threads unsandboxed; run sandboxed Codex sessions without --live \
+         (docs/security.md, \"Sandboxed workers\")"
+    )]
+    SandboxNotLive,
 }
 
 /// The prompt of an agent CLI: who it is, the task and thread, and how to finish. A live
@@ -117,6 +123,9 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
     if sandbox && kind == ClientKind::Command {
         return Err(BuildError::SandboxUnsupported);
     }
+    if sandbox && ctx.live && kind == ClientKind::Codex {
+        return Err(BuildError::SandboxNotLive);
+    }
     let sandbox_paths = crate::sandbox::Paths { agents_dir: ctx.agents_dir, socket: ctx.socket, cwd: ctx.cwd };
     let sandbox_settings = sandbox.then(|| ["--settings".to_string(), crate::sandbox::claude_settings(&sandbox_paths)]);
     let sandbox_settings = sandbox_settings.into_iter().flatten();
@@ -145,6 +154,17 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             a.extend(sandbox_settings);
             a.extend(extra);
             (program("claude"), a)
+        }
+        ClientKind::Codex if ctx.live => {
+            // Live: the app-server, driven through `coord-launch --codex-live` (codex_live.rs,
+            // which trusts the hooks per thread: app-server refuses the bypass flag).
+            let mut a = vec!["app-server".to_string()];
+            a.extend(coord_client::codex::trust_args(&[ctx.cwd]).into_iter().take(2));
+            if let Some(m) = &l.model {
+                a.extend(["-c".to_string(), format!("model={}", coord_client::codex::toml_string(m))]);
+            }
+            a.extend(extra);
+            (program("codex"), a)
         }
         ClientKind::Codex => {
             // Trusted for this invocation only (so it loads the project's `.codex/` and
@@ -183,7 +203,7 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             }
         }
     }
-    let filter = (kind == ClientKind::Codex).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
+    let filter = (kind == ClientKind::Codex && !ctx.live).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
     Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, secret: None, stdin: None })
 }
 
@@ -232,6 +252,10 @@ mod tests {
             build(ClientKind::Codex, &Layer { sandbox: Some(true), ..Layer::default() }, &work(), &ctx).unwrap();
         assert!(!codex.args.iter().any(|a| a.contains("bypass-approvals-and-sandbox")), "{:?}", codex.args);
         assert!(codex.args.iter().any(|a| a.starts_with("default_permissions=")), "{:?}", codex.args);
+        // A live Codex session is not sandboxed: refused rather than run unsandboxed.
+        let live = Context { live: true, ..ctx };
+        let refused = build(ClientKind::Codex, &Layer { sandbox: Some(true), ..Layer::default() }, &work(), &live);
+        assert!(matches!(refused, Err(BuildError::SandboxNotLive)), "a live codex session cannot be sandboxed");
     }
 
     #[test]

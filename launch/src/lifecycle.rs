@@ -45,12 +45,20 @@ impl Bridge {
         };
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
         spec.secret = self.credentials.for_agent(&mut self.rpc, &w.agent, w.role.as_deref()).await?;
+        if let (ClientKind::Codex, false, Some(f)) = (kind, live, spec.filter.as_mut()) {
+            // One-shot Codex: its raw events beside the log too.
+            f.push(log.with_extension("jsonl").display().to_string());
+        }
         if live {
             spec.stdin = Some(feed::make(&log, &session_id)?.fifo);
-            if kind == ClientKind::Claude {
-                // Readable lines in the log, the raw stream beside it.
-                let raw = log.with_extension("jsonl").display().to_string();
-                spec.filter = Some(vec![self.o.me.clone(), "--claude-log".into(), raw]);
+            // Readable lines in the log, the raw stream beside it.
+            let raw = log.with_extension("jsonl");
+            match kind {
+                ClientKind::Codex => crate::codex_live::wrap(&mut spec, &self.o.me, &raw),
+                _ => {
+                    let flag = if kind == ClientKind::Claude { "--claude-log" } else { "--command-log" };
+                    spec.filter = Some(vec![self.o.me.clone(), flag.into(), raw.display().to_string()]);
+                }
             }
         }
         let held = !self.o.tmux;
@@ -288,7 +296,8 @@ fn feed_format(kind: ClientKind) -> Option<feed::Format> {
     match kind {
         ClientKind::Command => Some(feed::Format::Lines),
         ClientKind::Claude => Some(feed::Format::ClaudeStream),
-        ClientKind::Codex => None,
+        // The driver (codex_live.rs) reads the JSON lines and writes them as app-server turns.
+        ClientKind::Codex => Some(feed::Format::Lines),
     }
 }
 

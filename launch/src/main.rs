@@ -7,7 +7,9 @@ mod bridge;
 mod budget;
 mod claude_log;
 mod client;
+mod codex_live;
 mod codex_log;
+mod command_log;
 mod config;
 mod credentials;
 mod feed;
@@ -25,6 +27,7 @@ mod session;
 mod shutdown;
 mod single;
 mod tmux;
+mod transcript;
 mod verifier;
 
 use std::path::PathBuf;
@@ -46,6 +49,7 @@ Examples:
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
+  coord-launch --run R1 --client codex --live             # the same through `codex app-server`
   coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
   coord-launch --lead claude --goal 'Add a login page'    # an agent leads: plans, dispatches, merges
 
@@ -63,7 +67,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "lead"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "command_log", "lead"])]
     run: Option<String>,
     /// An agent leads the run (docs/orch.md, "Letting an agent lead"): the run is created
     /// from --goal (or --run taken), the lead session started in the main checkout with
@@ -115,9 +119,10 @@ struct Args {
     /// Stop a session after this many minutes (its attempt fails); fractions allowed (0.5: 30 s).
     #[arg(long, value_parser = |s: &str| s.parse::<f64>().map_err(|e| e.to_string()).and_then(config::minutes))]
     wall_clock_minutes: Option<f64>,
-    /// Live sessions (command and claude clients): the session's input stays open, and
-    /// what is committed for its worker (answers, mail, shutdown requests) is written into
-    /// it as new turns; the command client reads them as JSON lines (docs/launch.md).
+    /// Live sessions: the session's input stays open, and what is committed for its worker
+    /// (answers, mail, shutdown requests) is written into it as new turns; the command
+    /// client reads them as JSON lines, Codex runs as `codex app-server`
+    /// (docs/live-sessions.md).
     #[arg(long)]
     live: bool,
     /// The run's budget in dollars (`launch.budgetSet`): once the run's sessions cost this
@@ -155,12 +160,26 @@ struct Args {
     quiet: bool,
     /// Filter a Codex session's `--json` events on stdin into readable log lines (what
     /// the bridge runs for each Codex session).
-    #[arg(long, hide = true)]
-    codex_log: bool,
+    /// (With RAW: also keep the events as they are in that file.)
+    #[arg(long, hide = true, num_args = 0..=1, value_name = "RAW")]
+    codex_log: Option<Option<PathBuf>>,
     /// Filter a live Claude Code session's stream-json output on stdin into readable log
     /// lines, keeping the raw lines in this file.
     #[arg(long, hide = true, value_name = "RAW")]
     claude_log: Option<PathBuf>,
+    /// Filter a live `command` session's output on stdin into readable log lines (its
+    /// `text`, `tool`, `result`, `error` and `usage` JSON lines), keeping the raw lines in
+    /// this file.
+    #[arg(long, hide = true, value_name = "RAW")]
+    command_log: Option<PathBuf>,
+    /// Drive a live Codex session: run the `codex app-server` command after `--`, write
+    /// the feed's turns on stdin into its thread, keep its raw output in this file and
+    /// write readable log lines (what the bridge runs for each live Codex session).
+    #[arg(long, hide = true, value_name = "RAW", requires = "codex_command")]
+    codex_live: Option<PathBuf>,
+    /// With --codex-live: the `codex app-server` command.
+    #[arg(last = true, hide = true)]
+    codex_command: Vec<String>,
 }
 
 /// The examples, then the exit statuses from their one table ([`LaunchExit`]).
@@ -200,8 +219,24 @@ fn main() -> ExitCode {
             Err(e) => exit_of(Err(e.into())).into(),
         };
     }
-    if args.codex_log {
-        return match codex_log::run() {
+    if let Some(raw) = &args.command_log {
+        return match command_log::run(raw) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
+    if let Some(raw) = &args.codex_live {
+        // The session's own status (Codex's), not one of the bridge's.
+        return match codex_live::run(raw, &args.codex_command) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("coord-launch --codex-live: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if let Some(raw) = &args.codex_log {
+        return match codex_log::run(raw.as_deref()) {
             Ok(()) => LaunchExit::Done.into(),
             Err(e) => exit_of(Err(e.into())).into(),
         };

@@ -117,3 +117,41 @@ async fn a_shutdown_request_arrives_as_a_feed_line_then_the_session_stops() {
     b.kill().unwrap();
     b.wait().unwrap();
 }
+
+/// A live command session's own JSON lines on stdout (`text`, `tool`, `usage`) make a
+/// readable transcript, as Claude Code's and Codex's events do: killed in the middle of its
+/// work, its failure (the log's last lines) shows its text and its last tool call with its
+/// arguments, the raw lines are kept beside the log, and its `usage` line is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_command_sessions_lines_make_a_readable_transcript_and_its_usage_is_recorded() {
+    use coord_proto::api::LaunchApiClient as _;
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let lines = [
+        r#"{"type":"text","text":"Working."}"#,
+        r#"{"type":"tool","name":"Bash","input":"make test"}"#,
+        r#"{"type":"usage","input_tokens":120,"output_tokens":30,"cache_read_tokens":5,"cache_write_tokens":7,"cost_usd":0.25}"#,
+    ];
+    let say: String = lines.iter().map(|l| format!("echo '{l}'; ")).collect();
+    let script = format!("IFS= read -r first; {UP}; {say}{}", feed_loop(&[], "true"));
+    let mut b = bridge(&p, &script, &["--dispatch", "--live"]);
+    // The usage line is recorded after the lines before it are in the log.
+    next_event(&c, from, &[EventType::LaunchUsage]).await;
+    let s = sessions(&c).await.pop().expect("the session");
+    kill_group(s.pid);
+    let ended = next_event(&c, from, &[EventType::LaunchExited]).await;
+    let tail = ended.payload_json["session"]["log_tail"].as_str().unwrap_or_default().to_string();
+    let has = |needle: &str| tail.lines().any(|l| l.ends_with(needle) && l.as_bytes().get(10) == Some(&b'T'));
+    assert!(has(" assistant: Working.") && has(" tool Bash: make test"), "{tail}");
+    let raw = std::fs::read_to_string(std::path::Path::new(&s.log_path).with_extension("jsonl")).unwrap_or_default();
+    assert!(raw.contains(lines[1]), "{raw}");
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["attempts"][0]["status"], "failed", "{t}");
+    let u = c.usage_show(UsageShowParams { run_id: "R1".into() }).await.expect("launch.usageShow").usage;
+    assert_eq!((u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens), (120, 30, 5, 7));
+    assert!((u.cost_usd - 0.25).abs() < 1e-9, "{u:?}");
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
