@@ -66,6 +66,7 @@ impl Bridge {
             tmux_window,
             host: Some(self.o.host.clone()),
             session_id: Some(session_id.clone()),
+            mode: Some(if live { SessionMode::Live } else { SessionMode::OneShot }),
         };
         let s = match self.rpc.session_start(p).await {
             Ok(s) => s,

@@ -117,3 +117,39 @@ async fn a_shutdown_request_arrives_as_a_feed_line_then_the_session_stops() {
     b.kill().unwrap();
     b.wait().unwrap();
 }
+
+/// `orch status --run R1`: the session's mode, in text and `--json`.
+fn status_mode(p: &Project) -> (String, Value) {
+    let text = p.orch().args(["status", "--run", "R1"]).run().ok().stdout;
+    let json = orch(p, &["status", "--run", "R1"]);
+    (text, json["sessions"][0]["mode"].clone())
+}
+
+/// A `--live` session is recorded live (`launch.sessionStart`'s `mode`), and `orch status`
+/// says so in text and JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orch_status_says_a_live_session_runs_live() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let out = finish(bridge(
+        &p,
+        &format!("IFS= read -r first; {}", worker("true")),
+        &["--dispatch", "--until-done", "--live"],
+    ));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let (text, mode) = status_mode(&p);
+    assert_eq!(mode, "live", "{text}");
+    assert!(text.contains("T1 a1 command live @w1"), "{text}");
+}
+
+/// A session started without `--live` is one-shot, and `orch status` says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orch_status_says_a_session_without_live_input_runs_one_shot() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let out = finish(bridge(&p, &worker("true"), &["--dispatch", "--until-done"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let (text, mode) = status_mode(&p);
+    assert_eq!(mode, "one_shot", "{text}");
+    assert!(text.contains("T1 a1 command one_shot @w1"), "{text}");
+}
