@@ -14,6 +14,7 @@ mod gate;
 mod lifecycle;
 mod limits;
 mod process;
+mod reuse;
 mod rpc;
 mod say;
 mod session;
@@ -41,6 +42,7 @@ Examples:
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
+  coord-launch --run R1 --client claude --reuse-sessions --dispatch  # an agent's next task: a new turn, same session
   coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
@@ -95,6 +97,12 @@ struct Args {
     /// it as new turns; the command client reads them as JSON lines (docs/launch.md).
     #[arg(long)]
     live: bool,
+    /// Reuse live sessions (implies --live): when an agent's attempt is done and its next
+    /// task is ready where the session can work (a thread task, or the next task on the
+    /// same worktree), the running session gets it as a new turn instead of a new process
+    /// starting from nothing (`reuse_sessions = true` in .agents/launch.toml).
+    #[arg(long)]
+    reuse_sessions: bool,
     /// The run's budget in dollars (`launch.budgetSet`): once the run's sessions cost this
     /// much, no session is started or dispatched any more.
     #[arg(long, value_parser = limits::dollars)]
@@ -191,7 +199,8 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         command: a.command,
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
-        live: a.live.then_some(true),
+        live: (a.live || a.reuse_sessions).then_some(true),
+        reuse_sessions: a.reuse_sessions.then_some(true),
         ..Layer::default()
     };
     let me = std::env::current_exe().ok();
