@@ -111,7 +111,9 @@ pub fn task_turn(w: &Work, prompt: String, seed: u64) -> Turn {
 /// such as its own messages).
 pub fn turn_of(ev: &Event, w: &Work, seed: u64) -> Option<Turn> {
     let m = ev.message.as_ref()?;
-    if m.from_agent == w.agent {
+    // A task's first message is its dispatch: the task comes as its own `task` turn when
+    // this session is to work on it (session reuse), and not at all when another is.
+    if m.from_agent == w.agent || m.kind == MessageKind::Task {
         return None;
     }
     let kind = match m.msg_type.as_deref() {
