@@ -95,8 +95,10 @@ impl Bridge {
         if live {
             let format = feed_format(kind).expect("live clients have a format");
             let mut writer = feed::Writer::open(&feed::fifo_of(&log), format, feed::seed_of(&session_id))?;
-            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed)).await?;
+            // Subscribed before the task is written: what is sent to a worker that has
+            // its task is fed to it.
             let events = self.feed_events(&w.agent).await?;
+            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed)).await?;
             watch.live = Some(session::Live { writer, events, work: w.clone() });
         }
         let mut h = session::watch(watch, self.ends_tx.clone());
