@@ -65,7 +65,16 @@ pub async fn live(p: &Project, n: usize, quiet: Duration) {
         &format!("coord-launch CPU, one live session idle ({}s)", quiet.as_secs()),
         format!("{ticks} ticks (1 tick = 1/100 s)"),
     );
+    // The cancel has the bridge stop the session (which ends the FIFO's copy), then it goes.
+    let exited = EventFilter {
+        run_id: Some("RV".into()),
+        event_types: vec![EventType::LaunchExited],
+        after_event: Some(c.server_info().last_event_id),
+        ..Default::default()
+    };
+    let mut exited = c.subscribe(exited).await.unwrap();
     c.orch_cancel(CancelTaskParams { run_id: "RV".into(), task_id: None, reason: "bench over".into() }).await.unwrap();
+    exited.next().await.unwrap().unwrap();
     let _ = bridge.kill();
     let _ = bridge.wait();
     drop(rx);
