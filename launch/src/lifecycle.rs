@@ -103,7 +103,7 @@ impl Bridge {
         }
         let mut h = session::watch(watch, self.ends_tx.clone());
         if live && reuse {
-            h.reuse = Some(crate::reuse::Place {
+            h.reuse = Some(session::Place {
                 layer,
                 client: kind,
                 cwd,

@@ -12,38 +12,17 @@
 //! first attempt (`COORD_SESSION`, `COORD_TASK`, `COORD_THREAD`): each `task` turn names
 //! its own task and thread, which are the ones to work on.
 
-use std::path::PathBuf;
-
 use coord_proto::types::*;
 
 use crate::bridge::{Bridge, BridgeError, work_of};
 use crate::client::{self, Work};
-use crate::config::{ClientKind, Layer};
 use crate::feed;
-use crate::session::Next;
+use crate::session::{Next, Place};
 
-/// Where a reusable session runs and what it was started with: what the next attempt
-/// must match, and what its record repeats.
-#[derive(Debug, Clone)]
-pub struct Place {
-    pub layer: Layer,
-    pub client: ClientKind,
-    pub cwd: PathBuf,
-    /// The worktree of the session's first attempt (none for a thread task).
-    pub worktree: Option<String>,
-    pub log: PathBuf,
-    pub pid: i32,
-    pub tmux_window: Option<String>,
-    /// The running session record (the current attempt's).
-    pub session_id: String,
-}
-
-impl Place {
-    /// Can the session work on `w` here: a thread task anywhere, a code task only on the
-    /// session's own worktree.
-    fn fits(&self, w: &Work) -> bool {
-        w.worktree.is_none() || w.worktree == self.worktree
-    }
+/// Can the session at `place` work on `w`: a thread task anywhere, a code task only on
+/// the session's own worktree.
+fn fits(place: &Place, w: &Work) -> bool {
+    w.worktree.is_none() || w.worktree == place.worktree
 }
 
 impl Bridge {
@@ -113,7 +92,9 @@ impl Bridge {
     async fn next_for(&mut self, agent: &str, place: &Place) -> Result<Option<Work>, BridgeError> {
         let now = tokio::time::Instant::now();
         let same = |b: &Bridge, w: &Work| {
-            w.agent == agent && place.fits(w) && b.o.config.resolve(agent, w.role.as_deref(), &b.o.flags) == place.layer
+            w.agent == agent
+                && fits(place, w)
+                && b.o.config.resolve(agent, w.role.as_deref(), &b.o.flags) == place.layer
         };
         if let Some(i) = self.pending.iter().position(|p| p.not_before <= now && same(self, &p.work)) {
             return Ok(self.pending.remove(i).map(|p| p.work));

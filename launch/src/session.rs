@@ -82,9 +82,25 @@ pub struct Handle {
     /// A live session (its attempt's end closes its input: [`StopWhy::Finished`]).
     pub live: bool,
     /// Set for a live session that may take the agent's next attempt (`crate::reuse`).
-    pub reuse: Option<crate::reuse::Place>,
+    pub reuse: Option<Place>,
     stop: Option<oneshot::Sender<StopWhy>>,
     next: mpsc::UnboundedSender<Next>,
+}
+
+/// Where a reusable session runs and what it was started with: what the next attempt
+/// must match, and what its record repeats.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub layer: crate::config::Layer,
+    pub client: crate::config::ClientKind,
+    pub cwd: std::path::PathBuf,
+    /// The worktree of the session's first attempt (none for a thread task).
+    pub worktree: Option<String>,
+    pub log: std::path::PathBuf,
+    pub pid: i32,
+    pub tmux_window: Option<String>,
+    /// The running session record (the current attempt's).
+    pub session_id: String,
 }
 
 /// The agent's next attempt, handed to a running live session: it becomes the attempt the
