@@ -90,7 +90,7 @@ pub struct Bridge {
     pub(crate) credentials: crate::credentials::Credentials,
     pub(crate) finished: Option<Finish>,
     /// The repository code tasks are dispatched in (the run's, else the project's).
-    repo: Option<String>,
+    pub(crate) repo: Option<String>,
     pub(crate) say: Say,
     pub(crate) budgets: crate::limits::Budgets,
     pub(crate) ends_tx: mpsc::UnboundedSender<Report>,
@@ -285,9 +285,13 @@ impl Bridge {
             }
             EventType::TaskInProgress if !self.known(&ev.thread_id) => self.resume_if_answered(&ev.task_id).await?,
             EventType::ThreadDone | EventType::ThreadFailed => {
-                // A live session's attempt is over: its input is closed (one-shot
-                // sessions end by themselves).
-                if let Some(h) = self.running.get_mut(&ev.thread_id).filter(|h| h.live) {
+                // A live session's attempt is over: it takes its agent's next task
+                // (session reuse), or its input is closed (one-shot sessions end by
+                // themselves).
+                if self.running.get(&ev.thread_id).is_some_and(|h| h.live)
+                    && !self.reuse(&ev.thread_id).await?
+                    && let Some(h) = self.running.get_mut(&ev.thread_id)
+                {
                     h.stop(StopWhy::Finished);
                 }
             }
@@ -298,7 +302,10 @@ impl Bridge {
                     h.stop(why);
                 }
             }
-            EventType::TaskReady if self.o.dispatch => self.dispatch(Some(ev.task_id.clone())).await,
+            // A task handed to a running session (session reuse) was dispatched then.
+            EventType::TaskReady if self.o.dispatch && !self.running.values().any(|h| h.task_id == ev.task_id) => {
+                self.dispatch(Some(ev.task_id.clone())).await
+            }
             EventType::TaskMerged | EventType::TaskMergeConflict => self.say.line(&ev.summary),
             EventType::LaunchUsage | EventType::LaunchBudgetSet | EventType::RunBudgetReached => {
                 let was = self.budgets.over;

@@ -65,6 +65,11 @@ pub struct Layer {
     /// A live session: its input stays open and takes the worker's answers, mail and
     /// shutdown requests as new turns (`command` and `claude`; see docs/launch.md).
     pub live: Option<bool>,
+    /// Session reuse (live sessions only): when the agent's next task is ready where the
+    /// session can work (a thread task, or the next task on the same worktree), it is
+    /// given to the running session as a new turn instead of a new process
+    /// (`crate::reuse`).
+    pub reuse_sessions: Option<bool>,
     /// Stop a session once it cost this many dollars (its attempt fails; `launch.budgetSet`).
     #[serde(default, deserialize_with = "positive_dollars")]
     pub session_max_cost_usd: Option<f64>,
@@ -109,6 +114,7 @@ impl Layer {
         self.wall_clock_minutes = t.wall_clock_minutes.or(self.wall_clock_minutes);
         self.sandbox = t.sandbox.or(self.sandbox);
         self.live = t.live.or(self.live);
+        self.reuse_sessions = t.reuse_sessions.or(self.reuse_sessions);
         self.session_max_cost_usd = t.session_max_cost_usd.or(self.session_max_cost_usd);
         self.session_max_tokens = t.session_max_tokens.or(self.session_max_tokens);
         self
@@ -189,6 +195,14 @@ mod tests {
         );
         let flags = Layer { client: Some(ClientKind::Command), command: Some("true".into()), ..Layer::default() };
         assert_eq!(f.resolve("W2", Some("reviewer"), &flags).client, Some(ClientKind::Command));
+    }
+
+    #[test]
+    fn session_reuse_is_set_in_the_file_per_agent() {
+        let f: File = toml::from_str("[defaults]\nlive = true\n[agents.W1]\nreuse_sessions = true\n").unwrap();
+        let none = Layer::default();
+        assert_eq!(f.resolve("W1", None, &none).reuse_sessions, Some(true));
+        assert_eq!(f.resolve("W2", None, &none).reuse_sessions, None);
     }
 
     #[test]

@@ -111,7 +111,11 @@ pub fn task_turn(w: &Work, prompt: String, seed: u64) -> Turn {
 /// such as its own messages).
 pub fn turn_of(ev: &Event, w: &Work, seed: u64) -> Option<Turn> {
     let m = ev.message.as_ref()?;
-    if m.from_agent == w.agent {
+    // The first message of a thread of one of this run's tasks is its dispatch: the task
+    // comes as its own `task` turn when this session is to work on it (session reuse), and
+    // not at all when another session is. Other `task` messages are mail.
+    let dispatch = m.kind == MessageKind::Task && !ev.task_id.is_empty() && ev.run_id == w.run_id;
+    if m.from_agent == w.agent || dispatch {
         return None;
     }
     let kind = match m.msg_type.as_deref() {

@@ -32,7 +32,8 @@ impl Bridge {
         std::fs::create_dir_all(&cwd)?;
         let log = base.join("logs").join(format!("{}-a{}.log", w.task_id, w.attempt));
         let session_id = coord_client::ids::new_id("ses");
-        let live = layer.live == Some(true) && feed_format(kind).is_some();
+        let reuse = layer.reuse_sessions == Some(true);
+        let live = (layer.live == Some(true) || reuse) && feed_format(kind).is_some();
         let ctx = Context {
             db: &self.o.db,
             cwd: &cwd,
@@ -80,10 +81,12 @@ impl Bridge {
             launcher: self.launcher.clone(),
             cwd: cwd.display().to_string(),
             log_path: log.display().to_string(),
-            tmux_window,
+            tmux_window: tmux_window.clone(),
             host: Some(self.o.host.clone()),
             session_id: Some(session_id.clone()),
+            mode: Some(if live { SessionMode::Live } else { SessionMode::OneShot }),
         };
+        let p_window = tmux_window;
         let s = match self.rpc.session_start(p).await {
             Ok(s) => s,
             Err(e) if held => {
@@ -109,11 +112,25 @@ impl Bridge {
         if live {
             let format = feed_format(kind).expect("live clients have a format");
             let mut writer = feed::Writer::open(&feed::fifo_of(&log), format, feed::seed_of(&session_id))?;
-            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed)).await?;
+            // Subscribed before the task is written: what is sent to a worker that has
+            // its task is fed to it.
             let events = self.feed_events(&w.agent).await?;
+            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed)).await?;
             watch.live = Some(session::Live { writer, events, work: w.clone() });
         }
-        let h = session::watch(watch, self.ends_tx.clone());
+        let mut h = session::watch(watch, self.ends_tx.clone());
+        if live && reuse {
+            h.reuse = Some(session::Place {
+                layer,
+                client: kind,
+                cwd,
+                worktree: w.worktree.clone(),
+                log,
+                pid,
+                tmux_window: p_window,
+                session_id: s.session_id.clone(),
+            });
+        }
         self.running.insert(w.thread_id.clone(), h);
         Ok(())
     }
@@ -121,6 +138,10 @@ impl Bridge {
     fn watch_of(&self, s: &LaunchSession, label: String, waiter: process::Waiter, reattached: bool) -> session::Watch {
         session::Watch {
             session_id: s.session_id.clone(),
+            // A re-attached process may have been reused: its processes carry its first
+            // session's id.
+            proc_session: if reattached { process::session_of(s.pid as i32) } else { None }
+                .unwrap_or_else(|| s.session_id.clone()),
             task_id: s.task_id.clone(),
             thread_id: s.thread_id.clone(),
             label,
@@ -248,7 +269,7 @@ impl Bridge {
 
     /// Record a session's end. One already recorded (`session_ended`: someone else reported
     /// it) is said and passed over, never the end of the bridge.
-    async fn record_end(&mut self, p: SessionExitParams) -> Result<Option<SessionExitResult>, BridgeError> {
+    pub(crate) async fn record_end(&mut self, p: SessionExitParams) -> Result<Option<SessionExitResult>, BridgeError> {
         match self.rpc.session_exit(p).await {
             Ok(r) => Ok(Some(r)),
             Err(e) if e.code() == "session_ended" => {

@@ -20,6 +20,7 @@ mod lead_prompt;
 mod lifecycle;
 mod limits;
 mod process;
+mod reuse;
 mod rpc;
 mod sandbox;
 mod say;
@@ -50,6 +51,7 @@ Examples:
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
   coord-launch --run R1 --client codex --live             # the same through `codex app-server`
+  coord-launch --run R1 --client claude --reuse-sessions --dispatch  # an agent's next task: a new turn, same session
   coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
   coord-launch --lead claude --goal 'Add a login page'    # an agent leads: plans, dispatches, merges
 
@@ -125,6 +127,12 @@ struct Args {
     /// (docs/live-sessions.md).
     #[arg(long)]
     live: bool,
+    /// Reuse live sessions (implies --live): when an agent's attempt is done and its next
+    /// task is ready where the session can work (a thread task, or the next task on the
+    /// same worktree), the running session gets it as a new turn instead of a new process
+    /// starting from nothing (`reuse_sessions = true` in .agents/launch.toml).
+    #[arg(long)]
+    reuse_sessions: bool,
     /// The run's budget in dollars (`launch.budgetSet`): once the run's sessions cost this
     /// much, no session is started or dispatched any more.
     #[arg(long, value_parser = limits::dollars)]
@@ -257,7 +265,8 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
         sandbox: a.sandbox.then_some(true),
-        live: a.live.then_some(true),
+        live: (a.live || a.reuse_sessions).then_some(true),
+        reuse_sessions: a.reuse_sessions.then_some(true),
         ..Layer::default()
     };
     let me = std::env::current_exe().ok();

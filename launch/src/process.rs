@@ -190,6 +190,15 @@ pub fn of_session(session: &str) -> Vec<i32> {
         .collect()
 }
 
+/// The session id (`COORD_SESSION`) a live process carries. Blocking (it reads `/proc`).
+pub fn session_of(pid: i32) -> Option<String> {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let want = format!("{SESSION_VAR}=");
+    env.split(|b| *b == 0)
+        .find_map(|kv| kv.strip_prefix(want.as_bytes()))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+}
+
 /// The process group of a live process.
 fn group_of(pid: i32) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -2,7 +2,8 @@
 //! for its wall-clock limit, whichever comes first, and then tells the bridge. A live
 //! session's task also writes each event committed for its worker into the session's
 //! input as a turn (`crate::feed`), and ends the session cleanly (end of input, then the
-//! grace, then a stop) when the bridge says its attempt is finished.
+//! grace, then a stop) when the bridge says its attempt is finished, or takes the agent's
+//! next attempt as a new turn when the bridge hands it one (`crate::reuse`).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -80,10 +81,45 @@ pub struct Handle {
     pub task_id: String,
     /// A live session (its attempt's end closes its input: [`StopWhy::Finished`]).
     pub live: bool,
+    /// Set for a live session that may take the agent's next attempt (`crate::reuse`).
+    pub reuse: Option<Place>,
     stop: Option<oneshot::Sender<StopWhy>>,
+    next: mpsc::UnboundedSender<Next>,
+}
+
+/// Where a reusable session runs and what it was started with: what the next attempt
+/// must match, and what its record repeats.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub layer: crate::config::Layer,
+    pub client: crate::config::ClientKind,
+    pub cwd: std::path::PathBuf,
+    /// The worktree of the session's first attempt (none for a thread task).
+    pub worktree: Option<String>,
+    pub log: std::path::PathBuf,
+    pub pid: i32,
+    pub tmux_window: Option<String>,
+    /// The running session record (the current attempt's).
+    pub session_id: String,
+}
+
+/// The agent's next attempt, handed to a running live session: it becomes the attempt the
+/// session's task reports for, and its task turn is written into the session.
+#[derive(Debug)]
+pub struct Next {
+    /// The new attempt's session record.
+    pub session_id: String,
+    pub label: String,
+    pub work: Work,
+    pub turn: feed::Turn,
 }
 
 impl Handle {
+    /// Hand the session its next attempt; false if its task has already ended.
+    pub fn hand(&self, n: Next) -> bool {
+        self.next.send(n).is_ok()
+    }
+
     /// Order the session to stop (once; later orders are ignored).
     pub fn stop(&mut self, why: StopWhy) {
         if let Some(tx) = self.stop.take() {
@@ -95,6 +131,9 @@ impl Handle {
 /// What a session task needs.
 pub struct Watch {
     pub session_id: String,
+    /// The `COORD_SESSION` its processes carry (the first session's id when the process
+    /// was reused), by which they are found and stopped.
+    pub proc_session: String,
     pub task_id: String,
     pub thread_id: String,
     pub label: String,
@@ -120,20 +159,28 @@ pub struct Live {
 /// Start watching a session; its report goes to `done`.
 pub fn watch(w: Watch, done: mpsc::UnboundedSender<Report>) -> Handle {
     let (tx, rx) = oneshot::channel();
+    let (next, next_rx) = mpsc::unbounded_channel();
     let live = w.live.is_some();
-    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, stop: Some(tx) };
-    tokio::spawn(run(w, rx, done));
+    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, reuse: None, stop: Some(tx), next };
+    tokio::spawn(run(w, rx, next_rx, done));
     handle
 }
 
-async fn run(mut w: Watch, mut stop: oneshot::Receiver<StopWhy>, done: mpsc::UnboundedSender<Report>) {
-    let started = Instant::now();
-    let limit = async {
-        match w.wall_clock {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
+/// The wall-clock limit from now (`None`: never).
+fn deadline(d: Option<Duration>) -> tokio::time::Instant {
+    // Far enough to be never, near enough not to overflow.
+    let never = Duration::from_secs(100 * 365 * 24 * 3600);
+    tokio::time::Instant::now() + d.unwrap_or(never)
+}
+
+async fn run(
+    mut w: Watch,
+    mut stop: oneshot::Receiver<StopWhy>,
+    mut next: mpsc::UnboundedReceiver<Next>,
+    done: mpsc::UnboundedSender<Report>,
+) {
+    let mut started = Instant::now();
+    let limit = tokio::time::sleep_until(deadline(w.wall_clock));
     tokio::pin!(limit);
     let mut stopped = None;
     let mut live = w.live.take();
@@ -147,8 +194,22 @@ async fn run(mut w: Watch, mut stop: oneshot::Receiver<StopWhy>, done: mpsc::Unb
         tokio::select! {
             e = w.waiter.wait() => {
                 // The leader ended; whatever it left behind goes with it.
-                process::signal_session(w.pid, &w.session_id, libc::SIGKILL).await;
+                process::signal_session(w.pid, &w.proc_session, libc::SIGKILL).await;
                 break e;
+            }
+            Some(n) = next.recv() => {
+                // The agent's next attempt, in this process: reported for from now on,
+                // with its own wall-clock limit.
+                (w.session_id, w.task_id, w.thread_id, w.label) =
+                    (n.session_id, n.work.task_id.clone(), n.work.thread_id.clone(), n.label);
+                started = Instant::now();
+                limit.as_mut().reset(deadline(w.wall_clock));
+                if let Some(l) = live.as_mut() {
+                    l.work = n.work;
+                    if let Err(e) = l.writer.write(&n.turn).await {
+                        eprintln!("coord-launch: {}: cannot write its next task into the session: {e}", w.label);
+                    }
+                }
             }
             ev = next_event => {
                 let l = live.as_mut().expect("only live sessions have events");
@@ -169,19 +230,23 @@ async fn run(mut w: Watch, mut stop: oneshot::Receiver<StopWhy>, done: mpsc::Unb
                 if let (StopWhy::Finished, Some(l)) = (why, live.as_mut()) {
                     l.writer.close();
                     if let Ok(e) = tokio::time::timeout(w.grace, w.waiter.wait()).await {
-                        process::signal_session(w.pid, &w.session_id, libc::SIGKILL).await;
+                        process::signal_session(w.pid, &w.proc_session, libc::SIGKILL).await;
                         break e;
                     }
                 }
                 stopped = Some(why);
-                break process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await;
+                break process::stop(w.pid, &w.proc_session, &mut w.waiter, w.grace).await;
             }
             _ = &mut limit => {
                 stopped = Some(StopWhy::WallClock);
-                break process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await;
+                break process::stop(w.pid, &w.proc_session, &mut w.waiter, w.grace).await;
             }
         }
     };
+    // A next attempt handed as the process ended: the report is that attempt's.
+    while let Ok(n) = next.try_recv() {
+        (w.session_id, w.task_id, w.thread_id, w.label) = (n.session_id, n.work.task_id, n.work.thread_id, n.label);
+    }
     let _ = done.send(Report {
         session_id: w.session_id,
         task_id: w.task_id,

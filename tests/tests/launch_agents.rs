@@ -846,6 +846,37 @@ async fn a_crashed_live_claude_code_sessions_failure_shows_its_last_tool_call() 
     b.wait().unwrap();
 }
 
+/// `--reuse-sessions` with the real Claude Code (issue 33): w1's T2, ready once T1 is done,
+/// reaches the session that did T1 as a new user turn (the model's third request carries
+/// T2's prompt); one process does both tasks, each attempt with its session record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_claude_code_session_gets_the_next_task_as_a_new_turn() {
+    let Some(program) = cli(Agent::Claude) else { return };
+    let p = Project::new();
+    launch_toml(&p, Agent::Claude, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    for (t, deps) in [("T1", None), ("T2", Some("T1"))] {
+        let mut a =
+            vec!["task", "add", "--run", "R1", "--id", t, "--title", t, "--kind", "thread", "--assign-to", "w1"];
+        a.extend(deps.iter().flat_map(|d| ["--depends-on", *d]));
+        orch(&p, &a);
+    }
+    let home = tempfile::Builder::new().prefix("agent-home").tempdir().expect("a home for the CLI");
+    let scenario = coord_tests::mock_model::live::two_tasks_one_by_one(&bin("inbox"), "w1", p.path());
+    let mock = MockModel::start(Anthropic, scenario);
+    let m = Model { env: claude_env(&mock, home.path()), mock, agent: Agent::Claude, _home: home };
+    let out = finish(bridge(&p, &m, &["--dispatch", "--until-done", "--reuse-sessions"]));
+    let c = p.client().await;
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, m.outputs());
+    assert_eq!(list.len(), 2, "a session record per attempt: {list:?}");
+    assert_eq!((list[0].pid, &list[1].task_id), (list[1].pid, &"T2".to_string()), "one process: {list:?}");
+    assert_eq!(list[1].exit_code, Some(0), "{list:?}");
+    let reqs = m.mock.turn_requests();
+    let t2 = reqs.iter().find(|r| r.user_input.iter().any(|u| u.contains("Your task is T2")));
+    assert_eq!(t2.and_then(|r| r.turn), Some(2), "T2 came as the third request's user turn:\n{}", m.mock.transcript());
+}
+
 /// The spellings of the gated `rm VICTIM` the worker tries after its approval routes.
 const SPELLINGS: [&str; 8] = [
     "/bin/rm VICTIM",

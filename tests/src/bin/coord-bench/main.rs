@@ -24,6 +24,8 @@ mod idle_bench;
 #[cfg(target_os = "linux")]
 mod launch_bench;
 mod lead_bench;
+#[cfg(target_os = "linux")]
+mod live_bench;
 mod mcp_tokens;
 mod merge_queue_bench;
 mod orch_bench;
@@ -75,7 +77,8 @@ Options:
   --quick                 smaller counts, for a smoke run
   --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
                           pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
-                          dashboard, dashboard-live, search, launch, lead, mcp-tokens, mergequeue,
+                          dashboard, dashboard-live, search, launch, lead, live (live sessions
+                          and session reuse: runs the real claude CLI), mcp-tokens, mergequeue,
                           screenshots (writes the dashboard's images into docs/; never run by
                           default)
   --only soak             100 simulated agents for 10 minutes
@@ -228,6 +231,15 @@ fn main() {
     #[cfg(target_os = "linux")]
     if let Some(s) = stage("launch") {
         rt.block_on(launch_bench::launch(&s.p, 20, Duration::from_secs(if quick { 2 } else { 10 })));
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(s) = stage("live") {
+        rt.block_on(live_bench::live(
+            &s.p,
+            if quick { 20 } else { 200 },
+            Duration::from_secs(if quick { 2 } else { 10 }),
+        ));
+        live_bench::reuse();
     }
     if let Some(s) = stage("mergequeue") {
         // A git repository in the stage's project: the runs' code tasks work there.
