@@ -43,12 +43,12 @@ pub fn run(raw: &Path) -> std::io::Result<()> {
 
 /// `launch.usage` calls, on a connection made at the first report.
 #[derive(Default)]
-struct Reporter {
+pub(crate) struct Reporter {
     conn: Option<(tokio::runtime::Runtime, coord_client::Client)>,
 }
 
 impl Reporter {
-    fn send(&mut self, t: Totals) -> Result<(), String> {
+    pub(crate) fn send(&mut self, t: Totals) -> Result<(), String> {
         let Ok(session_id) = std::env::var(crate::process::FILTER_SESSION_VAR) else { return Ok(()) };
         if self.conn.is_none() {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
@@ -125,13 +125,27 @@ fn tool_input(input: &Value) -> String {
 }
 
 /// A session's usage so far.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Totals {
-    input: i64,
-    output: i64,
-    cache_read: i64,
-    cache_write: i64,
-    cost: Option<f64>,
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Totals {
+    pub input: i64,
+    pub output: i64,
+    pub cache_read: i64,
+    pub cache_write: i64,
+    pub cost: Option<f64>,
+}
+
+impl Totals {
+    /// The usage as a log line.
+    pub(crate) fn line(&self) -> String {
+        format!(
+            "usage (session so far): {} input, {} output, {} cache read, {} cache write tokens, {}",
+            self.input,
+            self.output,
+            self.cache_read,
+            self.cache_write,
+            self.cost.map_or("no cost reported".to_string(), |c| format!("${c:.6}"))
+        )
+    }
 }
 
 /// The session's usage so far, from a `result`: `modelUsage` summed over the models (its
@@ -155,14 +169,7 @@ fn totals(ev: &Value) -> Option<Totals> {
 /// [`totals`] as a log line.
 fn usage(ev: &Value) -> Option<String> {
     let t = totals(ev)?;
-    Some(format!(
-        "usage (session so far): {} input, {} output, {} cache read, {} cache write tokens, ${:.6}",
-        t.input,
-        t.output,
-        t.cache_read,
-        t.cache_write,
-        t.cost.unwrap_or(0.0)
-    ))
+    Some(Totals { cost: Some(t.cost.unwrap_or(0.0)), ..t }.line())
 }
 
 #[cfg(test)]

@@ -142,6 +142,14 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             a.push(prompt(w, ctx.inbox, false));
             (program("codex"), a)
         }
+        ClientKind::Opencode => {
+            let a = crate::clients::opencode::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
+            (program("opencode"), a)
+        }
+        ClientKind::Gemini => {
+            let a = crate::clients::gemini::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
+            (program("gemini"), a)
+        }
     };
     let mut env = env(w, ctx);
     if kind == ClientKind::Command {
@@ -160,7 +168,18 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             }
         }
     }
-    let filter = (kind == ClientKind::Codex).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
+    match kind {
+        ClientKind::Opencode => env.extend(crate::clients::opencode::env(ctx.cwd)),
+        ClientKind::Gemini => env.extend(crate::clients::gemini::env()),
+        _ => {}
+    }
+    let filter = match kind {
+        ClientKind::Codex => Some(vec![ctx.me.to_string(), "--codex-log".to_string()]),
+        ClientKind::Opencode | ClientKind::Gemini => {
+            Some(vec![ctx.me.to_string(), "--client-log".to_string(), kind.name().to_string()])
+        }
+        _ => None,
+    };
     Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, stdin: None })
 }
 

@@ -278,7 +278,7 @@ fn feed_format(kind: ClientKind) -> Option<feed::Format> {
     match kind {
         ClientKind::Command => Some(feed::Format::Lines),
         ClientKind::Claude => Some(feed::Format::ClaudeStream),
-        ClientKind::Codex => None,
+        ClientKind::Codex | ClientKind::Opencode | ClientKind::Gemini => None,
     }
 }
 
