@@ -40,7 +40,11 @@ fn mail(p: &Project, subject: &str) -> String {
 }
 
 fn shutdown(p: &Project) -> String {
-    format!("{} --db {} --agent lead shutdown --to w1 --reason rebasing", bin("inbox").display(), p.paths().db.display())
+    format!(
+        "{} --db {} --agent lead shutdown --to w1 --reason rebasing",
+        bin("inbox").display(),
+        p.paths().db.display()
+    )
 }
 
 #[test]
@@ -87,7 +91,10 @@ fn hook_install_for_opencode_names_a_plugin_outside_the_worktree_and_keeps_the_u
     assert_eq!((plugins.len(), &plugins[0]), (2, &json!("opencode-wakatime")), "{config}");
     let url = plugins[1][0].as_str().unwrap();
     let file = url.strip_prefix("file://").unwrap();
-    assert!(!file.starts_with(&std::fs::canonicalize(p.path()).unwrap().display().to_string()) || file.contains("/.agents/"));
+    assert!(
+        !file.starts_with(&std::fs::canonicalize(p.path()).unwrap().display().to_string())
+            || file.contains("/.agents/")
+    );
     assert!(std::fs::read_to_string(file).unwrap().contains("export const Coordd"), "{file}");
     assert_eq!(plugins[1][1]["agent"], "w1", "{config}");
     assert!(r["files"].to_string().contains("coordd-opencode-plugin.js"), "{r}");
@@ -143,7 +150,8 @@ async fn gemini_with_the_installed_hooks_is_denied_a_gated_command_with_the_lead
 fn gemini_with_the_installed_hooks_stops_on_a_shutdown() {
     let (p, _d) = project();
     install(&p, "gemini");
-    let turns = vec![Turn::reply(vec![shell("echo one")]).before(&shutdown(&p)), Turn::reply(vec![text("Not reached.")])];
+    let turns =
+        vec![Turn::reply(vec![shell("echo one")]).before(&shutdown(&p)), Turn::reply(vec![text("Not reached.")])];
     let mock = MockModel::start(Gemini, Scenario::new(turns));
     let Some(bin) = agent_cli("gemini") else { return };
     let run = GeminiCli::new(&bin, p.path(), &mock).run(&[], "do it");
@@ -198,7 +206,8 @@ async fn opencode_with_the_installed_plugin_is_denied_a_gated_command_with_the_l
 fn opencode_with_the_installed_plugin_is_aborted_by_a_shutdown() {
     let (p, _d) = project();
     install(&p, "opencode");
-    let turns = vec![Turn::reply(vec![shell("echo one")]).before(&shutdown(&p)), Turn::reply(vec![text("Not reached.")])];
+    let turns =
+        vec![Turn::reply(vec![shell("echo one")]).before(&shutdown(&p)), Turn::reply(vec![text("Not reached.")])];
     let mock = MockModel::start(Chat, Scenario::new(turns));
     let Some(bin) = agent_cli("opencode") else { return };
     let run = Opencode::new(&bin, p.path(), &mock).run(&[], "do it");

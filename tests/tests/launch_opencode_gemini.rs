@@ -111,7 +111,12 @@ fn ask_and_finish() -> String {
 async fn asks_and_finishes(agent: Agent) {
     let Some(program) = agent_cli(agent.name()) else { return };
     let (p, _d) = project_for(agent, &program, &[], &["T1"]);
-    let m = model(agent, &program, p.path(), vec![Turn::reply(vec![shell(&ask_and_finish())]), Turn::reply(vec![text("Done.")])]);
+    let m = model(
+        agent,
+        &program,
+        p.path(),
+        vec![Turn::reply(vec![shell(&ask_and_finish())]), Turn::reply(vec![text("Done.")])],
+    );
     let c = p.client().await;
     let from = c.server_info().last_event_id;
     let b = bridge(&p, &m, &["--until-done"]);

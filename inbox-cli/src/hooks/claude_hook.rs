@@ -142,7 +142,9 @@ async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs, c
                 r.pending,
                 senders(&r.new)
             );
-            Some(json!({"hookSpecificOutput": {"hookEventName": event_name(a.client, "PostToolUse"), "additionalContext": text}}))
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": event_name(a.client, "PostToolUse"), "additionalContext": text}}),
+            )
         }
         HookEvent::Stop => {
             // Only mail not delivered before blocks, so the same messages never block twice:

@@ -99,7 +99,10 @@ mod tests {
         assert_eq!(c.0, "mcp__coordd__send_message");
         let hook = json!({"mcp_context": {"server_name": "my_srv"}});
         assert_eq!(claude_call(AgentClient::Gemini, "mcp_my_srv_do_it", json!({}), &hook).0, "mcp__my_srv__do_it");
-        assert_eq!(claude_call(AgentClient::Opencode, "coordd_check_inbox", json!({}), &none).0, "mcp__coordd__check_inbox");
+        assert_eq!(
+            claude_call(AgentClient::Opencode, "coordd_check_inbox", json!({}), &none).0,
+            "mcp__coordd__check_inbox"
+        );
         assert_eq!(claude_call(AgentClient::Opencode, "glob", json!({}), &none).0, "glob");
     }
 
@@ -107,7 +110,10 @@ mod tests {
     fn gemini_reads_a_denial_as_decision_and_reason() {
         let claude = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
             "permissionDecisionReason": "Denied by lead: no"}});
-        assert_eq!(pre_tool_decision(AgentClient::Gemini, claude.clone()), json!({"decision": "deny", "reason": "Denied by lead: no"}));
+        assert_eq!(
+            pre_tool_decision(AgentClient::Gemini, claude.clone()),
+            json!({"decision": "deny", "reason": "Denied by lead: no"})
+        );
         assert_eq!(pre_tool_decision(AgentClient::Opencode, claude.clone()), claude);
     }
 }
