@@ -86,6 +86,8 @@ pub struct Bridge {
     pub(crate) pending: VecDeque<Pending>,
     pub(crate) crashes: HashMap<String, u32>,
     pub(crate) shutdowns: Shutdowns,
+    /// Each worker agent's secret, minted with the bridge's (the lead's) authority.
+    pub(crate) credentials: crate::credentials::Credentials,
     pub(crate) finished: Option<Finish>,
     /// The repository code tasks are dispatched in (the run's, else the project's).
     repo: Option<String>,
@@ -119,6 +121,7 @@ impl Bridge {
             pending: VecDeque::new(),
             crashes: HashMap::new(),
             shutdowns: Shutdowns::default(),
+            credentials: Default::default(),
             finished: None,
             repo: None,
             say,
@@ -419,7 +422,7 @@ async fn subscribe_shutdowns(client: &Client, after: i64) -> Result<EventStream,
 
 /// The pause before a task's next session after `crashes` crashes in a row: nothing at
 /// first, then doubling from a second, up to [`BACKOFF_MAX`].
-fn backoff_after(crashes: u32) -> Duration {
+pub(crate) fn backoff_after(crashes: u32) -> Duration {
     match crashes {
         0 => Duration::ZERO,
         n => Duration::from_secs(1u64 << (n - 1).min(6)).min(BACKOFF_MAX),

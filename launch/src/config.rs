@@ -67,6 +67,9 @@ pub struct Layer {
     /// Stop a session after this many minutes (its attempt fails); fractions allowed.
     #[serde(default, deserialize_with = "positive_minutes")]
     pub wall_clock_minutes: Option<f64>,
+    /// Run a claude or codex session's shell in its client's sandbox, away from `.agents/`
+    /// (`crate::sandbox`).
+    pub sandbox: Option<bool>,
     /// A live session: its input stays open and takes the worker's answers, mail and
     /// shutdown requests as new turns (`command` and `claude`; see docs/launch.md).
     pub live: Option<bool>,
@@ -112,6 +115,7 @@ impl Layer {
         self.args = t.args.or(self.args);
         self.program = t.program.or(self.program);
         self.wall_clock_minutes = t.wall_clock_minutes.or(self.wall_clock_minutes);
+        self.sandbox = t.sandbox.or(self.sandbox);
         self.live = t.live.or(self.live);
         self.session_max_cost_usd = t.session_max_cost_usd.or(self.session_max_cost_usd);
         self.session_max_tokens = t.session_max_tokens.or(self.session_max_tokens);

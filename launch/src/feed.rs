@@ -51,7 +51,7 @@ pub struct Turn {
     pub line_type: &'static str,
     /// Unique per line (a UUID).
     pub id: String,
-    /// `task`, `answer`, `mail`, `follow_up` or `shutdown`.
+    /// `task`, `answer`, `mail`, `follow_up` or `shutdown`; a lead's `attention`.
     pub kind: &'static str,
     /// What the worker reads: the prompt, or the message rendered as the hooks render mail.
     pub text: String,
@@ -75,7 +75,7 @@ pub struct Turn {
 }
 
 /// A UUID-shaped id (version 4 layout) from a 64-bit seed and a number, unique per line.
-fn uuid(seed: u64, n: i64) -> String {
+pub(crate) fn uuid(seed: u64, n: i64) -> String {
     let hi = seed.to_be_bytes();
     format!(
         "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-4{:01x}{:02x}-8{:03x}-{:012x}",
@@ -189,6 +189,11 @@ pub fn make(log: &Path, session_id: &str) -> std::io::Result<Made> {
     let mut holder = tokio::process::Command::new("sleep");
     holder.arg("infinity").env(SESSION_VAR, session_id).stdin(Stdio::null()).stdout(Stdio::from(rw));
     holder.stderr(Stdio::null()).process_group(0).kill_on_drop(false);
+    // It carries the session's id: no secret of the bridge's goes with it (a bridge that
+    // re-attaches reads the session's secret from its processes).
+    for k in crate::credentials::scrub() {
+        holder.env_remove(k);
+    }
     let mut child = holder.spawn()?;
     let pid = child.id().unwrap_or(0);
     std::fs::write(holder_file(&fifo), pid.to_string())?;

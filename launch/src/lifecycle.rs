@@ -33,9 +33,18 @@ impl Bridge {
         let log = base.join("logs").join(format!("{}-a{}.log", w.task_id, w.attempt));
         let session_id = coord_client::ids::new_id("ses");
         let live = layer.live == Some(true) && feed_format(kind).is_some();
-        let ctx =
-            Context { db: &self.o.db, cwd: &cwd, inbox: &self.o.inbox, session_id: &session_id, me: &self.o.me, live };
+        let ctx = Context {
+            db: &self.o.db,
+            cwd: &cwd,
+            inbox: &self.o.inbox,
+            session_id: &session_id,
+            me: &self.o.me,
+            live,
+            agents_dir: &self.o.agents_dir,
+            socket: &self.o.connect.paths.socket,
+        };
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
+        spec.secret = self.credentials.for_agent(&mut self.rpc, &w.agent, w.role.as_deref()).await?;
         if live {
             spec.stdin = Some(feed::make(&log, &session_id)?.fifo);
             if kind == ClientKind::Claude {
@@ -163,6 +172,7 @@ impl Bridge {
             let waiter = if process::alive(pid) { process::attach(pid, status).ok() } else { None };
             match waiter {
                 Some(waiter) => {
+                    self.credentials.found(&s.agent, process::of_session(&s.session_id));
                     let mut watch = self.watch_of(&s, label.clone(), waiter, true);
                     watch.live = self.reopen_feed(&s).await;
                     let h = session::watch(watch, self.ends_tx.clone());

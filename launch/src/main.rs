@@ -10,12 +10,17 @@ mod client;
 mod clients;
 mod codex_log;
 mod config;
+mod credentials;
 mod feed;
 mod gate;
+mod lead;
+mod lead_attention;
+mod lead_prompt;
 mod lifecycle;
 mod limits;
 mod process;
 mod rpc;
+mod sandbox;
 mod say;
 mod session;
 mod shutdown;
@@ -45,6 +50,7 @@ Examples:
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
   coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
+  coord-launch --lead claude --goal 'Add a login page'    # an agent leads: plans, dispatches, merges
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
 thread-only tasks) with COORD_SESSION, COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD,
@@ -60,8 +66,27 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "client_log"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "client_log", "lead"])]
     run: Option<String>,
+    /// An agent leads the run (docs/orch.md, "Letting an agent lead"): the run is created
+    /// from --goal (or --run taken), the lead session started in the main checkout with
+    /// `orch mcp`, its own credentials and the project's lead role, its workers started for
+    /// its dispatches; it is restarted if it ends before the run, and the bridge exits when
+    /// the run is over.
+    #[arg(long, value_parser = ["claude", "codex", "command"], value_name = "CLIENT")]
+    lead: Option<String>,
+    /// The run's goal, with --lead (needed unless --run names an existing run).
+    #[arg(long, requires = "lead")]
+    goal: Option<String>,
+    /// The lead agent's name, with --lead.
+    #[arg(long, requires = "lead", default_value = "lead")]
+    lead_agent: String,
+    /// The shell command of a `command` lead (its turns on stdin, as docs/launch.md says).
+    #[arg(long, requires = "lead")]
+    lead_command: Option<String>,
+    /// The model of a claude or codex lead.
+    #[arg(long, requires = "lead")]
+    lead_model: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
     /// .agents/launch.toml says, else `claude`). opencode and gemini sessions are one-shot
     /// (no --live).
@@ -119,6 +144,11 @@ struct Args {
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
+    /// Run each claude or codex session's shell in its client's sandbox: it cannot read
+    /// .agents/ (the database, the dashboard's token, the logs) but reaches the daemon's
+    /// socket (needs bubblewrap; Claude Code also socat; not for command sessions).
+    #[arg(long)]
+    sandbox: bool,
     /// This host's name: code tasks are launched only by the bridge on the host whose daemon
     /// made their worktree (default: the kernel's host name, as coordd's). One bridge per run
     /// and host: a second one is refused (exit 5).
@@ -205,17 +235,33 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         command: a.command,
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
+        sandbox: a.sandbox.then_some(true),
         live: a.live.then_some(true),
         ..Layer::default()
     };
     let me = std::env::current_exe().ok();
+    let me_dir = me.clone();
     let inbox = me
         .as_ref()
         .and_then(|e| e.parent().map(|d| d.join("inbox")))
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "inbox".into());
-    let run_id = a.run.unwrap_or_default();
+    let lead = match a.lead.as_deref() {
+        Some(kind) => {
+            let ask = lead::Ask {
+                kind: kind.parse().map_err(anyhow::Error::msg)?,
+                goal: a.goal.clone(),
+                run: a.run.clone(),
+                agent: a.lead_agent.clone(),
+                flags: Layer { command: a.lead_command.clone(), model: a.lead_model.clone(), ..Layer::default() },
+            };
+            let (run_id, goal, secret) = lead::prepare(&connect, &ask).await?;
+            Some((ask, run_id, goal, secret))
+        }
+        None => None,
+    };
+    let run_id = lead.as_ref().map(|l| l.1.clone()).or(a.run).unwrap_or_default();
     let host = a.host.map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).unwrap_or_else(host_name);
     let _one_per_host = single::take(&agents_dir.join("launch").join(&run_id), &run_id, &host)?;
     let verifier = if a.merge_queue { Some(verifier::Verifier::start(&run_id, &db, &agents_dir)?) } else { None };
@@ -225,7 +271,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         agents_dir,
         dispatch: a.dispatch,
         max_sessions: a.max_sessions as usize,
-        until_done: a.until_done,
+        until_done: a.until_done || lead.is_some(),
         tmux: a.tmux,
         quiet: a.quiet,
         flags,
@@ -239,7 +285,8 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         hard: a.hard,
         connect,
     };
-    let ended = bridged(o).await;
+    let lead = lead.map(|(ask, run_id, goal, secret)| lead::Lead::new(&o, ask, run_id, goal, secret, me_dir.as_ref()));
+    let ended = bridged(o, lead).await;
     // The run is done: the verifier merges what is queued and ends by itself.
     if let Some(v) = verifier {
         match &ended {
@@ -250,7 +297,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
     ended
 }
 
-async fn bridged(o: Options) -> anyhow::Result<Outcome> {
+async fn bridged(o: Options, lead: Option<lead::Lead>) -> anyhow::Result<Outcome> {
     // Sessions keep running after a stop; a bridge started again re-attaches to them.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -260,7 +307,10 @@ async fn bridged(o: Options) -> anyhow::Result<Outcome> {
             _ = term.recv() => {}
         }
     };
-    Ok(Bridge::new(o).await?.run(stop).await?)
+    match lead {
+        Some(l) => lead::with_bridge(Bridge::new(o).await?, l, stop).await,
+        None => Ok(Bridge::new(o).await?.run(stop).await?),
+    }
 }
 
 /// This host's name, as coordd computes it without `COORD_HOST` (which `--host` reads):

@@ -465,6 +465,106 @@ fn the_reminder_leads_a_claude_code_session_to_the_tool_that_delivers_its_mail()
     assert!(m.outputs().contains("note-for-w1"), "check_inbox did not deliver the mail:\n{}", m.outputs());
 }
 
+/// A thread task T1 for `agent_id` with `agent`'s sessions against a model that runs
+/// `line` in its shell, then says it is done; `toml` is appended to `.agents/launch.toml`.
+fn one_task(agent: Agent, agent_id: &str, line: &str, toml: &str) -> Option<(Project, Model)> {
+    let program = cli(agent)?;
+    let p = Project::new();
+    launch_toml(&p, agent, &program);
+    let file = p.paths().db.parent().unwrap().join("launch.toml");
+    let mut toml_text = std::fs::read_to_string(&file).unwrap();
+    toml_text.insert_str(toml_text.find('\n').unwrap() + 1, toml);
+    std::fs::write(&file, toml_text).unwrap();
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(
+        &p,
+        &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", agent_id],
+    );
+    Some((p, model(agent, vec![Turn::reply(vec![shell(line)]), Turn::reply(vec![text("Done.")])])))
+}
+
+/// `sandbox = true` (issue 32): the session's shell cannot read `.agents/` (the dashboard's
+/// token here), while `inbox` reaches the daemon over its socket and finishes the task.
+/// Needs Claude Code's sandbox runtime on Linux: bubblewrap and socat (`.ci/run`).
+#[test]
+fn a_sandboxed_claude_code_worker_cannot_read_agents_but_reaches_the_daemon() {
+    if !["bwrap", "socat"].iter().all(|t| coord_tests::have(t, "Claude Code's Linux sandbox")) {
+        return;
+    }
+    sandboxed_worker_cannot_read_agents(Agent::Claude);
+}
+
+/// The same with Codex: its permission profile (sandbox.rs) denies the shell `.agents/`'s
+/// files ("Permission denied"). Codex refuses to make its sandbox helper under a temporary
+/// directory, so its home is under the target directory here (a user's is `~/.codex`).
+#[test]
+fn a_sandboxed_codex_worker_cannot_read_agents_but_reaches_the_daemon() {
+    if !coord_tests::have("bwrap", "Codex's Linux sandbox") {
+        return;
+    }
+    sandboxed_worker_cannot_read_agents(Agent::Codex);
+}
+
+fn sandboxed_worker_cannot_read_agents(agent: Agent) {
+    let line = format!("cat \"$SANDBOX_PROBE\"; echo \"cat=$?\"; {}", worker("true"));
+    let Some((p, mut m)) = one_task(agent, "w1", &line, "sandbox = true\n") else { return };
+    let home = tempfile::Builder::new().prefix("codex-home").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    if let Agent::Codex = agent {
+        std::fs::copy(m._home.path().join("config.toml"), home.path().join("config.toml")).unwrap();
+        for (_, v) in m.env.iter_mut().filter(|(k, _)| k == "CODEX_HOME" || k == "HOME") {
+            *v = home.path().display().to_string();
+        }
+    }
+    let secret_file = p.paths().db.parent().unwrap().join("dashboard.json");
+    std::fs::write(&secret_file, "{\"token\":\"tok_never_seen_0123\"}").unwrap();
+    let run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done"]);
+    let mut run = run.env("SANDBOX_PROBE", &secret_file.display().to_string());
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let out = finish(run.spawn());
+    let seen = m.outputs();
+    assert_eq!(out.code, 0, "inbox works in the sandbox: {}\n{seen}", out.stderr);
+    assert!(seen.contains("cat=1") && !seen.contains("tok_never_seen"), "the shell read .agents/: {seen}");
+    if let Agent::Codex = agent {
+        assert!(seen.contains("Permission denied"), "{seen}");
+    }
+    assert!(seen.contains("worked"), "{seen}");
+}
+
+/// With credentials required (issue 32), a Claude Code worker launched by the bridge,
+/// which holds the lead's secret, finishes its task with its own secret; its shell holds
+/// no other.
+#[test]
+fn a_claude_code_worker_finishes_with_its_own_secret_when_credentials_are_required() {
+    worker_finishes_with_its_own_secret(Agent::Claude);
+}
+
+/// The same with Codex, whose shell must get the secret too.
+#[test]
+fn a_codex_worker_finishes_with_its_own_secret_when_credentials_are_required() {
+    worker_finishes_with_its_own_secret(Agent::Codex);
+}
+
+fn worker_finishes_with_its_own_secret(agent: Agent) {
+    let line =
+        format!("env | grep -c '^COORD_AGENT_SECRET=cs_w-one_' ; env | grep -c cs_lead-one_ ; {}", worker("true"));
+    let Some((p, m)) = one_task(agent, "w-one", &line, "") else { return };
+    let lead = coord_tests::register(&p, "lead-one");
+    coord_tests::ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done"]);
+    run = run.env(AGENT_SECRET_ENV, &lead);
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let out = finish(run.spawn());
+    let seen = m.outputs();
+    assert_eq!(out.code, 0, "{}\n{seen}", out.stderr);
+    assert!(seen.contains("1\n0\n") && seen.contains("worked"), "its own secret and no other: {seen}");
+    let status = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(status["run"]["status"], "done", "{status}");
+}
+
 /// `--live` with the real Claude Code (issue 33): the worker asks and ends its turn; the
 /// lead answers only once that turn is over and the session sits idle, reading its input
 /// (the model's reply to the question's tool result was text only, so no tool call is
@@ -556,4 +656,96 @@ async fn a_crashed_live_claude_code_sessions_failure_shows_its_last_tool_call() 
     assert!(std::fs::read_to_string(&raw).unwrap_or_default().contains("\"tool_use\""), "{}", raw.display());
     b.kill().unwrap();
     b.wait().unwrap();
+}
+
+/// The spellings of the gated `rm VICTIM` the worker tries after its approval routes.
+const SPELLINGS: [&str; 8] = [
+    "/bin/rm VICTIM",
+    "rm  VICTIM",
+    "'rm' VICTIM",
+    "bash -c 'rm VICTIM'",
+    "sh -c \"rm VICTIM\"",
+    "env rm VICTIM",
+    "command rm VICTIM",
+    "true && nohup rm VICTIM",
+];
+
+/// Issue 32's acceptance: with credentials required and `Bash(rm *)` gated, a real Claude
+/// Code worker launched by the bridge (with the lead's secret) runs `rm` on a file and, while
+/// its hook waits for the lead, tries every route on the socket to approve it itself, change
+/// the gate or become the lead (support/self_approve.py): each is refused. The lead denies;
+/// then the worker tries the same command under other spellings: each is gated and denied
+/// (the test denies every request it sees). The file is never removed, and the worker still
+/// finishes its task with its own secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launched_claude_code_worker_cannot_approve_its_gated_command_or_respell_it() {
+    let Some(program) = cli(Agent::Claude) else { return };
+    let p = git_project();
+    launch_toml(&p, Agent::Claude, &program);
+    // A code task (dispatch installs the hooks in its worktree), merged when done.
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w-one"]);
+    let lead = coord_tests::register(&p, "lead-one");
+    coord_tests::ok_as(&p, "lead-one", &["policy", "lead", "lead-one"]);
+    coord_tests::ok_as(&p, "lead-one", &["policy", "gate", "Bash(rm *)"]);
+    coord_tests::ok_as(&p, "lead-one", &["policy", "timeout", "600"]);
+    coord_tests::ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
+    let victim = p.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let script = p.path().join("self_approve.py");
+    std::fs::write(&script, include_str!("support/self_approve.py")).unwrap();
+    let routes = p.path().join("routes.out");
+    let rm = |spelling: &str| spelling.replace("VICTIM", &victim.display().to_string());
+    let start = format!(
+        "{} && (setsid nohup python3 '{}' '{}' '{}' lead-one R1 T1 </dev/null >'{}.err' 2>&1 &)",
+        worker_up("true"),
+        script.display(),
+        p.paths().socket.display(),
+        routes.display(),
+        routes.display()
+    );
+    let mut turns = vec![Turn::reply(vec![shell(&start)]), Turn::reply(vec![shell(&rm("rm VICTIM"))])];
+    turns.extend(SPELLINGS.iter().map(|s| Turn::reply(vec![shell(&rm(s))])));
+    let commit = "echo T1 > T1.txt && git add T1.txt && git -c user.email=w@e -c user.name=w commit -q -m T1";
+    let finish_line = format!("test -f '{}' && echo victim-kept; {}", victim.display(), worker(commit));
+    turns.extend([Turn::reply(vec![shell(&finish_line)]), Turn::reply(vec![text("Done.")])]);
+    let m = model(Agent::Claude, turns);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done"]);
+    run = run.env(AGENT_SECRET_ENV, &lead);
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let b = run.spawn();
+    // The first request waits for the lead while the worker tries its routes.
+    let mut tried = from;
+    let first = loop {
+        let e = next_event(&c, tried, &[EventType::ThreadProgress]).await;
+        if e.summary == "routes-tried" {
+            break e;
+        }
+        tried = e.event_id;
+    };
+    let lead_c = Client::connect_socket_as(&p.paths().socket, Some(&lead)).await.unwrap();
+    // Every request after the first comes once the first is answered.
+    let mut after = from;
+    for n in 0..=SPELLINGS.len() {
+        let no = json!({"approved": false, "reason": "no"});
+        let r = coord_tests::answer_permission(&lead_c, "lead-one", after, no).await;
+        assert_eq!(r.from_agent, "w-one", "request {n}: {r:?}");
+        after = r.event_id.max(first.event_id);
+    }
+    let out = finish(b);
+    let seen = m.outputs();
+    let tried = std::fs::read_to_string(&routes).unwrap_or_default();
+    let tried = format!("{tried}{}", std::fs::read_to_string(routes.with_extension("out.err")).unwrap_or_default());
+    assert!(victim.exists(), "the gated command ran:\n{tried}\n{seen}");
+    assert_eq!(tried.lines().filter(|l| l.contains(" | ")).count(), 16, "every route was tried:\n{tried}");
+    for line in tried.lines() {
+        assert!(line.contains("| refused"), "a route got through (or the script failed): {line}\n{tried}");
+    }
+    assert!(seen.contains("Denied by lead-one: no"), "{seen}");
+    assert!(seen.contains("victim-kept") && seen.contains("worked"), "{seen}");
+    assert_eq!(out.code, 0, "the worker finished with its own secret: {}\n{seen}", out.stderr);
 }

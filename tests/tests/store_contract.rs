@@ -157,6 +157,7 @@ async fn inbox_records_read_back_as_written(s: &Opened) {
         payload_json: serde_json::json!({"a": [1, "two"]}),
         created_at: text(3),
         message: None,
+        message_type: None,
         mail: None,
     };
     let mut message = Message {

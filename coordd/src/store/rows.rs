@@ -192,6 +192,7 @@ pub fn event(r: &dyn RowRead) -> Result<Event> {
         payload_json: r.json(12)?,
         created_at: r.s(13)?,
         message: None,
+        message_type: None,
         mail: None,
     })
 }

@@ -82,7 +82,8 @@ pub struct SessionStartParams {
     pub thread_id: String,
     /// The agent CLI: `claude` or `codex`.
     pub client: String,
-    /// Daemon process id.
+    /// The session's process id (the agent CLI the launcher started); positive.
+    #[schemars(range(min = 1))]
     pub pid: i64,
     /// Name of the launcher that started it (for example `coord-launch:R1`).
     pub launcher: String,

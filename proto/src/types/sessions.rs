@@ -31,6 +31,10 @@ string_enum!(
 /// Params of `mail.check`: deliver the queued mail of an agent and/or a task. An agent's
 /// mailbox also holds the mail addressed to the tasks it is running (threads it holds).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [
+    {"required": ["agent"], "properties": {"agent": {"type": "string"}}},
+    {"required": ["task_id"], "properties": {"task_id": {"type": "string"}}}
+]))]
 pub struct CheckParams {
     /// The agent whose mailbox this is.
     #[serde(default)]
@@ -64,6 +68,10 @@ pub struct CheckResult {
 
 /// Params of `mail.pending`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [
+    {"required": ["agent"], "properties": {"agent": {"type": "string"}}},
+    {"required": ["task_id"], "properties": {"task_id": {"type": "string"}}}
+]))]
 pub struct PendingParams {
     /// The agent whose mailbox this is.
     #[serde(default)]
@@ -145,10 +153,11 @@ pub struct PeersResult {
 /// Params of `session.installHooks`: write the hooks and agent instructions into a
 /// worktree.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = super::require("agent"))]
 pub struct InstallHooksParams {
     /// The directory (worktree) to write into; absolute.
     pub dir: String,
-    /// The agent the installed hooks act for.
+    /// The agent the installed hooks act for. Required (`invalid_input` without it).
     #[serde(default)]
     pub agent: Option<String>,
     /// The task the session works on, if any.

@@ -23,6 +23,7 @@ mod idle_bench;
 // The bridge's CPU is read from /proc.
 #[cfg(target_os = "linux")]
 mod launch_bench;
+mod lead_bench;
 mod mcp_tokens;
 mod merge_queue_bench;
 mod orch_bench;
@@ -74,7 +75,7 @@ Options:
   --quick                 smaller counts, for a smoke run
   --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
                           pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
-                          dashboard, dashboard-live, search, launch, mcp-tokens, mergequeue,
+                          dashboard, dashboard-live, search, launch, lead, mcp-tokens, mergequeue,
                           screenshots (writes the dashboard's images into docs/; never run by
                           default)
   --only soak             100 simulated agents for 10 minutes
@@ -272,6 +273,10 @@ fn main() {
     }
     if let Some(s) = stage("hook") {
         session_bench::hook(&s.p, scale.cli_sends);
+    }
+    if let Some(s) = stage("lead") {
+        rt.block_on(lead_bench::question_to_lead(&s.p, if quick { 10 } else { 50 }));
+        lead_bench::team_run(&s.p);
     }
     if let Some(s) = stage("mcp-tokens") {
         rt.block_on(mcp_tokens::run(&s.p));
