@@ -43,8 +43,10 @@ pub struct Context<'a> {
 pub enum BuildError {
     #[error("the command client needs a command: pass --command or set `command` in .agents/launch.toml")]
     NoCommand,
+    #[error("a {0} session cannot lead a run (--lead takes claude, codex or command)")]
+    NotALead(&'static str),
     #[error(
-        "--sandbox is built for the claude and codex clients: run command sessions without it \
+        "--sandbox is built for the claude and codex clients: run command, opencode and gemini sessions without it \
          (docs/security.md, \"Sandboxed workers\")"
     )]
     SandboxUnsupported,
@@ -120,7 +122,7 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
     let extra = l.args.clone().unwrap_or_default();
     let model = l.model.iter().flat_map(|m| ["--model".to_string(), m.clone()]);
     let sandbox = l.sandbox == Some(true);
-    if sandbox && kind == ClientKind::Command {
+    if sandbox && !matches!(kind, ClientKind::Claude | ClientKind::Codex) {
         return Err(BuildError::SandboxUnsupported);
     }
     if sandbox && ctx.live && kind == ClientKind::Codex {
@@ -185,6 +187,14 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             a.push(prompt(w, ctx.inbox, false));
             (program("codex"), a)
         }
+        ClientKind::Opencode => {
+            let a = crate::clients::opencode::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
+            (program("opencode"), a)
+        }
+        ClientKind::Gemini => {
+            let a = crate::clients::gemini::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
+            (program("gemini"), a)
+        }
     };
     let mut env = env(w, ctx);
     if kind == ClientKind::Command {
@@ -203,7 +213,18 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             }
         }
     }
-    let filter = (kind == ClientKind::Codex && !ctx.live).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
+    match kind {
+        ClientKind::Opencode => env.extend(crate::clients::opencode::env(ctx.cwd)),
+        ClientKind::Gemini => env.extend(crate::clients::gemini::env()),
+        _ => {}
+    }
+    let filter = match kind {
+        ClientKind::Codex if !ctx.live => Some(vec![ctx.me.to_string(), "--codex-log".to_string()]),
+        ClientKind::Opencode | ClientKind::Gemini => {
+            Some(vec![ctx.me.to_string(), "--client-log".to_string(), kind.name().to_string()])
+        }
+        _ => None,
+    };
     Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, secret: None, stdin: None })
 }
 

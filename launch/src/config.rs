@@ -19,6 +19,10 @@ pub enum ClientKind {
     Codex,
     /// Any program, through `sh -c`.
     Command,
+    /// opencode, headless: `opencode run --format json` (clients/opencode.rs).
+    Opencode,
+    /// Gemini CLI, headless: `gemini -p … -o stream-json` (clients/gemini.rs).
+    Gemini,
 }
 
 impl ClientKind {
@@ -27,6 +31,8 @@ impl ClientKind {
             ClientKind::Claude => "claude",
             ClientKind::Codex => "codex",
             ClientKind::Command => "command",
+            ClientKind::Opencode => "opencode",
+            ClientKind::Gemini => "gemini",
         }
     }
 }
@@ -38,7 +44,9 @@ impl std::str::FromStr for ClientKind {
             "claude" => Ok(ClientKind::Claude),
             "codex" => Ok(ClientKind::Codex),
             "command" => Ok(ClientKind::Command),
-            _ => Err(format!("unknown client '{s}' (expected one of: claude, codex, command)")),
+            "opencode" => Ok(ClientKind::Opencode),
+            "gemini" => Ok(ClientKind::Gemini),
+            _ => Err(format!("unknown client '{s}' (expected one of: claude, codex, command, opencode, gemini)")),
         }
     }
 }
@@ -50,11 +58,11 @@ pub struct Layer {
     pub client: Option<ClientKind>,
     /// The shell command of the `command` client.
     pub command: Option<String>,
-    /// `--model` for claude and codex.
+    /// `--model` for claude, codex, opencode (`PROVIDER/MODEL`) and gemini.
     pub model: Option<String>,
-    /// Extra arguments for claude or codex, before the prompt.
+    /// Extra arguments for an agent CLI, before the prompt.
     pub args: Option<Vec<String>>,
-    /// The program to run for claude or codex (default: the name, on `PATH`).
+    /// The program to run for an agent CLI (default: its name, on `PATH`).
     pub program: Option<String>,
     /// Stop a session after this many minutes (its attempt fails); fractions allowed.
     #[serde(default, deserialize_with = "positive_minutes")]

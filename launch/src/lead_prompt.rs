@@ -166,6 +166,7 @@ pub fn spec(
             a.push(prompt.to_string());
             (program("codex"), a, Some(vec![w.me.clone(), "--codex-log".into()]))
         }
+        ClientKind::Opencode | ClientKind::Gemini => return Err(crate::client::BuildError::NotALead(kind.name())),
     };
     if kind != ClientKind::Command {
         // The lead's words reach the log through the filter, not as its own output.

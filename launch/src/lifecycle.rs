@@ -319,6 +319,7 @@ fn feed_format(kind: ClientKind) -> Option<feed::Format> {
         ClientKind::Claude => Some(feed::Format::ClaudeStream),
         // The driver (codex_live.rs) reads the JSON lines and writes them as app-server turns.
         ClientKind::Codex => Some(feed::Format::Lines),
+        ClientKind::Opencode | ClientKind::Gemini => None,
     }
 }
 

@@ -8,6 +8,7 @@ mod budget;
 mod claude_log;
 mod client;
 mod codex_live;
+mod clients;
 mod codex_log;
 mod command_log;
 mod config;
@@ -47,6 +48,8 @@ Examples:
   coord-launch --run R1 --command './work.sh'            # any program, per attempt
   coord-launch --run R1 --client claude --dispatch        # Claude Code; dispatch ready tasks too
   coord-launch --run R1 --client codex --max-sessions 3 --until-done
+  coord-launch --run R1 --client opencode --model mock/mock-model   # opencode, one-shot
+  coord-launch --run R1 --client gemini --model gemini-2.5-flash    # Gemini CLI, one-shot
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
@@ -69,7 +72,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "command_log", "lead"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "command_log", "client_log", "lead"])]
     run: Option<String>,
     /// An agent leads the run (docs/orch.md, "Letting an agent lead"): the run is created
     /// from --goal (or --run taken), the lead session started in the main checkout with
@@ -91,8 +94,9 @@ struct Args {
     #[arg(long, requires = "lead")]
     lead_model: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
-    /// .agents/launch.toml says, else `claude`).
-    #[arg(long, value_parser = ["claude", "codex", "command"])]
+    /// .agents/launch.toml says, else `claude`). opencode and gemini sessions are one-shot
+    /// (no --live).
+    #[arg(long, value_parser = ["claude", "codex", "command", "opencode", "gemini"])]
     client: Option<String>,
     /// The shell command of the `command` client (run with `sh -c` in the session's
     /// directory).
@@ -188,6 +192,10 @@ struct Args {
     /// With --codex-live: the `codex app-server` command.
     #[arg(last = true, hide = true)]
     codex_command: Vec<String>,
+    /// Filter an opencode or Gemini CLI session's JSON stream on stdin into readable log
+    /// lines, recording its usage.
+    #[arg(long, hide = true, value_name = "CLIENT")]
+    client_log: Option<String>,
 }
 
 /// The examples, then the exit statuses from their one table ([`LaunchExit`]).
@@ -229,6 +237,12 @@ fn main() -> ExitCode {
     }
     if let Some(raw) = &args.command_log {
         return match command_log::run(raw) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
+    if let Some(kind) = &args.client_log {
+        return match clients::log(kind) {
             Ok(()) => LaunchExit::Done.into(),
             Err(e) => exit_of(Err(e.into())).into(),
         };

@@ -79,7 +79,7 @@ impl Reporter {
 }
 
 /// A session's usage so far.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct Totals {
     pub(crate) input: i64,
     pub(crate) output: i64,

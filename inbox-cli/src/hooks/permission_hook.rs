@@ -30,7 +30,8 @@ use serde_json::{Value, json};
 use coord_cli::{Ctx, Outcome, Res};
 
 use super::claude_hook::{HOOK_CONNECT, shutdown_if_asked};
-use super::{HookClaudeArgs, HookEvent};
+use super::client_shape::{claude_call, pre_tool_decision};
+use super::{AgentClient, HookClaudeArgs, HookEvent};
 use crate::commands::control::answer as wait_answer;
 
 /// What the hook read from Claude Code.
@@ -43,11 +44,15 @@ struct Call {
     mode: Option<String>,
 }
 
-fn call(input: &str) -> Option<Call> {
+/// The call, with the client's tool names read as Claude Code's.
+fn call(input: &str, client: AgentClient) -> Option<Call> {
     let v: Value = serde_json::from_str(input).ok()?;
+    let tool = v.get("tool_name")?.as_str()?;
+    let (tool_name, tool_input) =
+        claude_call(client, tool, v.get("tool_input").cloned().unwrap_or_else(|| json!({})), &v);
     Some(Call {
-        tool_name: v.get("tool_name")?.as_str()?.to_string(),
-        tool_input: v.get("tool_input").cloned().unwrap_or_else(|| json!({})),
+        tool_name,
+        tool_input,
         tool_use_id: v.get("tool_use_id").and_then(Value::as_str).unwrap_or_default().to_string(),
         cwd: v.get("cwd").and_then(Value::as_str).map(str::to_string),
         mode: v.get("permission_mode").and_then(Value::as_str).map(str::to_string),
@@ -63,7 +68,7 @@ fn snapshot(db: &Path) -> Option<Policy> {
 pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
     let mut input = String::new();
     let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut input);
-    let (Some(agent), Some(call)) = (ctx.agent.clone(), call(&input)) else { return Ok(Outcome::Done) };
+    let (Some(agent), Some(call)) = (ctx.agent.clone(), call(&input, a.client)) else { return Ok(Outcome::Done) };
     let Some(policy) = snapshot(&ctx.connect_options().paths.db) else { return Ok(Outcome::Done) };
     let Ok(compiled) = Compiled::new(&policy) else { return Ok(Outcome::Done) };
     let cwd = call.cwd.clone().or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
@@ -139,7 +144,7 @@ async fn ask(
     };
     let thread = sent.thread.thread_id.clone();
     match wait_answer(c, &thread, sent.event_id, &[MessageType::PermissionResponse], Some(wait)).await {
-        Ok(Some(m)) => Ok(decision(a.event, &m, note.as_deref())),
+        Ok(Some(m)) => Ok(pre_tool_decision(a.client, decision(a.event, &m, note.as_deref()))),
         Ok(None) => {
             let reason = format!("no answer from {approver} within {} s", wait.as_secs());
             let p =

@@ -178,14 +178,15 @@ pub struct InstallHooksParams {
     #[serde(default)]
     pub approve_mcp: bool,
     /// The agent clients to install for: `claude` (`.claude/settings.local.json`,
-    /// `.mcp.json`, `CLAUDE.md`) and/or `codex` (`.codex/config.toml`, `.codex/hooks.json`);
-    /// both get the `AGENTS.md` block. Empty: `claude` (what earlier versions installed).
+    /// `.mcp.json`, `CLAUDE.md`), `codex` (`.codex/config.toml`, `.codex/hooks.json`),
+    /// `gemini` (`.gemini/settings.json`), `opencode` (`opencode.json`, and its plugin beside
+    /// the database); all get the `AGENTS.md` block. Empty: `claude` (what earlier versions installed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<String>,
 }
 
 /// The agent clients `session.installHooks` knows.
-pub const HOOK_CLIENTS: [&str; 2] = ["claude", "codex"];
+pub const HOOK_CLIENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
 
 /// Result of `session.installHooks`: the files written or merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -195,7 +196,7 @@ pub struct InstallHooksResult {
     /// What was left alone, and why (e.g. a tracked `.mcp.json`).
     #[serde(default)]
     pub notes: Vec<String>,
-    /// The clients installed for (`claude`, `codex`).
+    /// The clients installed for (`claude`, `codex`, `gemini`, `opencode`).
     #[serde(default)]
     pub clients: Vec<String>,
 }
