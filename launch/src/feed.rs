@@ -92,11 +92,12 @@ fn uuid(seed: u64, n: i64) -> String {
     )
 }
 
-/// The first turn: the task's prompt.
-pub fn task_turn(w: &Work, prompt: String, seed: u64) -> Turn {
+/// A task turn: the task's prompt (`n` 0, the first turn), or the task sent back to the
+/// session's worker (`n`: the event that returned it).
+pub fn task_turn(w: &Work, prompt: String, seed: u64, n: i64) -> Turn {
     Turn {
         line_type: "turn",
-        id: uuid(seed, 0),
+        id: uuid(seed, n),
         kind: "task",
         text: prompt,
         run_id: Some(w.run_id.clone()),
@@ -111,7 +112,9 @@ pub fn task_turn(w: &Work, prompt: String, seed: u64) -> Turn {
 /// such as its own messages).
 pub fn turn_of(ev: &Event, w: &Work, seed: u64) -> Option<Turn> {
     let m = ev.message.as_ref()?;
-    if m.from_agent == w.agent {
+    // A task message in another thread opens another attempt, which the bridge hands to a
+    // session as a task turn (to this one when the task came back: `session::Adopt`).
+    if m.from_agent == w.agent || (m.kind == MessageKind::Task && m.thread_id != w.thread_id) {
         return None;
     }
     let kind = match m.msg_type.as_deref() {

@@ -92,7 +92,7 @@ impl Bridge {
         if live {
             let format = feed_format(kind).expect("live clients have a format");
             let mut writer = feed::Writer::open(&feed::fifo_of(&log), format, feed::seed_of(&session_id))?;
-            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed)).await?;
+            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed, 0)).await?;
             let events = self.feed_events(&w.agent).await?;
             watch.live = Some(session::Live { writer, events, work: w.clone() });
         }

@@ -13,6 +13,7 @@ mod feed;
 mod gate;
 mod lifecycle;
 mod limits;
+mod parked;
 mod process;
 mod rpc;
 mod say;

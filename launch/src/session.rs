@@ -2,7 +2,10 @@
 //! for its wall-clock limit, whichever comes first, and then tells the bridge. A live
 //! session's task also writes each event committed for its worker into the session's
 //! input as a turn (`crate::feed`), and ends the session cleanly (end of input, then the
-//! grace, then a stop) when the bridge says its attempt is finished.
+//! grace, then a stop) when the bridge says its attempt is finished. A live session whose
+//! attempt waits in the merge queue is *parked* (kept open); if the task comes back to its
+//! worker (a failed verify, a conflict, requested changes), the bridge hands the new
+//! attempt to it ([`Handle::adopt`]) and the failure is its next turn.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -80,7 +83,19 @@ pub struct Handle {
     pub task_id: String,
     /// A live session (its attempt's end closes its input: [`StopWhy::Finished`]).
     pub live: bool,
+    /// A live session whose attempt is done and waits for its merge: it stays open for
+    /// what may come back.
+    pub parked: bool,
     stop: Option<oneshot::Sender<StopWhy>>,
+    adopt: Option<mpsc::UnboundedSender<Adopt>>,
+}
+
+/// A returned attempt handed to a parked live session: its work and the turn that says so.
+pub struct Adopt {
+    pub work: Work,
+    pub text: String,
+    /// The `task.dispatched` event's id (the turn's id is made from it).
+    pub event_id: i64,
 }
 
 impl Handle {
@@ -89,6 +104,12 @@ impl Handle {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(why);
         }
+    }
+
+    /// Hand a returned attempt to this (parked, live) session; false if it is gone.
+    pub fn adopt(&mut self, a: Adopt) -> bool {
+        self.parked = false;
+        self.adopt.as_ref().is_some_and(|tx| tx.send(a).is_ok())
     }
 }
 
@@ -120,13 +141,20 @@ pub struct Live {
 /// Start watching a session; its report goes to `done`.
 pub fn watch(w: Watch, done: mpsc::UnboundedSender<Report>) -> Handle {
     let (tx, rx) = oneshot::channel();
+    let (adopt_tx, adopt_rx) = mpsc::unbounded_channel();
     let live = w.live.is_some();
-    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, stop: Some(tx) };
-    tokio::spawn(run(w, rx, done));
+    let adopt = live.then_some(adopt_tx);
+    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, parked: false, stop: Some(tx), adopt };
+    tokio::spawn(run(w, rx, adopt_rx, done));
     handle
 }
 
-async fn run(mut w: Watch, mut stop: oneshot::Receiver<StopWhy>, done: mpsc::UnboundedSender<Report>) {
+async fn run(
+    mut w: Watch,
+    mut stop: oneshot::Receiver<StopWhy>,
+    mut adopt: mpsc::UnboundedReceiver<Adopt>,
+    done: mpsc::UnboundedSender<Report>,
+) {
     let started = Instant::now();
     let limit = async {
         match w.wall_clock {
@@ -138,6 +166,7 @@ async fn run(mut w: Watch, mut stop: oneshot::Receiver<StopWhy>, done: mpsc::Unb
     let mut stopped = None;
     let mut live = w.live.take();
     let ended = loop {
+        let feeding = live.is_some();
         let next_event = async {
             match live.as_mut() {
                 Some(l) => l.events.next().await,
@@ -162,6 +191,16 @@ async fn run(mut w: Watch, mut stop: oneshot::Receiver<StopWhy>, done: mpsc::Unb
                     }
                     // The stream could not go on: the session runs on without a feed.
                     _ => live = None,
+                }
+            }
+            Some(a) = adopt.recv(), if feeding => {
+                let l = live.as_mut().expect("only live sessions adopt");
+                // From here the session works on the returned attempt: its thread, its turns.
+                (w.thread_id, w.label) = (a.work.thread_id.clone(), format!("{} a{}", a.work.task_id, a.work.attempt));
+                let t = feed::task_turn(&a.work, a.text, l.writer.seed, a.event_id);
+                l.work = a.work;
+                if let Err(e) = l.writer.write(&t).await {
+                    eprintln!("coord-launch: {}: cannot write the returned task into the session: {e}", w.label);
                 }
             }
             why = &mut stop => {
