@@ -568,8 +568,18 @@ async fn a_live_claude_code_session_gets_its_failed_verify_as_a_turn_fixes_it_an
     let Some(program) = cli(Agent::Claude) else { return };
     let p = git_project();
     launch_toml(&p, Agent::Claude, &program);
-    let verify =
-        p.write("verify.sh", "#!/bin/sh\nif grep -q BROKEN work.txt 2>/dev/null; then echo 'BROKEN in work.txt'; exit 1; fi\n");
+    // The first verify waits at a gate the test opens once the session's first turn ended,
+    // so the failure meets an idle session (one written during a turn joins that turn).
+    let gate = p.path().join("gate");
+    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
+    let verify = p.write(
+        "verify.sh",
+        &format!(
+            "#!/bin/sh\nif [ ! -e {g}.seen ]; then touch {g}.seen; read x < {g}; fi\n\
+             if grep -q BROKEN work.txt 2>/dev/null; then echo 'BROKEN in work.txt'; exit 1; fi\n",
+            g = gate.display()
+        ),
+    );
     std::fs::set_permissions(&verify, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let v = verify.display().to_string();
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &v]);
@@ -595,7 +605,12 @@ async fn a_live_claude_code_session_gets_its_failed_verify_as_a_turn_fixes_it_an
         ],
     );
     let c = p.client().await;
-    let out = finish(bridge(&p, &m, &["--dispatch", "--until-done", "--live", "--merge-queue"]));
+    let from = c.server_info().last_event_id;
+    let b = bridge(&p, &m, &["--dispatch", "--until-done", "--live", "--merge-queue"]);
+    // The session's log filter reports usage at each turn's end.
+    next_event(&c, from, &[EventType::LaunchUsage]).await;
+    std::fs::write(&gate, "go\n").unwrap();
+    let out = finish(b);
     let list = sessions(&c).await;
     assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, m.outputs());
     // The failure came to the session as a user turn: the request that followed it.
