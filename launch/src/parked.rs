@@ -21,8 +21,7 @@ impl Bridge {
         }
         let waits = ev.event_type == EventType::ThreadDone && !ev.task_id.is_empty() && {
             let tv = self.rpc.task_show(&self.o.run_id, &ev.task_id).await?;
-            tv.task.merge_state == Some(MergeState::Pending)
-                && self.rpc.run_show(&self.o.run_id).await?.run.auto_merge
+            tv.task.merge_state == Some(MergeState::Pending) && self.rpc.run_show(&self.o.run_id).await?.run.auto_merge
         };
         let Some(h) = self.running.get_mut(&ev.thread_id) else { return Ok(()) };
         if waits {
@@ -44,7 +43,13 @@ impl Bridge {
         let Some(old) = parked.map(|(t, _)| t.clone()) else { return false };
         let mut h = self.running.remove(&old).expect("found");
         let feedback = ev.payload_json["feedback"].as_str().unwrap_or_default();
-        let wt = d.worktree_path.as_deref().map(|p| format!(" Work in its new worktree, {p} (`cd` there in each command): it continues from your branch.")).unwrap_or_default();
+        let wt = d
+            .worktree_path
+            .as_deref()
+            .map(|p| {
+                format!(" Work in its new worktree, {p} (`cd` there in each command): it continues from your branch.")
+            })
+            .unwrap_or_default();
         let text = format!(
             "Task {} came back to you (attempt {}):\n\n{feedback}\n\n{wt}\n\n{}",
             d.task_id,

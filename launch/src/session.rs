@@ -144,7 +144,8 @@ pub fn watch(w: Watch, done: mpsc::UnboundedSender<Report>) -> Handle {
     let (adopt_tx, adopt_rx) = mpsc::unbounded_channel();
     let live = w.live.is_some();
     let adopt = live.then_some(adopt_tx);
-    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, parked: false, stop: Some(tx), adopt };
+    let handle =
+        Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, parked: false, stop: Some(tx), adopt };
     tokio::spawn(run(w, rx, adopt_rx, done));
     handle
 }
