@@ -212,8 +212,9 @@ error_codes! {
     /// `launch.sessionExit`: the session's end was already recorded (§3.70).
     SessionEnded = 1401, "session_ended", Conflict;
     /// `launch.sessionStart`: the attempt already has a running session (another launcher
-    /// started it first); nothing was recorded: stop what you started and leave the attempt to
-    /// it. `details`: `{"session_id", "pid", "host", "launcher"}` of the running one (§3.70).
+    /// started it first), or its thread has ended (its session already ran); nothing was
+    /// recorded: stop what you started and leave the attempt to it. `details`: `{"session_id",
+    /// "pid", "host", "launcher"}` of the running one (§3.71).
     SessionRunning = 1402, "session_running", Conflict;
     /// A call from the dashboard's page writes as an agent other than its overseer (without that
     /// agent's secret), sets the policy, starts or stops the dashboard, stops the daemon or

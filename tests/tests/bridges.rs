@@ -27,6 +27,13 @@ fn team_worker(ran: &std::path::Path) -> String {
     worker(&work)
 }
 
+/// Two projects on one PostgreSQL database, hosts `host-a` and `host-b`: two hosts of a
+/// team (`None` without PostgreSQL).
+fn two_hosts() -> Option<(Project, Project)> {
+    let url = coord_tests::pg::shared()?.database();
+    Some((Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b")))
+}
+
 /// Run R1 (auto-merged) with 12 tasks: T1-T6 code, T7-T12 thread.
 fn team_run(p: &Project) {
     orch(p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
@@ -63,9 +70,7 @@ async fn one_session_per_task(c: &Client, ran: &std::path::Path, code_host: &str
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_daemons_on_one_database_with_a_bridge_each_give_one_session_per_task() {
-    let Some(server) = coord_tests::pg::shared() else { return };
-    let url = server.database();
-    let (a, b) = (Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b"));
+    let Some((a, b)) = two_hosts() else { return };
     init_repo(&a);
     let (_da, _db) = (a.serve(), b.serve());
     team_run(&a);
@@ -177,9 +182,7 @@ async fn racing_session_starts_for_one_attempt_record_one_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn racing_session_starts_for_one_attempt_through_two_daemons_record_one_on_postgres() {
-    let Some(server) = coord_tests::pg::shared() else { return };
-    let url = server.database();
-    let (a, b) = (Project::new().with_store(&url).on_host("host-a"), Project::new().with_store(&url).on_host("host-b"));
+    let Some((a, b)) = two_hosts() else { return };
     let (_da, _db) = (a.serve(), b.serve());
     thread_run(&a, &[], &["T1"]);
     orch(&a, &["dispatch", "--run", "R1", "--task", "T1"]);
@@ -214,4 +217,47 @@ async fn a_sessions_end_spares_another_process_of_its_thread() {
     other.kill().unwrap();
     other.wait().unwrap();
     assert!(alive, "the session's end killed a process of another session of its thread");
+}
+
+/// Issue 34, defect 3: a bridge started code tasks of another host, whose worktrees it does
+/// not have. Two daemons on one database; A makes the worktrees of two code tasks (T1, T2)
+/// and dispatches a thread task (T3) after them. B's bridge, alone, launches T3 only: it has
+/// passed over T1 and T2 by the time T3's session has ended (it meets them first). A's
+/// bridge then launches T1 and T2, and both bridges exit 0 when the run is done.
+#[tokio::test(flavor = "multi_thread")]
+async fn code_tasks_are_launched_only_by_the_bridge_of_their_worktrees_host() {
+    let Some((a, b)) = two_hosts() else { return };
+    init_repo(&a);
+    let (_da, _db) = (a.serve(), b.serve());
+    orch(&a, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
+    for (t, kind) in [("T1", "code"), ("T2", "code"), ("T3", "thread")] {
+        orch(&a, &["task", "add", "--run", "R1", "--id", t, "--title", t, "--kind", kind, "--assign-to", "w1"]);
+        orch(&a, &["dispatch", "--run", "R1", "--task", t]);
+    }
+    let ran = a.path().join("ran");
+    let cb = b.client().await;
+    let on_b = bridge(&b, &team_worker(&ran), &["--until-done"]);
+    let mut after = 0;
+    let t3 = within("T3's session's end", async {
+        loop {
+            let e = next_event(&cb, after, &[EventType::LaunchExited]).await;
+            if e.task_id == "T3" {
+                break e;
+            }
+            after = e.event_id;
+        }
+    })
+    .await;
+    let on_a = bridge(&a, &team_worker(&ran), &["--until-done"]);
+    let outs = [finish(on_a), finish(on_b)];
+    for o in &outs {
+        assert_eq!(o.code, 0, "a bridge: {}", o.stderr);
+    }
+    let list = sessions(&cb).await;
+    let hosts: Vec<(&str, &str)> = list.iter().map(|s| (s.task_id.as_str(), s.host.as_str())).collect();
+    assert_eq!(hosts.len(), 3, "one session per attempt: {list:#?}");
+    for (task, host) in &hosts {
+        let want = if *task == "T3" { "host-b" } else { "host-a" };
+        assert_eq!(*host, want, "{task} was launched on {host} (T3's end was event {}): {list:#?}", t3.event_id);
+    }
 }

@@ -130,14 +130,18 @@ pub async fn run(quick: bool) {
     // The floors: one writer's batches, and two writers taking turns, with half as many
     // (each daemon's half of the clients) and as many (what a writer takes in once the
     // write lock is its turn).
+    let mut floors = Vec::new();
     for (clients, batch) in [(1, 16), (2, 8), (2, 16)] {
         match pg_floor::send_sql_alone(&server, if quick { 3 } else { 10 }, clients, batch).await {
-            Ok((rate, cpu)) => report(
-                &format!(
-                    "the sends' SQL alone: pgbench, {clients} client(s), batches of {batch} sends as the writer sends them"
-                ),
-                format!("{rate:.0} sends/s  (PostgreSQL server CPU {cpu:.0} µs per send)"),
-            ),
+            Ok((rate, cpu)) => {
+                floors.push(((clients, batch), rate));
+                report(
+                    &format!(
+                        "the sends' SQL alone: pgbench, {clients} client(s), batches of {batch} sends as the writer sends them"
+                    ),
+                    format!("{rate:.0} sends/s  (PostgreSQL server CPU {cpu:.0} µs per send)"),
+                )
+            }
             Err(e) => report("the sends' SQL alone", format!("not measured: {e}")),
         }
     }
@@ -167,6 +171,7 @@ pub async fn run(quick: bool) {
         format!("{two:.0} /s ({:.2} x one instance){}", two / one, ratio(two, &yardstick)),
     );
     report("  CPU per send", cpu.per_send(32 * per_client));
+    let cpu_bound = cpu.bound(32 * per_client);
     statements.report(32 * per_client);
     let (after_a, after_b) = (pg_writer::now(&stats_a, &log_a).await, pg_writer::now(&stats_b, &log_b).await);
     report("  their writers", pg_writer::describe(&[(&log_a, before_a, after_a), (&log_b, before_b, after_b)]));
@@ -187,13 +192,35 @@ pub async fn run(quick: bool) {
     let idle_b = idle("PostgreSQL daemon B", db.pid(), quick, "at most 1, woken by notifications only").await;
     report("aims (issue 34)", String::new());
     report("  two instances / one instance (aim >= 1.0, goal 1.6)", format!("{:.2}", two / one));
+    report("    beside it, the SQL floor: 2 writers taking turns / 1 writer", floor_ratio(&floors));
+    report(
+        "    beside it, the CPU bound: the machine's cores / the two instances' CPU per send",
+        format!("{cpu_bound:.0} sends/s ({:.2} x one instance)", cpu_bound / one),
+    );
     report("  cross-daemon wake p50 (aim <= 5 ms)", format!("{} (p99 {})", ms(cross.0), ms(cross.1)));
     report("  idle SQLite daemon, wake-ups/s (aim 0)", format!("{sqlite_idle:.1}"));
-    report("  idle PostgreSQL daemons, wake-ups/s (aim <= 1)", format!("A {idle_a:.1}, B {idle_b:.1}"));
+    report(
+        "  idle PostgreSQL daemons, context switches/s (aim: notifications only, <= 1 timer a second)",
+        format!(
+            "A {idle_a:.1}, B {idle_b:.1} (the non-holder's one try a second of the duties lock: 3.6-3.8 switches)"
+        ),
+    );
 
     let n = if quick { 500 } else { 5000 };
     let db = server.database();
     pg::off_runtime(move || cursor_cost(&db, n));
+}
+
+/// The SQL floor's ratio: two `pgbench` writers taking turns (batches of 8, of 16) against
+/// one (batches of 16), or why it is missing.
+fn floor_ratio(floors: &[((u32, u32), f64)]) -> String {
+    let at = |k| floors.iter().find(|(f, _)| *f == k).map(|(_, r)| *r);
+    match (at((1, 16)), at((2, 8)), at((2, 16))) {
+        (Some(one), Some(eight), Some(sixteen)) => {
+            format!("{:.2} (batches of 8), {:.2} (of 16)", eight / one, sixteen / one)
+        }
+        _ => "not measured".into(),
+    }
 }
 
 /// Where a phase's CPU went, on the machine's cores: the daemons (and their writer
@@ -220,6 +247,17 @@ impl CpuSplit {
             server: comm_cpu_secs("postgres"),
             bench: cpu_secs(std::process::id()),
         }
+    }
+
+    /// The sends per second this machine's cores allow at the CPU per send spent since
+    /// [`CpuSplit::start`] (daemons, server and the bench's clients), `n` sends.
+    fn bound(&self, n: usize) -> f64 {
+        let (daemons, _) = daemons_cpu(&self.pids);
+        let spent = (daemons - self.daemons)
+            + (comm_cpu_secs("postgres") - self.server)
+            + (cpu_secs(std::process::id()) - self.bench);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        cores * n as f64 / spent
     }
 
     /// The CPU per send since [`CpuSplit::start`], `n` sends.
