@@ -162,17 +162,19 @@ async fn event_of(c: &Client, after: i64, t: EventType) -> Event {
     next_run_event(c, "R1", after, &[t]).await
 }
 
+/// A verify whose first run waits at the fifo `gate` until the test writes a line; later
+/// runs pass at once.
+fn gated_verify(p: &Project) -> (PathBuf, PathBuf) {
+    let gate = p.path().join("gate");
+    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
+    let body = format!("if [ ! -e {g}.seen ]; then touch {g}.seen; read x < {g}; fi\nexit 0\n", g = gate.display());
+    (gate, script(p, "verify.sh", &body))
+}
+
 #[test]
 fn a_candidate_is_verified_again_when_the_integration_tip_moved_meanwhile() {
     let p = git_project();
-    let gate = p.path().join("gate");
-    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
-    // The first verification waits at the gate; later ones pass at once.
-    let verify = script(
-        &p,
-        "verify.sh",
-        &format!("if [ ! -e {g}.seen ]; then touch {g}.seen; read x < {g}; fi\nexit 0\n", g = gate.display()),
-    );
+    let (gate, verify) = gated_verify(&p);
     orch(
         &p,
         &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()],
@@ -350,14 +352,7 @@ fn the_verify_command_does_not_get_the_verifiers_agent_secret() {
 #[test]
 fn orch_status_shows_the_verify_command_and_the_queue_in_order() {
     let p = git_project();
-    let gate = p.path().join("gate");
-    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
-    // The first verification waits at the gate; later ones pass at once.
-    let verify = script(
-        &p,
-        "verify.sh",
-        &format!("if [ ! -e {g}.seen ]; then touch {g}.seen; read x < {g}; fi\nexit 0\n", g = gate.display()),
-    );
+    let (gate, verify) = gated_verify(&p);
     let v = verify.display().to_string();
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &v]);
     for t in ["T1", "T2", "T3"] {
