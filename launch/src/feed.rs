@@ -112,9 +112,10 @@ pub fn task_turn(w: &Work, prompt: String, seed: u64, n: i64) -> Turn {
 /// such as its own messages).
 pub fn turn_of(ev: &Event, w: &Work, seed: u64) -> Option<Turn> {
     let m = ev.message.as_ref()?;
-    // A task message in another thread opens another attempt, which the bridge hands to a
-    // session as a task turn (to this one when the task came back: `session::Adopt`).
-    if m.from_agent == w.agent || (m.kind == MessageKind::Task && m.thread_id != w.thread_id) {
+    // The task message that opens another attempt of this task (it came back) reaches the
+    // session as a task turn from the bridge (`session::Adopt`), not as mail.
+    let next_attempt = m.kind == MessageKind::Task && ev.task_id == w.task_id && m.thread_id != w.thread_id;
+    if m.from_agent == w.agent || next_attempt {
         return None;
     }
     let kind = match m.msg_type.as_deref() {
