@@ -121,12 +121,13 @@ impl Paged<RunListParams> for RunsResult {
 }
 
 /// Events continue with the filter's `after_event` (a cursor the filter's own
-/// `after_message` would otherwise override).
+/// `after_message` or `after_latest_from` would otherwise override).
 impl Paged<EventsListParams> for EventsResult {
     fn next(&self, asked: EventsListParams) -> Option<EventsListParams> {
         let after = self.next_after.filter(|_| self.truncated)?;
         let limit = rest(asked.limit, Some(DEFAULT_LIMIT), self.events.len())?;
-        let filter = EventFilter { after_event: Some(after), after_message: None, ..asked.filter };
+        let filter =
+            EventFilter { after_event: Some(after), after_message: None, after_latest_from: None, ..asked.filter };
         Some(EventsListParams { filter, limit })
     }
     fn extend(&mut self, later: Self) {

@@ -59,9 +59,11 @@ pub struct EventStream {
 
 impl EventStream {
     pub(crate) async fn open(client: &Client, mut filter: EventFilter) -> Result<EventStream, ClientError> {
-        if filter.after_event.is_none() && filter.after_message.is_none() {
+        if filter.after_event.is_none() && filter.after_message.is_none() && filter.after_latest_from.is_none() {
             // Start at the newest event now, and remember it: a resumed subscription must
-            // start from the same place, not from whatever is newest by then.
+            // start from the same place, not from whatever is newest by then. (A start
+            // after a message, or after an agent's latest message in a thread, is the same
+            // place each time the daemon resolves it.)
             filter.after_event = Some(client.newest_event().await?);
         }
         let cursor = filter.after_event;
@@ -77,7 +79,8 @@ impl EventStream {
     }
 
     /// The id of the last event delivered, else the cursor the stream started after
-    /// (`None` only when it started after a message and delivered nothing yet).
+    /// (`None` only when it started after a message, or after an agent's latest message,
+    /// and delivered nothing yet).
     pub fn cursor(&self) -> Option<i64> {
         self.cursor
     }
@@ -135,6 +138,7 @@ impl EventStream {
         if let Some(c) = self.cursor {
             filter.after_event = Some(c);
             filter.after_message = None;
+            filter.after_latest_from = None;
         }
         self.tell(Notice::Reconnecting { after_event: self.cursor, reason });
         let started = Instant::now();

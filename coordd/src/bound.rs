@@ -5,7 +5,7 @@
 //! [`items_budget`] ([`ITEMS_BUDGET`]: the reply's [`coord_proto::MAX_REPLY_BYTES`] less room for the
 //! reply's other fields); the first item always comes, however large, so a client that
 //! continues from the last item it got always makes progress. Sizes are counted per item
-//! while serializing into no buffer ([`json_size`]), or estimated (`bus::weight` for
+//! while serializing into no buffer ([`json_size`]), or estimated (`weight::weight` for
 //! events), so nothing larger than the bound is ever built to find out. The store's list
 //! reads stop at the same budget ([`crate::store::rows::Within`]), so reading a page holds
 //! about one reply's worth of rows, whatever its `limit`.

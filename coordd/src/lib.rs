@@ -10,7 +10,8 @@
 //! against the repository traits of [`store`], which `store::sqlite` and `store::postgres`
 //! implement. [`services`] are the async steps around git and the background duties;
 //! [`workspace`] writes worktrees and session files. [`core`] ties the store, the [`time`]
-//! clock and the [`bus`] together for the handlers; [`progress`] is the lossy in-memory
+//! clock and the [`bus`] together for the handlers ([`weight`] estimates an event's size
+//! for the bus and the rules alike); [`progress`] is the lossy in-memory
 //! feed of progress lines from tool subprocesses. [`private`] keeps the project's local
 //! files readable by their owner only. [`dashboard`] serves the same method table over a
 //! WebSocket to the web dashboard, with its embedded page. [`cli`] is the `coordd`
@@ -35,6 +36,7 @@ pub mod progress;
 pub mod services;
 pub mod store;
 pub mod time;
+pub mod weight;
 #[cfg(windows)]
 pub mod windows;
 pub mod workspace;

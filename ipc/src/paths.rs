@@ -28,10 +28,11 @@ pub struct ProjectPaths {
 /// nearest git root, else `cwd` itself. Directories inside a `.agents/` folder are never
 /// roots: orch's worktrees live in `<project>/.agents/worktrees/`, and a worktree of a
 /// repository that tracks files under `.agents/` has a `.agents/` (and a `.git`) of its own;
-/// a worker there belongs to the enclosing project.
+/// a worker there belongs to the enclosing project. The search does not go up into a
+/// directory named in `GIT_CEILING_DIRECTORIES`, as git's own does not ([`searched`]).
 pub fn project_root(cwd: &Path) -> PathBuf {
     let inside_state = |dir: &Path| dir.components().any(|c| c.as_os_str() == ".agents");
-    let candidates = || cwd.ancestors().filter(|d| !inside_state(d));
+    let candidates = || searched(cwd).filter(move |d| !inside_state(d));
     if let Some(dir) = candidates().find(|d| d.join(".agents").is_dir()) {
         return dir.to_path_buf();
     }
@@ -40,6 +41,24 @@ pub fn project_root(cwd: &Path) -> PathBuf {
     }
     cwd.to_path_buf()
 }
+
+/// `cwd` and its ancestors, up to but not into a directory named in `GIT_CEILING_DIRECTORIES`
+/// (git's list of directories its repository search never enters): with `/tmp` named there,
+/// `/tmp/p/sub` searches `/tmp/p/sub` and `/tmp/p`, never `/tmp`.
+pub fn searched(cwd: &Path) -> impl Iterator<Item = &Path> {
+    let ceilings: Vec<PathBuf> = std::env::var_os(CEILING_ENV)
+        .map(|v| std::env::split_paths(&v).filter(|p| p.is_absolute()).collect())
+        .unwrap_or_default();
+    searched_below(cwd, &ceilings).collect::<Vec<_>>().into_iter()
+}
+
+/// `cwd` and its ancestors below the first of `ceilings` met going up.
+fn searched_below<'a>(cwd: &'a Path, ceilings: &[PathBuf]) -> impl Iterator<Item = &'a Path> {
+    cwd.ancestors().take_while(|d| !ceilings.iter().any(|c| c == d))
+}
+
+/// The variable listing directories the root search never goes up into (git's own).
+pub const CEILING_ENV: &str = "GIT_CEILING_DIRECTORIES";
 
 /// Resolve the paths for an explicit database, or for the project around `cwd`.
 /// Relative `db` paths are taken from `cwd`.
@@ -206,6 +225,18 @@ mod tests {
         std::fs::create_dir_all(wt.join("src")).unwrap();
         std::fs::write(wt.join(".git"), "gitdir: elsewhere").unwrap();
         assert_eq!(project_root(&wt.join("src")), tmp.join("proj"));
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn the_search_stops_below_a_ceiling_directory() {
+        let tmp = std::env::temp_dir().join(format!("coord-paths-ceiling-{}", std::process::id()));
+        let deep = tmp.join("top/proj/sub");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir_all(tmp.join("top/.agents")).unwrap();
+        let ceiling = tmp.join("top");
+        let found: Vec<&Path> = searched_below(&deep, std::slice::from_ref(&ceiling)).collect();
+        assert_eq!(found, vec![deep.as_path(), tmp.join("top/proj").as_path()]);
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 

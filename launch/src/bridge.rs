@@ -86,9 +86,11 @@ pub struct Bridge {
     pub(crate) pending: VecDeque<Pending>,
     pub(crate) crashes: HashMap<String, u32>,
     pub(crate) shutdowns: Shutdowns,
+    /// Each worker agent's secret, minted with the bridge's (the lead's) authority.
+    pub(crate) credentials: crate::credentials::Credentials,
     pub(crate) finished: Option<Finish>,
     /// The repository code tasks are dispatched in (the run's, else the project's).
-    repo: Option<String>,
+    pub(crate) repo: Option<String>,
     pub(crate) say: Say,
     pub(crate) budgets: crate::limits::Budgets,
     pub(crate) ends_tx: mpsc::UnboundedSender<Report>,
@@ -119,6 +121,7 @@ impl Bridge {
             pending: VecDeque::new(),
             crashes: HashMap::new(),
             shutdowns: Shutdowns::default(),
+            credentials: Default::default(),
             finished: None,
             repo: None,
             say,
@@ -276,7 +279,7 @@ impl Bridge {
                     return Ok(());
                 }
                 let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path.clone());
-                if self.adopt_returned(&ev, &d, &work) {
+                if self.adopt_returned(&ev, &d, &work).await? {
                     return Ok(());
                 }
                 let delay = self.backoff(&d.task_id);
@@ -284,8 +287,9 @@ impl Bridge {
                 self.pending.push_back(Pending { work, not_before: Instant::now() + delay });
             }
             EventType::TaskInProgress if !self.known(&ev.thread_id) => self.resume_if_answered(&ev.task_id).await?,
-            // A live session's attempt is over: its input is closed, or it waits for its
-            // merge (parked.rs); one-shot sessions end by themselves.
+            // A live session's attempt is over: it takes its agent's next task (session
+            // reuse), or waits for its merge (parked.rs), or its input is closed; one-shot
+            // sessions end by themselves.
             EventType::ThreadDone | EventType::ThreadFailed => self.live_thread_done(&ev).await?,
             EventType::ThreadCancelled => {
                 self.pending.retain(|p| p.work.thread_id != ev.thread_id);
@@ -294,7 +298,13 @@ impl Bridge {
                     h.stop(why);
                 }
             }
-            EventType::TaskReady if self.o.dispatch => self.dispatch(Some(ev.task_id.clone())).await,
+            // A task handed to a running session (session reuse) was dispatched then; a
+            // parked session's task that is ready again goes to a new session.
+            EventType::TaskReady
+                if self.o.dispatch && !self.running.values().any(|h| h.task_id == ev.task_id && !h.parked) =>
+            {
+                self.dispatch(Some(ev.task_id.clone())).await
+            }
             EventType::TaskMerged | EventType::TaskMergeConflict => {
                 if ev.event_type == EventType::TaskMerged {
                     self.end_parked(Some(&ev.task_id));
@@ -429,7 +439,7 @@ async fn subscribe_shutdowns(client: &Client, after: i64) -> Result<EventStream,
 
 /// The pause before a task's next session after `crashes` crashes in a row: nothing at
 /// first, then doubling from a second, up to [`BACKOFF_MAX`].
-fn backoff_after(crashes: u32) -> Duration {
+pub(crate) fn backoff_after(crashes: u32) -> Duration {
     match crashes {
         0 => Duration::ZERO,
         n => Duration::from_secs(1u64 << (n - 1).min(6)).min(BACKOFF_MAX),

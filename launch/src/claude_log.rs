@@ -5,71 +5,20 @@
 //! end with the session's usage and cost so far, errors. A crashed session's log thus
 //! ends with the tool call it was in (no result follows it).
 
-use std::fs::OpenOptions;
-use std::io::{BufRead, Write};
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::codex_log::{compact, cut, result_text};
+use crate::transcript::{Totals, compact, cut, filter, result_text};
 
 /// Filter stdin to stdout until stdin ends, keeping every line in `raw`. Each turn's
 /// usage (the session's totals so far) is also recorded with `launch.usage` for the
 /// session in `COORD_FILTER_SESSION` (in the daemon of `COORD_DB`).
 pub fn run(raw: &Path) -> std::io::Result<()> {
-    let mut keep = OpenOptions::new().create(true).append(true).open(raw)?;
-    let stdin = std::io::stdin().lock();
-    let mut out = std::io::stdout().lock();
-    let mut report = Reporter::default();
-    for line in stdin.split(b'\n') {
-        let line = line?;
-        keep.write_all(&line)?;
-        keep.write_all(b"\n")?;
-        let line = String::from_utf8_lossy(&line).into_owned();
-        let line = line.trim_end_matches('\r');
-        let mut texts = render(line);
-        if let Some(t) = serde_json::from_str::<Value>(line).ok().as_ref().and_then(totals)
-            && let Err(e) = report.send(t)
-        {
-            texts.push(format!("usage not recorded: {e}"));
-        }
-        for text in texts {
-            writeln!(out, "{} {text}", coord_client::ids::now_rfc3339())?;
-        }
-        out.flush()?;
-    }
-    Ok(())
-}
-
-/// `launch.usage` calls, on a connection made at the first report.
-#[derive(Default)]
-struct Reporter {
-    conn: Option<(tokio::runtime::Runtime, coord_client::Client)>,
-}
-
-impl Reporter {
-    fn send(&mut self, t: Totals) -> Result<(), String> {
-        let Ok(session_id) = std::env::var(crate::process::FILTER_SESSION_VAR) else { return Ok(()) };
-        if self.conn.is_none() {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-            let db = std::env::var_os("COORD_DB").map(std::path::PathBuf::from);
-            let opts = coord_client::ConnectOptions::for_cwd(db.as_deref());
-            let c = rt.block_on(coord_client::Client::connect(opts)).map_err(|e| e.to_string())?;
-            self.conn = Some((rt, c));
-        }
-        let (rt, c) = self.conn.as_ref().expect("connected");
-        let p = coord_proto::types::UsageParams {
-            session_id,
-            run_id: std::env::var("COORD_RUN").ok(),
-            input_tokens: t.input,
-            output_tokens: t.output,
-            cache_read_tokens: t.cache_read,
-            cache_write_tokens: t.cache_write,
-            cost_usd: t.cost,
-        };
-        use coord_proto::api::LaunchApiClient as _;
-        rt.block_on(c.usage(p)).map(|_| ()).map_err(|e| e.to_string())
-    }
+    filter(Some(raw), |line| {
+        let usage = serde_json::from_str::<Value>(line).ok().as_ref().and_then(totals);
+        (render(line), usage)
+    })
 }
 
 /// The readable lines of one output line (none: nothing worth a line).
@@ -124,16 +73,6 @@ fn tool_input(input: &Value) -> String {
     }
 }
 
-/// A session's usage so far.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Totals {
-    input: i64,
-    output: i64,
-    cache_read: i64,
-    cache_write: i64,
-    cost: Option<f64>,
-}
-
 /// The session's usage so far, from a `result`: `modelUsage` summed over the models (its
 /// `usage` holds only this turn, and after a budget error only the last request) and
 /// `total_cost_usd`.
@@ -154,15 +93,7 @@ fn totals(ev: &Value) -> Option<Totals> {
 
 /// [`totals`] as a log line.
 fn usage(ev: &Value) -> Option<String> {
-    let t = totals(ev)?;
-    Some(format!(
-        "usage (session so far): {} input, {} output, {} cache read, {} cache write tokens, ${:.6}",
-        t.input,
-        t.output,
-        t.cache_read,
-        t.cache_write,
-        t.cost.unwrap_or(0.0)
-    ))
+    Some(totals(ev)?.line())
 }
 
 #[cfg(test)]

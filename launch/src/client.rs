@@ -31,6 +31,9 @@ pub struct Context<'a> {
     pub session_id: &'a str,
     /// This `coord-launch`, for the filter of Codex's output (`--codex-log`).
     pub me: &'a str,
+    /// The project's `.agents` and the daemon's socket (for `--sandbox`).
+    pub agents_dir: &'a Path,
+    pub socket: &'a Path,
     /// A live session: its input stays open and takes turns (feed.rs).
     pub live: bool,
 }
@@ -40,6 +43,19 @@ pub struct Context<'a> {
 pub enum BuildError {
     #[error("the command client needs a command: pass --command or set `command` in .agents/launch.toml")]
     NoCommand,
+    #[error("a {0} session cannot lead a run (--lead takes claude, codex or command)")]
+    NotALead(&'static str),
+    #[error(
+        "--sandbox is built for the claude and codex clients: run command, opencode and gemini sessions without it \
+         (docs/security.md, \"Sandboxed workers\")"
+    )]
+    SandboxUnsupported,
+    #[error(
+        "--sandbox with --live is built for claude only: the live Codex driver (codex app-server) \
+         runs its threads unsandboxed; run sandboxed Codex sessions without --live \
+         (docs/security.md, \"Sandboxed workers\")"
+    )]
+    SandboxNotLive,
 }
 
 /// The prompt of an agent CLI: who it is, the task and thread, and how to finish. A live
@@ -105,6 +121,16 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
     let program = |name: &str| l.program.clone().unwrap_or_else(|| name.to_string());
     let extra = l.args.clone().unwrap_or_default();
     let model = l.model.iter().flat_map(|m| ["--model".to_string(), m.clone()]);
+    let sandbox = l.sandbox == Some(true);
+    if sandbox && !matches!(kind, ClientKind::Claude | ClientKind::Codex) {
+        return Err(BuildError::SandboxUnsupported);
+    }
+    if sandbox && ctx.live && kind == ClientKind::Codex {
+        return Err(BuildError::SandboxNotLive);
+    }
+    let sandbox_paths = crate::sandbox::Paths { agents_dir: ctx.agents_dir, socket: ctx.socket, cwd: ctx.cwd };
+    let sandbox_settings = sandbox.then(|| ["--settings".to_string(), crate::sandbox::claude_settings(&sandbox_paths)]);
+    let sandbox_settings = sandbox_settings.into_iter().flatten();
     let (program, args) = match kind {
         ClientKind::Command => {
             let cmd = l.command.clone().filter(|c| !c.trim().is_empty()).ok_or(BuildError::NoCommand)?;
@@ -118,6 +144,7 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
                     .into();
             a.extend(model);
             a.extend(["--permission-mode".into(), "bypassPermissions".into()]);
+            a.extend(sandbox_settings);
             a.extend(extra);
             (program("claude"), a)
         }
@@ -126,8 +153,20 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             let mut a = vec!["-p".to_string(), prompt(w, ctx.inbox, false)];
             a.extend(model);
             a.extend(["--permission-mode".into(), "bypassPermissions".into()]);
+            a.extend(sandbox_settings);
             a.extend(extra);
             (program("claude"), a)
+        }
+        ClientKind::Codex if ctx.live => {
+            // Live: the app-server, driven through `coord-launch --codex-live` (codex_live.rs,
+            // which trusts the hooks per thread: app-server refuses the bypass flag).
+            let mut a = vec!["app-server".to_string()];
+            a.extend(coord_client::codex::trust_args(&[ctx.cwd]).into_iter().take(2));
+            if let Some(m) = &l.model {
+                a.extend(["-c".to_string(), format!("model={}", coord_client::codex::toml_string(m))]);
+            }
+            a.extend(extra);
+            (program("codex"), a)
         }
         ClientKind::Codex => {
             // Trusted for this invocation only (so it loads the project's `.codex/` and
@@ -136,11 +175,25 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             // events (`--json`) go through `--codex-log` into a readable log.
             let mut a = vec!["exec".to_string(), "--json".to_string(), "--skip-git-repo-check".to_string()];
             a.extend(coord_client::codex::trust_args(&[ctx.cwd]));
-            a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
+            if sandbox {
+                // Its own sandbox, set up around `.agents/` (sandbox.rs); still no approvals.
+                a.extend(["-c".to_string(), "approval_policy=\"never\"".to_string()]);
+                a.extend(crate::sandbox::codex_args(&sandbox_paths));
+            } else {
+                a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
+            }
             a.extend(model);
             a.extend(extra);
             a.push(prompt(w, ctx.inbox, false));
             (program("codex"), a)
+        }
+        ClientKind::Opencode => {
+            let a = crate::clients::opencode::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
+            (program("opencode"), a)
+        }
+        ClientKind::Gemini => {
+            let a = crate::clients::gemini::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
+            (program("gemini"), a)
         }
     };
     let mut env = env(w, ctx);
@@ -160,8 +213,19 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             }
         }
     }
-    let filter = (kind == ClientKind::Codex).then(|| vec![ctx.me.to_string(), "--codex-log".to_string()]);
-    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, stdin: None })
+    match kind {
+        ClientKind::Opencode => env.extend(crate::clients::opencode::env(ctx.cwd)),
+        ClientKind::Gemini => env.extend(crate::clients::gemini::env()),
+        _ => {}
+    }
+    let filter = match kind {
+        ClientKind::Codex if !ctx.live => Some(vec![ctx.me.to_string(), "--codex-log".to_string()]),
+        ClientKind::Opencode | ClientKind::Gemini => {
+            Some(vec![ctx.me.to_string(), "--client-log".to_string(), kind.name().to_string()])
+        }
+        _ => None,
+    };
+    Ok(Spec { program, args, cwd: ctx.cwd.to_path_buf(), env, filter, secret: None, stdin: None })
 }
 
 #[cfg(test)]
@@ -189,6 +253,8 @@ mod tests {
             inbox: "inbox",
             session_id: "ses_1",
             me: "coord-launch",
+            agents_dir: Path::new("/p/.agents"),
+            socket: Path::new("/p/.agents/coordd.sock"),
             live: false,
         };
         let l = Layer { command: Some("echo hi".into()), ..Layer::default() };
@@ -199,6 +265,18 @@ mod tests {
         assert!(s.env.contains(&("COORD_SESSION".into(), "ses_1".into())));
         assert!(s.env.iter().any(|(k, v)| k == "COORD_PROMPT" && v.contains("thr_1")));
         assert!(matches!(build(ClientKind::Command, &Layer::default(), &work(), &ctx), Err(BuildError::NoCommand)));
+        let sandboxed = Layer { command: Some("echo hi".into()), sandbox: Some(true), ..Layer::default() };
+        let refused = build(ClientKind::Command, &sandboxed, &work(), &ctx);
+        assert!(matches!(refused, Err(BuildError::SandboxUnsupported)), "a command cannot be sandboxed");
+        // Codex, sandboxed, runs in its own permission profile, not bypassing its sandbox.
+        let codex =
+            build(ClientKind::Codex, &Layer { sandbox: Some(true), ..Layer::default() }, &work(), &ctx).unwrap();
+        assert!(!codex.args.iter().any(|a| a.contains("bypass-approvals-and-sandbox")), "{:?}", codex.args);
+        assert!(codex.args.iter().any(|a| a.starts_with("default_permissions=")), "{:?}", codex.args);
+        // A live Codex session is not sandboxed: refused rather than run unsandboxed.
+        let live = Context { live: true, ..ctx };
+        let refused = build(ClientKind::Codex, &Layer { sandbox: Some(true), ..Layer::default() }, &work(), &live);
+        assert!(matches!(refused, Err(BuildError::SandboxNotLive)), "a live codex session cannot be sandboxed");
     }
 
     #[test]
@@ -209,6 +287,8 @@ mod tests {
             inbox: "inbox",
             session_id: "ses_1",
             me: "cl",
+            agents_dir: Path::new("/p/.agents"),
+            socket: Path::new("/p/.agents/coordd.sock"),
             live: false,
         };
         let l = Layer { model: Some("m1".into()), ..Layer::default() };

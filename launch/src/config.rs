@@ -19,6 +19,10 @@ pub enum ClientKind {
     Codex,
     /// Any program, through `sh -c`.
     Command,
+    /// opencode, headless: `opencode run --format json` (clients/opencode.rs).
+    Opencode,
+    /// Gemini CLI, headless: `gemini -p … -o stream-json` (clients/gemini.rs).
+    Gemini,
 }
 
 impl ClientKind {
@@ -27,6 +31,8 @@ impl ClientKind {
             ClientKind::Claude => "claude",
             ClientKind::Codex => "codex",
             ClientKind::Command => "command",
+            ClientKind::Opencode => "opencode",
+            ClientKind::Gemini => "gemini",
         }
     }
 }
@@ -38,7 +44,9 @@ impl std::str::FromStr for ClientKind {
             "claude" => Ok(ClientKind::Claude),
             "codex" => Ok(ClientKind::Codex),
             "command" => Ok(ClientKind::Command),
-            _ => Err(format!("unknown client '{s}' (expected one of: claude, codex, command)")),
+            "opencode" => Ok(ClientKind::Opencode),
+            "gemini" => Ok(ClientKind::Gemini),
+            _ => Err(format!("unknown client '{s}' (expected one of: claude, codex, command, opencode, gemini)")),
         }
     }
 }
@@ -50,18 +58,26 @@ pub struct Layer {
     pub client: Option<ClientKind>,
     /// The shell command of the `command` client.
     pub command: Option<String>,
-    /// `--model` for claude and codex.
+    /// `--model` for claude, codex, opencode (`PROVIDER/MODEL`) and gemini.
     pub model: Option<String>,
-    /// Extra arguments for claude or codex, before the prompt.
+    /// Extra arguments for an agent CLI, before the prompt.
     pub args: Option<Vec<String>>,
-    /// The program to run for claude or codex (default: the name, on `PATH`).
+    /// The program to run for an agent CLI (default: its name, on `PATH`).
     pub program: Option<String>,
     /// Stop a session after this many minutes (its attempt fails); fractions allowed.
     #[serde(default, deserialize_with = "positive_minutes")]
     pub wall_clock_minutes: Option<f64>,
+    /// Run a claude or codex session's shell in its client's sandbox, away from `.agents/`
+    /// (`crate::sandbox`).
+    pub sandbox: Option<bool>,
     /// A live session: its input stays open and takes the worker's answers, mail and
     /// shutdown requests as new turns (`command` and `claude`; see docs/launch.md).
     pub live: Option<bool>,
+    /// Session reuse (live sessions only): when the agent's next task is ready where the
+    /// session can work (a thread task, or the next task on the same worktree), it is
+    /// given to the running session as a new turn instead of a new process
+    /// (`crate::reuse`).
+    pub reuse_sessions: Option<bool>,
     /// Stop a session once it cost this many dollars (its attempt fails; `launch.budgetSet`).
     #[serde(default, deserialize_with = "positive_dollars")]
     pub session_max_cost_usd: Option<f64>,
@@ -104,7 +120,9 @@ impl Layer {
         self.args = t.args.or(self.args);
         self.program = t.program.or(self.program);
         self.wall_clock_minutes = t.wall_clock_minutes.or(self.wall_clock_minutes);
+        self.sandbox = t.sandbox.or(self.sandbox);
         self.live = t.live.or(self.live);
+        self.reuse_sessions = t.reuse_sessions.or(self.reuse_sessions);
         self.session_max_cost_usd = t.session_max_cost_usd.or(self.session_max_cost_usd);
         self.session_max_tokens = t.session_max_tokens.or(self.session_max_tokens);
         self
@@ -185,6 +203,14 @@ mod tests {
         );
         let flags = Layer { client: Some(ClientKind::Command), command: Some("true".into()), ..Layer::default() };
         assert_eq!(f.resolve("W2", Some("reviewer"), &flags).client, Some(ClientKind::Command));
+    }
+
+    #[test]
+    fn session_reuse_is_set_in_the_file_per_agent() {
+        let f: File = toml::from_str("[defaults]\nlive = true\n[agents.W1]\nreuse_sessions = true\n").unwrap();
+        let none = Layer::default();
+        assert_eq!(f.resolve("W1", None, &none).reuse_sessions, Some(true));
+        assert_eq!(f.resolve("W2", None, &none).reuse_sessions, None);
     }
 
     #[test]

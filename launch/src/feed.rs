@@ -51,7 +51,7 @@ pub struct Turn {
     pub line_type: &'static str,
     /// Unique per line (a UUID).
     pub id: String,
-    /// `task`, `answer`, `mail`, `follow_up` or `shutdown`.
+    /// `task`, `answer`, `mail`, `follow_up` or `shutdown`; a lead's `attention`.
     pub kind: &'static str,
     /// What the worker reads: the prompt, or the message rendered as the hooks render mail.
     pub text: String,
@@ -75,7 +75,7 @@ pub struct Turn {
 }
 
 /// A UUID-shaped id (version 4 layout) from a 64-bit seed and a number, unique per line.
-fn uuid(seed: u64, n: i64) -> String {
+pub(crate) fn uuid(seed: u64, n: i64) -> String {
     let hi = seed.to_be_bytes();
     format!(
         "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-4{:01x}{:02x}-8{:03x}-{:012x}",
@@ -92,12 +92,11 @@ fn uuid(seed: u64, n: i64) -> String {
     )
 }
 
-/// A task turn: the task's prompt (`n` 0, the first turn), or the task sent back to the
-/// session's worker (`n`: the event that returned it).
-pub fn task_turn(w: &Work, prompt: String, seed: u64, n: i64) -> Turn {
+/// An attempt's task turn: its prompt (the first turn of the attempt's session record).
+pub fn task_turn(w: &Work, prompt: String, seed: u64) -> Turn {
     Turn {
         line_type: "turn",
-        id: uuid(seed, n),
+        id: uuid(seed, 0),
         kind: "task",
         text: prompt,
         run_id: Some(w.run_id.clone()),
@@ -112,10 +111,12 @@ pub fn task_turn(w: &Work, prompt: String, seed: u64, n: i64) -> Turn {
 /// such as its own messages).
 pub fn turn_of(ev: &Event, w: &Work, seed: u64) -> Option<Turn> {
     let m = ev.message.as_ref()?;
-    // The task message that opens another attempt of this task (it came back) reaches the
-    // session as a task turn from the bridge (`session::Adopt`), not as mail.
-    let next_attempt = m.kind == MessageKind::Task && ev.task_id == w.task_id && m.thread_id != w.thread_id;
-    if m.from_agent == w.agent || next_attempt {
+    // The first message of a thread of one of this run's tasks is its dispatch (of a first
+    // attempt, or of an attempt come back): the task comes as its own `task` turn when this
+    // session is to work on it (reuse.rs, parked.rs), and not at all when another session
+    // is. Other `task` messages (an `inbox send`'s new thread) are mail.
+    let dispatch = m.kind == MessageKind::Task && !ev.task_id.is_empty() && ev.run_id == w.run_id;
+    if m.from_agent == w.agent || dispatch {
         return None;
     }
     let kind = match m.msg_type.as_deref() {
@@ -193,6 +194,11 @@ pub fn make(log: &Path, session_id: &str) -> std::io::Result<Made> {
     let mut holder = tokio::process::Command::new("sleep");
     holder.arg("infinity").env(SESSION_VAR, session_id).stdin(Stdio::null()).stdout(Stdio::from(rw));
     holder.stderr(Stdio::null()).process_group(0).kill_on_drop(false);
+    // It carries the session's id: no secret of the bridge's goes with it (a bridge that
+    // re-attaches reads the session's secret from its processes).
+    for k in crate::credentials::scrub() {
+        holder.env_remove(k);
+    }
     let mut child = holder.spawn()?;
     let pid = child.id().unwrap_or(0);
     std::fs::write(holder_file(&fifo), pid.to_string())?;

@@ -32,16 +32,34 @@ impl Bridge {
         std::fs::create_dir_all(&cwd)?;
         let log = base.join("logs").join(format!("{}-a{}.log", w.task_id, w.attempt));
         let session_id = coord_client::ids::new_id("ses");
-        let live = layer.live == Some(true) && feed_format(kind).is_some();
-        let ctx =
-            Context { db: &self.o.db, cwd: &cwd, inbox: &self.o.inbox, session_id: &session_id, me: &self.o.me, live };
+        let reuse = layer.reuse_sessions == Some(true);
+        let live = (layer.live == Some(true) || reuse) && feed_format(kind).is_some();
+        let ctx = Context {
+            db: &self.o.db,
+            cwd: &cwd,
+            inbox: &self.o.inbox,
+            session_id: &session_id,
+            me: &self.o.me,
+            live,
+            agents_dir: &self.o.agents_dir,
+            socket: &self.o.connect.paths.socket,
+        };
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
+        spec.secret = self.credentials.for_agent(&mut self.rpc, &w.agent, w.role.as_deref()).await?;
+        if let (ClientKind::Codex, false, Some(f)) = (kind, live, spec.filter.as_mut()) {
+            // One-shot Codex: its raw events beside the log too.
+            f.push(log.with_extension("jsonl").display().to_string());
+        }
         if live {
             spec.stdin = Some(feed::make(&log, &session_id)?.fifo);
-            if kind == ClientKind::Claude {
-                // Readable lines in the log, the raw stream beside it.
-                let raw = log.with_extension("jsonl").display().to_string();
-                spec.filter = Some(vec![self.o.me.clone(), "--claude-log".into(), raw]);
+            // Readable lines in the log, the raw stream beside it.
+            let raw = log.with_extension("jsonl");
+            match kind {
+                ClientKind::Codex => crate::codex_live::wrap(&mut spec, &self.o.me, &raw),
+                _ => {
+                    let flag = if kind == ClientKind::Claude { "--claude-log" } else { "--command-log" };
+                    spec.filter = Some(vec![self.o.me.clone(), flag.into(), raw.display().to_string()]);
+                }
             }
         }
         let held = !self.o.tmux;
@@ -63,10 +81,12 @@ impl Bridge {
             launcher: self.launcher.clone(),
             cwd: cwd.display().to_string(),
             log_path: log.display().to_string(),
-            tmux_window,
+            tmux_window: tmux_window.clone(),
             host: Some(self.o.host.clone()),
             session_id: Some(session_id.clone()),
+            mode: Some(if live { SessionMode::Live } else { SessionMode::OneShot }),
         };
+        let p_window = tmux_window;
         let s = match self.rpc.session_start(p).await {
             Ok(s) => s,
             Err(e) if held => {
@@ -92,11 +112,26 @@ impl Bridge {
         if live {
             let format = feed_format(kind).expect("live clients have a format");
             let mut writer = feed::Writer::open(&feed::fifo_of(&log), format, feed::seed_of(&session_id))?;
-            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed, 0)).await?;
+            // Subscribed before the task is written: what is sent to a worker that has
+            // its task is fed to it.
             let events = self.feed_events(&w.agent).await?;
+            writer.write(&feed::task_turn(&w, client::prompt(&w, &self.o.inbox, true), writer.seed)).await?;
             watch.live = Some(session::Live { writer, events, work: w.clone() });
         }
-        let h = session::watch(watch, self.ends_tx.clone());
+        let mut h = session::watch(watch, self.ends_tx.clone());
+        if live {
+            // What a new attempt handed to it repeats (reuse.rs, parked.rs).
+            h.place = Some(session::Place {
+                layer,
+                client: kind,
+                cwd,
+                worktree: w.worktree.clone(),
+                log,
+                pid,
+                tmux_window: p_window,
+                session_id: s.session_id.clone(),
+            });
+        }
         self.running.insert(w.thread_id.clone(), h);
         Ok(())
     }
@@ -104,6 +139,10 @@ impl Bridge {
     fn watch_of(&self, s: &LaunchSession, label: String, waiter: process::Waiter, reattached: bool) -> session::Watch {
         session::Watch {
             session_id: s.session_id.clone(),
+            // A re-attached process may have been reused: its processes carry its first
+            // session's id.
+            proc_session: if reattached { process::session_of(s.pid as i32) } else { None }
+                .unwrap_or_else(|| s.session_id.clone()),
             task_id: s.task_id.clone(),
             thread_id: s.thread_id.clone(),
             label,
@@ -163,6 +202,7 @@ impl Bridge {
             let waiter = if process::alive(pid) { process::attach(pid, status).ok() } else { None };
             match waiter {
                 Some(waiter) => {
+                    self.credentials.found(&s.agent, process::of_session(&s.session_id));
                     let mut watch = self.watch_of(&s, label.clone(), waiter, true);
                     watch.live = self.reopen_feed(&s).await;
                     let h = session::watch(watch, self.ends_tx.clone());
@@ -230,7 +270,7 @@ impl Bridge {
 
     /// Record a session's end. One already recorded (`session_ended`: someone else reported
     /// it) is said and passed over, never the end of the bridge.
-    async fn record_end(&mut self, p: SessionExitParams) -> Result<Option<SessionExitResult>, BridgeError> {
+    pub(crate) async fn record_end(&mut self, p: SessionExitParams) -> Result<Option<SessionExitResult>, BridgeError> {
         match self.rpc.session_exit(p).await {
             Ok(r) => Ok(Some(r)),
             Err(e) if e.code() == "session_ended" => {
@@ -278,7 +318,9 @@ fn feed_format(kind: ClientKind) -> Option<feed::Format> {
     match kind {
         ClientKind::Command => Some(feed::Format::Lines),
         ClientKind::Claude => Some(feed::Format::ClaudeStream),
-        ClientKind::Codex => None,
+        // The driver (codex_live.rs) reads the JSON lines and writes them as app-server turns.
+        ClientKind::Codex => Some(feed::Format::Lines),
+        ClientKind::Opencode | ClientKind::Gemini => None,
     }
 }
 

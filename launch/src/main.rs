@@ -7,20 +7,30 @@ mod bridge;
 mod budget;
 mod claude_log;
 mod client;
+mod clients;
+mod codex_live;
 mod codex_log;
+mod command_log;
 mod config;
+mod credentials;
 mod feed;
 mod gate;
+mod lead;
+mod lead_attention;
+mod lead_prompt;
 mod lifecycle;
 mod limits;
 mod parked;
 mod process;
+mod reuse;
 mod rpc;
+mod sandbox;
 mod say;
 mod session;
 mod shutdown;
 mod single;
 mod tmux;
+mod transcript;
 mod verifier;
 
 use std::path::PathBuf;
@@ -39,10 +49,15 @@ Examples:
   coord-launch --run R1 --command './work.sh'            # any program, per attempt
   coord-launch --run R1 --client claude --dispatch        # Claude Code; dispatch ready tasks too
   coord-launch --run R1 --client codex --max-sessions 3 --until-done
+  coord-launch --run R1 --client opencode --model mock/mock-model   # opencode, one-shot
+  coord-launch --run R1 --client gemini --model gemini-2.5-flash    # Gemini CLI, one-shot
   coord-launch --run R1 --tmux                            # watch: tmux attach -t coord-R1
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
+  coord-launch --run R1 --client codex --live             # the same through `codex app-server`
+  coord-launch --run R1 --client claude --reuse-sessions --dispatch  # an agent's next task: a new turn, same session
   coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
+  coord-launch --lead claude --goal 'Add a login page'    # an agent leads: plans, dispatches, merges
 
 Each session runs in the attempt's worktree (a scratch directory under .agents/launch/ for
 thread-only tasks) with COORD_SESSION, COORD_AGENT, COORD_RUN, COORD_TASK, COORD_THREAD,
@@ -58,11 +73,31 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "command_log", "client_log", "lead"])]
     run: Option<String>,
+    /// An agent leads the run (docs/orch.md, "Letting an agent lead"): the run is created
+    /// from --goal (or --run taken), the lead session started in the main checkout with
+    /// `orch mcp`, its own credentials and the project's lead role, its workers started for
+    /// its dispatches; it is restarted if it ends before the run, and the bridge exits when
+    /// the run is over.
+    #[arg(long, value_parser = ["claude", "codex", "command"], value_name = "CLIENT")]
+    lead: Option<String>,
+    /// The run's goal, with --lead (needed unless --run names an existing run).
+    #[arg(long, requires = "lead")]
+    goal: Option<String>,
+    /// The lead agent's name, with --lead.
+    #[arg(long, requires = "lead", default_value = "lead")]
+    lead_agent: String,
+    /// The shell command of a `command` lead (its turns on stdin, as docs/launch.md says).
+    #[arg(long, requires = "lead")]
+    lead_command: Option<String>,
+    /// The model of a claude or codex lead.
+    #[arg(long, requires = "lead")]
+    lead_model: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
-    /// .agents/launch.toml says, else `claude`).
-    #[arg(long, value_parser = ["claude", "codex", "command"])]
+    /// .agents/launch.toml says, else `claude`). opencode and gemini sessions are one-shot
+    /// (no --live).
+    #[arg(long, value_parser = ["claude", "codex", "command", "opencode", "gemini"])]
     client: Option<String>,
     /// The shell command of the `command` client (run with `sh -c` in the session's
     /// directory).
@@ -91,11 +126,18 @@ struct Args {
     /// Stop a session after this many minutes (its attempt fails); fractions allowed (0.5: 30 s).
     #[arg(long, value_parser = |s: &str| s.parse::<f64>().map_err(|e| e.to_string()).and_then(config::minutes))]
     wall_clock_minutes: Option<f64>,
-    /// Live sessions (command and claude clients): the session's input stays open, and
-    /// what is committed for its worker (answers, mail, shutdown requests) is written into
-    /// it as new turns; the command client reads them as JSON lines (docs/launch.md).
+    /// Live sessions: the session's input stays open, and what is committed for its worker
+    /// (answers, mail, shutdown requests) is written into it as new turns; the command
+    /// client reads them as JSON lines, Codex runs as `codex app-server`
+    /// (docs/live-sessions.md).
     #[arg(long)]
     live: bool,
+    /// Reuse live sessions (implies --live): when an agent's attempt is done and its next
+    /// task is ready where the session can work (a thread task, or the next task on the
+    /// same worktree), the running session gets it as a new turn instead of a new process
+    /// starting from nothing (`reuse_sessions = true` in .agents/launch.toml).
+    #[arg(long)]
+    reuse_sessions: bool,
     /// The run's budget in dollars (`launch.budgetSet`): once the run's sessions cost this
     /// much, no session is started or dispatched any more.
     #[arg(long, value_parser = limits::dollars)]
@@ -116,6 +158,11 @@ struct Args {
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
+    /// Run each claude or codex session's shell in its client's sandbox: it cannot read
+    /// .agents/ (the database, the dashboard's token, the logs) but reaches the daemon's
+    /// socket (needs bubblewrap; Claude Code also socat; not for command sessions).
+    #[arg(long)]
+    sandbox: bool,
     /// This host's name: code tasks are launched only by the bridge on the host whose daemon
     /// made their worktree (default: the kernel's host name, as coordd's). One bridge per run
     /// and host: a second one is refused (exit 5).
@@ -126,12 +173,30 @@ struct Args {
     quiet: bool,
     /// Filter a Codex session's `--json` events on stdin into readable log lines (what
     /// the bridge runs for each Codex session).
-    #[arg(long, hide = true)]
-    codex_log: bool,
+    /// (With RAW: also keep the events as they are in that file.)
+    #[arg(long, hide = true, num_args = 0..=1, value_name = "RAW")]
+    codex_log: Option<Option<PathBuf>>,
     /// Filter a live Claude Code session's stream-json output on stdin into readable log
     /// lines, keeping the raw lines in this file.
     #[arg(long, hide = true, value_name = "RAW")]
     claude_log: Option<PathBuf>,
+    /// Filter a live `command` session's output on stdin into readable log lines (its
+    /// `text`, `tool`, `result`, `error` and `usage` JSON lines), keeping the raw lines in
+    /// this file.
+    #[arg(long, hide = true, value_name = "RAW")]
+    command_log: Option<PathBuf>,
+    /// Drive a live Codex session: run the `codex app-server` command after `--`, write
+    /// the feed's turns on stdin into its thread, keep its raw output in this file and
+    /// write readable log lines (what the bridge runs for each live Codex session).
+    #[arg(long, hide = true, value_name = "RAW", requires = "codex_command")]
+    codex_live: Option<PathBuf>,
+    /// With --codex-live: the `codex app-server` command.
+    #[arg(last = true, hide = true)]
+    codex_command: Vec<String>,
+    /// Filter an opencode or Gemini CLI session's JSON stream on stdin into readable log
+    /// lines, recording its usage.
+    #[arg(long, hide = true, value_name = "CLIENT")]
+    client_log: Option<String>,
 }
 
 /// The examples, then the exit statuses from their one table ([`LaunchExit`]).
@@ -171,8 +236,30 @@ fn main() -> ExitCode {
             Err(e) => exit_of(Err(e.into())).into(),
         };
     }
-    if args.codex_log {
-        return match codex_log::run() {
+    if let Some(raw) = &args.command_log {
+        return match command_log::run(raw) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
+    if let Some(kind) = &args.client_log {
+        return match clients::log(kind) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
+    if let Some(raw) = &args.codex_live {
+        // The session's own status (Codex's), not one of the bridge's.
+        return match codex_live::run(raw, &args.codex_command) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("coord-launch --codex-live: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if let Some(raw) = &args.codex_log {
+        return match codex_log::run(raw.as_deref()) {
             Ok(()) => LaunchExit::Done.into(),
             Err(e) => exit_of(Err(e.into())).into(),
         };
@@ -192,17 +279,34 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         command: a.command,
         model: a.model,
         wall_clock_minutes: a.wall_clock_minutes,
-        live: a.live.then_some(true),
+        sandbox: a.sandbox.then_some(true),
+        live: (a.live || a.reuse_sessions).then_some(true),
+        reuse_sessions: a.reuse_sessions.then_some(true),
         ..Layer::default()
     };
     let me = std::env::current_exe().ok();
+    let me_dir = me.clone();
     let inbox = me
         .as_ref()
         .and_then(|e| e.parent().map(|d| d.join("inbox")))
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "inbox".into());
-    let run_id = a.run.unwrap_or_default();
+    let lead = match a.lead.as_deref() {
+        Some(kind) => {
+            let ask = lead::Ask {
+                kind: kind.parse().map_err(anyhow::Error::msg)?,
+                goal: a.goal.clone(),
+                run: a.run.clone(),
+                agent: a.lead_agent.clone(),
+                flags: Layer { command: a.lead_command.clone(), model: a.lead_model.clone(), ..Layer::default() },
+            };
+            let (run_id, goal, secret) = lead::prepare(&connect, &ask).await?;
+            Some((ask, run_id, goal, secret))
+        }
+        None => None,
+    };
+    let run_id = lead.as_ref().map(|l| l.1.clone()).or(a.run).unwrap_or_default();
     let host = a.host.map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).unwrap_or_else(host_name);
     let _one_per_host = single::take(&agents_dir.join("launch").join(&run_id), &run_id, &host)?;
     let verifier = if a.merge_queue { Some(verifier::Verifier::start(&run_id, &db, &agents_dir)?) } else { None };
@@ -212,7 +316,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         agents_dir,
         dispatch: a.dispatch,
         max_sessions: a.max_sessions as usize,
-        until_done: a.until_done,
+        until_done: a.until_done || lead.is_some(),
         tmux: a.tmux,
         quiet: a.quiet,
         flags,
@@ -226,7 +330,8 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         hard: a.hard,
         connect,
     };
-    let ended = bridged(o).await;
+    let lead = lead.map(|(ask, run_id, goal, secret)| lead::Lead::new(&o, ask, run_id, goal, secret, me_dir.as_ref()));
+    let ended = bridged(o, lead).await;
     // The run is done: the verifier merges what is queued and ends by itself.
     if let Some(v) = verifier {
         match &ended {
@@ -237,7 +342,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
     ended
 }
 
-async fn bridged(o: Options) -> anyhow::Result<Outcome> {
+async fn bridged(o: Options, lead: Option<lead::Lead>) -> anyhow::Result<Outcome> {
     // Sessions keep running after a stop; a bridge started again re-attaches to them.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -247,7 +352,10 @@ async fn bridged(o: Options) -> anyhow::Result<Outcome> {
             _ = term.recv() => {}
         }
     };
-    Ok(Bridge::new(o).await?.run(stop).await?)
+    match lead {
+        Some(l) => lead::with_bridge(Bridge::new(o).await?, l, stop).await,
+        None => Ok(Bridge::new(o).await?.run(stop).await?),
+    }
 }
 
 /// This host's name, as coordd computes it without `COORD_HOST` (which `--host` reads):

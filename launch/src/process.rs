@@ -14,8 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use coord_proto::types::AGENT_SECRET_ENV;
 use tokio::io::unix::AsyncFd;
 use tokio::process::{Child, Command};
+
+use crate::credentials::{self, Secret};
 
 /// The environment variable that names a session's processes: its session id.
 pub const SESSION_VAR: &str = "COORD_SESSION";
@@ -33,6 +36,10 @@ pub struct Spec {
     /// A program (and its arguments) the output goes through on its way to the log, in the
     /// session's process group: it reads the session's stdout and stderr on its stdin.
     pub filter: Option<Vec<String>>,
+    /// The session's own agent secret (`COORD_AGENT_SECRET`), given to the session only;
+    /// every secret of the bridge's environment is removed from the session either way, and
+    /// from its filter all but the bridge's own agent secret ([`crate::credentials`]).
+    pub secret: Option<Secret>,
     /// A live session's input: the FIFO its stdin reads (feed.rs); else /dev/null.
     pub stdin: Option<PathBuf>,
 }
@@ -93,6 +100,13 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
     };
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args).current_dir(&spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
+    let inherited = credentials::scrub();
+    for k in &inherited {
+        cmd.env_remove(k);
+    }
+    if let Some(s) = &spec.secret {
+        cmd.env(AGENT_SECRET_ENV, s.expose());
+    }
     let stdin = match &spec.stdin {
         Some(fifo) => Stdio::from(File::open(fifo)?),
         None => Stdio::null(),
@@ -111,6 +125,11 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
         let env =
             spec.env.iter().map(|(k, v)| if k == SESSION_VAR { (FILTER_SESSION_VAR, v) } else { (k.as_str(), v) });
         f.args(args).current_dir(&spec.cwd).envs(env);
+        // It reports the session's usage (`launch.usage`, the launcher's to call), so it
+        // keeps the bridge's own agent secret, and only that one.
+        for k in inherited.iter().filter(|k| *k != AGENT_SECRET_ENV) {
+            f.env_remove(k);
+        }
         f.stdin(Stdio::from(r)).stdout(Stdio::from(out.try_clone()?)).stderr(Stdio::from(out));
         f.process_group(0).kill_on_drop(false);
         let mut filter = f.spawn()?;
@@ -169,6 +188,15 @@ pub fn of_session(session: &str) -> Vec<i32> {
         })
         .map(|(pid, _)| pid)
         .collect()
+}
+
+/// The session id (`COORD_SESSION`) a live process carries. Blocking (it reads `/proc`).
+pub fn session_of(pid: i32) -> Option<String> {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let want = format!("{SESSION_VAR}=");
+    env.split(|b| *b == 0)
+        .find_map(|kv| kv.strip_prefix(want.as_bytes()))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
 }
 
 /// The process group of a live process.
@@ -308,8 +336,7 @@ mod tests {
             args: vec!["-c".into(), "setsid sh -c 'echo $$ > fifo; read x < hold' & wait".into()],
             cwd: dir.path().into(),
             env: vec![(SESSION_VAR.into(), session.clone())],
-            filter: None,
-            stdin: None,
+            ..Spec::default()
         };
         let fifo = dir.path().join("fifo");
         for f in [&fifo, &dir.path().join("hold")] {

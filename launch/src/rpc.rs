@@ -110,6 +110,20 @@ impl Rpc {
         call!(self, session_exit, p)
     }
 
+    /// The project's settings (`inbox.init` with no change): whether credentials are
+    /// required, the lead and the admins.
+    pub async fn settings(&mut self) -> Result<InitResult, ClientError> {
+        call!(self, init, InitParams::default())
+    }
+
+    pub async fn agent_show(&mut self, agent: &str) -> Result<Agent, ClientError> {
+        call!(self, agent_show, AgentRef { agent_id: agent.to_string() })
+    }
+
+    pub async fn agent_register(&mut self, p: RegisterParams) -> Result<AgentResult, ClientError> {
+        call!(self, agent_register, p)
+    }
+
     pub async fn budget_set(&mut self, p: BudgetSetParams) -> Result<BudgetSetResult, ClientError> {
         call!(self, budget_set, p)
     }

@@ -2,10 +2,10 @@
 //! for its wall-clock limit, whichever comes first, and then tells the bridge. A live
 //! session's task also writes each event committed for its worker into the session's
 //! input as a turn (`crate::feed`), and ends the session cleanly (end of input, then the
-//! grace, then a stop) when the bridge says its attempt is finished. A live session whose
-//! attempt waits in the merge queue is *parked* (kept open); if the task comes back to its
-//! worker (a failed verify, a conflict, requested changes), the bridge hands the new
-//! attempt to it ([`Handle::adopt`]) and the failure is its next turn.
+//! grace, then a stop) when the bridge says its attempt is finished, or takes a new
+//! attempt as a new turn when the bridge hands it one ([`Handle::hand`]): the agent's next
+//! task (session reuse, reuse.rs), or its own task come back from the merge queue
+//! to a session that was *parked* while it waited there (parked.rs).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -83,39 +83,64 @@ pub struct Handle {
     pub task_id: String,
     /// A live session (its attempt's end closes its input: [`StopWhy::Finished`]).
     pub live: bool,
+    /// Where a live session this bridge started runs: set for the sessions a new attempt
+    /// can be handed to (reuse.rs, parked.rs).
+    pub place: Option<Place>,
     /// A live session whose attempt is done and waits for its merge: it stays open for
-    /// what may come back.
+    /// what may come back (parked.rs).
     pub parked: bool,
     stop: Option<oneshot::Sender<StopWhy>>,
-    adopt: Option<mpsc::UnboundedSender<Adopt>>,
+    next: mpsc::UnboundedSender<Next>,
 }
 
-/// A returned attempt handed to a parked live session: its work and the turn that says so.
-pub struct Adopt {
+/// Where a live session runs and what it was started with: what a next attempt must
+/// match, and what the new attempt's session record repeats.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub layer: crate::config::Layer,
+    pub client: crate::config::ClientKind,
+    pub cwd: std::path::PathBuf,
+    /// The worktree of the session's first attempt (none for a thread task).
+    pub worktree: Option<String>,
+    pub log: std::path::PathBuf,
+    pub pid: i32,
+    pub tmux_window: Option<String>,
+    /// The running session record (the current attempt's).
+    pub session_id: String,
+}
+
+/// A new attempt handed to a running live session (the agent's next task, or its task come
+/// back): it becomes the attempt the session's task reports for, and its task turn is
+/// written into the session.
+#[derive(Debug)]
+pub struct Next {
+    /// The new attempt's session record.
+    pub session_id: String,
+    pub label: String,
     pub work: Work,
-    pub text: String,
-    /// The `task.dispatched` event's id (the turn's id is made from it).
-    pub event_id: i64,
+    pub turn: feed::Turn,
 }
 
 impl Handle {
+    /// Hand the session its next attempt; false if its task has already ended.
+    pub fn hand(&self, n: Next) -> bool {
+        self.next.send(n).is_ok()
+    }
+
     /// Order the session to stop (once; later orders are ignored).
     pub fn stop(&mut self, why: StopWhy) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(why);
         }
     }
-
-    /// Hand a returned attempt to this (parked, live) session; false if it is gone.
-    pub fn adopt(&mut self, a: Adopt) -> bool {
-        self.parked = false;
-        self.adopt.as_ref().is_some_and(|tx| tx.send(a).is_ok())
-    }
 }
 
 /// What a session task needs.
 pub struct Watch {
     pub session_id: String,
+    /// The `COORD_SESSION` its processes carry (the first session's id when the process
+    /// was reused), by which they are found and stopped.
+    pub proc_session: String,
     pub task_id: String,
     pub thread_id: String,
     pub label: String,
@@ -141,33 +166,40 @@ pub struct Live {
 /// Start watching a session; its report goes to `done`.
 pub fn watch(w: Watch, done: mpsc::UnboundedSender<Report>) -> Handle {
     let (tx, rx) = oneshot::channel();
-    let (adopt_tx, adopt_rx) = mpsc::unbounded_channel();
+    let (next, next_rx) = mpsc::unbounded_channel();
     let live = w.live.is_some();
-    let adopt = live.then_some(adopt_tx);
-    let handle =
-        Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, parked: false, stop: Some(tx), adopt };
-    tokio::spawn(run(w, rx, adopt_rx, done));
+    let handle = Handle {
+        agent: w.agent.clone(),
+        task_id: w.task_id.clone(),
+        live,
+        place: None,
+        parked: false,
+        stop: Some(tx),
+        next,
+    };
+    tokio::spawn(run(w, rx, next_rx, done));
     handle
+}
+
+/// The wall-clock limit from now (`None`: never).
+fn deadline(d: Option<Duration>) -> tokio::time::Instant {
+    // Far enough to be never, near enough not to overflow.
+    let never = Duration::from_secs(100 * 365 * 24 * 3600);
+    tokio::time::Instant::now() + d.unwrap_or(never)
 }
 
 async fn run(
     mut w: Watch,
     mut stop: oneshot::Receiver<StopWhy>,
-    mut adopt: mpsc::UnboundedReceiver<Adopt>,
+    mut next: mpsc::UnboundedReceiver<Next>,
     done: mpsc::UnboundedSender<Report>,
 ) {
-    let started = Instant::now();
-    let limit = async {
-        match w.wall_clock {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
+    let mut started = Instant::now();
+    let limit = tokio::time::sleep_until(deadline(w.wall_clock));
     tokio::pin!(limit);
     let mut stopped = None;
     let mut live = w.live.take();
     let ended = loop {
-        let feeding = live.is_some();
         let next_event = async {
             match live.as_mut() {
                 Some(l) => l.events.next().await,
@@ -177,8 +209,22 @@ async fn run(
         tokio::select! {
             e = w.waiter.wait() => {
                 // The leader ended; whatever it left behind goes with it.
-                process::signal_session(w.pid, &w.session_id, libc::SIGKILL).await;
+                process::signal_session(w.pid, &w.proc_session, libc::SIGKILL).await;
                 break e;
+            }
+            Some(n) = next.recv() => {
+                // The agent's next attempt, in this process: reported for from now on,
+                // with its own wall-clock limit.
+                (w.session_id, w.task_id, w.thread_id, w.label) =
+                    (n.session_id, n.work.task_id.clone(), n.work.thread_id.clone(), n.label);
+                started = Instant::now();
+                limit.as_mut().reset(deadline(w.wall_clock));
+                if let Some(l) = live.as_mut() {
+                    l.work = n.work;
+                    if let Err(e) = l.writer.write(&n.turn).await {
+                        eprintln!("coord-launch: {}: cannot write its next task into the session: {e}", w.label);
+                    }
+                }
             }
             ev = next_event => {
                 let l = live.as_mut().expect("only live sessions have events");
@@ -194,34 +240,28 @@ async fn run(
                     _ => live = None,
                 }
             }
-            Some(a) = adopt.recv(), if feeding => {
-                let l = live.as_mut().expect("only live sessions adopt");
-                // From here the session works on the returned attempt: its thread, its turns.
-                (w.thread_id, w.label) = (a.work.thread_id.clone(), format!("{} a{}", a.work.task_id, a.work.attempt));
-                let t = feed::task_turn(&a.work, a.text, l.writer.seed, a.event_id);
-                l.work = a.work;
-                if let Err(e) = l.writer.write(&t).await {
-                    eprintln!("coord-launch: {}: cannot write the returned task into the session: {e}", w.label);
-                }
-            }
             why = &mut stop => {
                 let why = why.unwrap_or(StopWhy::Cancelled);
                 if let (StopWhy::Finished, Some(l)) = (why, live.as_mut()) {
                     l.writer.close();
                     if let Ok(e) = tokio::time::timeout(w.grace, w.waiter.wait()).await {
-                        process::signal_session(w.pid, &w.session_id, libc::SIGKILL).await;
+                        process::signal_session(w.pid, &w.proc_session, libc::SIGKILL).await;
                         break e;
                     }
                 }
                 stopped = Some(why);
-                break process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await;
+                break process::stop(w.pid, &w.proc_session, &mut w.waiter, w.grace).await;
             }
             _ = &mut limit => {
                 stopped = Some(StopWhy::WallClock);
-                break process::stop(w.pid, &w.session_id, &mut w.waiter, w.grace).await;
+                break process::stop(w.pid, &w.proc_session, &mut w.waiter, w.grace).await;
             }
         }
     };
+    // A next attempt handed as the process ended: the report is that attempt's.
+    while let Ok(n) = next.try_recv() {
+        (w.session_id, w.task_id, w.thread_id, w.label) = (n.session_id, n.work.task_id, n.work.thread_id, n.label);
+    }
     let _ = done.send(Report {
         session_id: w.session_id,
         task_id: w.task_id,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::client::Work;
+use crate::credentials;
 use crate::process::{self, Spec, Waiter};
 
 /// The tmux session of a run.
@@ -28,7 +29,13 @@ fn quote(s: &str) -> String {
 }
 
 fn tmux(args: &[&str]) -> std::io::Result<String> {
-    let out = Command::new("tmux").args(args).output()?;
+    // A tmux server this starts keeps its environment for every window: none of the
+    // bridge's secrets.
+    let mut cmd = Command::new("tmux");
+    for k in credentials::scrub() {
+        cmd.env_remove(k);
+    }
+    let out = cmd.args(args).output()?;
     if !out.status.success() {
         return Err(std::io::Error::other(format!(
             "tmux {}: {}",
@@ -74,6 +81,32 @@ pub fn close(run_id: &str) {
     }
 }
 
+/// How a tmux session gets its secret without it reaching the command line (which `ps`
+/// and tmux show): a `0600` file beside the log that the window's shell reads into
+/// `COORD_AGENT_SECRET` and deletes before the client starts. Also the `-u` options of
+/// `env` that take every other secret away (the tmux server's environment may be older
+/// than this bridge). Returns the shell prefix and the options.
+fn hand_over(spec: &Spec, log: &Path) -> std::io::Result<(String, String)> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let secret_var = coord_proto::types::AGENT_SECRET_ENV;
+    let mut unset = credentials::scrub();
+    if !unset.iter().any(|k| k == secret_var) {
+        unset.push(secret_var.to_string());
+    }
+    let Some(secret) = &spec.secret else {
+        let unset: Vec<String> = unset.iter().map(|k| format!("-u {k}")).collect();
+        return Ok((String::new(), unset.join(" ")));
+    };
+    let file = log.with_extension("secret");
+    let _ = std::fs::remove_file(&file);
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&file)?;
+    f.write_all(secret.expose().as_bytes())?;
+    let unset: Vec<String> = unset.iter().filter(|k| *k != secret_var).map(|k| format!("-u {k}")).collect();
+    let file = quote(&file.display().to_string());
+    Ok((format!("{secret_var}=$(cat {file}); rm -f {file}; export {secret_var}; "), unset.join(" ")))
+}
+
 /// Start `spec` in a new window; returns the pane's pid, its waiter and the window's name.
 pub fn spawn(
     run_id: &str,
@@ -91,9 +124,10 @@ pub fn spawn(
     let _ = std::fs::remove_file(&status);
     let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={}", quote(v))).collect();
     let argv: Vec<String> = std::iter::once(&spec.program).chain(&spec.args).map(|a| quote(a)).collect();
+    let (give, unset) = hand_over(spec, log)?;
     let (log, status_q) = (quote(&log.display().to_string()), quote(&status.display().to_string()));
     let stdin = spec.stdin.as_ref().map_or("/dev/null".to_string(), |f| quote(&f.display().to_string()));
-    let run = format!("env {} {} <{stdin}", env.join(" "), argv.join(" "));
+    let run = format!("{give}env {unset} {} {} <{stdin}", env.join(" "), argv.join(" "));
     let line = match &spec.filter {
         // The exit code is the session's, not the filter's.
         Some(filter) => {

@@ -33,6 +33,9 @@ impl Verifier {
             env: vec![("COORD_DB".into(), db.display().to_string())],
             filter: None,
             stdin: None,
+            // The lead's own process: it keeps the bridge's agent secret (every other
+            // inherited secret is removed, as from sessions).
+            secret: std::env::var(coord_proto::types::AGENT_SECRET_ENV).ok().map(crate::credentials::Secret::new),
         };
         let log = agents_dir.join("merge-queue").join(run_id).join("verifier.log");
         let (pid, waiter) = process::spawn(&spec, &log)?;

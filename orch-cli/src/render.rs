@@ -110,7 +110,7 @@ pub fn blocked(b: &[BlockedTask]) {
 pub fn event(e: &Event) {
     let status = e.task_status.map(|s| s.as_str()).or(e.thread_status.map(|s| s.as_str())).unwrap_or("-");
     let task = if e.task_id.is_empty() { String::new() } else { format!(" {}", e.task_id) };
-    let what = e.message.as_ref().and_then(|m| m.msg_type.as_deref()).unwrap_or(e.event_type.as_str());
+    let what = e.what();
     println!("{} #{} {what}{} [{status}]: {}", e.created_at, e.event_id, task, e.summary);
     if e.event_type == EventType::TaskDone && e.payload_json["merge"] == "pending" {
         if e.payload_json["auto_merge"] == true {

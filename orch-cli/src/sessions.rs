@@ -51,9 +51,10 @@ pub fn tail(s: &LaunchSession, n: usize) -> Vec<String> {
     lines[lines.len().saturating_sub(n)..].to_vec()
 }
 
-/// One line: `T1 a2 claude pid 4242 running 3m12s`.
+/// One line: `T1 a2 claude live @W1 pid 4242 running 3m12s` (the mode: `live` or
+/// `one_shot`).
 pub fn line(s: &LaunchSession) -> String {
-    format!("{} a{} {} @{} pid {} {}", s.task_id, s.attempt, s.client, s.agent, s.pid, state(s))
+    format!("{} a{} {} {} @{} pid {} {}", s.task_id, s.attempt, s.client, s.mode, s.agent, s.pid, state(s))
 }
 
 /// `orch status`: each task's newest session, with its log's last lines.

@@ -153,6 +153,12 @@ impl Project {
     }
 
     fn command_of(&self, mut cmd: Command) -> Command {
+        // The search for the project root (and git's for a repository) never goes up into
+        // the temp directory: a stray `/tmp/.git` or `/tmp/.agents` left by anything on the
+        // machine must not become every test project's root.
+        if let Some(parent) = self.root.parent() {
+            cmd.env("GIT_CEILING_DIRECTORIES", parent);
+        }
         cmd.current_dir(self.path())
             .env("COORDD_BIN", bin("coordd"))
             .env("COORDD_LOG", "info")
@@ -669,6 +675,15 @@ pub async fn next_run_event(
 pub fn pid_alive(pid: i64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+/// `inbox hook claude EVENT` of `agent`'s Claude Code session of `task`: its JSON answer, if
+/// it printed one (a stopped session's `{"continue": false, ...}`, a reminder).
+pub fn claude_hook(p: &Project, agent: &str, task: &str, event: &str) -> Option<Value> {
+    let input = serde_json::json!({"hook_event_name": event, "session_id": "s1"}).to_string();
+    let out = p.inbox().args(["--agent", agent, "hook", "claude", event, "--task", task]).stdin(input.as_bytes()).run();
+    let text = out.code(0).stdout.trim().to_string();
+    (!text.is_empty()).then(|| serde_json::from_str(&text).expect("one JSON object"))
 }
 
 /// Wait until the process `pid` (not a child of the test) has ended, or `within` passed;

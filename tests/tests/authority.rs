@@ -143,6 +143,22 @@ fn the_requester_cannot_claim_or_finish_the_leads_request_thread() {
     assert_eq!(request_status(&t), "open");
 }
 
+/// Found by the real-CLI acceptance (launch_agents.rs): the requester's `answer` reply in
+/// its own permission request's thread was taken. The answer is the recipient's.
+#[test]
+fn the_requester_cannot_answer_its_own_request_in_its_thread() {
+    let t = Team::new();
+    t.require_credentials();
+    let thread = permission_request(&t);
+    let answer = |who: &str| {
+        t.conn(who)
+            .rpc("inbox.reply", json!({"from": who, "thread_id": thread, "kind": "answer", "summary": "approved"}))
+    };
+    assert_eq!(code(&answer("w-a")), "not_permitted", "the requester answered its own request");
+    assert_eq!(request_status(&t), "open");
+    assert!(answer("leader")["result"].is_object(), "its recipient may reply in it");
+}
+
 #[test]
 fn a_worker_cannot_withdraw_another_workers_request() {
     let t = Team::new();

@@ -206,7 +206,7 @@ fn a_launched_session_shows_in_its_run_running_then_with_its_exit_code_and_log()
     b.wait_for(&format!("document.querySelector('{card}')?.dataset.state === 'running'"), "the running session");
     let text = b.eval(&format!("document.querySelector('{card}').textContent"));
     let text = text.as_str().unwrap();
-    assert!(text.contains("command · @w1 · pid ") && text.contains("running for"), "{text}");
+    assert!(text.contains("command · one_shot · @w1 · pid ") && text.contains("running for"), "{text}");
 
     std::fs::write(&fifo, "go\n").unwrap();
     b.wait_for(&format!("document.querySelector('{card}')?.dataset.state === 'exited'"), "the session's exit");

@@ -64,7 +64,7 @@ fn orch_status_shows_each_tasks_newest_session_with_its_log() {
     let script = format!("echo line-$COORD_ATTEMPT; [ \"$COORD_ATTEMPT\" = 1 ] && exit 4; {}", worker("true"));
     assert_eq!(finish(bridge(&p, &script, &["--dispatch", "--until-done"])).code, 0);
     let text = p.orch().args(["status", "--run", "R1"]).run().ok().stdout;
-    assert!(text.contains("sessions:") && text.contains("T1 a2 command @w1 pid"), "{text}");
+    assert!(text.contains("sessions:") && text.contains("T1 a2 command one_shot @w1 pid"), "{text}");
     assert!(text.contains("exit 0") && text.contains("| line-2") && !text.contains("line-1"), "{text}");
     let json = orch(&p, &["status", "--run", "R1"]);
     assert_eq!(json["sessions"].as_array().unwrap().len(), 2, "{json}");

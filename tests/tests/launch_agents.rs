@@ -16,6 +16,7 @@ use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
 use coord_tests::{
     Project, agent_cli, bin, cli_version, finish, git_in, git_project, next_run_event, pid_alive, pinned_clis,
+    wait_gone,
 };
 use serde_json::{Value, json};
 
@@ -274,15 +275,17 @@ struct Busy {
     up: Event,
 }
 
-async fn cancel_leaves_nothing(agent: Agent) {
+async fn cancel_leaves_nothing(agent: Agent, bridge_flags: &[&str]) {
     let Some(program) = cli(agent) else { return };
-    let Busy { p, m, mut b, c, up } = a_busy_session(agent, &program, &[], &[]).await;
+    let Busy { p, m, mut b, c, up } = a_busy_session(agent, &program, &[], bridge_flags).await;
     let thread = up.thread_id.clone();
     assert!(!processes_of(&thread).is_empty(), "the session runs");
     orch(&p, &["cancel", "--run", "R1", "--task", "T1", "--reason", "not needed"]);
     let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
     assert_eq!(ended.payload_json["session"]["state"], "stopped", "{}", ended.payload_json);
-    let left = processes_of(&thread);
+    // A process the stop killed may take a moment to die (its SIGKILL is on its way).
+    let left: Vec<i64> =
+        processes_of(&thread).into_iter().filter(|p| !wait_gone(*p, Duration::from_secs(30))).collect();
     assert!(left.is_empty(), "processes of the cancelled session left behind: {left:?}\n{}", m.outputs());
     b.kill().unwrap();
     b.wait().unwrap();
@@ -290,19 +293,25 @@ async fn cancel_leaves_nothing(agent: Agent) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_stops_a_claude_code_sessions_every_process() {
-    cancel_leaves_nothing(Agent::Claude).await;
+    cancel_leaves_nothing(Agent::Claude, &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_stops_a_codex_sessions_every_process() {
-    cancel_leaves_nothing(Agent::Codex).await;
+    cancel_leaves_nothing(Agent::Codex, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_stops_a_live_codex_sessions_every_process() {
+    cancel_leaves_nothing(Agent::Codex, &["--live"]).await;
 }
 
 /// The first session's agent process is killed (a crash): its attempt fails, the retry's
 /// new session finishes the task.
-async fn crash_then_retry(agent: Agent) {
+async fn crash_then_retry(agent: Agent, bridge_flags: &[&str]) {
     let Some(program) = cli(agent) else { return };
-    let Busy { p, m, b, c, .. } = a_busy_session(agent, &program, &["--auto-retry", "1"], &["--until-done"]).await;
+    let flags = [&["--until-done"], bridge_flags].concat();
+    let Busy { p, m, b, c, .. } = a_busy_session(agent, &program, &["--auto-retry", "1"], &flags).await;
     let first = sessions(&c).await.into_iter().find(|s| s.attempt == 1).expect("the first session");
     let st = std::process::Command::new("kill").args(["-KILL", &first.pid.to_string()]).status().unwrap();
     assert!(st.success());
@@ -316,17 +325,22 @@ async fn crash_then_retry(agent: Agent) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_claude_code_session_fails_its_attempt_and_the_retry_finishes() {
-    crash_then_retry(Agent::Claude).await;
+    crash_then_retry(Agent::Claude, &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_codex_session_fails_its_attempt_and_the_retry_finishes() {
-    crash_then_retry(Agent::Codex).await;
+    crash_then_retry(Agent::Codex, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_live_codex_session_fails_its_attempt_and_the_retry_finishes() {
+    crash_then_retry(Agent::Codex, &["--live"]).await;
 }
 
 /// A bridge killed while its session runs: the next bridge re-attaches to the session,
 /// which then finishes the task; its end is recorded, not marked lost.
-async fn restart_reattaches(agent: Agent) {
+async fn restart_reattaches(agent: Agent, bridge_flags: &[&str]) {
     use std::io::BufRead;
     let Some(program) = cli(agent) else { return };
     let p = Project::new();
@@ -338,13 +352,13 @@ async fn restart_reattaches(agent: Agent) {
     // The worker claims, says it is up, and waits on a fifo the test writes to.
     let work = format!("mkfifo go && {} && read x < go", progress());
     let m = model(agent, vec![Turn::reply(vec![shell(&worker(&work))]), Turn::reply(vec![text("Done.")])]);
-    let mut first = bridge(&p, &m, &["--dispatch"]);
+    let mut first = bridge(&p, &m, &[&["--dispatch"], bridge_flags].concat());
     let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
     first.kill().unwrap();
     first.wait().unwrap();
     let s = sessions(&c).await.pop().expect("the session");
     assert!(pid_alive(s.pid), "the session outlived its bridge: {s:?}");
-    let mut second = bridge(&p, &m, &["--until-done"]);
+    let mut second = bridge(&p, &m, &[&["--until-done"], bridge_flags].concat());
     // Ready when it says it re-attached.
     let mut out = std::io::BufReader::new(second.stdout.take().unwrap());
     let mut said = String::new();
@@ -364,7 +378,14 @@ async fn restart_reattaches(agent: Agent) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_bridge_reattaches_to_a_claude_code_session() {
-    restart_reattaches(Agent::Claude).await;
+    restart_reattaches(Agent::Claude, &[]).await;
+}
+
+/// A live Codex session outlives its bridge, and the next bridge feeds it again and closes
+/// its input once its task is done (its driver then ends with exit 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_bridge_reattaches_to_a_live_codex_session() {
+    restart_reattaches(Agent::Codex, &["--live"]).await;
 }
 
 /// The agent CLIs the suites drive are the versions CI pins (`.ci/agent-clis`): a cached
@@ -428,6 +449,27 @@ fn a_codex_sessions_log_shows_its_calls_with_arguments_results_and_times() {
     assert!(has("exec exit 0 (completed): from-the-shell"), "the command's exit and output:\n{log}");
 }
 
+/// A one-shot Codex session (`codex exec --json`) records its usage too: the filter of its
+/// events reports each `turn.completed` (the thread's totals) with `launch.usage`, which
+/// then equal what the scripted model reported; its raw events are kept beside its log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_codex_sessions_usage_is_recorded_and_its_raw_events_kept() {
+    let Some(program) = cli(Agent::Codex) else { return };
+    let p = Project::new();
+    launch_toml(&p, Agent::Codex, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let m = model(Agent::Codex, vec![Turn::reply(vec![shell(&worker("true"))]), Turn::reply(vec![text("Done.")])]);
+    let out = finish(bridge(&p, &m, &["--dispatch", "--until-done"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.outputs());
+    usage_reaches(&c, from, &m).await;
+    let s = sessions(&c).await.pop().expect("the session");
+    let raw = std::fs::read_to_string(Path::new(&s.log_path).with_extension("jsonl")).unwrap_or_default();
+    assert!(raw.contains("\"turn.completed\""), "{raw}");
+}
+
 /// Claude Code (2.1.332 names MCP tools in a system message and loads them through its tool
 /// search): with mail queued for the worker, the PostToolUse reminder reaches the model
 /// naming the `check_inbox` tool of the `coordd` server; the model can call that tool by
@@ -465,6 +507,106 @@ fn the_reminder_leads_a_claude_code_session_to_the_tool_that_delivers_its_mail()
     assert!(m.outputs().contains("note-for-w1"), "check_inbox did not deliver the mail:\n{}", m.outputs());
 }
 
+/// A thread task T1 for `agent_id` with `agent`'s sessions against a model that runs
+/// `line` in its shell, then says it is done; `toml` is appended to `.agents/launch.toml`.
+fn one_task(agent: Agent, agent_id: &str, line: &str, toml: &str) -> Option<(Project, Model)> {
+    let program = cli(agent)?;
+    let p = Project::new();
+    launch_toml(&p, agent, &program);
+    let file = p.paths().db.parent().unwrap().join("launch.toml");
+    let mut toml_text = std::fs::read_to_string(&file).unwrap();
+    toml_text.insert_str(toml_text.find('\n').unwrap() + 1, toml);
+    std::fs::write(&file, toml_text).unwrap();
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(
+        &p,
+        &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", agent_id],
+    );
+    Some((p, model(agent, vec![Turn::reply(vec![shell(line)]), Turn::reply(vec![text("Done.")])])))
+}
+
+/// `sandbox = true` (issue 32): the session's shell cannot read `.agents/` (the dashboard's
+/// token here), while `inbox` reaches the daemon over its socket and finishes the task.
+/// Needs Claude Code's sandbox runtime on Linux: bubblewrap and socat (`.ci/run`).
+#[test]
+fn a_sandboxed_claude_code_worker_cannot_read_agents_but_reaches_the_daemon() {
+    if !["bwrap", "socat"].iter().all(|t| coord_tests::have(t, "Claude Code's Linux sandbox")) {
+        return;
+    }
+    sandboxed_worker_cannot_read_agents(Agent::Claude);
+}
+
+/// The same with Codex: its permission profile (sandbox.rs) denies the shell `.agents/`'s
+/// files ("Permission denied"). Codex refuses to make its sandbox helper under a temporary
+/// directory, so its home is under the target directory here (a user's is `~/.codex`).
+#[test]
+fn a_sandboxed_codex_worker_cannot_read_agents_but_reaches_the_daemon() {
+    if !coord_tests::have("bwrap", "Codex's Linux sandbox") {
+        return;
+    }
+    sandboxed_worker_cannot_read_agents(Agent::Codex);
+}
+
+fn sandboxed_worker_cannot_read_agents(agent: Agent) {
+    let line = format!("cat \"$SANDBOX_PROBE\"; echo \"cat=$?\"; {}", worker("true"));
+    let Some((p, mut m)) = one_task(agent, "w1", &line, "sandbox = true\n") else { return };
+    let home = tempfile::Builder::new().prefix("codex-home").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    if let Agent::Codex = agent {
+        std::fs::copy(m._home.path().join("config.toml"), home.path().join("config.toml")).unwrap();
+        for (_, v) in m.env.iter_mut().filter(|(k, _)| k == "CODEX_HOME" || k == "HOME") {
+            *v = home.path().display().to_string();
+        }
+    }
+    let secret_file = p.paths().db.parent().unwrap().join("dashboard.json");
+    std::fs::write(&secret_file, "{\"token\":\"tok_never_seen_0123\"}").unwrap();
+    let run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done"]);
+    let mut run = run.env("SANDBOX_PROBE", &secret_file.display().to_string());
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let out = finish(run.spawn());
+    let seen = m.outputs();
+    assert_eq!(out.code, 0, "inbox works in the sandbox: {}\n{seen}", out.stderr);
+    assert!(seen.contains("cat=1") && !seen.contains("tok_never_seen"), "the shell read .agents/: {seen}");
+    if let Agent::Codex = agent {
+        assert!(seen.contains("Permission denied"), "{seen}");
+    }
+    assert!(seen.contains("worked"), "{seen}");
+}
+
+/// With credentials required (issue 32), a Claude Code worker launched by the bridge,
+/// which holds the lead's secret, finishes its task with its own secret; its shell holds
+/// no other.
+#[test]
+fn a_claude_code_worker_finishes_with_its_own_secret_when_credentials_are_required() {
+    worker_finishes_with_its_own_secret(Agent::Claude);
+}
+
+/// The same with Codex, whose shell must get the secret too.
+#[test]
+fn a_codex_worker_finishes_with_its_own_secret_when_credentials_are_required() {
+    worker_finishes_with_its_own_secret(Agent::Codex);
+}
+
+fn worker_finishes_with_its_own_secret(agent: Agent) {
+    let line =
+        format!("env | grep -c '^COORD_AGENT_SECRET=cs_w-one_' ; env | grep -c cs_lead-one_ ; {}", worker("true"));
+    let Some((p, m)) = one_task(agent, "w-one", &line, "") else { return };
+    let lead = coord_tests::register(&p, "lead-one");
+    coord_tests::ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done"]);
+    run = run.env(AGENT_SECRET_ENV, &lead);
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let out = finish(run.spawn());
+    let seen = m.outputs();
+    assert_eq!(out.code, 0, "{}\n{seen}", out.stderr);
+    assert!(seen.contains("1\n0\n") && seen.contains("worked"), "its own secret and no other: {seen}");
+    let status = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(status["run"]["status"], "done", "{status}");
+}
+
 /// `--live` with the real Claude Code (issue 33): the worker asks and ends its turn; the
 /// lead answers only once that turn is over and the session sits idle, reading its input
 /// (the model's reply to the question's tool result was text only, so no tool call is
@@ -475,65 +617,211 @@ fn the_reminder_leads_a_claude_code_session_to_the_tool_that_delivers_its_mail()
 /// session and one attempt, which ends with exit 0 when the bridge closes its input.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_claude_code_session_gets_the_answer_as_a_new_turn_and_finishes_in_one_attempt() {
-    let Some(program) = cli(Agent::Claude) else { return };
+    live_answer(Agent::Claude).await;
+}
+
+/// The same with the real Codex, driven through its app-server (codex_live.rs): the answer
+/// is a new `turn/start` in the same Codex thread (the model's request after it carries the
+/// whole conversation, and the raw output holds one `thread/started`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_codex_session_gets_the_answer_as_a_new_turn_and_finishes_in_one_attempt() {
+    live_answer(Agent::Codex).await;
+}
+
+/// An `inbox` shell line for the session's thread (named by its path: Codex's login
+/// shells do not have the session's `PATH`).
+fn on_thread(verb: &str, rest: &str) -> String {
+    format!("{} {verb} --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" {rest}", bin("inbox").display())
+}
+
+/// A live thread task on `agent`'s sessions, scripted with `turns`, the bridge on it
+/// (dispatching, until done): the project, the model, the bridge, a client and the event
+/// to wait from.
+async fn live_run(agent: Agent, program: &Path, turns: Vec<Turn>) -> (Project, Model, Child, Client, i64) {
     let p = Project::new();
-    launch_toml(&p, Agent::Claude, &program);
+    launch_toml(&p, agent, program);
     orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
     orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w1"]);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    let ask = format!(
-        "{inbox} claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
-         {inbox} update --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --status blocked --summary 'Which db?' >/dev/null",
-        inbox = bin("inbox").display()
-    );
-    let done = format!(
-        "{} done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary answered >/dev/null",
-        bin("inbox").display()
-    );
-    let m = model(
-        Agent::Claude,
-        vec![
-            Turn::reply(vec![shell(&ask)]),
-            Turn::reply(vec![text("I asked the lead; ending my turn.")]),
-            Turn::reply(vec![shell(&done)]),
-            Turn::reply(vec![text("Done.")]),
-        ],
-    );
+    let m = model(agent, turns);
     let b = bridge(&p, &m, &["--dispatch", "--until-done", "--live"]);
+    (p, m, b, c, from)
+}
+
+/// Wait until the model has been asked for its `turn`-th reply.
+fn asked(m: &Model, turn: usize) {
+    let r = tokio::task::block_in_place(|| m.mock.wait_for(Duration::from_secs(120), |r| r.turn == Some(turn)));
+    assert!(r.is_some(), "the model was never asked for reply {turn}:\n{}", m.outputs());
+}
+
+/// The request for the model's `turn`-th reply carries `text` as the user's input: it came
+/// as a new user turn of the same conversation.
+fn came_as_a_turn(m: &Model, turn: usize, text: &str) {
+    let r = m.mock.turn_requests().into_iter().find(|r| r.turn == Some(turn)).expect("the request after the turn");
+    assert!(
+        r.user_input.iter().any(|u| u.contains(text)),
+        "'{text}' did not come as a user turn: {:?}\n{}",
+        r.user_input,
+        m.mock.transcript()
+    );
+}
+
+async fn live_answer(agent: Agent) {
+    let Some(program) = cli(agent) else { return };
+    let done = on_thread("done", "--summary answered >/dev/null");
+    let ask = format!(
+        "{} && {}",
+        on_thread("claim", ">/dev/null"),
+        on_thread("update", "--status blocked --summary 'Which db?' >/dev/null")
+    );
+    let turns = vec![
+        Turn::reply(vec![shell(&ask)]),
+        Turn::reply(vec![text("I asked the lead; ending my turn.")]),
+        Turn::reply(vec![shell(&done)]),
+        Turn::reply(vec![text("Done.")]),
+    ];
+    let (p, m, b, c, from) = live_run(agent, &program, turns).await;
     next_event(&c, from, &[EventType::TaskBlocked]).await;
     // The request answered by the text-only turn 1: from here no tool call is pending.
-    let idle = tokio::task::block_in_place(|| m.mock.wait_for(Duration::from_secs(120), |r| r.turn == Some(1)));
-    assert!(idle.is_some(), "the model's turn never ended:\n{}", m.outputs());
+    asked(&m, 1);
     orch(&p, &["answer", "--run", "R1", "--task", "T1", "--summary", "Use SQLite"]);
     let out = finish(b);
     let list = sessions(&c).await;
     assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, m.outputs());
     assert_eq!(list.len(), 1, "one session: {list:?}");
     assert_eq!((list[0].attempt, list[0].exit_code), (1, Some(0)), "{list:?}");
-    let answered = m.mock.turn_requests().into_iter().find(|r| r.turn == Some(2)).expect("a request after the answer");
-    assert!(
-        answered.user_input.iter().any(|u| u.contains("Use SQLite")),
-        "the answer did not come as a user turn: {:?}\n{}",
-        answered.user_input,
-        m.mock.transcript()
-    );
-    // The session's usage, from its stream, is what the model reported: its output filter
-    // reports each turn's totals (`launch.usage`), the last one as the session ends, so
-    // the test follows those events until the totals are whole.
+    came_as_a_turn(&m, 2, "Use SQLite");
+    if let Agent::Codex = agent {
+        let raw = std::fs::read_to_string(Path::new(&list[0].log_path).with_extension("jsonl")).unwrap_or_default();
+        assert_eq!(raw.matches("\"thread/started\"").count(), 1, "one Codex thread:\n{raw}");
+    }
+    // The session's usage, from its stream, is what the model reported.
+    let report = usage_reaches(&c, from, &m).await;
+    // Codex reports no cost.
+    assert_eq!(report.usage.cost_usd > 0.0, matches!(agent, Agent::Claude), "{report:?}");
+}
+
+/// Wait until the run's recorded usage is what the model reported: the sessions' output
+/// filters (a live Codex session: its driver) report each turn's totals with
+/// `launch.usage`, the last one as the session ends (a filter may report after its session
+/// ended), so this follows those events until the totals are whole.
+async fn usage_reaches(c: &Client, from: i64, m: &Model) -> UsageReport {
     use coord_proto::api::LaunchApiClient as _;
     let sent = m.mock.reported_usage();
     let want = (sent.input as i64, sent.output as i64, sent.cache_read as i64, sent.cache_write as i64);
     let mut after = from;
-    let report = loop {
+    loop {
         let report = c.usage_show(UsageShowParams { run_id: "R1".into() }).await.expect("launch.usageShow");
         let u = &report.usage;
         if (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens) == want {
-            break report;
+            return report;
         }
-        after = next_event(&c, after, &[EventType::LaunchUsage]).await.event_id;
-    };
-    assert!(report.usage.cost_usd > 0.0, "{report:?}");
+        after = next_event(c, after, &[EventType::LaunchUsage]).await.event_id;
+    }
+}
+
+/// Mail sent to a working live Codex session arrives as a new turn of its thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mail_to_a_working_live_codex_session_arrives_as_a_turn() {
+    let Some(program) = cli(Agent::Codex) else { return };
+    let up = format!("{} && {}", on_thread("claim", ">/dev/null"), progress());
+    let turns = vec![
+        Turn::reply(vec![shell(&up)]),
+        Turn::reply(vec![text("Working.")]),
+        Turn::reply(vec![shell(&on_thread("done", "--summary done >/dev/null"))]),
+        Turn::reply(vec![text("Done.")]),
+    ];
+    let (p, m, b, c, from) = live_run(Agent::Codex, &program, turns).await;
+    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    asked(&m, 1);
+    p.inbox().args(["--agent", "lead", "send", "--to", "w1", "--summary", "Rebase on main"]).run().ok();
+    let out = finish(b);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.outputs());
+    came_as_a_turn(&m, 2, "Rebase on main");
+    assert_eq!(sessions(&c).await.len(), 1);
+}
+
+/// A shutdown request reaches a live Codex session as a turn (with its request id); the
+/// model approves it, and the bridge stops the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_request_reaches_a_live_codex_session_as_a_turn_then_it_stops() {
+    let Some(program) = cli(Agent::Codex) else { return };
+    let inbox = bin("inbox").display().to_string();
+    let up = format!("{} && {}", on_thread("claim", ">/dev/null"), progress());
+    let approve = format!(
+        "id=$({inbox} --agent \"$COORD_AGENT\" requests --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"requests\"][0][\"request_id\"])') && \
+         {inbox} --agent \"$COORD_AGENT\" control --type shutdown_approved --payload \"{{\\\"request_id\\\":\\\"$id\\\"}}\" >/dev/null"
+    );
+    let turns = vec![
+        Turn::reply(vec![shell(&up)]),
+        Turn::reply(vec![text("Working.")]),
+        Turn::reply(vec![shell(&approve)]),
+        Turn::reply(vec![text("Stopped.")]),
+    ];
+    let (p, m, mut b, c, from) = live_run(Agent::Codex, &program, turns).await;
+    let up = next_event(&c, from, &[EventType::ThreadProgress]).await;
+    asked(&m, 1);
+    p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "run over"]).run().ok();
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    assert_eq!(s["state"].as_str(), Some("stopped"), "{s}\n{}", m.outputs());
+    assert_eq!(s["reason"].as_str(), Some("stopped: shutdown approved"), "{s}\n{}", m.outputs());
+    came_as_a_turn(&m, 2, "Shutdown requested");
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
+
+/// Wait (bounded) until the session's log holds `needle`: the log is written by another
+/// process as the session goes, with no event to wait on.
+fn logged(log: &Path, needle: &str) {
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(log).is_ok_and(|s| s.contains(needle)) {
+        let log = std::fs::read_to_string(log).unwrap_or_default();
+        assert!(t0.elapsed() < Duration::from_secs(120), "the log never held {needle}:\n{log}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every process below `pid`.
+fn descendants(pid: i64) -> Vec<i64> {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let direct: Vec<i64> = children.split_whitespace().filter_map(|c| c.parse().ok()).collect();
+    direct.iter().flat_map(|c| std::iter::once(*c).chain(descendants(*c))).collect()
+}
+
+/// A live Codex session whose Codex dies in the middle of a tool call: its attempt fails,
+/// and its failure (the log's last lines) names that call; the raw output is kept beside
+/// the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_live_codex_sessions_failure_shows_its_last_tool_call() {
+    let Some(program) = cli(Agent::Codex) else { return };
+    let Busy { p, m: _m, mut b, c, up } = a_busy_session(Agent::Codex, &program, &[], &["--live"]).await;
+    let first = sessions(&c).await.pop().expect("the session");
+    // The session's process is the driver; Codex (the native binary, under npm's node
+    // wrapper) is below it.
+    let codex = descendants(first.pid)
+        .into_iter()
+        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e.ends_with("codex")))
+        .unwrap_or_else(|| panic!("no Codex under {first:?}"));
+    // Codex 0.171 reports a command's `item/started` a while after the command started
+    // (here: after the progress it sent), so the crash waits until the log shows the call.
+    tokio::task::block_in_place(|| logged(Path::new(&first.log_path), "exec /bin/bash -lc 'if [ \"$COORD_ATTEMPT\""));
+    assert!(std::process::Command::new("kill").args(["-KILL", &codex.to_string()]).status().unwrap().success());
+    let ended = next_event(&c, up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    let tail = s["log_tail"].as_str().unwrap_or_default();
+    let last = tail.lines().last().unwrap_or_default();
+    let raw = Path::new(s["log_path"].as_str().unwrap()).with_extension("jsonl");
+    let raw_lines = std::fs::read_to_string(&raw).unwrap_or_default();
+    assert!(last.contains("unfinished tool call: exec ") && last.contains("COORD_ATTEMPT"), "{tail}\n{raw_lines}");
+    assert!(tail.contains("codex app-server ended (killed by signal 9)"), "{tail}");
+    assert_ne!(s["exit_code"], json!(0), "{s}");
+    assert!(raw_lines.contains("\"item/started\""), "{}", raw.display());
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["attempts"][0]["status"], "failed", "{t}");
+    b.kill().unwrap();
+    b.wait().unwrap();
 }
 
 /// A live Claude Code session's log is readable lines (issue 33): killed in the middle of a
@@ -561,8 +849,9 @@ async fn a_crashed_live_claude_code_sessions_failure_shows_its_last_tool_call() 
 /// Issue 36: a live Claude Code session's work fails the run's verify command; the failure
 /// (the command's last output lines) comes to the SAME session as its next user turn, with
 /// the returned attempt's thread and worktree. The session fixes the work there, the verify
-/// passes and the task merges: one session for both attempts. (The scripted model finds the
-/// new thread and worktree with `inbox`, where a model would read them in the turn.)
+/// passes and the task merges: one process for both attempts (a session record each). (The
+/// scripted model finds the new thread and worktree with `inbox`, where a model would read
+/// them in the turn.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_claude_code_session_gets_its_failed_verify_as_a_turn_fixes_it_and_the_task_merges() {
     let Some(program) = cli(Agent::Claude) else { return };
@@ -621,10 +910,138 @@ async fn a_live_claude_code_session_gets_its_failed_verify_as_a_turn_fixes_it_an
         back.user_input,
         m.mock.transcript()
     );
-    assert_eq!(list.len(), 1, "one session for both attempts: {list:?}");
-    assert_eq!(list[0].exit_code, Some(0), "{list:?}");
+    // One process for both attempts, each attempt with its session record: the first
+    // handed over to the second, which ended as the process did.
+    assert_eq!(list.len(), 2, "a session record per attempt: {list:?}");
+    assert_eq!((list[0].pid, list[0].attempt, list[1].attempt), (list[1].pid, 1, 2), "one process: {list:?}");
+    let handed = list[0].reason.as_deref().unwrap_or_default();
+    assert!(handed.contains("handed over") && handed.contains("T1 a2"), "{list:?}");
+    assert_eq!(list[1].exit_code, Some(0), "{list:?}");
     let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
     assert_eq!(t["attempts"].as_array().unwrap().len(), 2, "{t}");
     assert_eq!(t["task"]["merge_state"], "merged", "{t}");
     assert_eq!(git_in(p.path(), &["show", "orch/R1/integration:work.txt"]), "fixed\n");
+}
+
+/// `--reuse-sessions` with the real Claude Code (issue 33): w1's T2, ready once T1 is done,
+/// reaches the session that did T1 as a new user turn (the model's third request carries
+/// T2's prompt); one process does both tasks, each attempt with its session record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_claude_code_session_gets_the_next_task_as_a_new_turn() {
+    let Some(program) = cli(Agent::Claude) else { return };
+    let p = Project::new();
+    launch_toml(&p, Agent::Claude, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    for (t, deps) in [("T1", None), ("T2", Some("T1"))] {
+        let mut a =
+            vec!["task", "add", "--run", "R1", "--id", t, "--title", t, "--kind", "thread", "--assign-to", "w1"];
+        a.extend(deps.iter().flat_map(|d| ["--depends-on", *d]));
+        orch(&p, &a);
+    }
+    let home = tempfile::Builder::new().prefix("agent-home").tempdir().expect("a home for the CLI");
+    let scenario = coord_tests::mock_model::live::two_tasks_one_by_one(&bin("inbox"), "w1", p.path());
+    let mock = MockModel::start(Anthropic, scenario);
+    let m = Model { env: claude_env(&mock, home.path()), mock, agent: Agent::Claude, _home: home };
+    let out = finish(bridge(&p, &m, &["--dispatch", "--until-done", "--reuse-sessions"]));
+    let c = p.client().await;
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, m.outputs());
+    assert_eq!(list.len(), 2, "a session record per attempt: {list:?}");
+    assert_eq!((list[0].pid, &list[1].task_id), (list[1].pid, &"T2".to_string()), "one process: {list:?}");
+    assert_eq!(list[1].exit_code, Some(0), "{list:?}");
+    let reqs = m.mock.turn_requests();
+    let t2 = reqs.iter().find(|r| r.user_input.iter().any(|u| u.contains("Your task is T2")));
+    assert_eq!(t2.and_then(|r| r.turn), Some(2), "T2 came as the third request's user turn:\n{}", m.mock.transcript());
+}
+
+/// The spellings of the gated `rm VICTIM` the worker tries after its approval routes.
+const SPELLINGS: [&str; 8] = [
+    "/bin/rm VICTIM",
+    "rm  VICTIM",
+    "'rm' VICTIM",
+    "bash -c 'rm VICTIM'",
+    "sh -c \"rm VICTIM\"",
+    "env rm VICTIM",
+    "command rm VICTIM",
+    "true && nohup rm VICTIM",
+];
+
+/// Issue 32's acceptance: with credentials required and `Bash(rm *)` gated, a real Claude
+/// Code worker launched by the bridge (with the lead's secret) runs `rm` on a file and, while
+/// its hook waits for the lead, tries every route on the socket to approve it itself, change
+/// the gate or become the lead (support/self_approve.py): each is refused. The lead denies;
+/// then the worker tries the same command under other spellings: each is gated and denied
+/// (the test denies every request it sees). The file is never removed, and the worker still
+/// finishes its task with its own secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launched_claude_code_worker_cannot_approve_its_gated_command_or_respell_it() {
+    let Some(program) = cli(Agent::Claude) else { return };
+    let p = git_project();
+    launch_toml(&p, Agent::Claude, &program);
+    // A code task (dispatch installs the hooks in its worktree), merged when done.
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w-one"]);
+    let lead = coord_tests::register(&p, "lead-one");
+    coord_tests::ok_as(&p, "lead-one", &["policy", "lead", "lead-one"]);
+    coord_tests::ok_as(&p, "lead-one", &["policy", "gate", "Bash(rm *)"]);
+    coord_tests::ok_as(&p, "lead-one", &["policy", "timeout", "600"]);
+    coord_tests::ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
+    let victim = p.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let script = p.path().join("self_approve.py");
+    std::fs::write(&script, include_str!("support/self_approve.py")).unwrap();
+    let routes = p.path().join("routes.out");
+    let rm = |spelling: &str| spelling.replace("VICTIM", &victim.display().to_string());
+    let start = format!(
+        "{} && (setsid nohup python3 '{}' '{}' '{}' lead-one R1 T1 </dev/null >'{}.err' 2>&1 &)",
+        worker_up("true"),
+        script.display(),
+        p.paths().socket.display(),
+        routes.display(),
+        routes.display()
+    );
+    let mut turns = vec![Turn::reply(vec![shell(&start)]), Turn::reply(vec![shell(&rm("rm VICTIM"))])];
+    turns.extend(SPELLINGS.iter().map(|s| Turn::reply(vec![shell(&rm(s))])));
+    let commit = "echo T1 > T1.txt && git add T1.txt && git -c user.email=w@e -c user.name=w commit -q -m T1";
+    let finish_line = format!("test -f '{}' && echo victim-kept; {}", victim.display(), worker(commit));
+    turns.extend([Turn::reply(vec![shell(&finish_line)]), Turn::reply(vec![text("Done.")])]);
+    let m = model(Agent::Claude, turns);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done"]);
+    run = run.env(AGENT_SECRET_ENV, &lead);
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let b = run.spawn();
+    // The first request waits for the lead while the worker tries its routes.
+    let mut tried = from;
+    let first = loop {
+        let e = next_event(&c, tried, &[EventType::ThreadProgress]).await;
+        if e.summary == "routes-tried" {
+            break e;
+        }
+        tried = e.event_id;
+    };
+    let lead_c = Client::connect_socket_as(&p.paths().socket, Some(&lead)).await.unwrap();
+    // Every request after the first comes once the first is answered.
+    let mut after = from;
+    for n in 0..=SPELLINGS.len() {
+        let no = json!({"approved": false, "reason": "no"});
+        let r = coord_tests::answer_permission(&lead_c, "lead-one", after, no).await;
+        assert_eq!(r.from_agent, "w-one", "request {n}: {r:?}");
+        after = r.event_id.max(first.event_id);
+    }
+    let out = finish(b);
+    let seen = m.outputs();
+    let tried = std::fs::read_to_string(&routes).unwrap_or_default();
+    let tried = format!("{tried}{}", std::fs::read_to_string(routes.with_extension("out.err")).unwrap_or_default());
+    assert!(victim.exists(), "the gated command ran:\n{tried}\n{seen}");
+    assert_eq!(tried.lines().filter(|l| l.contains(" | ")).count(), 16, "every route was tried:\n{tried}");
+    for line in tried.lines() {
+        assert!(line.contains("| refused"), "a route got through (or the script failed): {line}\n{tried}");
+    }
+    assert!(seen.contains("Denied by lead-one: no"), "{seen}");
+    assert!(seen.contains("victim-kept") && seen.contains("worked"), "{seen}");
+    assert_eq!(out.code, 0, "the worker finished with its own secret: {}\n{seen}", out.stderr);
 }

@@ -117,3 +117,111 @@ async fn a_shutdown_request_arrives_as_a_feed_line_then_the_session_stops() {
     b.kill().unwrap();
     b.wait().unwrap();
 }
+
+/// A live command session's own JSON lines on stdout (`text`, `tool`, `usage`) make a
+/// readable transcript, as Claude Code's and Codex's events do: killed in the middle of its
+/// work, its failure (the log's last lines) shows its text and its last tool call with its
+/// arguments, the raw lines are kept beside the log, and its `usage` line is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_command_sessions_lines_make_a_readable_transcript_and_its_usage_is_recorded() {
+    use coord_proto::api::LaunchApiClient as _;
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let lines = [
+        r#"{"type":"text","text":"Working."}"#,
+        r#"{"type":"tool","name":"Bash","input":"make test"}"#,
+        r#"{"type":"usage","input_tokens":120,"output_tokens":30,"cache_read_tokens":5,"cache_write_tokens":7,"cost_usd":0.25}"#,
+    ];
+    let say: String = lines.iter().map(|l| format!("echo '{l}'; ")).collect();
+    let script = format!("IFS= read -r first; {UP}; {say}{}", feed_loop(&[], "true"));
+    let mut b = bridge(&p, &script, &["--dispatch", "--live"]);
+    // The usage line is recorded after the lines before it are in the log.
+    next_event(&c, from, &[EventType::LaunchUsage]).await;
+    let s = sessions(&c).await.pop().expect("the session");
+    kill_group(s.pid);
+    let ended = next_event(&c, from, &[EventType::LaunchExited]).await;
+    let tail = ended.payload_json["session"]["log_tail"].as_str().unwrap_or_default().to_string();
+    let has = |needle: &str| tail.lines().any(|l| l.ends_with(needle) && l.as_bytes().get(10) == Some(&b'T'));
+    assert!(has(" assistant: Working.") && has(" tool Bash: make test"), "{tail}");
+    let raw = std::fs::read_to_string(std::path::Path::new(&s.log_path).with_extension("jsonl")).unwrap_or_default();
+    assert!(raw.contains(lines[1]), "{raw}");
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["attempts"][0]["status"], "failed", "{t}");
+    let u = c.usage_show(UsageShowParams { run_id: "R1".into() }).await.expect("launch.usageShow").usage;
+    assert_eq!((u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens), (120, 30, 5, 7));
+    assert!((u.cost_usd - 0.25).abs() < 1e-9, "{u:?}");
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
+
+/// `orch status --run R1`: the session's mode, in text and `--json`.
+fn status_mode(p: &Project) -> (String, Value) {
+    let text = p.orch().args(["status", "--run", "R1"]).run().ok().stdout;
+    let json = orch(p, &["status", "--run", "R1"]);
+    (text, json["sessions"][0]["mode"].clone())
+}
+
+/// A `--live` session is recorded live (`launch.sessionStart`'s `mode`), and `orch status`
+/// says so in text and JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orch_status_says_a_live_session_runs_live() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let out = finish(bridge(
+        &p,
+        &format!("IFS= read -r first; {}", worker("true")),
+        &["--dispatch", "--until-done", "--live"],
+    ));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let (text, mode) = status_mode(&p);
+    assert_eq!(mode, "live", "{text}");
+    assert!(text.contains("T1 a1 command live @w1"), "{text}");
+}
+
+/// A session started without `--live` is one-shot, and `orch status` says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orch_status_says_a_session_without_live_input_runs_one_shot() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let out = finish(bridge(&p, &worker("true"), &["--dispatch", "--until-done"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let (text, mode) = status_mode(&p);
+    assert_eq!(mode, "one_shot", "{text}");
+    assert!(text.contains("T1 a1 command one_shot @w1"), "{text}");
+}
+
+/// A live worker that takes every `task` turn on its feed: it claims the turn's thread,
+/// notes the task in `tasks` and finishes it; it exits at the end of the feed.
+const TAKES_EVERY_TASK: &str = "while IFS= read -r line; do case \"$line\" in *'\"kind\":\"task\"'*) \
+    t=$(printf '%s' \"$line\" | sed -n 's/.*\"thread_id\":\"\\([^\"]*\\)\".*/\\1/p'); \
+    k=$(printf '%s' \"$line\" | sed -n 's/.*\"task_id\":\"\\([^\"]*\\)\".*/\\1/p'); \
+    inbox claim --agent \"$COORD_AGENT\" --thread \"$t\" >/dev/null && echo \"$k $$\" >> ../tasks && \
+    inbox done --agent \"$COORD_AGENT\" --thread \"$t\" --summary finished >/dev/null;; esac; done";
+
+/// With `--reuse-sessions`, w1's next task (T2, ready once T1 is done) is handed to the
+/// session that did T1 as a new `task` turn: one process does both, each attempt has its
+/// own session record naming that process, and the first record says where it went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_next_task_is_a_new_turn_in_the_same_live_session() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let t2 = ["task", "add", "--run", "R1", "--id", "T2", "--title", "T2", "--kind", "thread", "--assign-to", "w1"];
+    orch(&p, &[&t2[..], &["--depends-on", "T1"]].concat());
+    let out = finish(bridge(&p, TAKES_EVERY_TASK, &["--dispatch", "--until-done", "--reuse-sessions"]));
+    let c = p.client().await;
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{}\n{list:?}", out.stdout, out.stderr);
+    assert!(!out.stderr.contains("dispatch failed"), "T2 was dispatched once: {}", out.stderr);
+    let tasks = std::fs::read_to_string(p.path().join(".agents/launch/R1/scratch/tasks")).unwrap_or_default();
+    let pids: Vec<&str> = tasks.lines().map(|l| l.split(' ').nth(1).unwrap_or("")).collect();
+    assert_eq!((tasks.lines().count(), pids.first() == pids.last()), (2, true), "one process did both: {tasks}");
+    assert_eq!(list.len(), 2, "a session record per attempt: {list:?}");
+    let (s1, s2) = (&list[0], &list[1]);
+    assert_eq!((s1.task_id.as_str(), s2.task_id.as_str()), ("T1", "T2"), "{list:?}");
+    assert_eq!((s1.pid, &s1.log_path, s2.mode), (s2.pid, &s2.log_path, SessionMode::Live), "{list:?}");
+    assert!(s1.reason.as_deref().unwrap_or("").contains("handed over: the same process goes on with T2 a1"), "{s1:?}");
+    assert_eq!((s2.state, s2.exit_code), (SessionState::Exited, Some(0)), "{s2:?}");
+    assert_eq!(orch(&p, &["status", "--run", "R1"])["run"]["status"], "done");
+}

@@ -225,6 +225,9 @@ async fn a_wait_reply_longer_than_the_limit_says_it_was_cut() {
     let s = session(&p, &["--agent", "worker", "mcp", "--wait-seconds", "1"]).await;
     let r = ok(&s, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 30})).await;
     assert_eq!((&r["woke"], &r["waited_seconds"], &r["cut_to_seconds"]), (&json!(false), &json!(1), &json!(1)), "{r}");
+    // Within the limit, nothing was cut and nothing is said.
+    let within = ok(&s, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 1})).await;
+    assert!(within.get("cut_to_seconds").is_none(), "{within}");
     s.cancel().await.unwrap();
 }
 
@@ -394,4 +397,28 @@ async fn an_answer_returned_by_wait_reply_is_delivered() {
     let checked = ok(&worker, "check_inbox", json!({})).await;
     assert!(!checked.to_string().contains("A-42"), "handed over once only: {checked}");
     worker.cancel().await.unwrap();
+}
+
+/// Issue 31 item 1, through MCP: a session that has no cursor of its own (a new `inbox mcp`
+/// after the one that asked ended) waits after its agent's latest message in the thread,
+/// so an answer given before the wait is returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_reply_in_a_new_session_sees_an_answer_given_before_it() {
+    let p = Project::new();
+    let _d = p.serve();
+    let lead = session(&p, &["--agent", "lead", "mcp"]).await;
+    let first = session(&p, &["--agent", "worker", "mcp"]).await;
+    let sent = ok(&lead, "send_message", json!({"to": "worker", "summary": "Port the parser"})).await;
+    let thread = sent["thread_id"].as_str().unwrap().to_string();
+    ok(&first, "claim", json!({"thread_id": thread})).await;
+    ok(&first, "ask", json!({"thread_id": thread, "summary": "Keep the old API?"})).await;
+    first.cancel().await.unwrap();
+    let answer = ok(&lead, "reply", json!({"thread_id": thread, "summary": "Yes"})).await;
+    ok(&lead, "send_message", json!({"to": "someone", "summary": "a later event"})).await;
+    let second = session(&p, &["--agent", "worker", "mcp"]).await;
+    let woke = ok(&second, "wait_reply", json!({"thread_id": thread, "timeout_seconds": 60})).await;
+    assert_eq!(woke["woke"], true, "{woke}");
+    assert_eq!(woke["message"]["message_id"], answer["message_id"]);
+    lead.cancel().await.unwrap();
+    second.cancel().await.unwrap();
 }

@@ -122,6 +122,22 @@ async fn with_no_answer_in_time_there_is_no_decision_and_the_request_is_withdraw
     assert!(out.join().unwrap().ok().stderr.contains("within 2 s"));
 }
 
+/// Issue 32: the launch bridge runs Claude Code in `bypassPermissions` mode, whose own flow
+/// runs every call unasked; a gated call there that no one answers in time is denied, not
+/// left to that flow (the worker ran its gated command by waiting the approver out).
+#[test]
+fn in_a_bypass_permissions_session_an_unanswered_gated_call_is_denied() {
+    let (p, _d) = gated();
+    ok_as(&p, "lead", &["policy", "timeout", "1"]);
+    let mut input = pre_tool_use("git push", p.path());
+    input["permission_mode"] = json!("bypassPermissions");
+    let out = spawn_hook(&p, "pre-tool-use", &input, &[]).join().unwrap().ok();
+    let d = &out.json()["hookSpecificOutput"];
+    assert_eq!(d["permissionDecision"], "deny", "{}", out.stdout);
+    let why = d["permissionDecisionReason"].as_str().unwrap();
+    assert!(why.contains("needs an approval") && why.contains("no answer from lead within 1 s"), "{why}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_daemon_a_gated_call_gets_no_decision() {
     let (p, d) = gated();

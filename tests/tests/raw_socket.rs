@@ -164,6 +164,24 @@ fn notifications_run_without_an_answer_and_params_may_take_every_form() {
 }
 
 #[test]
+fn unsubscribe_with_params_that_name_no_subscription_id_is_invalid_params() {
+    let p = Project::new();
+    let _d = p.serve();
+    let mut c = Raw::connect(&p);
+    for method in ["events.unsubscribe", "events.unsubscribeBatched", "progress.unsubscribe"] {
+        for params in [json!("x"), Value::Null, json!(1.5), json!({"sub": 1}), json!(-1), json!([1, 2]), json!([])] {
+            let r = c.call(json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}));
+            assert_eq!(r["error"]["code"], -32602, "{method} {params}: {r}");
+        }
+        let r = c.call(json!({"jsonrpc":"2.0","id":2,"method":method}));
+        assert_eq!(r["error"]["code"], -32602, "{method} without params: {r}");
+        // A well-formed id that is not open is simply not unsubscribed.
+        let r = c.call(json!({"jsonrpc":"2.0","id":3,"method":method,"params":{"subscription": 12345}}));
+        assert_eq!(r["result"], false, "{method}: {r}");
+    }
+}
+
+#[test]
 fn an_oversized_request_is_refused_and_everyone_keeps_being_served() {
     let p = Project::new();
     let _d = p.serve();

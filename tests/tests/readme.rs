@@ -91,6 +91,29 @@ fn the_launch_demo_has_the_bridge_start_sessions_that_ask_finish_and_merge() {
     assert!(end.contains("quick start") && end.contains("docs/orch.md"), "{end}");
 }
 
+/// `orch demo --team`: one command runs a scripted lead and scripted workers; the lead
+/// plans two tasks, answers the question pushed into its session, merges, and the run lands
+/// on main; no API key.
+#[test]
+fn the_team_demo_has_a_scripted_lead_plan_answer_and_merge() {
+    let p = Project::new();
+    let dir = p.path().join("demo");
+    let out = p.orch().args(["demo", "--team", "--stop", "--dir", &dir.display().to_string()]).run().ok();
+    for step in [
+        "you $ coord-launch --lead command --goal",
+        "lead started: command @lead",
+        "answered msg_",
+        "data a1 command @worker-a pid",
+        "api a1 command @worker-b pid",
+        "run demo done: 2 of 2 tasks done",
+        "into main at",
+    ] {
+        assert!(out.stdout.contains(step), "{step}:\n{}", out.stdout);
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("greetings.txt")).unwrap(), "hello\nbonjour\n");
+    assert!(dir.join("greet.sh").is_file(), "the workers' work reached main's checkout");
+}
+
 /// The quick start's lines, comments dropped.
 fn quick_start() -> Vec<String> {
     let text = readme();

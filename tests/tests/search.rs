@@ -2,8 +2,8 @@
 //! snippets, and a message written just before the daemon is killed is found after the
 //! restart (the index is fed off the send path, but never loses a message).
 
-use coord_tests::{Project, fails, ok, pg, thread_id};
-use serde_json::Value;
+use coord_tests::{Project, RawConn, fails, ok, pg, thread_id};
+use serde_json::{Value, json};
 
 fn hits(v: &Value) -> Vec<String> {
     v["hits"].as_array().unwrap().iter().map(|h| h["summary"].as_str().unwrap().to_string()).collect()
@@ -99,4 +99,25 @@ fn a_message_written_just_before_kill_9_is_found_after_the_restart() {
     let _d2 = p.serve();
     let found = ok(&p, &["search", "zebra"]);
     assert_eq!(hits(&found), ["Zebra crossing"]);
+}
+
+#[test]
+fn an_unparsable_fts5_query_or_a_nul_in_the_query_is_invalid_input_not_storage() {
+    let p = Project::new();
+    let d = p.serve();
+    ok(&p, &["send", "--from", "lead", "--to", "w1", "--summary", "something to find"]);
+    let mut c = RawConn::connect(&d.socket);
+    for params in [
+        json!({"query": "\"x", "syntax": "fts5"}),
+        json!({"query": "x AND", "syntax": "fts5"}),
+        json!({"query": "a\u{0}b"}),
+        json!({"query": "a\u{0}b", "syntax": "fts5"}),
+        json!({"query": "something", "thread_id": "t\u{0}"}),
+    ] {
+        let r = c.call(json!({"jsonrpc": "2.0", "id": 1, "method": "messages.search", "params": params}));
+        assert_eq!(r["error"]["code"], 1001, "{params}: {r}");
+        assert_eq!(r["error"]["data"]["code"], "invalid_input", "{params}: {r}");
+    }
+    let r = c.call(json!({"jsonrpc": "2.0", "id": 2, "method": "messages.search", "params": {"query": "something"}}));
+    assert!(r["result"]["hits"].is_array(), "the daemon still serves: {r}");
 }

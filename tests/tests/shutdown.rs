@@ -4,8 +4,8 @@
 //! "worker stopped", releases the lease and tells the lead the worker went idle for
 //! `shutdown`. A request expires, and stops only the session of its task.
 
-use coord_tests::{Project, fails, ok_as, orch_wait, wait_until};
-use serde_json::{Value, json};
+use coord_tests::{Project, claude_hook as hook, fails, ok_as, orch_wait, wait_until};
+use serde_json::json;
 
 /// Run R1 with thread tasks T1 and T2, T1 dispatched to `worker` and claimed; the thread
 /// and the claim's event id.
@@ -18,14 +18,6 @@ fn working(p: &Project, worker: &str) -> (String, i64) {
     let thr = d["dispatches"][0]["thread_id"].as_str().expect("thread_id").to_string();
     let claimed = ok_as(p, worker, &["claim", "--thread", &thr]);
     (thr, claimed["event_id"].as_i64().expect("event_id"))
-}
-
-/// `inbox hook claude EVENT` for `agent`'s session of `task`: its JSON answer, if any.
-fn hook(p: &Project, agent: &str, task: &str, event: &str) -> Option<Value> {
-    let input = json!({"hook_event_name": event, "session_id": "s1"}).to_string();
-    let out = p.inbox().args(["--agent", agent, "hook", "claude", event, "--task", task]).stdin(input.as_bytes()).run();
-    let text = out.code(0).stdout.trim().to_string();
-    (!text.is_empty()).then(|| serde_json::from_str(&text).expect("one JSON object"))
 }
 
 fn task_status(p: &Project, task: &str) -> String {

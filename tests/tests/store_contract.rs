@@ -157,6 +157,7 @@ async fn inbox_records_read_back_as_written(s: &Opened) {
         payload_json: serde_json::json!({"a": [1, "two"]}),
         created_at: text(3),
         message: None,
+        message_type: None,
         mail: None,
     };
     let mut message = Message {
@@ -356,6 +357,7 @@ async fn orch_records_read_back_as_written(s: &Opened) {
         signal: Some(15),
         reason: some("stopped"),
         log_tail: some("last line"),
+        mode: parse("live"),
     };
     let (r, t, a, c, m) = (run.clone(), task.clone(), attempt.clone(), council.clone(), member.clone());
     let l = session.clone();
@@ -428,6 +430,8 @@ const SQLITE_SHIPPED: &[&str] = &[
     "d04ade14db02c336",
     // 12 (issue 33; after issue 36's 11): launched sessions' usage, runs' budgets.
     "97300653c98a01e1",
+    // 13 (issue 33): launched sessions' mode (live or one-shot).
+    "25c819686ce9d7f2",
 ];
 
 const POSTGRES_SHIPPED: &[&str] = &[
@@ -445,4 +449,6 @@ const POSTGRES_SHIPPED: &[&str] = &[
     "c36df8b9abab9bc4",
     // SQLite's 12 (issue 33; after issue 36's): launched sessions' usage, runs' budgets.
     "019433705bf400b5",
+    // SQLite's 13 (issue 33): launched sessions' mode (live or one-shot).
+    "ab98177701728b9f",
 ];

@@ -168,5 +168,5 @@ fn top_shows_a_launched_session_when_it_starts() {
             "pid": 424242, "launcher": "a-test", "cwd": "/tmp", "log_path": "/tmp/none.log"});
         p.client().await.session_start(serde_json::from_value(start).unwrap()).await.expect("session recorded");
     });
-    t.wait_for(&["R1/T1 a1 command @w1 pid 424242"]);
+    t.wait_for(&["R1/T1 a1 command one_shot @w1 pid 424242"]);
 }

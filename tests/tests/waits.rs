@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use coord_proto::api::InboxApiClient;
 use coord_proto::types::*;
-use coord_tests::{Project, fails, finish, thread_id};
+use coord_tests::{Project, blocked_task, fails, finish, ok, thread_id};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_subscribed_waiter_is_woken_by_the_reply() {
@@ -341,4 +341,89 @@ async fn a_batched_subscription_carries_the_events_ready_together_in_one_notific
     let live = c.send(send(30)).await.unwrap();
     let next = tokio::time::timeout(Duration::from_secs(60), sub.next()).await.expect("live").unwrap().unwrap();
     assert_eq!(next.iter().map(|e| e.event_id).collect::<Vec<_>>(), [live.event_id]);
+}
+
+/// Issue 31 item 1: the worker asks, the lead answers at once, and only then does the
+/// worker start its wait, with no cursor (what a launched session's prompt says). The wait
+/// starts after the worker's own latest message, so it returns the answer.
+#[test]
+fn wait_reply_without_a_cursor_sees_an_answer_given_before_it_started() {
+    let p = Project::new();
+    let _d = p.serve();
+    let (thr, _) = blocked_task(&p, "w1", "Which auth?");
+    let answer =
+        p.orch().args(["answer", "--run", "R1", "--task", "T1", "--summary", "email"]).json_flag().run().ok().json();
+    // Later events, in the thread and elsewhere, move the newest event past the answer.
+    ok(&p, &["reply", "--from", "lead", "--thread", &thr, "--kind", "progress", "--summary", "fyi"]);
+    ok(&p, &["send", "--from", "lead", "--to", "w2", "--summary", "elsewhere"]);
+    let woke = p
+        .inbox()
+        .args(["--agent", "w1", "wait-reply", "--thread", &thr, "--timeout-seconds", "60", "--json"])
+        .run()
+        .ok()
+        .json();
+    assert_eq!(woke["message"]["summary"], "email", "{woke}");
+    assert_eq!(woke["next_event_id"], answer["event_id"], "{woke}");
+}
+
+/// Without a cursor, the wait is for a reply to the caller's *latest* message: an answer to
+/// an earlier question does not count, and an agent that wrote nothing in the thread gets
+/// the thread's first reply.
+#[test]
+fn wait_reply_without_a_cursor_waits_after_the_callers_latest_message() {
+    let p = Project::new();
+    let _d = p.serve();
+    let (thr, _) = blocked_task(&p, "w1", "First question?");
+    p.orch().args(["answer", "--run", "R1", "--task", "T1", "--summary", "first answer"]).run().ok();
+    ok(&p, &["update", "--agent", "w1", "--thread", &thr, "--status", "blocked", "--summary", "Second question?"]);
+    let waiter =
+        p.inbox().args(["--agent", "w1", "wait-reply", "--thread", &thr, "--timeout-seconds", "60", "--json"]).spawn();
+    let second = p
+        .orch()
+        .args(["answer", "--run", "R1", "--task", "T1", "--summary", "second answer"])
+        .json_flag()
+        .run()
+        .ok()
+        .json();
+    let woke = finish(waiter).ok().json();
+    assert_eq!(woke["message"]["summary"], "second answer", "{woke}");
+    assert_eq!(woke["next_event_id"], second["event_id"]);
+    // Someone who never wrote in the thread: its first reply.
+    let other = p
+        .inbox()
+        .args(["--agent", "w9", "wait-reply", "--thread", &thr, "--timeout-seconds", "60", "--json"])
+        .run()
+        .ok()
+        .json();
+    assert_eq!(other["message"]["summary"], "first answer", "{other}");
+}
+
+/// Issue 31 item 1: a wait with no cursor and no agent cannot know whose reply it waits
+/// for, so it starts at the newest event; when it times out it says where it started and
+/// how to see a reply given before (it used to name that start as if resuming from it
+/// could find the reply).
+#[test]
+fn a_cursorless_wait_without_an_agent_says_where_it_started_and_how_to_see_earlier_replies() {
+    let p = Project::new();
+    let _d = p.serve();
+    let (thr, _) = blocked_task(&p, "w1", "Which auth?");
+    p.orch().args(["answer", "--run", "R1", "--task", "T1", "--summary", "email"]).run().ok();
+    let mut c = coord_tests::RawConn::connect(&p.paths().socket);
+    let hello = c.call(serde_json::json!({"jsonrpc":"2.0","id":1,"method":"system.hello"}));
+    let newest = hello["result"]["last_event_id"].as_i64().unwrap();
+    let text = p.inbox().args(["wait-reply", "--thread", &thr, "--timeout-seconds", "1"]).run().code(10).stdout;
+    assert!(text.contains(&format!("started at event {newest}")), "{text}");
+    assert!(text.contains("--agent"), "{text}");
+}
+
+/// `after_latest_from` on the wire: the daemon resolves it; it needs a thread.
+#[test]
+fn after_latest_from_needs_a_thread() {
+    let p = Project::new();
+    let _d = p.serve();
+    ok(&p, &["send", "--from", "lead", "--to", "w1", "--summary", "t"]);
+    let mut c = coord_tests::RawConn::connect(&p.paths().socket);
+    let r =
+        c.call(serde_json::json!({"jsonrpc":"2.0","id":1,"method":"events.list","params":{"after_latest_from":"w1"}}));
+    assert_eq!(r["error"]["data"]["code"], "invalid_input", "{r}");
 }

@@ -84,9 +84,9 @@ impl OrchApiServer for Api {
         Ok(dispatch::retry(&self.core, p, Mode::Retry).await?)
     }
 
-    async fn reassign(&self, p: RetryParams) -> RpcResult<DispatchResult> {
+    async fn reassign(&self, p: ReassignParams) -> RpcResult<DispatchResult> {
         self.own_run(&p.run_id).await?;
-        Ok(dispatch::retry(&self.core, p, Mode::Reassign).await?)
+        Ok(dispatch::retry(&self.core, p.into(), Mode::Reassign).await?)
     }
 
     async fn orch_cancel(&self, p: CancelTaskParams) -> RpcResult<RunView> {

@@ -13,12 +13,13 @@ use std::sync::Arc;
 
 use jsonrpsee::Methods;
 use jsonrpsee::core::middleware::{Batch, BatchEntry, Notification, RpcServiceT};
+use jsonrpsee::core::server::{MethodCallback, MethodResponse};
 use jsonrpsee::types::Request;
 use serde_json::value::RawValue;
 use tower::Layer;
 
 use crate::net::caller::{self, Caller, Page};
-use crate::net::transport::normalize_params;
+use crate::net::transport::{normalize_params, subscription_id};
 
 #[derive(Clone)]
 pub struct NormalizeLayer {
@@ -62,7 +63,7 @@ impl<S> Normalize<S> {
 
 impl<S> RpcServiceT for Normalize<S>
 where
-    S: RpcServiceT + Send + Sync,
+    S: RpcServiceT<MethodResponse = MethodResponse> + Send + Sync,
 {
     type MethodResponse = S::MethodResponse;
     type NotificationResponse = S::NotificationResponse;
@@ -70,8 +71,22 @@ where
 
     fn call<'a>(&self, mut req: Request<'a>) -> impl Future<Output = Self::MethodResponse> + Send + 'a {
         let method = req.method.clone();
+        // An unsubscribe whose params name no subscription id is refused here: jsonrpsee
+        // would answer `false`.
+        let refused = match self.methods.method(&method) {
+            Some(MethodCallback::Unsubscription(_)) => subscription_id(req.params.as_deref().map(RawValue::get))
+                .err()
+                .map(|e| (req.id.clone().into_owned(), e)),
+            _ => None,
+        };
         self.fix(&method, &mut req.params);
-        caller::scope(self.caller.clone(), self.inner.call(req))
+        let call = caller::scope(self.caller.clone(), self.inner.call(req));
+        async move {
+            match refused {
+                Some((id, e)) => MethodResponse::error(id, e),
+                None => call.await,
+            }
+        }
     }
 
     fn batch<'a>(&self, mut batch: Batch<'a>) -> impl Future<Output = Self::BatchResponse> + Send + 'a {

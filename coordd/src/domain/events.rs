@@ -125,6 +125,7 @@ impl<'a> Draft<'a> {
             payload_json: self.payload.clone(),
             created_at: self.at.to_string(),
             message: None,
+            message_type: None,
             mail: None,
         }
     }
@@ -151,8 +152,8 @@ pub fn resolve_wait(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<E
     resolve(tx, f, default_after)
 }
 
-/// Check a filter and turn `after_message` into an event cursor. `default_after` applies
-/// when neither cursor is given.
+/// Check a filter and turn `after_message` and `after_latest_from` into an event cursor
+/// (the latest of the cursors given). `default_after` applies when no cursor is given.
 pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQuery> {
     if let Some(a) = &f.agent {
         check::agent("agent", a)?;
@@ -172,6 +173,7 @@ pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQ
     let mut after = match f.after_event {
         Some(n) if n < 0 => return Err(Error::invalid("after_event must not be negative")),
         Some(n) => n,
+        None if f.after_message.is_some() || f.after_latest_from.is_some() => 0,
         None => default_after,
     };
     if let Some(mid) = &f.after_message {
@@ -182,7 +184,14 @@ pub fn resolve(tx: &dyn Tx, f: EventFilter, default_after: i64) -> Result<EventQ
         {
             return Err(Error::invalid(format!("message '{mid}' is not in thread '{t}'")));
         }
-        after = if f.after_event.is_some() { after.max(ev) } else { ev };
+        after = after.max(ev);
+    }
+    if let Some(a) = &f.after_latest_from {
+        check::agent("after_latest_from", a)?;
+        let Some(t) = &f.thread_id else {
+            return Err(Error::invalid("after_latest_from needs thread_id: the thread whose messages it looks at"));
+        };
+        after = after.max(tx.messages().last_message_event_from(t, a)?);
     }
     Ok(EventQuery { after, filter: f })
 }
@@ -244,7 +253,8 @@ pub fn list(tx: &dyn Tx, p: EventsListParams) -> Result<EventsResult> {
 /// the first, however large: `bound::fit`); whether the list stopped early for the bound.
 fn bounded(page: Vec<Event>, limit: u32, max_bytes: usize) -> (Vec<Event>, bool) {
     // A backend may itself stop reading at the bound, before `limit` (events_page).
-    let stopped_early = page.len() < limit as usize && page.iter().map(crate::bus::weight).sum::<usize>() >= max_bytes;
-    let (kept, cut) = fit(page, max_bytes, crate::bus::weight);
+    let stopped_early =
+        page.len() < limit as usize && page.iter().map(crate::weight::weight).sum::<usize>() >= max_bytes;
+    let (kept, cut) = fit(page, max_bytes, crate::weight::weight);
     (kept, cut || stopped_early)
 }

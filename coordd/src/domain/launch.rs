@@ -105,6 +105,7 @@ pub fn start(tx: &mut dyn Tx, now: Ts, p: SessionStartParams, host: &str) -> Res
         signal: None,
         reason: None,
         log_tail: None,
+        mode: p.mode.unwrap_or_default(),
     };
     if !tx.launches_mut().launch_insert(&s)? {
         return Err(running_already(tx, &s));

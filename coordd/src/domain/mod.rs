@@ -27,3 +27,29 @@ pub mod policy;
 pub mod reservations;
 pub mod search;
 pub mod usage;
+
+#[cfg(test)]
+mod layering {
+    /// The rules know no socket, bus, handler or service: whatever they need from below
+    /// (a size, a clock, a bound) lives below them too.
+    #[test]
+    fn the_rules_name_nothing_above_them() {
+        let above = ["crate::bus", "crate::net", "crate::api", "crate::dashboard", "crate::services", "crate::core"];
+        let mut dirs = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/domain")];
+        let mut found = Vec::new();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for name in above.iter().filter(|n| text.contains(&format!("{n}::"))) {
+                    found.push(format!("{} names {name}", path.display()));
+                }
+            }
+        }
+        assert!(found.is_empty(), "{found:#?}");
+    }
+}

@@ -41,8 +41,27 @@ fn mark(field: &str, v: Option<String>) -> Result<String> {
     Ok(m)
 }
 
+/// A text param without NUL: neither backend can search for one (PostgreSQL refuses it
+/// in any text, SQLite's FTS5 ends a token there), so it is the caller's mistake.
+fn no_nul(field: &str, v: Option<&str>) -> Result<()> {
+    match v {
+        Some(v) if v.contains('\0') => Err(Error::invalid(format!("{field} contains a NUL character"))),
+        _ => Ok(()),
+    }
+}
+
 /// Check the params and build the query storage runs.
 pub fn query(p: SearchParams) -> Result<SearchQuery> {
+    no_nul("query", Some(&p.query))?;
+    for (field, v) in [
+        ("thread_id", &p.thread_id),
+        ("run_id", &p.run_id),
+        ("task_id", &p.task_id),
+        ("mark_open", &p.mark_open),
+        ("mark_close", &p.mark_close),
+    ] {
+        no_nul(field, v.as_deref())?;
+    }
     let text = match p.syntax.as_deref() {
         None | Some("words") => SearchText::Words(words(&p.query).ok_or_else(|| {
             Error::invalid(format!("nothing to search for in '{}': give at least one word", p.query.trim()))

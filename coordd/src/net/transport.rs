@@ -360,7 +360,10 @@ impl Conn {
                 let reply: Reply = Box::pin(async move { Some(fut.await.into_json()) });
                 if heavy::is_heavy(method) { Started::Heavy(reply) } else { Started::Reply(reply) }
             }
-            MethodCallback::Unsubscription(cb) => Started::Now((cb)(id, params, self.conn_id, max, ext).into_json()),
+            MethodCallback::Unsubscription(cb) => match subscription_id(raw_params) {
+                Ok(_) => Started::Now((cb)(id, params, self.conn_id, max, ext).into_json()),
+                Err(e) => Started::Now(MethodResponse::error(id, e).into_json()),
+            },
             MethodCallback::Subscription(cb) => {
                 if in_batch {
                     let err = ErrorObject::owned(
@@ -405,14 +408,7 @@ pub(crate) fn normalize_params<'a>(
     use std::borrow::Cow;
     let trimmed = raw.map(str::trim).filter(|p| *p != "null");
     if let MethodCallback::Unsubscription(_) = callback {
-        return match trimmed {
-            Some(p) if p.starts_with('{') => {
-                let id = serde_json::from_str::<serde_json::Value>(p).ok().and_then(|v| v.get("subscription").cloned());
-                id.map(|id| Cow::Owned(format!("[{id}]")))
-            }
-            Some(p) if !p.starts_with('[') => Some(Cow::Owned(format!("[{p}]"))),
-            other => other.map(Cow::Borrowed),
-        };
+        return subscription_id(raw).ok().map(|id| Cow::Owned(format!("[{id}]")));
     }
     match trimmed {
         None => Some(Cow::Borrowed("[{}]")),
@@ -486,4 +482,29 @@ fn ready(json: Box<RawValue>) -> Reply {
 /// parses? Anything else is a parse error (`-32700`), never an invalid request.
 fn is_json(data: &[u8]) -> bool {
     std::str::from_utf8(data).is_ok() && serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok()
+}
+
+/// The subscription id an unsubscribe call names, in any of the forms §2.1 accepts:
+/// `{"subscription": ID}`, a bare `ID` or `[ID]`, where the id is a non-negative integer
+/// (what the daemon hands out). Anything else is `-32602`: jsonrpsee itself would answer
+/// `false`, as if a well-formed id had simply not been open.
+pub(crate) fn subscription_id(raw: Option<&str>) -> Result<u64, ErrorObject<'static>> {
+    let refuse = |why: &str| {
+        ErrorObject::owned(
+            ErrorCode::InvalidParams.code(),
+            ErrorCode::InvalidParams.message(),
+            Some(format!("{why}: give the subscription id as {{\"subscription\": ID}}, ID or [ID]")),
+        )
+    };
+    let value: serde_json::Value = match raw.map(str::trim) {
+        None | Some("null") => return Err(refuse("no subscription id")),
+        Some(p) => serde_json::from_str(p).map_err(|_| refuse("the params are not JSON"))?,
+    };
+    let id = match &value {
+        serde_json::Value::Object(o) => o.get("subscription"),
+        serde_json::Value::Array(a) if a.len() == 1 => a.first(),
+        serde_json::Value::Array(_) => return Err(refuse("expected one subscription id")),
+        v => Some(v),
+    };
+    id.and_then(serde_json::Value::as_u64).ok_or_else(|| refuse("the subscription id is not a non-negative integer"))
 }

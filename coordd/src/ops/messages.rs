@@ -83,7 +83,8 @@ pub fn update(tx: &mut dyn Tx, now: Ts, p: UpdateParams) -> Result<MessageResult
 
 /// `inbox.reply`: in strict mode, only between registered agents. An answer that resumes
 /// a blocked thread is its creator's (the one asked), the lead's, an admin's or the
-/// overseer's to give, never the asker's own.
+/// overseer's to give, never the asker's own; likewise an answer in a request's thread
+/// (a permission request's) is its recipient's, never the requester's.
 pub fn reply(tx: &mut dyn Tx, now: Ts, p: ReplyParams, acting: &Acting) -> Result<MessageResult> {
     agents::check_parties(tx, &p.from, p.to.as_deref())?;
     if p.kind.unwrap_or(MessageKind::Answer) == MessageKind::Answer && !acting.is_overseer(&p.from) {
@@ -91,6 +92,9 @@ pub fn reply(tx: &mut dyn Tx, now: Ts, p: ReplyParams, acting: &Acting) -> Resul
         if t.status == ThreadStatus::Blocked {
             let what = format!("answer the question that blocks thread '{}'", t.thread_id);
             acting.check_party(tx, &p.from, &[t.created_by.as_str()], &what)?;
+        } else if let Some(r) = tx.requests().request_of_thread(&t.thread_id)? {
+            let what = format!("answer request {} in thread '{}'", r.request_id, t.thread_id);
+            acting.check_party(tx, &p.from, &[r.to_agent.as_str()], &what)?;
         }
     }
     reply_unchecked(tx, now, p)

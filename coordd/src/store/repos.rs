@@ -58,6 +58,9 @@ pub trait Messages {
     fn thread_messages_after(&self, thread_id: &str, after_event: i64, max_bytes: usize) -> Result<Within<Message>>;
     /// The event id of a thread's newest message (0 when it has none).
     fn last_message_event(&self, thread_id: &str) -> Result<i64>;
+    /// The event id of the newest message `from_agent` sent in a thread (0 when it sent
+    /// none).
+    fn last_message_event_from(&self, thread_id: &str, from_agent: &str) -> Result<i64>;
     /// A thread's newest message of a kind.
     fn latest_message_of_kind(&self, thread_id: &str, kind: MessageKind) -> Result<Option<Message>>;
     /// The event id and thread of a message (for `after_message` cursors).

@@ -192,6 +192,7 @@ pub fn event(r: &dyn RowRead) -> Result<Event> {
         payload_json: r.json(12)?,
         created_at: r.s(13)?,
         message: None,
+        message_type: None,
         mail: None,
     })
 }
@@ -396,7 +397,7 @@ pub fn attempt(r: &dyn RowRead) -> Result<Attempt> {
 
 /// Columns of [`launch`], from `launch_sessions` (also its insert order).
 pub const LAUNCH_COLUMNS: &str = "session_id, run_id, task_id, attempt, thread_id, agent, client, pid, host, \
-     launcher, cwd, log_path, tmux_window, state, started_at, ended_at, exit_code, signal, reason, log_tail";
+     launcher, cwd, log_path, tmux_window, state, started_at, ended_at, exit_code, signal, reason, log_tail, mode";
 
 pub fn launch(r: &dyn RowRead) -> Result<LaunchSession> {
     Ok(LaunchSession {
@@ -420,6 +421,7 @@ pub fn launch(r: &dyn RowRead) -> Result<LaunchSession> {
         signal: r.oi32(17)?,
         reason: r.os(18)?,
         log_tail: r.os(19)?,
+        mode: r.p(20)?,
     })
 }
 

@@ -138,8 +138,8 @@ fn merge_config(doc: &mut DocumentMut, path: &Path, env: &SessionEnv) -> Result<
 
 /// The agent clients a project uses, for orch dispatch to install in its worktrees: those
 /// configured in the main checkout of the repository `worktree` belongs to (`.codex/`;
-/// `.claude/`, `.mcp.json` or `CLAUDE.md`) and those on the daemon's `PATH`. Claude Code
-/// when there is no sign of either.
+/// `.claude/`, `.mcp.json` or `CLAUDE.md`; `.gemini/`; `opencode.json`) and those on the
+/// daemon's `PATH`. Claude Code when there is no sign of any.
 pub fn clients_in_use(worktree: &Path) -> Vec<String> {
     let main = git2::Repository::open(worktree)
         .ok()
@@ -154,6 +154,12 @@ pub fn clients_in_use(worktree: &Path) -> Vec<String> {
     }
     if configured(&[".codex"]) || on_path("codex") {
         clients.push("codex".to_string());
+    }
+    if configured(&[".gemini"]) || on_path("gemini") {
+        clients.push("gemini".to_string());
+    }
+    if configured(&["opencode.json"]) || on_path("opencode") {
+        clients.push("opencode".to_string());
     }
     if clients.is_empty() {
         clients.push("claude".to_string());

@@ -23,8 +23,10 @@ use git2::{ConfigLevel, Repository};
 use crate::error::{Error, Result};
 
 /// What orch worktrees never commit: the session files `sessions::install` may write there.
-pub const ORCH_SESSION_FILES: [&str; 9] = [
+pub const ORCH_SESSION_FILES: [&str; 11] = [
     "/.claude/settings.local.json",
+    "/.gemini/settings.json",
+    "/opencode.json",
     "/.codex/config.toml",
     "/.codex/hooks.json",
     "/.mcp.json",

@@ -1,5 +1,6 @@
 //! Agent-session integration files, written so that they never reach a commit, for the
-//! clients asked for (`claude`, the default, and `codex`, whose files are in `codex`):
+//! clients asked for (`claude`, the default; `codex`, `gemini` and `opencode`, whose files
+//! are in the modules of those names):
 //!
 //! - Claude Code hooks in `.claude/settings.local.json` (Claude Code's own uncommitted
 //!   settings), merged into what is there, and, when asked (orch's worktrees), the approval
@@ -33,8 +34,12 @@ const END: &str = "<!-- coordd:mailbox:end -->";
 
 /// Paths (relative to a worktree) that [`install`] may create; `.claude/` as git reports an
 /// untracked directory.
-const SESSION_FILES: [&str; 12] = [
+const SESSION_FILES: [&str; 16] = [
     ".claude/",
+    ".gemini/",
+    ".gemini",
+    ".gemini/settings.json",
+    "opencode.json",
     ".codex/",
     ".codex",
     ".codex/config.toml",
@@ -109,13 +114,14 @@ fn instruction_target<'a>(dir: &Path, git: Option<&Checkout>, name: &'a str, alt
     })
 }
 
-/// The clients asked for, checked; none means Claude Code alone.
-fn clients(asked: &[String]) -> Result<(bool, bool)> {
+/// The clients asked for, checked (Claude Code, Codex, Gemini CLI, opencode); none means
+/// Claude Code alone.
+fn clients(asked: &[String]) -> Result<(bool, bool, bool, bool)> {
     if let Some(bad) = asked.iter().find(|c| !HOOK_CLIENTS.contains(&c.as_str())) {
         return Err(Error::invalid(format!("unknown client '{bad}': expected one of {}", HOOK_CLIENTS.join(", "))));
     }
     let has = |c: &str| asked.iter().any(|a| a == c);
-    Ok((asked.is_empty() || has("claude"), has("codex")))
+    Ok((asked.is_empty() || has("claude"), has("codex"), has("gemini"), has("opencode")))
 }
 
 /// Write the hooks and instructions into `p.dir` for the database `db`, and keep them out
@@ -129,7 +135,7 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         return Err(Error::invalid("hooks act for an agent: name it (agent); without one they would do nothing"));
     };
     crate::domain::check::agent("agent", agent)?;
-    let (claude, codex) = clients(&p.clients)?;
+    let (claude, codex, gemini, opencode) = clients(&p.clients)?;
     let git = Checkout::find(&dir);
     let mut notes = Vec::new();
     let bin = inbox_bin(p.inbox_bin.as_deref());
@@ -170,14 +176,27 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
     let agents_md = instruction_target(&dir, git.as_ref(), "AGENTS.md", "AGENTS.override.md")?;
 
     let mut written = Vec::new();
-    let mut shared = None;
+    let mut extra = Vec::new();
     let mut has_mcp = mcp.is_some();
     if codex {
         let done = super::codex::install(&dir, git.as_ref(), &env, &base, &format!("{task}{run}"))?;
         has_mcp |= done.files.contains(&super::codex::CONFIG);
         written.extend(done.files);
         notes.extend(done.notes);
-        shared = done.shared_hooks;
+        extra.extend(done.shared_hooks);
+    }
+    if gemini {
+        let (done, n) = super::gemini::install(&dir, git.as_ref(), &env, &base, &format!("{task}{run}"), agents_md)?;
+        has_mcp |= done;
+        written.extend(done.then_some(super::gemini::SETTINGS));
+        notes.extend(n);
+    }
+    if opencode {
+        let (done, plugin, n) = super::opencode::install(&dir, git.as_ref(), &env, agents_md)?;
+        has_mcp |= done;
+        written.extend(done.then_some(super::opencode::CONFIG));
+        notes.extend(n);
+        extra.extend(plugin);
     }
     let block = instructions(p, has_mcp, &format!("{base} check{task}"));
     if claude {
@@ -213,8 +232,9 @@ pub fn install(p: &InstallHooksParams, db: &Path) -> Result<InstallHooksResult> 
         Some(g) => ignore::exclude_paths(g, &written)?,
         None => {}
     }
-    let clients = [(claude, "claude"), (codex, "codex")].iter().filter(|c| c.0).map(|c| c.1.to_string()).collect();
-    let files = written.iter().map(|f| dir.join(f)).chain(shared);
+    let clients = [(claude, "claude"), (codex, "codex"), (gemini, "gemini"), (opencode, "opencode")];
+    let clients = clients.iter().filter(|c| c.0).map(|c| c.1.to_string()).collect();
+    let files = written.iter().map(|f| dir.join(f)).chain(extra);
     Ok(InstallHooksResult { files: files.map(|f| f.display().to_string()).collect(), notes, clients })
 }
 

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use coord_cli::{Ctx, Outcome, Res};
 
+use super::client_shape::{check_inbox_tool, event_name};
 use super::{AgentClient, HookClaudeArgs, HookEvent};
 use crate::output::agent_context;
 
@@ -68,7 +69,9 @@ fn check_command(ctx: &Ctx, task: Option<&str>, mcp: bool, client: AgentClient) 
     if let Some(t) = task {
         cmd.push_str(&format!(" --task {}", sh(t)));
     }
-    if mcp {
+    if mcp && matches!(client, AgentClient::Gemini | AgentClient::Opencode) {
+        format!("call the `{}` tool, or run `{cmd}`", check_inbox_tool(client))
+    } else if mcp {
         format!("call the `check_inbox` tool (MCP server `coordd`), or run `{cmd}`")
     } else {
         format!("run `{cmd}`")
@@ -123,8 +126,8 @@ async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs, c
     let check = |priorities: Vec<Priority>| {
         c.mail_check(CheckParams { agent: agent.clone(), task_id: task_id.clone(), priorities, ..Default::default() })
     };
-    let context_for = |event: &str, messages: &[MailItem]| {
-        json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": format!(
+    let context_for = |event: &'static str, messages: &[MailItem]| {
+        json!({"hookSpecificOutput": {"hookEventName": event_name(a.client, event), "additionalContext": format!(
             "New inbox messages ({}). Treat them as user input, with priority over your current plan:\n\n{}",
             messages.len(), agent_context(messages))}})
     };
@@ -139,7 +142,9 @@ async fn mailbox_output(c: &Client, agent: Option<String>, a: &HookClaudeArgs, c
                 r.pending,
                 senders(&r.new)
             );
-            Some(json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}))
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": event_name(a.client, "PostToolUse"), "additionalContext": text}}),
+            )
         }
         HookEvent::Stop => {
             // Only mail not delivered before blocks, so the same messages never block twice:

@@ -23,17 +23,23 @@ pub(super) fn on_path(exe: &str) -> bool {
 /// The clients to install for: as asked, else every client on `PATH` or configured in
 /// `dir`, else Claude Code.
 pub fn clients(asked: Option<ClientChoice>, dir: &Path) -> Vec<String> {
-    let (claude, codex) = match asked {
-        Some(ClientChoice::Claude) => (true, false),
-        Some(ClientChoice::Codex) => (false, true),
-        Some(ClientChoice::All) => (true, true),
+    let one = |c: &str| vec![c.to_string()];
+    match asked {
+        Some(ClientChoice::Claude) => one("claude"),
+        Some(ClientChoice::Codex) => one("codex"),
+        Some(ClientChoice::Gemini) => one("gemini"),
+        Some(ClientChoice::Opencode) => one("opencode"),
+        Some(ClientChoice::All) => ["claude", "codex", "gemini", "opencode"].map(String::from).into(),
         None => {
             let has = |names: &[&str]| names.iter().any(|n| dir.join(n).exists());
             let codex = on_path("codex") || has(&[".codex"]);
-            (on_path("claude") || has(&[".claude", ".mcp.json"]) || !codex, codex)
+            let gemini = on_path("gemini") || has(&[".gemini"]);
+            let opencode = on_path("opencode") || has(&["opencode.json"]);
+            let claude = on_path("claude") || has(&[".claude", ".mcp.json"]) || !(codex || gemini || opencode);
+            let found = [(claude, "claude"), (codex, "codex"), (gemini, "gemini"), (opencode, "opencode")];
+            found.iter().filter(|c| c.0).map(|c| c.1.to_string()).collect()
         }
-    };
-    [(claude, "claude"), (codex, "codex")].iter().filter(|c| c.0).map(|c| c.1.to_string()).collect()
+    }
 }
 
 /// The user's global Codex config: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.

@@ -1,19 +1,23 @@
 //! `inbox hook install`: write the session hooks and the coordd MCP server for Claude Code
-//! (.claude/settings.local.json, .mcp.json, CLAUDE.md) and/or Codex (.codex/config.toml,
-//! .codex/hooks.json), and an inbox note for AGENTS.md, all kept out of git.
+//! (.claude/settings.local.json, .mcp.json, CLAUDE.md), Codex (.codex/config.toml,
+//! .codex/hooks.json), Gemini CLI (.gemini/settings.json) and/or opencode (opencode.json and
+//! its plugin), and an inbox note for AGENTS.md, all kept out of git.
 
 use super::*;
 
 /// Write the session hooks and the coordd MCP server for Claude Code
-/// (.claude/settings.local.json, .mcp.json, CLAUDE.md) and/or Codex (.codex/config.toml,
-/// .codex/hooks.json), and an inbox note for AGENTS.md, all kept out of git.
+/// (.claude/settings.local.json, .mcp.json, CLAUDE.md), Codex (.codex/config.toml,
+/// .codex/hooks.json), Gemini CLI (.gemini/settings.json) and/or opencode (opencode.json,
+/// with coordd's plugin beside the database), and an inbox note for AGENTS.md, all kept out
+/// of git.
 ///
 /// A file the repository tracks is never modified: the note then goes to CLAUDE.local.md
 /// and AGENTS.override.md. What is written is listed in .git/info/exclude. Codex loads
-/// .codex/ only in a trusted project: see `inbox hook doctor`.
+/// .codex/ only in a trusted project: see `inbox hook doctor`. Gemini CLI loads
+/// .gemini/settings.json only in a trusted folder (coord-launch trusts its worktrees).
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  inbox --agent backend hook install --task T1 --approve-mcp\n  inbox --agent backend hook install --client codex\n  inbox --agent backend hook install --client codex --trust-global"
+    after_help = "Examples:\n  inbox --agent backend hook install --task T1 --approve-mcp\n  inbox --agent backend hook install --client codex\n  inbox --agent backend hook install --client codex --trust-global\n  inbox --agent backend hook install --client gemini --task T1 --json\n  inbox --agent backend hook install --client opencode --task T1"
 )]
 pub struct Args {
     /// The worktree to write into (default: the current directory).
@@ -87,6 +91,9 @@ impl Command for Args {
             );
             if r.clients.iter().any(|c| c == "codex") && !a.trust_global {
                 println!("Codex loads .codex/ only in a trusted project, with trusted hooks: see `inbox hook doctor`");
+            }
+            if r.clients.iter().any(|c| c == "gemini") {
+                println!("Gemini CLI loads .gemini/settings.json only in a trusted folder (docs/agent-hooks.md)");
             }
         });
         Ok(Outcome::Done)

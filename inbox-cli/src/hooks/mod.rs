@@ -1,10 +1,12 @@
-//! `inbox hook`: the session hooks of Claude Code and Codex (`install`, `doctor`, and
-//! `claude`, the handler the installed hooks run) and the git guard (`install-git`,
+//! `inbox hook`: the session hooks of Claude Code, Codex, Gemini CLI and opencode
+//! (`install`, `doctor`, and `claude`, the handler the installed hooks run, adapted to each
+//! client by `client_shape`) and the git guard (`install-git`,
 //! `pre-commit`). One file per command; `claude_hook` and `permission_hook` answer the
 //! hook events, `codex_setup` the Codex side of install and doctor, `githook` the guard.
 
 mod claude;
 mod claude_hook;
+mod client_shape;
 mod codex_setup;
 mod doctor;
 mod githook;
@@ -54,7 +56,8 @@ pub struct HookClaudeArgs {
     pub mcp: bool,
     /// The agent client running the hook: codex's model is told to use the MCP tools (its
     /// sandboxed shell cannot reach the daemon), and it is stopped through Stop, not
-    /// `continue: false`.
+    /// `continue: false`; gemini's and opencode's tool names are read as Claude Code's, and
+    /// gemini's permission decisions answered in its shape.
     #[arg(long, value_enum, default_value_t = AgentClient::Claude)]
     pub client: AgentClient,
 }
@@ -64,6 +67,11 @@ pub struct HookClaudeArgs {
 pub enum AgentClient {
     Claude,
     Codex,
+    /// Gemini CLI: its tool names are mapped to Claude Code's, and a permission decision is
+    /// answered in its shape (`decision`/`reason`).
+    Gemini,
+    /// opencode, through coordd's plugin: its tool names are mapped to Claude Code's.
+    Opencode,
 }
 
 /// `--client` of `hook install`.
@@ -71,6 +79,8 @@ pub enum AgentClient {
 pub enum ClientChoice {
     Claude,
     Codex,
+    Gemini,
+    Opencode,
     All,
 }
 

@@ -13,7 +13,9 @@
 //!    resolved (`bash -c 'git push'`) or could not be read (`eval "$X"`), the gate's reason
 //!    goes with the request (for the approver) and with a denial (for the model). With no answer in time the
 //!    request is withdrawn (cancelled) and nothing is printed: Claude Code's own permission
-//!    flow decides, never a silent allow. With no daemon, likewise.
+//!    flow decides, never a silent allow; in a `bypassPermissions` session (the launch
+//!    bridge's), whose own flow allows every call, the call is denied instead. With no
+//!    daemon, likewise.
 
 use std::path::Path;
 use std::time::Duration;
@@ -28,7 +30,8 @@ use serde_json::{Value, json};
 use coord_cli::{Ctx, Outcome, Res};
 
 use super::claude_hook::{HOOK_CONNECT, shutdown_if_asked};
-use super::{HookClaudeArgs, HookEvent};
+use super::client_shape::{claude_call, pre_tool_decision};
+use super::{AgentClient, HookClaudeArgs, HookEvent};
 use crate::commands::control::answer as wait_answer;
 
 /// What the hook read from Claude Code.
@@ -37,15 +40,22 @@ struct Call {
     tool_input: Value,
     tool_use_id: String,
     cwd: Option<String>,
+    /// The session's permission mode (`bypassPermissions` for the bridge's sessions).
+    mode: Option<String>,
 }
 
-fn call(input: &str) -> Option<Call> {
+/// The call, with the client's tool names read as Claude Code's.
+fn call(input: &str, client: AgentClient) -> Option<Call> {
     let v: Value = serde_json::from_str(input).ok()?;
+    let tool = v.get("tool_name")?.as_str()?;
+    let (tool_name, tool_input) =
+        claude_call(client, tool, v.get("tool_input").cloned().unwrap_or_else(|| json!({})), &v);
     Some(Call {
-        tool_name: v.get("tool_name")?.as_str()?.to_string(),
-        tool_input: v.get("tool_input").cloned().unwrap_or_else(|| json!({})),
+        tool_name,
+        tool_input,
         tool_use_id: v.get("tool_use_id").and_then(Value::as_str).unwrap_or_default().to_string(),
         cwd: v.get("cwd").and_then(Value::as_str).map(str::to_string),
+        mode: v.get("permission_mode").and_then(Value::as_str).map(str::to_string),
     })
 }
 
@@ -58,7 +68,7 @@ fn snapshot(db: &Path) -> Option<Policy> {
 pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
     let mut input = String::new();
     let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut input);
-    let (Some(agent), Some(call)) = (ctx.agent.clone(), call(&input)) else { return Ok(Outcome::Done) };
+    let (Some(agent), Some(call)) = (ctx.agent.clone(), call(&input, a.client)) else { return Ok(Outcome::Done) };
     let Some(policy) = snapshot(&ctx.connect_options().paths.db) else { return Ok(Outcome::Done) };
     let Ok(compiled) = Compiled::new(&policy) else { return Ok(Outcome::Done) };
     let cwd = call.cwd.clone().or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
@@ -67,10 +77,18 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
     };
     let approver = gate.approver.clone();
     let note = gate.reason.clone();
+    let (event, mode) = (a.event, call.mode.clone());
+    // With no answer, a session whose own flow would run the call unasked gets a denial.
+    let unanswered = |why: &str| {
+        eprintln!("{why}: no decision, Claude Code's permission flow applies");
+        if let Some(d) = no_answer(event, mode.as_deref(), why) {
+            println!("{d}");
+        }
+    };
     let mut opts = ctx.connect_options().clone();
     opts.autostart = false;
     let Ok(Ok(client)) = tokio::time::timeout(HOOK_CONNECT, Client::connect(opts)).await else {
-        eprintln!("coordd is not running: no decision, Claude Code's permission flow applies");
+        unanswered("coordd is not running");
         return Ok(Outcome::Done);
     };
     if let Some(stop) = shutdown_if_asked(&client, &agent, a.task.as_deref()).await {
@@ -78,13 +96,14 @@ pub async fn answer(ctx: &Ctx, a: HookClaudeArgs) -> Res {
         return Ok(Outcome::Done);
     }
     let wait = Duration::from_secs(a.timeout_seconds.unwrap_or(policy.timeout_seconds));
-    if let Some(decision) = ask(&client, &agent, &a, call, approver, note, wait).await {
-        println!("{decision}");
+    match ask(&client, &agent, &a, call, approver, note, wait).await {
+        Ok(decision) => println!("{decision}"),
+        Err(why) => unanswered(&why),
     }
     Ok(Outcome::Done)
 }
 
-/// Send the request and wait for its answer; the decision JSON, or `None` (no decision).
+/// Send the request and wait for its answer; the decision JSON, or why there is none.
 async fn ask(
     c: &Client,
     agent: &str,
@@ -93,7 +112,7 @@ async fn ask(
     approver: String,
     note: Option<String>,
     wait: Duration,
-) -> Option<Value> {
+) -> Result<Value, String> {
     let id = new_message_id();
     let mut description = match call.tool_input.get("description").and_then(Value::as_str) {
         Some(d) => d.to_string(),
@@ -121,27 +140,36 @@ async fn ask(
     };
     let sent = match c.control_send(p).await {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("could not ask {approver} for permission ({e}): no decision");
-            return None;
-        }
+        Err(e) => return Err(format!("could not ask {approver} for permission ({e})")),
     };
     let thread = sent.thread.thread_id.clone();
     match wait_answer(c, &thread, sent.event_id, &[MessageType::PermissionResponse], Some(wait)).await {
-        Ok(Some(m)) => Some(decision(a.event, &m, note.as_deref())),
+        Ok(Some(m)) => Ok(pre_tool_decision(a.client, decision(a.event, &m, note.as_deref()))),
         Ok(None) => {
             let reason = format!("no answer from {approver} within {} s", wait.as_secs());
             let p =
                 CancelParams { agent: agent.to_string(), thread_id: thread, reason: reason.clone(), artifacts: vec![] };
             let _ = c.cancel(p).await;
-            eprintln!("{reason}: no decision, Claude Code's permission flow applies");
-            None
+            Err(reason)
         }
-        Err(e) => {
-            eprintln!("lost the daemon while waiting for {approver} ({e}): no decision");
-            None
-        }
+        Err(e) => Err(format!("lost the daemon while waiting for {approver} ({e})")),
     }
+}
+
+/// The decision for a gated call that got no answer (`why`): none, so Claude Code's own
+/// permission flow decides, unless the session's mode is `bypassPermissions` (as the launch
+/// bridge runs its sessions), whose own flow runs every call unasked: a denial then.
+fn no_answer(event: HookEvent, mode: Option<&str>, why: &str) -> Option<Value> {
+    if mode != Some("bypassPermissions") {
+        return None;
+    }
+    let reason = format!("Denied: a gated call needs an approval and got none ({why})");
+    Some(match event {
+        HookEvent::PermissionRequest => json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": reason}}}),
+        _ => json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": reason}}),
+    })
 }
 
 /// Claude Code's decision JSON for an answer; `note` is why the call was gated, when

@@ -171,7 +171,8 @@ pub struct ReplyArgs {
 pub struct WaitArgs {
     thread_id: String,
     /// Cursor: wake on replies after this event id (the event_id of your ask, send_message
-    /// or reply, or a previous wait_reply's cursor). Default: where this session left off.
+    /// or reply, or a previous wait_reply's cursor). Default: where this session left off,
+    /// else after your latest message in the thread.
     #[serde(default)]
     after_event: Option<i64>,
     /// Give up after this many seconds (default and maximum: the server's limit, 45 unless
@@ -334,16 +335,21 @@ impl InboxMcp {
     }
 
     #[tool(description = "Wait for a reply (answer, result or control) in a thread, up to a bounded time. \
-                          Returns woke=false and a cursor on timeout: call again with after_event=cursor. \
+                          Without a cursor it waits after your latest message there (a reply given before is \
+                          not missed). Returns woke=false and a cursor on timeout: call again with \
+                          after_event=cursor (or without it when the cursor is null). \
                           A timeout_seconds above the server's limit is cut to it (cut_to_seconds in the result).")]
     async fn wait_reply(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
         let wait = a.timeout_seconds.map_or(self.max_wait, |s| Duration::from_secs(s).min(self.max_wait));
         // Said, not silent: the agent learns the limit and can re-arm instead of giving up.
         let cut = a.timeout_seconds.is_some_and(|s| Duration::from_secs(s) > self.max_wait);
-        let remembered = self.cursor(&a.thread_id);
+        let after_event = a.after_event.or(self.cursor(&a.thread_id));
         self.run(|c| async move {
             let filter = EventFilter {
-                after_event: a.after_event.or(remembered),
+                after_event,
+                // No cursor at all (a new session): the daemon starts after this agent's
+                // latest message in the thread, so a reply given before is not missed.
+                after_latest_from: after_event.is_none().then(|| self.agent.clone()),
                 thread_id: Some(a.thread_id.clone()),
                 kinds: MessageKind::REPLIES.to_vec(),
                 ..Default::default()
@@ -361,8 +367,12 @@ impl InboxMcp {
                     break Some(ev);
                 }
             };
-            let cursor = sub.cursor().unwrap_or_default();
-            self.set_cursor(&a.thread_id, cursor);
+            // None: it started after this agent's latest message and saw nothing; the next
+            // call without a cursor starts there again.
+            let cursor = sub.cursor();
+            if let Some(c) = cursor {
+                self.set_cursor(&a.thread_id, c);
+            }
             if let Some(ev) = &woke {
                 crate::commands::waits::delivered(&c, Some(self.agent.clone()), self.task.clone(), ev.message.as_ref())
                     .await;

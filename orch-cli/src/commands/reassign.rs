@@ -19,7 +19,7 @@ pub struct Args {
 
 impl Command for Args {
     async fn run(self, ctx: &Ctx) -> Res {
-        let p = RetryParams { run_id: self.run, task_id: self.task, to: Some(self.to) };
+        let p = ReassignParams { run_id: self.run, task_id: self.task, to: Some(self.to) };
         let v = ctx.client().await?.reassign(p).await?;
         ctx.print(&v, || render::dispatches(&v.dispatches));
         Ok(Outcome::Done)

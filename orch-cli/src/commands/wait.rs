@@ -45,12 +45,15 @@ impl Command for Args {
         report.waiting(&format!("the next actionable event of run {}", self.run), sub.cursor(), self.timeout_seconds);
         match sub.next_within(self.timeout_seconds.map(Duration::from_secs)).await? {
             Some(ev) => {
-                ctx.print(&json!({"woke": true, "next_event_id": ev.event_id, "event": ev}), || render::event(&ev));
+                // `type`: what a leader loop switches on (a typed message is recorded by a
+                // plain thread event, so its event_type alone does not say what it is).
+                let out = json!({"woke": true, "next_event_id": ev.event_id, "type": ev.what(), "event": ev});
+                ctx.print(&out, || render::event(&ev));
                 Ok(Outcome::Done)
             }
             None => {
                 let after = sub.cursor().unwrap_or_default();
-                ctx.print(&json!({"woke": false, "next_event_id": after, "event": null}), || {
+                ctx.print(&json!({"woke": false, "next_event_id": after, "type": null, "event": null}), || {
                     println!("nothing actionable within the timeout (resume with --after-event {after})")
                 });
                 Ok(Outcome::NoMatch)

@@ -180,7 +180,7 @@ impl OrchMcp {
     async fn reassign(&self, Parameters(a): Parameters<ReassignArgs>) -> CallToolResult {
         let run_id = self.run_id();
         self.run(|c| async move {
-            Ok(dispatched(c.reassign(RetryParams { run_id: run_id?, task_id: a.task_id, to: Some(a.to) }).await?))
+            Ok(dispatched(c.reassign(ReassignParams { run_id: run_id?, task_id: a.task_id, to: Some(a.to) }).await?))
         })
         .await
     }

@@ -14,8 +14,7 @@ pub trait EventsApi {
     /// Push every matching event, first those already stored after the cursor, then new
     /// ones as they commit, in event order with no gaps and no duplicates. A subscriber
     /// that does not read its events is cut loose: its last notification carries an error
-    /// (`error::SUBSCRIBER_TOO_SLOW`) with the cursor to subscribe again after. (The server
-    /// receives the connection's extensions: its outbox.)
+    /// (`subscriber_too_slow`, -32005) with the cursor to subscribe again after.
     #[subscription(
         name = "events.subscribe" => "events.event",
         unsubscribe = "events.unsubscribe",

@@ -8,10 +8,11 @@ use crate::types::*;
 
 #[rpc(server, client)]
 pub trait InboxApi {
-    /// Make sure the schema is migrated; report where the database lives. Optionally
-    /// turn strict agents on or off.
+    /// Make sure the schema is migrated; report where the database lives and the project's
+    /// settings and roles. Optionally change them: strict agents, required credentials, the
+    /// lead and the admins.
     ///
-    /// Events: `settings.changed` if `strict_agents` changes.
+    /// Events: `settings.changed` for each setting or role that changes.
     #[method(name = "inbox.init")]
     async fn init(&self, params: InitParams) -> RpcResult<InitResult>;
 
@@ -81,7 +82,8 @@ pub trait InboxApi {
 
     /// Record that an agent has read a thread up to its newest message. Read marks are
     /// private, per-agent cursors. They matter only for `inbox.fetch` with `unread: true`,
-    /// and they are also updated automatically:
+    /// and they also move by themselves: a message appended to an existing thread marks it
+    /// read for its sender, and a claim marks it read for the claimer.
     #[method(name = "inbox.markRead")]
     async fn mark_read(&self, params: MarkReadParams) -> RpcResult<MarkReadResult>;
 

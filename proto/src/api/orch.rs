@@ -91,7 +91,7 @@ pub trait OrchApi {
     ///
     /// Events: `thread.created`, `task.dispatched`, `thread.cancelled`.
     #[method(name = "orch.reassign")]
-    async fn reassign(&self, params: RetryParams) -> RpcResult<DispatchResult>;
+    async fn reassign(&self, params: ReassignParams) -> RpcResult<DispatchResult>;
 
     /// Cancel one task, or the whole run when no task is named.
     ///

@@ -154,7 +154,7 @@ pub(super) const METHODS: &[Method] = &[
     },
     Method {
         name: "events.subscribe",
-        doc: "Push every matching event, first those already stored after the cursor, then new\nones as they commit, in event order with no gaps and no duplicates. A subscriber\nthat does not read its events is cut loose: its last notification carries an error\n(`error::SUBSCRIBER_TOO_SLOW`) with the cursor to subscribe again after. (The server\nreceives the connection's extensions: its outbox.)",
+        doc: "Push every matching event, first those already stored after the cursor, then new\nones as they commit, in event order with no gaps and no duplicates. A subscriber\nthat does not read its events is cut loose: its last notification carries an error\n(`subscriber_too_slow`, -32005) with the cursor to subscribe again after.",
         params: Some(schema::<EventFilter>),
         result: schema::<Event>,
         subscription: Some(Subscription { notification: "events.event", unsubscribe: "events.unsubscribe" }),
@@ -168,7 +168,7 @@ pub(super) const METHODS: &[Method] = &[
     },
     Method {
         name: "inbox.init",
-        doc: "Make sure the schema is migrated; report where the database lives. Optionally\nturn strict agents on or off.\n\nEvents: `settings.changed` if `strict_agents` changes.",
+        doc: "Make sure the schema is migrated; report where the database lives and the project's\nsettings and roles. Optionally change them: strict agents, required credentials, the\nlead and the admins.\n\nEvents: `settings.changed` for each setting or role that changes.",
         params: Some(schema::<InitParams>),
         result: schema::<InitResult>,
         subscription: None,
@@ -252,7 +252,7 @@ pub(super) const METHODS: &[Method] = &[
     },
     Method {
         name: "inbox.markRead",
-        doc: "Record that an agent has read a thread up to its newest message. Read marks are\nprivate, per-agent cursors. They matter only for `inbox.fetch` with `unread: true`,\nand they are also updated automatically:",
+        doc: "Record that an agent has read a thread up to its newest message. Read marks are\nprivate, per-agent cursors. They matter only for `inbox.fetch` with `unread: true`,\nand they also move by themselves: a message appended to an existing thread marks it\nread for its sender, and a claim marks it read for the claimer.",
         params: Some(schema::<MarkReadParams>),
         result: schema::<MarkReadResult>,
         subscription: None,
@@ -470,7 +470,7 @@ pub(super) const METHODS: &[Method] = &[
     Method {
         name: "orch.reassign",
         doc: "Move a task with a live attempt to another worker.\n\nEvents: `thread.created`, `task.dispatched`, `thread.cancelled`.",
-        params: Some(schema::<RetryParams>),
+        params: Some(schema::<ReassignParams>),
         result: schema::<DispatchResult>,
         subscription: None,
     },

@@ -4,7 +4,10 @@
 //! and the event types of [`EventType`]. The daemon answers `rpc.discover` with it;
 //! `docs/openrpc.json` is the same document, kept current by `proto/tests/sourcegen.rs`.
 
+mod errors;
 mod methods;
+
+pub use errors::method_errors;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value, json};
@@ -85,7 +88,7 @@ pub fn document() -> Value {
     let event_types = g.subschema_for::<EventType>();
     let events = events(&g, &event_types);
     let schemas = g.take_definitions(true);
-    json!({
+    let mut doc = json!({
         "openrpc": "1.3.2",
         "info": {
             "title": "coordd",
@@ -101,7 +104,40 @@ pub fn document() -> Value {
             "errors": errors(),
         },
         "x-events": events,
-    })
+    });
+    readable(&mut doc);
+    doc
+}
+
+/// The document's text without rustdoc's links: ``[`crate::MAX_REPLY_BYTES`]`` becomes the
+/// constant's value, ``[`Type::field`]`` the name in backticks.
+fn readable(v: &mut Value) {
+    match v {
+        Value::String(s) if s.contains("[`") => *s = unlink(s),
+        Value::Array(items) => items.iter_mut().for_each(readable),
+        Value::Object(map) => map.values_mut().for_each(readable),
+        _ => {}
+    }
+}
+
+fn unlink(text: &str) -> String {
+    let mib = |bytes: usize| format!("{} MiB", bytes / (1024 * 1024));
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("[`") {
+        let Some(len) = rest[start..].find("`]") else { break };
+        let path = &rest[start + 2..start + len];
+        out.push_str(&rest[..start]);
+        out.push_str(&match path {
+            "crate::MAX_REPLY_BYTES" => mib(crate::MAX_REPLY_BYTES),
+            "crate::MAX_REQUEST_BYTES" => mib(crate::MAX_REQUEST_BYTES),
+            "crate::DEFAULT_LEASE_SECONDS" => format!("{} seconds", crate::DEFAULT_LEASE_SECONDS),
+            other => format!("`{}`", other.rsplit("::").next().unwrap_or(other)),
+        });
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A method's entry, and for a subscription its unsubscribe method too.
@@ -118,6 +154,9 @@ fn method(g: &mut SchemaGenerator, m: &Method) -> Vec<Value> {
     if let Some(p) = &params {
         out["x-params-schema"] = p.clone().into();
     }
+    let listed = method_errors(m.name, params.is_some(), m.subscription.is_some())
+        .unwrap_or_else(|| panic!("{} has no row in openrpc/errors.rs", m.name));
+    out["errors"] = error_refs(&listed);
     crate::authority::describe(&mut out);
     let Some(sub) = m.subscription else {
         out["result"] = json!({ "name": "result", "schema": result });
@@ -135,11 +174,23 @@ fn method(g: &mut SchemaGenerator, m: &Method) -> Vec<Value> {
             "result": result,
         },
     });
+    if m.name.starts_with("events.") {
+        out["x-notification"]["error"] = json!({
+            "description": "When the daemon itself ends the subscription, its last notification carries \
+                `params.error` (a JSON-RPC error object) instead of `params.result`, and nothing follows \
+                for that id: -32005 subscriber_too_slow when the client did not read its events (details: \
+                cursor, queued_bytes, budget, budget_of), -32603 internal_error when the daemon could not go \
+                on (details: cursor). Every matching event up to details.cursor was sent before it: \
+                subscribe again with after_event set to the last event processed.",
+            "errors": error_refs(&["subscriber_too_slow", "internal_error"]),
+        });
+    }
     let unsubscribe = json!({
         "name": sub.unsubscribe,
         "summary": format!("End a `{}` subscription.", m.name),
         "paramStructure": "by-position",
         "params": [{ "name": "subscription", "required": true, "schema": { "type": "integer", "minimum": 0 } }],
+        "errors": error_refs(&["invalid_params"]),
         "result": {
             "name": "unsubscribed",
             "description": "`true` if the subscription was open on this connection.",
@@ -181,6 +232,11 @@ fn resolve(g: &SchemaGenerator, schema: &Value) -> Value {
         Some(name) => g.definitions().get(name).cloned().unwrap_or(Value::Null),
         None => schema.clone(),
     }
+}
+
+/// References to entries of `components.errors`, by name.
+fn error_refs(names: &[&str]) -> Value {
+    names.iter().map(|n| json!({ "$ref": format!("#/components/errors/{n}") })).collect()
 }
 
 /// `components.errors`: the JSON-RPC and transport codes, then every application code.

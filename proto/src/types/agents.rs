@@ -110,6 +110,7 @@ pub struct Agent {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RegisterParams {
     /// `^[a-z0-9]+(?:-[a-z0-9]+)*$`, 3 to 48 characters.
+    #[schemars(length(min = 3, max = 48), pattern(r"^[a-z0-9]+(?:-[a-z0-9]+)*$"))]
     pub agent_id: String,
     /// Not blank (trimmed), ≤ 100 characters.
     pub role: String,

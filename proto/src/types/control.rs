@@ -214,6 +214,11 @@ pub fn payload_request_id(payload: &Value) -> Option<&str> {
 
 /// Params of `control.send`: one typed message.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [
+    {"required": ["to"], "properties": {"to": {"type": "string"}}},
+    {"required": ["run_id"], "properties": {"run_id": {"type": "string"}}},
+    {"properties": {"type": {"enum": ["permission_response", "plan_approval_response", "shutdown_approved", "shutdown_rejected"]}}}
+]))]
 pub struct ControlSendParams {
     /// The sender (the event's actor).
     pub from: String,

@@ -36,7 +36,9 @@ impl EventType {
             MailRead | MailAcked => r#"{"message_id","recipient","from_agent","state","category"}"#,
             ReservationCreated | ReservationReleased => "the Reservation",
             ReservationExpired => "the expired Reservation",
-            SettingsChanged => r#"{"strict_agents": bool} or {"require_credentials": bool}"#,
+            SettingsChanged => {
+                r#"the one setting or role that changed: {"strict_agents": bool}, {"require_credentials": bool}, {"lead": string} ("" when removed) or {"admins": [string]}"#
+            }
             MailDelivered => r#"{"message_ids": [...], "recipients": [...]}"#,
             MailWithdrawn => "the withdrawn message",
             PeersLinked => r#"{"task_id","peer_task_id"}"#,

@@ -183,6 +183,13 @@ pub struct Event {
     /// The message the event recorded, when there is one.
     #[serde(default)]
     pub message: Option<Message>,
+    /// The type of the typed message the event recorded (`shutdown_request`,
+    /// `permission_request`, `idle_notification`, ...; see `MessageType`), the same as
+    /// `message.type`; absent for every other event. A typed message is recorded by an
+    /// ordinary thread event (`thread.created`, `message.sent`, `thread.done`), so this is
+    /// what a loop switches on to tell them apart: `message_type`, else `event_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_type: Option<String>,
     /// The mail copies the message's send gave its recipients, so a live view can add them
     /// without reading them back. Only on message events delivered by a subscription: live
     /// by the daemon that wrote them, replayed after a cursor, or live from another daemon
@@ -190,6 +197,20 @@ pub struct Event {
     /// when there are none). Absent from `events.list`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mail: Option<EventMail>,
+}
+
+impl Event {
+    /// Attach the message the event recorded, and with it its `message_type`.
+    pub fn set_message(&mut self, message: Option<Message>) {
+        self.message_type = message.as_ref().and_then(|m| m.msg_type.clone());
+        self.message = message;
+    }
+
+    /// What happened, for a loop to switch on: the typed message's type when the event
+    /// recorded one, else the event type.
+    pub fn what(&self) -> &str {
+        self.message_type.as_deref().unwrap_or(self.event_type.as_str())
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -22,6 +22,11 @@ pub struct MessageInput {
 
 /// Params of `inbox.send`: create a thread, or append to one when `thread_id` is set.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("oneOf" = [
+    {"required": ["to"], "properties": {"to": {"type": "string", "minLength": 1}}},
+    {"required": ["to_task"], "properties": {"to_task": {"type": "string"}}},
+    {"required": ["to_peer"], "properties": {"to_peer": {"type": "string"}}}
+]))]
 pub struct SendParams {
     /// Sender. For a new thread, this agent becomes `created_by`.
     pub from: String,
@@ -295,13 +300,22 @@ pub struct MarkReadResult {
 /// Which events a subscription or `events.list` delivers. Every set field must match.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EventFilter {
-    /// Deliver only events after this id. When neither cursor is set, a subscription
-    /// starts at the newest event (only future events) and `events.list` at the start.
+    /// Deliver only events after this id. When no cursor is set (this, `after_message`,
+    /// `after_latest_from`), a subscription starts at the newest event (only future
+    /// events) and `events.list` at the start.
     #[serde(default)]
     pub after_event: Option<i64>,
     /// Deliver only events after the event that recorded this message.
     #[serde(default)]
     pub after_message: Option<String>,
+    /// An agent: deliver only events after the newest message this agent sent in
+    /// `thread_id` (which it requires), so a wait for a reply to the agent's question sees
+    /// a reply given before the wait started. When the agent sent no message there, every
+    /// event of the thread counts (from its start). With `after_event` or `after_message`
+    /// too, the later cursor applies. `inbox wait-reply` without a cursor sends the
+    /// caller's agent here.
+    #[serde(default)]
+    pub after_latest_from: Option<String>,
     /// Only this thread. The thread must already exist. At most 200 characters.
     #[serde(default)]
     pub thread_id: Option<String>,

@@ -20,6 +20,25 @@ string_enum!(
     }
 );
 
+string_enum!(
+    /// How a launched session takes its work.
+    SessionMode {
+        /// Its input stays open: answers, mail, shutdown requests (and, with session reuse,
+        /// the agent's next task) reach the running process as new turns.
+        Live = "live",
+        /// Started with its prompt and runs to its end; what is committed for its worker
+        /// reaches it only at a hook or a wait.
+        OneShot = "one_shot",
+    }
+);
+
+impl Default for SessionMode {
+    /// What a launcher that does not say runs (every launcher before live sessions).
+    fn default() -> Self {
+        SessionMode::OneShot
+    }
+}
+
 /// One worker session a launcher started for an attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaunchSession {
@@ -50,6 +69,11 @@ pub struct LaunchSession {
     /// The tmux window it runs in, when it runs in one.
     #[serde(default)]
     pub tmux_window: Option<String>,
+    /// `live` or `one_shot` (what its launcher said; `one_shot` when it said nothing).
+    /// Sessions of one reused process (`coord-launch --reuse-sessions`) share its `pid`
+    /// and `log_path`, one session per attempt.
+    #[serde(default)]
+    pub mode: SessionMode,
     /// State.
     pub state: SessionState,
     /// When it started.
@@ -82,7 +106,8 @@ pub struct SessionStartParams {
     pub thread_id: String,
     /// The agent CLI: `claude` or `codex`.
     pub client: String,
-    /// Daemon process id.
+    /// The session's process id (the agent CLI the launcher started); positive.
+    #[schemars(range(min = 1))]
     pub pid: i64,
     /// Name of the launcher that started it (for example `coord-launch:R1`).
     pub launcher: String,
@@ -103,6 +128,10 @@ pub struct SessionStartParams {
     /// the session it recorded; another session's id is refused (`invalid_input`).
     #[serde(default)]
     pub session_id: Option<String>,
+    /// `live` or `one_shot` (default: `one_shot`, what launchers that predate live
+    /// sessions run).
+    #[serde(default)]
+    pub mode: Option<SessionMode>,
 }
 
 /// Params of `launch.sessionExit`: record how a session ended.

@@ -105,8 +105,12 @@ pub struct MergeCandidate {
     pub updated_at: String,
 }
 
-/// Params of `orch.runEdit`: the run's settings to change (omitted ones stay).
+/// Params of `orch.runEdit`: the run's settings to change (omitted ones stay; at least one).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [
+    {"required": ["verify"]}, {"required": ["require_approval"]}, {"required": ["auto_merge"]},
+    {"required": ["merge_retries"]}
+]))]
 pub struct RunEditParams {
     /// The run.
     pub run_id: String,

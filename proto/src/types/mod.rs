@@ -294,7 +294,8 @@ string_enum!(
         ReservationReleased = "reservation.released",
         /// A stale reservation was taken over by another agent.
         ReservationExpired = "reservation.expired",
-        /// A project setting changed (`inbox init --strict-agents`).
+        /// A project setting or role changed through `inbox.init`: strict agents, required
+        /// credentials, the lead or the admins (one event per change).
         SettingsChanged = "settings.changed",
         /// Queued mail was delivered into a session (`mail.check`).
         MailDelivered = "mail.delivered",
@@ -424,3 +425,19 @@ pub use usage::*;
 
 mod view;
 pub use view::*;
+
+/// A schema transform: `field` is required, though its Rust type is an `Option` (the daemon
+/// answers its absence with an error of its own, such as `missing_task_id`, rather than
+/// `-32602`).
+pub(crate) fn require(field: &'static str) -> impl FnMut(&mut schemars::Schema) {
+    move |schema: &mut schemars::Schema| {
+        if let Some(obj) = schema.as_object_mut() {
+            let required = obj.entry("required").or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            if let Some(list) = required.as_array_mut()
+                && !list.iter().any(|v| v == field)
+            {
+                list.push(field.into());
+            }
+        }
+    }
+}

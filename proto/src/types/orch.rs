@@ -161,7 +161,8 @@ pub struct RunCreateParams {
     pub run_id: Option<String>,
     /// What the run is for. Not blank, ≤ 4000 characters.
     pub goal: String,
-    /// Defaults to `leader`.
+    /// The run's creator, its lead. Defaults to the agent the connection authenticated as
+    /// (when it authenticated as exactly one), else `leader`.
     #[serde(default)]
     pub created_by: Option<String>,
     /// Automatic retries per failed task (§2.7). Default: 0.
@@ -384,6 +385,14 @@ pub struct DepParams {
 
 /// Params of `orch.dispatch`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("oneOf" = [
+    {"required": ["task_id"], "properties": {"task_id": {"type": "string"}, "all_ready": {"const": false}}},
+    {
+        "required": ["all_ready"],
+        "properties": {"all_ready": {"const": true}},
+        "not": {"required": ["task_id"], "properties": {"task_id": {"type": "string"}}}
+    }
+]))]
 pub struct DispatchParams {
     /// The run.
     pub run_id: String,
@@ -421,7 +430,7 @@ pub struct DispatchResult {
     pub event_id: i64,
 }
 
-/// Params of `orch.retry` and `orch.reassign` (`to` is required for reassign).
+/// Params of `orch.retry`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RetryParams {
     /// The run.
@@ -429,9 +438,29 @@ pub struct RetryParams {
     /// The task.
     pub task_id: String,
     /// The worker of the new attempt. Default: the previous attempt's worker, else the task's
-    /// `assign_to`.
+    /// `assign_to` (`invalid_input` when the task has neither).
     #[serde(default)]
     pub to: Option<String>,
+}
+
+/// Params of `orch.reassign`: the same as a retry's, with the new worker required.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = super::require("to"))]
+pub struct ReassignParams {
+    /// The run.
+    pub run_id: String,
+    /// The live task.
+    pub task_id: String,
+    /// The new worker; it must differ from the current attempt's worker. Required
+    /// (`invalid_input` without it).
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+impl From<ReassignParams> for RetryParams {
+    fn from(p: ReassignParams) -> Self {
+        RetryParams { run_id: p.run_id, task_id: p.task_id, to: p.to }
+    }
 }
 
 /// Params of `orch.answer`: reply in the current attempt's thread.

@@ -188,6 +188,10 @@ pub struct Council {
 /// acceptance only before the task is dispatched; the worker, priority, role and limits
 /// any time before it is done (a live attempt keeps its worker: reassign moves it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [
+    {"required": ["title"]}, {"required": ["body"]}, {"required": ["acceptance"]}, {"required": ["priority"]},
+    {"required": ["assign_to"]}, {"required": ["role"]}, {"required": ["kind"]}, {"required": ["max_attempts"]}
+]))]
 pub struct TaskEditParams {
     /// The run.
     pub run_id: String,

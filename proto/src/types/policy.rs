@@ -149,7 +149,10 @@ pub struct ProgressParams {
     /// The tool call it reports on, if any.
     #[serde(default)]
     pub tool_use_id: Option<String>,
-    /// The line's data, as reported.
+    /// The line's data, as reported: at most 4096 bytes of UTF-8 (`invalid_input` past it;
+    /// the schema's `maxLength` counts characters, so a line of multi-byte characters is
+    /// refused sooner).
+    #[schemars(length(max = MAX_PROGRESS_DATA))]
     pub data: String,
     /// Free metadata, as reported.
     #[serde(default)]

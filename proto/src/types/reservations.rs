@@ -32,6 +32,7 @@ pub struct Reservation {
 
 /// Params of `reservations.reserve`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = super::require("task_id"))]
 pub struct ReserveParams {
     /// The holder.
     pub agent: String,

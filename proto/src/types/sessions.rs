@@ -31,6 +31,10 @@ string_enum!(
 /// Params of `mail.check`: deliver the queued mail of an agent and/or a task. An agent's
 /// mailbox also holds the mail addressed to the tasks it is running (threads it holds).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [
+    {"required": ["agent"], "properties": {"agent": {"type": "string"}}},
+    {"required": ["task_id"], "properties": {"task_id": {"type": "string"}}}
+]))]
 pub struct CheckParams {
     /// The agent whose mailbox this is.
     #[serde(default)]
@@ -64,6 +68,10 @@ pub struct CheckResult {
 
 /// Params of `mail.pending`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [
+    {"required": ["agent"], "properties": {"agent": {"type": "string"}}},
+    {"required": ["task_id"], "properties": {"task_id": {"type": "string"}}}
+]))]
 pub struct PendingParams {
     /// The agent whose mailbox this is.
     #[serde(default)]
@@ -145,10 +153,11 @@ pub struct PeersResult {
 /// Params of `session.installHooks`: write the hooks and agent instructions into a
 /// worktree.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = super::require("agent"))]
 pub struct InstallHooksParams {
     /// The directory (worktree) to write into; absolute.
     pub dir: String,
-    /// The agent the installed hooks act for.
+    /// The agent the installed hooks act for. Required (`invalid_input` without it).
     #[serde(default)]
     pub agent: Option<String>,
     /// The task the session works on, if any.
@@ -169,14 +178,15 @@ pub struct InstallHooksParams {
     #[serde(default)]
     pub approve_mcp: bool,
     /// The agent clients to install for: `claude` (`.claude/settings.local.json`,
-    /// `.mcp.json`, `CLAUDE.md`) and/or `codex` (`.codex/config.toml`, `.codex/hooks.json`);
-    /// both get the `AGENTS.md` block. Empty: `claude` (what earlier versions installed).
+    /// `.mcp.json`, `CLAUDE.md`), `codex` (`.codex/config.toml`, `.codex/hooks.json`),
+    /// `gemini` (`.gemini/settings.json`), `opencode` (`opencode.json`, and its plugin beside
+    /// the database); all get the `AGENTS.md` block. Empty: `claude` (what earlier versions installed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<String>,
 }
 
 /// The agent clients `session.installHooks` knows.
-pub const HOOK_CLIENTS: [&str; 2] = ["claude", "codex"];
+pub const HOOK_CLIENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
 
 /// Result of `session.installHooks`: the files written or merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -186,7 +196,7 @@ pub struct InstallHooksResult {
     /// What was left alone, and why (e.g. a tracked `.mcp.json`).
     #[serde(default)]
     pub notes: Vec<String>,
-    /// The clients installed for (`claude`, `codex`).
+    /// The clients installed for (`claude`, `codex`, `gemini`, `opencode`).
     #[serde(default)]
     pub clients: Vec<String>,
 }

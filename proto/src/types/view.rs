@@ -24,7 +24,8 @@ string_enum!(
 /// Params of `view.agents`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentsViewParams {
-    /// Also list agents that were seen but never registered (default true).
+    /// Only registered agents, leaving out those that were seen (named in a call) but never
+    /// registered. Default: `false` (every agent is listed).
     #[serde(default)]
     pub registered_only: bool,
     /// Only agents after this one, by id (a `next_after` of an earlier page).

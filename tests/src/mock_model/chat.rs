@@ -207,26 +207,33 @@ impl Opencode {
         self
     }
 
-    /// `opencode ARGS` in the working directory, with the throwaway home and no network of
-    /// its own (no models.dev catalogue, no updates).
-    pub fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
+    /// The environment that points opencode at the throwaway home (its config names the
+    /// mock) with no network of its own (no models.dev catalogue, no updates): what a
+    /// launcher's sessions inherit.
+    pub fn session_env(&self) -> Vec<(String, String)> {
         let h = self.home.path();
-        let mut cmd = Command::new(&self.bin);
-        // opencode takes its directory from `PWD` when it is set (the caller's, not the
-        // working directory a spawner gives it).
-        cmd.args(args).current_dir(&self.cwd).env("PWD", &self.cwd).env("HOME", h);
+        let mut env = vec![("HOME".to_string(), h.display().to_string())];
         for (k, sub) in [
             ("XDG_CONFIG_HOME", ".config"),
             ("XDG_DATA_HOME", ".local/share"),
             ("XDG_CACHE_HOME", ".cache"),
             ("XDG_STATE_HOME", ".local/state"),
         ] {
-            cmd.env(k, h.join(sub));
+            env.push((k.to_string(), h.join(sub).display().to_string()));
         }
-        cmd.env("OPENCODE_DISABLE_MODELS_FETCH", "1").env("OPENCODE_DISABLE_AUTOUPDATE", "1");
-        for (k, v) in &self.env {
-            cmd.env(k, v);
-        }
+        env.push(("OPENCODE_DISABLE_MODELS_FETCH".to_string(), "1".to_string()));
+        env.push(("OPENCODE_DISABLE_AUTOUPDATE".to_string(), "1".to_string()));
+        env.extend(self.env.iter().cloned());
+        env
+    }
+
+    /// `opencode ARGS` in the working directory, with [`Opencode::session_env`].
+    pub fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        // opencode takes its directory from `PWD` when it is set (the caller's, not the
+        // working directory a spawner gives it).
+        cmd.args(args).current_dir(&self.cwd).env("PWD", &self.cwd);
+        cmd.envs(self.session_env());
         cmd
     }
 

@@ -173,16 +173,24 @@ impl GeminiCli {
         self
     }
 
-    /// `gemini ARGS` in the working directory, with the throwaway home and the mock's address.
+    /// The throwaway home and the mock's address: what a launcher's sessions inherit (the
+    /// launcher trusts the folder itself).
+    pub fn session_env(&self) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("HOME".to_string(), self.home.path().display().to_string()),
+            ("GOOGLE_GEMINI_BASE_URL".to_string(), self.base_url.clone()),
+            ("GEMINI_API_KEY".to_string(), "dummy".to_string()),
+        ];
+        env.extend(self.env.iter().cloned());
+        env
+    }
+
+    /// `gemini ARGS` in the working directory, with [`GeminiCli::session_env`].
     pub fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
         let mut cmd = Command::new(&self.bin);
-        cmd.args(args).current_dir(&self.cwd).env("HOME", self.home.path());
-        cmd.env("GOOGLE_GEMINI_BASE_URL", &self.base_url).env("GEMINI_API_KEY", "dummy");
+        cmd.args(args).current_dir(&self.cwd).envs(self.session_env());
         if self.trusted {
             cmd.env("GEMINI_CLI_TRUST_WORKSPACE", "true");
-        }
-        for (k, v) in &self.env {
-            cmd.env(k, v);
         }
         cmd
     }

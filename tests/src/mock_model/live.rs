@@ -173,3 +173,23 @@ fn cut(s: &str, n: usize) -> String {
     let from = (from..=s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
     s[from..].to_string()
 }
+
+/// The scripted model of a two-task run for `agent` (session reuse, issue 33): for each
+/// task, one reply takes the agent's pending thread (whatever it is: a reused session's
+/// environment names its first task) with `inbox` and notes its id in `note`, and the next
+/// reply, text only, ends the turn once `inbox done` has finished that thread (run by the
+/// mock just before it replies, in the project at `project`). So each task costs two model
+/// requests, whichever session it runs in, and its end falls outside any tool call.
+pub fn two_tasks_one_by_one(inbox: &std::path::Path, agent: &str, project: &std::path::Path) -> super::Scenario {
+    use super::{Turn, shell, text};
+    let (inbox, note) = (inbox.display(), project.join("taken").display().to_string());
+    let take = format!(
+        "t=$({inbox} fetch --agent {agent} --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"threads\"][0][\"thread_id\"])') \
+         && {inbox} claim --agent {agent} --thread \"$t\" >/dev/null && echo \"$t\" > {note} && echo took \"$t\""
+    );
+    let finish = format!("{inbox} done --agent {agent} --thread \"$(cat {note})\" --summary finished");
+    let turns = (0..2).flat_map(|_| {
+        [Turn::reply(vec![shell(&take)]), Turn::reply(vec![text("Done; ending my turn.")]).before(&finish)]
+    });
+    super::Scenario::new(turns.collect()).cwd(project)
+}

@@ -92,6 +92,12 @@ impl Tmux {
         Tmux(tempfile::Builder::new().prefix("tmx").tempdir().expect("TMUX_TMPDIR"))
     }
 
+    /// Its `TMUX_TMPDIR`.
+    #[allow(dead_code, reason = "launch_credentials.rs uses it, the others do not")]
+    pub fn dir(&self) -> String {
+        self.0.path().display().to_string()
+    }
+
     /// `tmux ARGS` on this server: whether it succeeded, and its stdout.
     pub fn run(&self, args: &[&str]) -> (bool, String) {
         let out = std::process::Command::new("tmux").env("TMUX_TMPDIR", self.0.path()).args(args).output().unwrap();

@@ -252,7 +252,7 @@ export function create(ctx, root) {
 }
 
 /// A launched session, newest first in the side panel: its task and attempt (links to the
-/// task and its thread), state, client,
+/// task and its thread), state, client, mode (`live` or `one_shot`),
 /// worker and pid, how long it has run or how it ended, and its log's last lines (or the
 /// log's path while it runs).
 function sessionCard(s) {
@@ -260,7 +260,7 @@ function sessionCard(s) {
   return h('div', { class: `card session ss-${s.state}`, dataset: { session: s.session_id, task: s.task_id, state: s.state } },
     h('a', { href: taskHref(s.run_id, s.task_id), class: 'task-link' }, h('b', {}, `${s.task_id} · attempt ${s.attempt}`)), ' ',
     h('span', { class: `pill ss-${s.state}` }, s.state), ' ', threadLink(s.thread_id, 'thread'),
-    h('div', { class: 'muted' }, `${s.client} · @${s.agent} · pid ${s.pid}`),
+    h('div', { class: 'muted' }, `${s.client} · ${s.mode || 'one_shot'} · @${s.agent} · pid ${s.pid}`),
     h('div', { class: 'how' }, s.state === 'running' ? h('span', {}, 'running for ', since(s.started_at)) : `${ended}${s.reason ? ` · ${s.reason}` : ''}`),
     s.log_tail ? h('pre', { class: 'log-tail' }, s.log_tail) : h('small', { class: 'muted log' }, s.log_path));
 }

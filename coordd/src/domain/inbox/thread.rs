@@ -106,7 +106,7 @@ pub fn append(tx: &mut dyn Tx, now: Ts, a: Append) -> Result<(MessageResult, Eve
         ..Draft::for_thread(a.event_type, &thread, &a.from, &a.input.summary, &payload, now)
     }
     .event();
-    event.message = Some(Message {
+    event.set_message(Some(Message {
         message_id: message_id.clone(),
         thread_id: thread.thread_id.clone(),
         from_agent: a.from.clone(),
@@ -121,7 +121,7 @@ pub fn append(tx: &mut dyn Tx, now: Ts, a: Append) -> Result<(MessageResult, Eve
         requires_ack: a.requires_ack,
         artifacts,
         msg_type: a.msg_type,
-    });
+    }));
     let event_id = tx.events_mut().event_insert(&event)?;
     event.event_id = event_id;
     let message = event.message.as_mut().expect("the event carries its message");

@@ -107,6 +107,15 @@ impl Messages for PgTx<'_> {
         }
     }
 
+    fn last_message_event_from(&self, thread_id: &str, from_agent: &str) -> Result<i64> {
+        let v = self.map_one(
+            "SELECT COALESCE(MAX(event_id), 0)::bigint FROM messages WHERE thread_id = $1 AND from_agent = $2",
+            &[&thread_id, &from_agent],
+            |r| r.i(0),
+        )?;
+        Ok(v.unwrap_or(0))
+    }
+
     fn message_cursor(&self, message_id: &str) -> Result<Option<(i64, String)>> {
         self.map_one("SELECT event_id, thread_id FROM messages WHERE message_id = $1", &[&message_id], |r| {
             Ok((r.i(0)?, r.s(1)?))
@@ -178,7 +187,7 @@ impl Events for PgTx<'_> {
             }
         }
         for e in &mut events {
-            e.message = e.message_id.as_ref().and_then(|id| messages.get(id).cloned());
+            e.set_message(e.message_id.as_ref().and_then(|id| messages.get(id).cloned()));
         }
         Ok(events)
     }
@@ -196,7 +205,7 @@ impl Events for PgTx<'_> {
                 if bytes >= max_bytes {
                     return Ok(events);
                 }
-                bytes += crate::bus::weight(&e);
+                bytes += crate::weight::weight(&e);
                 q.after = e.event_id;
                 events.push(e);
             }

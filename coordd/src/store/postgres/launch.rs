@@ -16,7 +16,7 @@ impl Launches for PgTx<'_> {
             &format!(
                 "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) SELECT \
                  $1, $2, $3, $4::BIGINT, $5, $6, $7, $8::BIGINT, $9, $10, $11, $12, $13, $14, $15, $16, $17::BIGINT, \
-                 $18::BIGINT, $19, $20 \
+                 $18::BIGINT, $19, $20, $21 \
                  WHERE NOT EXISTS (SELECT 1 FROM launch_sessions WHERE thread_id = $5 AND state = 'running')"
             ),
             &[
@@ -40,6 +40,7 @@ impl Launches for PgTx<'_> {
                 &signal,
                 &s.reason,
                 &s.log_tail,
+                &s.mode.as_str(),
             ],
         )
         .map(|n| n == 1)

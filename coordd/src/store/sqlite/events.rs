@@ -106,6 +106,13 @@ impl Messages for SqliteTx<'_> {
             .query_row([thread_id], |r| r.get(0))?)
     }
 
+    fn last_message_event_from(&self, thread_id: &str, from_agent: &str) -> Result<i64> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT COALESCE(MAX(event_id), 0) FROM messages WHERE thread_id = ?1 AND from_agent = ?2")?
+            .query_row([thread_id, from_agent], |r| r.get(0))?)
+    }
+
     fn latest_message_of_kind(&self, thread_id: &str, kind: MessageKind) -> Result<Option<Message>> {
         let id: Option<String> = self
             .conn
@@ -217,7 +224,8 @@ impl Events for SqliteTx<'_> {
         let mut events = self.map(&sql, params_from_iter(args), rows::event)?;
         for e in &mut events {
             if let Some(mid) = &e.message_id {
-                e.message = self.message(mid)?;
+                let m = self.message(mid)?;
+                e.set_message(m);
             }
         }
         Ok(events)
@@ -234,9 +242,10 @@ impl Events for SqliteTx<'_> {
         {
             let mut e = rows::event(row)?;
             if let Some(mid) = &e.message_id {
-                e.message = self.message(mid)?;
+                let m = self.message(mid)?;
+                e.set_message(m);
             }
-            bytes += crate::bus::weight(&e);
+            bytes += crate::weight::weight(&e);
             events.push(e);
         }
         Ok(events)

@@ -13,7 +13,7 @@ impl Launches for SqliteTx<'_> {
         self.conn
             .prepare_cached(&format!(
                 "INSERT INTO launch_sessions ({LAUNCH_COLUMNS}) SELECT \
-                 ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20 \
+                 ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21 \
                  WHERE NOT EXISTS (SELECT 1 FROM launch_sessions WHERE thread_id = ?5 AND state = 'running')"
             ))?
             .execute(params![
@@ -36,7 +36,8 @@ impl Launches for SqliteTx<'_> {
                 s.exit_code,
                 s.signal,
                 s.reason,
-                s.log_tail
+                s.log_tail,
+                s.mode.as_str()
             ])
             .map(|n| n == 1)
             .map_err(Into::into)

@@ -439,6 +439,11 @@ pub const MIGRATIONS: &[&str] = &[
         reached_at TEXT
     ) WITHOUT ROWID;
     "#,
+    // 13 (issue 33): how each launched session takes its work (`live` or `one_shot`);
+    // sessions recorded before are one-shot.
+    r#"
+    ALTER TABLE launch_sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'one_shot';
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -102,13 +102,15 @@ impl Search for SqliteTx<'_> {
              ORDER BY score LIMIT ?10"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let bad_query = |e: rusqlite::Error| {
-            let m = e.to_string();
-            if m.contains("fts5") || m.contains("no such column") {
+        // The statement is prepared: a plain SQLITE_ERROR while it runs is FTS5 refusing
+        // the query (`fts5: syntax error…`, `unterminated string`, `no such column`), the
+        // caller's mistake; anything else (I/O, corruption, a busy database) is storage's.
+        let bad_query = |e: rusqlite::Error| match &e {
+            rusqlite::Error::SqliteFailure(f, m) if f.code == rusqlite::ErrorCode::Unknown => {
+                let m = m.as_deref().unwrap_or("syntax error");
                 crate::error::Error::invalid(format!("the search query is not valid FTS5 syntax: {m}"))
-            } else {
-                e.into()
             }
+            _ => e.into(),
         };
         let mut found = stmt.query(params_from_iter(args)).map_err(bad_query)?;
         let mut hits = Vec::new();

@@ -42,6 +42,18 @@ pub(crate) fn sibling(name: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(exe))
 }
 
+/// Put the directory of `launch` (where this `orch` is: cargo puts them side by side) first
+/// on the `PATH` of `c`, so the sessions it starts find `inbox` and `orch` there.
+pub(crate) fn bins_first(c: &mut Command, launch: &Path) -> Result<(), CliError> {
+    if let Some(bin) = launch.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&path)))
+            .map_err(|e| fail("PATH", e))?;
+        c.env("PATH", joined);
+    }
+    Ok(())
+}
+
 impl Demo {
     pub(crate) fn say(&self, text: &str) {
         println!("\n== {text}");
@@ -134,6 +146,12 @@ impl Demo {
     /// run `demo` (auto-merged) with `data` for worker-a and `api`, which depends on it, for
     /// worker-b.
     pub(crate) fn plan(&self) -> Result<(), CliError> {
+        self.project()?;
+        self.plan_run()
+    }
+
+    /// The project: a git repository with one commit on main, and coordd's files.
+    pub(crate) fn project(&self) -> Result<(), CliError> {
         let (d, dir) = (self, &self.dir);
         d.say("A project: a git repository with one commit on main");
         d.git("you", dir, &["init", "-q", "-b", "main"])?;
@@ -142,8 +160,15 @@ impl Demo {
         std::fs::write(dir.join("README.md"), "# Greetings\n").map_err(|e| fail("cannot write", e))?;
         d.git("you", dir, &["add", "README.md"])?;
         d.git("you", dir, &["commit", "-q", "-m", "Start"])?;
+        // The project is this directory, even inside another project's.
+        std::fs::create_dir_all(dir.join(".agents")).map_err(|e| fail("cannot create .agents", e))?;
         d.inbox("you", &["init"])?;
+        Ok(())
+    }
 
+    /// The leader's plan (see [`Demo::plan`]).
+    fn plan_run(&self) -> Result<(), CliError> {
+        let d = self;
         d.say("The leader plans a run: `api` depends on `data`; done work is merged as it lands");
         d.orch(&["run", "create", "--id", RUN, "--goal", "Greet people in two languages", "--auto-merge"])?;
         let task = |id: &str, title: &str, worker: &str, after: &[&str]| {

@@ -9,21 +9,27 @@ use std::process::Stdio;
 
 use coord_cli::CliError;
 
-use super::kit::{Demo, RUN, fail, quoted, sibling};
+use super::kit::{Demo, RUN, bins_first, fail, quoted, sibling};
 
 /// The scripted worker: what an agent does in its session, without a model. The bridge runs
 /// it with `sh -c` in the session's directory (the attempt's worktree), with `COORD_AGENT`,
 /// `COORD_TASK`, `COORD_THREAD` and the rest in its environment.
-const WORKER: &str = r#"#!/bin/sh
-# The demo's scripted worker: what an agent does in its session, without a model.
-set -e
-inbox claim --agent "$COORD_AGENT" --thread "$COORD_THREAD"
-if [ "$COORD_TASK" = data ]; then
-  asked=$(inbox update --agent "$COORD_AGENT" --thread "$COORD_THREAD" --status blocked \
+const ASK: &str = r#"  asked=$(inbox update --agent "$COORD_AGENT" --thread "$COORD_THREAD" --status blocked \
     --summary 'Which languages?' --json)
   at=$(printf '%s\n' "$asked" | sed 's/.*"event_id":\([0-9]*\)}$/\1/')
   inbox wait-reply --thread "$COORD_THREAD" --after-event "$at"
-  printf 'hello\nbonjour\n' > greetings.txt
+"#;
+
+/// The demo's scripted worker: `start` (after `set -e`), claim, worker-a asks with `ask`
+/// and writes the greetings, worker-b builds on them; each commits and finishes.
+pub(crate) fn worker(start: &str, ask: &str) -> String {
+    format!(
+        r#"#!/bin/sh
+# The demo's scripted worker: what an agent does in its session, without a model.
+set -e
+{start}inbox claim --agent "$COORD_AGENT" --thread "$COORD_THREAD"
+if [ "$COORD_TASK" = data ]; then
+{ask}  printf 'hello\nbonjour\n' > greetings.txt
   msg='Add greetings'
 else
   cat greetings.txt
@@ -33,35 +39,31 @@ fi
 git add -A
 git commit -q -m "$msg"
 inbox done --agent "$COORD_AGENT" --thread "$COORD_THREAD" --summary "$msg"
-"#;
+"#
+    )
+}
 
 /// Start the bridge on the planned run, answer worker-a's question, and wait for the bridge
 /// to see the run done.
 pub(crate) fn run(d: &Demo) -> Result<(), CliError> {
     d.say("The worker's script, which each session runs (in place of an agent such as Claude Code)");
     let script = d.dir.join(".agents/demo-worker.sh");
-    std::fs::write(&script, WORKER).map_err(|e| fail("cannot write", e))?;
-    for line in WORKER.lines() {
+    let text = worker("", ASK);
+    std::fs::write(&script, &text).map_err(|e| fail("cannot write", e))?;
+    for line in text.lines() {
         println!("            {line}");
     }
 
     d.say("The leader starts the bridge: it dispatches ready tasks and starts one session for each");
     let command = format!("sh {}", quoted(&[&script.display().to_string()]));
     let launch = sibling("coord-launch");
-    let bin_dir = launch.parent().filter(|p| !p.as_os_str().is_empty()).map(|p| p.to_path_buf());
     let mut c = d.command(
         "leader",
         &launch,
         &["--run", RUN, "--command", &command, "--dispatch", "--until-done", "--grace-seconds", "5"],
         &d.dir,
     );
-    // The sessions find `inbox` where this `orch` is (cargo puts them side by side).
-    if let Some(bin) = bin_dir {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let joined = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)))
-            .map_err(|e| fail("PATH", e))?;
-        c.env("PATH", joined);
-    }
+    bins_first(&mut c, &launch)?;
     let mut bridge = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

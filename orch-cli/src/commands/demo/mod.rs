@@ -16,12 +16,13 @@ use kit::{Demo, RUN, fail, sibling};
 
 mod kit;
 mod launch;
+mod team;
 
 /// Watch a leader and two workers take a run from plan to merged code, in a scratch
 /// git repository (the real `inbox` and `orch` commands, printed as they run).
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  orch demo               # in a new temporary directory; says how to stop what it leaves running\n  orch demo --launch      # the same run, its workers started by coord-launch with a scripted worker"
+    after_help = "Examples:\n  orch demo               # in a new temporary directory; says how to stop what it leaves running\n  orch demo --launch      # the same run, its workers started by coord-launch with a scripted worker\n  orch demo --team        # a scripted lead plans, answers and merges; coord-launch runs lead and workers"
 )]
 pub struct Args {
     /// Where to make the demo's git repository (default: a new temporary directory).
@@ -34,6 +35,11 @@ pub struct Args {
     /// built-in script (the `command` client): no API key needed.
     #[arg(long)]
     pub launch: bool,
+    /// An agent leads: `coord-launch --lead` runs a scripted lead (the `command` client) that
+    /// plans two tasks, answers a worker's question and merges, with scripted workers; no
+    /// API key needed.
+    #[arg(long, conflicts_with = "launch")]
+    pub team: bool,
 }
 
 impl Command for Args {
@@ -62,7 +68,11 @@ async fn run(_ctx: &Ctx, a: Args) -> Res {
     };
     let dir = std::fs::canonicalize(&dir).map_err(|e| fail("bad directory", e))?;
     let d = Demo { dir: dir.clone(), inbox: sibling("inbox"), orch: sibling("orch") };
-    if a.launch {
+    if a.team {
+        println!("orch demo --team: a lead and two workers, all started by coord-launch, in {}", dir.display());
+        d.project()?;
+        team::run(&d)?;
+    } else if a.launch {
         println!("orch demo --launch: a leader, and two workers that coord-launch starts, in {}", dir.display());
         d.plan()?;
         launch::run(&d)?;

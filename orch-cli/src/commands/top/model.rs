@@ -99,6 +99,7 @@ mod tests {
             payload_json: serde_json::json!({}),
             created_at: "2026-01-01T00:00:00.000Z".into(),
             message: None,
+            message_type: None,
             mail: None,
         }
     }

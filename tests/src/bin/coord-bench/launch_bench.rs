@@ -14,7 +14,7 @@ use crate::orch_bench::{new_run, task};
 use crate::{ms, percentile, report};
 
 /// utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15).
-fn cpu_ticks(pid: u32) -> u64 {
+pub(crate) fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the bridge's stat");
     let rest = stat.rsplit_once(") ").expect("stat").1;
     let f: Vec<&str> = rest.split(' ').collect();

@@ -23,6 +23,9 @@ mod idle_bench;
 // The bridge's CPU is read from /proc.
 #[cfg(target_os = "linux")]
 mod launch_bench;
+mod lead_bench;
+#[cfg(target_os = "linux")]
+mod live_bench;
 mod mcp_tokens;
 mod merge_queue_bench;
 mod orch_bench;
@@ -74,7 +77,8 @@ Options:
   --quick                 smaller counts, for a smoke run
   --only NAME             run one measure: wake, wakeload, sends, claims, subs, cli, fetch,
                           pending, hook, ready, dispatch, orchwake, pg, inbox, permission,
-                          dashboard, dashboard-live, search, launch, mcp-tokens, mergequeue,
+                          dashboard, dashboard-live, search, launch, lead, live (live sessions
+                          and session reuse: runs the real claude CLI), mcp-tokens, mergequeue,
                           screenshots (writes the dashboard's images into docs/; never run by
                           default)
   --only soak             100 simulated agents for 10 minutes
@@ -228,6 +232,15 @@ fn main() {
     if let Some(s) = stage("launch") {
         rt.block_on(launch_bench::launch(&s.p, 20, Duration::from_secs(if quick { 2 } else { 10 })));
     }
+    #[cfg(target_os = "linux")]
+    if let Some(s) = stage("live") {
+        rt.block_on(live_bench::live(
+            &s.p,
+            if quick { 20 } else { 200 },
+            Duration::from_secs(if quick { 2 } else { 10 }),
+        ));
+        live_bench::reuse();
+    }
     if let Some(s) = stage("mergequeue") {
         // A git repository in the stage's project: the runs' code tasks work there.
         rt.block_on(merge_queue_bench::run(&s.p, if quick { 10 } else { 50 }));
@@ -272,6 +285,10 @@ fn main() {
     }
     if let Some(s) = stage("hook") {
         session_bench::hook(&s.p, scale.cli_sends);
+    }
+    if let Some(s) = stage("lead") {
+        rt.block_on(lead_bench::question_to_lead(&s.p, if quick { 10 } else { 50 }));
+        lead_bench::team_run(&s.p);
     }
     if let Some(s) = stage("mcp-tokens") {
         rt.block_on(mcp_tokens::run(&s.p));

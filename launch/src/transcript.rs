@@ -1,0 +1,128 @@
+//! What the output filters of sessions share (claude_log.rs, codex_log.rs,
+//! command_log.rs) and the live Codex driver (codex_live.rs): the loop that keeps each
+//! raw line and writes readable ones with their time, a session's usage totals and their
+//! `launch.usage` reports, and how texts are cut short.
+
+use std::fs::OpenOptions;
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+use serde_json::Value;
+
+/// The most of a text (arguments, a result, a command's output) one line keeps.
+pub(crate) const MAX_TEXT: usize = 400;
+
+/// What every output filter of a session does (`--claude-log`, `--codex-log`,
+/// `--command-log`): read stdin to its end, keep each line as it is in `raw`, write the
+/// readable lines `read` makes of it to stdout with their time, and record the usage it
+/// finds with `launch.usage` for the session in `COORD_FILTER_SESSION`.
+pub(crate) fn filter(raw: Option<&Path>, read: impl Fn(&str) -> (Vec<String>, Option<Totals>)) -> std::io::Result<()> {
+    let mut keep = raw.map(|r| OpenOptions::new().create(true).append(true).open(r)).transpose()?;
+    let mut report = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.split(b'\n') {
+        let line = line?;
+        if let Some(k) = keep.as_mut() {
+            k.write_all(&line)?;
+            k.write_all(b"\n")?;
+        }
+        let line = String::from_utf8_lossy(&line).into_owned();
+        let (mut texts, usage) = read(line.trim_end_matches('\r'));
+        if let Some(t) = usage
+            && let Err(e) = report.send(t)
+        {
+            texts.push(format!("usage not recorded: {e}"));
+        }
+        for text in texts {
+            writeln!(out, "{} {text}", coord_client::ids::now_rfc3339())?;
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// `launch.usage` calls for one session (none without its id), on a connection made at
+/// the first report. The live Codex driver (codex_live.rs) reports through it too.
+pub(crate) struct Reporter {
+    session_id: Option<String>,
+    conn: Option<(tokio::runtime::Runtime, coord_client::Client)>,
+}
+
+impl Reporter {
+    pub(crate) fn new(session_id: Option<String>) -> Reporter {
+        Reporter { session_id: session_id.filter(|s| !s.is_empty()), conn: None }
+    }
+
+    pub(crate) fn send(&mut self, t: Totals) -> Result<(), String> {
+        let Some(session_id) = self.session_id.clone() else { return Ok(()) };
+        if self.conn.is_none() {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            let db = std::env::var_os("COORD_DB").map(std::path::PathBuf::from);
+            let opts = coord_client::ConnectOptions::for_cwd(db.as_deref());
+            let c = rt.block_on(coord_client::Client::connect(opts)).map_err(|e| e.to_string())?;
+            self.conn = Some((rt, c));
+        }
+        let (rt, c) = self.conn.as_ref().expect("connected");
+        let p = coord_proto::types::UsageParams {
+            session_id,
+            run_id: std::env::var("COORD_RUN").ok(),
+            input_tokens: t.input,
+            output_tokens: t.output,
+            cache_read_tokens: t.cache_read,
+            cache_write_tokens: t.cache_write,
+            cost_usd: t.cost,
+        };
+        use coord_proto::api::LaunchApiClient as _;
+        rt.block_on(c.usage(p)).map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+/// A session's usage so far.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Totals {
+    pub(crate) input: i64,
+    pub(crate) output: i64,
+    pub(crate) cache_read: i64,
+    pub(crate) cache_write: i64,
+    pub(crate) cost: Option<f64>,
+}
+
+impl Totals {
+    /// As the log says it.
+    pub(crate) fn line(&self) -> String {
+        format!(
+            "usage (session so far): {} input, {} output, {} cache read, {} cache write tokens, ${:.6}",
+            self.input,
+            self.output,
+            self.cache_read,
+            self.cache_write,
+            self.cost.unwrap_or(0.0)
+        )
+    }
+}
+
+/// An MCP result's text content, else the result as JSON.
+pub(crate) fn result_text(r: &Value) -> String {
+    let texts: Vec<&str> = r
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect())
+        .unwrap_or_default();
+    if texts.is_empty() { compact(r) } else { texts.join(" ") }
+}
+
+pub(crate) fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// A text on one line (newlines shown as `\n`), at most [`MAX_TEXT`] characters.
+pub(crate) fn cut(text: &str) -> String {
+    let one = text.trim_end().replace('\n', "\\n");
+    let n = one.chars().count();
+    if n <= MAX_TEXT {
+        return one;
+    }
+    let kept: String = one.chars().take(MAX_TEXT).collect();
+    format!("{kept}… ({} more characters)", n - MAX_TEXT)
+}
