@@ -278,23 +278,19 @@ impl Bridge {
                 if self.running.contains_key(&d.thread_id) || !here {
                     return Ok(());
                 }
-                let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path);
+                let work = work_of(&tv.task, d.attempt, &d.thread_id, &d.assigned_to, d.worktree_path.clone());
+                if self.adopt_returned(&ev, &d, &work).await? {
+                    return Ok(());
+                }
                 let delay = self.backoff(&d.task_id);
                 self.pending.retain(|p| p.work.task_id != d.task_id);
                 self.pending.push_back(Pending { work, not_before: Instant::now() + delay });
             }
             EventType::TaskInProgress if !self.known(&ev.thread_id) => self.resume_if_answered(&ev.task_id).await?,
-            EventType::ThreadDone | EventType::ThreadFailed => {
-                // A live session's attempt is over: it takes its agent's next task
-                // (session reuse), or its input is closed (one-shot sessions end by
-                // themselves).
-                if self.running.get(&ev.thread_id).is_some_and(|h| h.live)
-                    && !self.reuse(&ev.thread_id).await?
-                    && let Some(h) = self.running.get_mut(&ev.thread_id)
-                {
-                    h.stop(StopWhy::Finished);
-                }
-            }
+            // A live session's attempt is over: it takes its agent's next task (session
+            // reuse), or waits for its merge (parked.rs), or its input is closed; one-shot
+            // sessions end by themselves.
+            EventType::ThreadDone | EventType::ThreadFailed => self.live_thread_done(&ev).await?,
             EventType::ThreadCancelled => {
                 self.pending.retain(|p| p.work.thread_id != ev.thread_id);
                 let why = if ev.summary.contains("reassign") { StopWhy::Reassigned } else { StopWhy::Cancelled };
@@ -302,11 +298,20 @@ impl Bridge {
                     h.stop(why);
                 }
             }
-            // A task handed to a running session (session reuse) was dispatched then.
-            EventType::TaskReady if self.o.dispatch && !self.running.values().any(|h| h.task_id == ev.task_id) => {
+            // A task handed to a running session (session reuse) was dispatched then; a
+            // parked session's task that is ready again goes to a new session.
+            EventType::TaskReady
+                if self.o.dispatch && !self.running.values().any(|h| h.task_id == ev.task_id && !h.parked) =>
+            {
                 self.dispatch(Some(ev.task_id.clone())).await
             }
-            EventType::TaskMerged | EventType::TaskMergeConflict => self.say.line(&ev.summary),
+            EventType::TaskMerged | EventType::TaskMergeConflict => {
+                if ev.event_type == EventType::TaskMerged {
+                    self.end_parked(Some(&ev.task_id));
+                }
+                self.say.line(&ev.summary)
+            }
+            EventType::TaskFailed | EventType::TaskCancelled => self.end_parked(Some(&ev.task_id)),
             EventType::LaunchUsage | EventType::LaunchBudgetSet | EventType::RunBudgetReached => {
                 let was = self.budgets.over;
                 self.on_budget_event(&ev).await?;
@@ -315,6 +320,9 @@ impl Bridge {
                 }
             }
             EventType::RunDone | EventType::RunFailed | EventType::RunCancelled | EventType::RunResumed => {
+                if ev.event_type != EventType::RunResumed {
+                    self.end_parked(None);
+                }
                 self.note_run(match ev.event_type {
                     EventType::RunDone => RunStatus::Done,
                     EventType::RunFailed => RunStatus::Failed,
@@ -402,6 +410,8 @@ async fn subscribe_run(client: &Client, run_id: &str, after: i64) -> Result<Even
             EventType::TaskInProgress,
             EventType::TaskMerged,
             EventType::TaskMergeConflict,
+            EventType::TaskFailed,
+            EventType::TaskCancelled,
             EventType::ThreadCancelled,
             EventType::ThreadDone,
             EventType::ThreadFailed,

@@ -92,7 +92,7 @@ pub(crate) fn uuid(seed: u64, n: i64) -> String {
     )
 }
 
-/// The first turn: the task's prompt.
+/// An attempt's task turn: its prompt (the first turn of the attempt's session record).
 pub fn task_turn(w: &Work, prompt: String, seed: u64) -> Turn {
     Turn {
         line_type: "turn",
@@ -111,9 +111,10 @@ pub fn task_turn(w: &Work, prompt: String, seed: u64) -> Turn {
 /// such as its own messages).
 pub fn turn_of(ev: &Event, w: &Work, seed: u64) -> Option<Turn> {
     let m = ev.message.as_ref()?;
-    // The first message of a thread of one of this run's tasks is its dispatch: the task
-    // comes as its own `task` turn when this session is to work on it (session reuse), and
-    // not at all when another session is. Other `task` messages are mail.
+    // The first message of a thread of one of this run's tasks is its dispatch (of a first
+    // attempt, or of an attempt come back): the task comes as its own `task` turn when this
+    // session is to work on it (reuse.rs, parked.rs), and not at all when another session
+    // is. Other `task` messages (an `inbox send`'s new thread) are mail.
     let dispatch = m.kind == MessageKind::Task && !ev.task_id.is_empty() && ev.run_id == w.run_id;
     if m.from_agent == w.agent || dispatch {
         return None;

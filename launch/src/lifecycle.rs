@@ -119,8 +119,9 @@ impl Bridge {
             watch.live = Some(session::Live { writer, events, work: w.clone() });
         }
         let mut h = session::watch(watch, self.ends_tx.clone());
-        if live && reuse {
-            h.reuse = Some(session::Place {
+        if live {
+            // What a new attempt handed to it repeats (reuse.rs, parked.rs).
+            h.place = Some(session::Place {
                 layer,
                 client: kind,
                 cwd,

@@ -10,7 +10,8 @@
 //! naming the attempt it was handed to). So at any time one running record names the
 //! process, and `orch status` shows the chain. The process keeps the environment of its
 //! first attempt (`COORD_SESSION`, `COORD_TASK`, `COORD_THREAD`): each `task` turn names
-//! its own task and thread, which are the ones to work on.
+//! its own task and thread, which are the ones to work on. The same hand-over
+//! ([`Bridge::hand_over`]) gives a parked session its task come back (parked.rs).
 
 use coord_proto::types::*;
 
@@ -27,13 +28,35 @@ fn fits(place: &Place, w: &Work) -> bool {
 
 impl Bridge {
     /// The live session on `thread` finished its attempt: hand it its agent's next ready
-    /// attempt, if there is one it can take. False: nothing was handed (close the session).
+    /// attempt, if there is one it can take. False: nothing was handed.
     pub(crate) async fn reuse(&mut self, thread: &str) -> Result<bool, BridgeError> {
-        let Some((agent, place)) = self.running.get(thread).and_then(|h| Some((h.agent.clone(), h.reuse.clone()?)))
+        let Some(place) = self.running.get(thread).and_then(|h| h.place.clone()) else { return Ok(false) };
+        if place.layer.reuse_sessions != Some(true) {
+            return Ok(false);
+        }
+        let agent = self.running[thread].agent.clone();
+        let Some(work) = self.next_for(&agent, &place).await? else { return Ok(false) };
+        let text = client::prompt(&work, &self.o.inbox, true);
+        self.hand_over(thread, work, text, "session reuse").await
+    }
+
+    /// Hand `work` to the running live session on `thread` (which has a [`Place`]) as a
+    /// task turn saying `text`: the new attempt's session record is started, the current
+    /// one ended as handed over (`why`: by what), and the session reports for the new
+    /// attempt from then on. False: the attempt already has a session elsewhere (nothing
+    /// was handed). True also when the process ended as it was handed the task (the new
+    /// attempt's record is then lost, failing it).
+    pub(crate) async fn hand_over(
+        &mut self,
+        thread: &str,
+        work: Work,
+        text: String,
+        why: &str,
+    ) -> Result<bool, BridgeError> {
+        let Some((agent, place)) = self.running.get(thread).and_then(|h| Some((h.agent.clone(), h.place.clone()?)))
         else {
             return Ok(false);
         };
-        let Some(work) = self.next_for(&agent, &place).await? else { return Ok(false) };
         let session_id = coord_client::ids::new_id("ses");
         let p = SessionStartParams {
             run_id: work.run_id.clone(),
@@ -60,14 +83,15 @@ impl Bridge {
         let ended = SessionExitParams {
             session_id: place.session_id.clone(),
             state: Some(SessionState::Exited),
-            reason: Some(format!("handed over: the same process goes on with {label} (session reuse)")),
+            reason: Some(format!("handed over: the same process goes on with {label} ({why})")),
             ..Default::default()
         };
         self.record_end(ended).await?;
         let mut h = self.running.remove(thread).expect("looked up above");
-        let turn = feed::task_turn(&work, client::prompt(&work, &self.o.inbox, true), feed::seed_of(&session_id));
+        let turn = feed::task_turn(&work, text, feed::seed_of(&session_id));
         h.task_id = work.task_id.clone();
-        h.reuse = Some(Place { session_id: session_id.clone(), ..place.clone() });
+        h.parked = false;
+        h.place = Some(Place { session_id: session_id.clone(), ..place.clone() });
         let next = Next { session_id: session_id.clone(), label: label.clone(), work: work.clone(), turn };
         if !h.hand(next) {
             // Its process ended as it was handed the task: the new attempt has no session.

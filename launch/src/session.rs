@@ -2,8 +2,10 @@
 //! for its wall-clock limit, whichever comes first, and then tells the bridge. A live
 //! session's task also writes each event committed for its worker into the session's
 //! input as a turn (`crate::feed`), and ends the session cleanly (end of input, then the
-//! grace, then a stop) when the bridge says its attempt is finished, or takes the agent's
-//! next attempt as a new turn when the bridge hands it one (`crate::reuse`).
+//! grace, then a stop) when the bridge says its attempt is finished, or takes a new
+//! attempt as a new turn when the bridge hands it one ([`Handle::hand`]): the agent's next
+//! task (session reuse, reuse.rs), or its own task come back from the merge queue
+//! to a session that was *parked* while it waited there (parked.rs).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -81,14 +83,18 @@ pub struct Handle {
     pub task_id: String,
     /// A live session (its attempt's end closes its input: [`StopWhy::Finished`]).
     pub live: bool,
-    /// Set for a live session that may take the agent's next attempt (`crate::reuse`).
-    pub reuse: Option<Place>,
+    /// Where a live session this bridge started runs: set for the sessions a new attempt
+    /// can be handed to (reuse.rs, parked.rs).
+    pub place: Option<Place>,
+    /// A live session whose attempt is done and waits for its merge: it stays open for
+    /// what may come back (parked.rs).
+    pub parked: bool,
     stop: Option<oneshot::Sender<StopWhy>>,
     next: mpsc::UnboundedSender<Next>,
 }
 
-/// Where a reusable session runs and what it was started with: what the next attempt
-/// must match, and what its record repeats.
+/// Where a live session runs and what it was started with: what a next attempt must
+/// match, and what the new attempt's session record repeats.
 #[derive(Debug, Clone)]
 pub struct Place {
     pub layer: crate::config::Layer,
@@ -103,8 +109,9 @@ pub struct Place {
     pub session_id: String,
 }
 
-/// The agent's next attempt, handed to a running live session: it becomes the attempt the
-/// session's task reports for, and its task turn is written into the session.
+/// A new attempt handed to a running live session (the agent's next task, or its task come
+/// back): it becomes the attempt the session's task reports for, and its task turn is
+/// written into the session.
 #[derive(Debug)]
 pub struct Next {
     /// The new attempt's session record.
@@ -161,7 +168,15 @@ pub fn watch(w: Watch, done: mpsc::UnboundedSender<Report>) -> Handle {
     let (tx, rx) = oneshot::channel();
     let (next, next_rx) = mpsc::unbounded_channel();
     let live = w.live.is_some();
-    let handle = Handle { agent: w.agent.clone(), task_id: w.task_id.clone(), live, reuse: None, stop: Some(tx), next };
+    let handle = Handle {
+        agent: w.agent.clone(),
+        task_id: w.task_id.clone(),
+        live,
+        place: None,
+        parked: false,
+        stop: Some(tx),
+        next,
+    };
     tokio::spawn(run(w, rx, next_rx, done));
     handle
 }

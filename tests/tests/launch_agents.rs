@@ -846,6 +846,83 @@ async fn a_crashed_live_claude_code_sessions_failure_shows_its_last_tool_call() 
     b.wait().unwrap();
 }
 
+/// Issue 36: a live Claude Code session's work fails the run's verify command; the failure
+/// (the command's last output lines) comes to the SAME session as its next user turn, with
+/// the returned attempt's thread and worktree. The session fixes the work there, the verify
+/// passes and the task merges: one process for both attempts (a session record each). (The
+/// scripted model finds the new thread and worktree with `inbox`, where a model would read
+/// them in the turn.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_claude_code_session_gets_its_failed_verify_as_a_turn_fixes_it_and_the_task_merges() {
+    let Some(program) = cli(Agent::Claude) else { return };
+    let p = git_project();
+    launch_toml(&p, Agent::Claude, &program);
+    // The first verify waits at a gate the test opens once the session's first turn ended,
+    // so the failure meets an idle session (one written during a turn joins that turn).
+    let gate = p.path().join("gate");
+    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
+    let verify = p.write(
+        "verify.sh",
+        &format!(
+            "#!/bin/sh\nif [ ! -e {g}.seen ]; then touch {g}.seen; read x < {g}; fi\n\
+             if grep -q BROKEN work.txt 2>/dev/null; then echo 'BROKEN in work.txt'; exit 1; fi\n",
+            g = gate.display()
+        ),
+    );
+    std::fs::set_permissions(&verify, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let v = verify.display().to_string();
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &v]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
+    let commit = "git add -A && git -c user.email=w@e -c user.name=w commit -q -m";
+    let inbox = bin("inbox").display().to_string();
+    let py = |expr: &str| format!("python3 -c 'import json,sys; print(json.load(sys.stdin){expr})'");
+    let fix = format!(
+        "T=$({inbox} --json fetch --agent \"$COORD_AGENT\" | {}) && \
+         W=$({inbox} --json show --thread \"$T\" | {}) && cd \"$W\" && \
+         {inbox} claim --agent \"$COORD_AGENT\" --thread \"$T\" >/dev/null && echo fixed > work.txt && {commit} fixed && \
+         {inbox} done --agent \"$COORD_AGENT\" --thread \"$T\" --summary fixed >/dev/null && echo worked",
+        py("[\"threads\"][0][\"thread_id\"]"),
+        py("[\"messages\"][0][\"payload_json\"][\"worktree_path\"]"),
+    );
+    let m = model(
+        Agent::Claude,
+        vec![
+            Turn::reply(vec![shell(&worker(&format!("echo BROKEN > work.txt && {commit} broken")))]),
+            Turn::reply(vec![text("Committed and done; ending my turn.")]),
+            Turn::reply(vec![shell(&fix)]),
+            Turn::reply(vec![text("Fixed.")]),
+        ],
+    );
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let b = bridge(&p, &m, &["--dispatch", "--until-done", "--live", "--merge-queue"]);
+    // The session's log filter reports usage at each turn's end.
+    next_event(&c, from, &[EventType::LaunchUsage]).await;
+    std::fs::write(&gate, "go\n").unwrap();
+    let out = finish(b);
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, m.outputs());
+    // The failure came to the session as a user turn: the request that followed it.
+    let back = m.mock.turn_requests().into_iter().find(|r| r.turn == Some(2)).expect("a request after the failure");
+    assert!(
+        back.user_input.iter().any(|u| u.contains("BROKEN in work.txt") && u.contains("came back to you")),
+        "the failure did not come as a user turn: {:?}\n{}",
+        back.user_input,
+        m.mock.transcript()
+    );
+    // One process for both attempts, each attempt with its session record: the first
+    // handed over to the second, which ended as the process did.
+    assert_eq!(list.len(), 2, "a session record per attempt: {list:?}");
+    assert_eq!((list[0].pid, list[0].attempt, list[1].attempt), (list[1].pid, 1, 2), "one process: {list:?}");
+    let handed = list[0].reason.as_deref().unwrap_or_default();
+    assert!(handed.contains("handed over") && handed.contains("T1 a2"), "{list:?}");
+    assert_eq!(list[1].exit_code, Some(0), "{list:?}");
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["attempts"].as_array().unwrap().len(), 2, "{t}");
+    assert_eq!(t["task"]["merge_state"], "merged", "{t}");
+    assert_eq!(git_in(p.path(), &["show", "orch/R1/integration:work.txt"]), "fixed\n");
+}
+
 /// `--reuse-sessions` with the real Claude Code (issue 33): w1's T2, ready once T1 is done,
 /// reaches the session that did T1 as a new user turn (the model's third request carries
 /// T2's prompt); one process does both tasks, each attempt with its session record.

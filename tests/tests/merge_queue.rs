@@ -162,17 +162,19 @@ async fn event_of(c: &Client, after: i64, t: EventType) -> Event {
     next_run_event(c, "R1", after, &[t]).await
 }
 
+/// A verify whose first run waits at the fifo `gate` until the test writes a line; later
+/// runs pass at once.
+fn gated_verify(p: &Project) -> (PathBuf, PathBuf) {
+    let gate = p.path().join("gate");
+    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
+    let body = format!("if [ ! -e {g}.seen ]; then touch {g}.seen; read x < {g}; fi\nexit 0\n", g = gate.display());
+    (gate, script(p, "verify.sh", &body))
+}
+
 #[test]
 fn a_candidate_is_verified_again_when_the_integration_tip_moved_meanwhile() {
     let p = git_project();
-    let gate = p.path().join("gate");
-    assert!(std::process::Command::new("mkfifo").arg(&gate).status().unwrap().success());
-    // The first verification waits at the gate; later ones pass at once.
-    let verify = script(
-        &p,
-        "verify.sh",
-        &format!("if [ ! -e {g}.seen ]; then touch {g}.seen; read x < {g}; fi\nexit 0\n", g = gate.display()),
-    );
+    let (gate, verify) = gated_verify(&p);
     orch(
         &p,
         &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &verify.display().to_string()],
@@ -345,4 +347,76 @@ fn the_verify_command_does_not_get_the_verifiers_agent_secret() {
     assert_eq!(ev.event_type, EventType::TaskMerged, "{}", ev.payload_json);
     let out = finish(queue);
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn orch_status_shows_the_verify_command_and_the_queue_in_order() {
+    let p = git_project();
+    let (gate, verify) = gated_verify(&p);
+    let v = verify.display().to_string();
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &v]);
+    for t in ["T1", "T2", "T3"] {
+        orch(&p, &["task", "add", "--run", "R1", "--id", t, "--title", t, "--assign-to", "w1"]);
+    }
+    let queue = p.orch().args(["merge-queue", "--run", "R1", "--until-done"]).spawn();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let c = rt.block_on(p.client());
+    work(&p, "T1", "one.txt", "1\n");
+    let verifying = rt.block_on(event_of(&c, 0, EventType::TaskVerifying));
+    work(&p, "T2", "two.txt", "2\n");
+    let mut after = verifying.event_id;
+    for t in ["T2", "T3"] {
+        if t == "T3" {
+            work(&p, "T3", "three.txt", "3\n");
+        }
+        let ev = rt.block_on(event_of(&c, after, EventType::TaskMergeQueued));
+        assert_eq!(ev.task_id, t, "{ev:?}");
+        after = ev.event_id;
+    }
+    let status = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(status["run"]["verify"], v.as_str(), "{status}");
+    let at = |i: usize| {
+        let cand = &status["tasks"][i]["candidate"];
+        (cand["task_id"].as_str().unwrap_or_default().to_string(), cand["state"].clone(), cand["position"].clone())
+    };
+    assert_eq!(at(0), ("T1".into(), "verifying".into(), 1.into()), "{status}");
+    assert_eq!(at(1), ("T2".into(), "queued".into(), 2.into()), "{status}");
+    assert_eq!(at(2), ("T3".into(), "queued".into(), 3.into()), "{status}");
+    let text = p.orch().args(["status", "--run", "R1"]).run().ok().stdout;
+    assert!(text.contains(&format!("verify: {v}")), "{text}");
+    assert!(text.contains("merge queue: 1. T1 verifying, 2. T2 queued, 3. T3 queued"), "{text}");
+    std::fs::write(&gate, "go\n").unwrap();
+    let out = finish(queue);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for t in ["T1", "T2", "T3"] {
+        assert_eq!(orch(&p, &["task", "show", "--run", "R1", "--task", t])["task"]["merge_state"], "merged");
+    }
+}
+
+#[test]
+fn a_verify_past_its_timeout_is_stopped_and_its_task_goes_back_saying_so() {
+    let p = git_project();
+    // The verify never ends by itself: it waits on a fifo nobody writes.
+    let never = p.path().join("never");
+    assert!(std::process::Command::new("mkfifo").arg(&never).status().unwrap().success());
+    let verify = script(&p, "verify.sh", &format!("echo checking\nread x < {}\n", never.display()));
+    let v = verify.display().to_string();
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &v]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
+    let args = ["merge-queue", "--run", "R1", "--timeout-seconds", "1", "--grace-seconds", "1"];
+    let queue = p.orch().args(args).spawn();
+    work(&p, "T1", "a.txt", "a\n");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let failed = rt.block_on(async { event_of(&p.client().await, 0, EventType::TaskVerifyFailed).await });
+    assert_eq!(failed.payload_json["timed_out"], true, "{}", failed.payload_json);
+    assert!(failed.summary.contains("timed out"), "{}", failed.summary);
+    assert!(failed.payload_json["output"].as_str().unwrap_or_default().contains("checking"), "{}", failed.payload_json);
+    assert!(thread_body(&p, "T1", 2).contains("it timed out"), "{}", thread_body(&p, "T1", 2));
+    // The verify's log is kept under .agents/.
+    let log = failed.payload_json["log_path"].as_str().unwrap().to_string();
+    assert!(log.contains(".agents/merge-queue/R1/logs/"), "{log}");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("checking"), "{log}");
+    assert_eq!(git_in(p.path(), &["rev-parse", "orch/R1/integration"]), git_in(p.path(), &["rev-parse", "main"]));
+    orch(&p, &["cancel", "--run", "R1", "--reason", "done here"]);
+    assert_eq!(finish(queue).code, 0);
 }
