@@ -677,6 +677,21 @@ pub fn pid_alive(pid: i64) -> bool {
         .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
+/// The pids of every live process whose environment holds `var=value` (`COORD_THREAD`,
+/// `COORD_SESSION`): what a session started, however deep or in whatever process group.
+pub fn processes_with(var: &str, value: &str) -> Vec<i64> {
+    let want = format!("{var}={value}");
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i64>() else { continue };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
+        if environ.split(|b| *b == 0).any(|kv| kv == want.as_bytes()) && pid_alive(pid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
 /// `inbox hook claude EVENT` of `agent`'s Claude Code session of `task`: its JSON answer, if
 /// it printed one (a stopped session's `{"continue": false, ...}`, a reminder).
 pub fn claude_hook(p: &Project, agent: &str, task: &str, event: &str) -> Option<Value> {

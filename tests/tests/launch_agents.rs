@@ -16,7 +16,7 @@ use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
 use coord_tests::{
     Project, agent_cli, bin, cli_version, finish, git_in, git_project, next_run_event, pid_alive, pinned_clis,
-    wait_gone,
+    processes_with, wait_gone,
 };
 use serde_json::{Value, json};
 
@@ -228,19 +228,9 @@ async fn a_shutdown_stops_a_codex_session() {
     shutdown_stops(Agent::Codex).await;
 }
 
-/// The pids of every live process whose environment holds `COORD_THREAD=thread`: what a
-/// session started, however deep or in whatever process group.
+/// The pids of every live process of `thread`'s session.
 fn processes_of(thread: &str) -> Vec<i64> {
-    let want = format!("COORD_THREAD={thread}");
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i64>() else { continue };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
-        if environ.split(|b| *b == 0).any(|kv| kv == want.as_bytes()) && pid_alive(pid) {
-            pids.push(pid);
-        }
-    }
-    pids
+    processes_with("COORD_THREAD", thread)
 }
 
 /// A thread task whose session claims, says it is up, then blocks in a shell call (and in

@@ -9,7 +9,7 @@
 mod support;
 
 use coord_proto::types::*;
-use coord_tests::{Project, finish, ok, register};
+use coord_tests::{Project, finish, ok, processes_with, register};
 use support::*;
 
 const SECRET: &str = AGENT_SECRET_ENV;
@@ -114,17 +114,10 @@ async fn a_tmux_session_gets_its_secret_off_the_command_line() {
     assert_eq!(finish(b).code, 0);
 }
 
-/// Every process that carries `session`'s `COORD_SESSION` (the session's own and the live
-/// feed's holder), by pid.
+/// Every live process that carries `session`'s `COORD_SESSION` (the session's own and the
+/// live feed's holder), by pid.
 fn processes_of(session: &str) -> Vec<i64> {
-    let want = format!("COORD_SESSION={session}");
-    let dir = std::fs::read_dir("/proc").unwrap();
-    let pids = dir.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i64>().ok()));
-    pids.filter(|pid| {
-        std::fs::read(format!("/proc/{pid}/environ"))
-            .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == want.as_bytes()))
-    })
-    .collect()
+    processes_with("COORD_SESSION", session)
 }
 
 /// A live session (issue 33's `--live`) gets its own secret too, and the holder that keeps

@@ -14,7 +14,7 @@ use coord_proto::types::*;
 use coord_tests::mock_model::chat::{Chat, Opencode};
 use coord_tests::mock_model::gemini::{Gemini, GeminiCli};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text};
-use coord_tests::{Project, agent_cli, bin, finish, git_in, git_project, next_run_event, pid_alive};
+use coord_tests::{Project, agent_cli, bin, finish, git_in, git_project, next_run_event, processes_with};
 use serde_json::Value;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -170,18 +170,9 @@ fn busy_turns() -> Vec<Turn> {
     turns
 }
 
-/// The pids of every live process whose environment holds `COORD_THREAD=thread`.
+/// The pids of every live process of `thread`'s session.
 fn processes_of(thread: &str) -> Vec<i64> {
-    let want = format!("COORD_THREAD={thread}");
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i64>() else { continue };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
-        if environ.split(|b| *b == 0).any(|kv| kv == want.as_bytes()) && pid_alive(pid) {
-            pids.push(pid);
-        }
-    }
-    pids
+    processes_with("COORD_THREAD", thread)
 }
 
 async fn crash_then_retry(agent: Agent) {

@@ -78,8 +78,8 @@ fn the_launch_demo_has_the_bridge_start_sessions_that_ask_finish_and_merge() {
         "leader $ coord-launch --run demo --command",
         "\"event_type\":\"task.blocked\"",
         "leader $ orch answer",
-        "data a1 command @worker-a pid",
-        "api a1 command @worker-b pid",
+        "data a1 command one_shot @worker-a pid",
+        "api a1 command one_shot @worker-b pid",
         "fast-forward",
     ] {
         assert!(out.stdout.contains(step), "{step}:\n{}", out.stdout);
@@ -103,8 +103,8 @@ fn the_team_demo_has_a_scripted_lead_plan_answer_and_merge() {
         "you $ coord-launch --lead command --goal",
         "lead started: command @lead",
         "answered msg_",
-        "data a1 command @worker-a pid",
-        "api a1 command @worker-b pid",
+        "data a1 command live @worker-a pid",
+        "api a1 command live @worker-b pid",
         "run demo done: 2 of 2 tasks done",
         "into main at",
     ] {
