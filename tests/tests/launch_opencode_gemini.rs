@@ -151,6 +151,49 @@ async fn a_gemini_session_claims_asks_gets_the_answer_and_finishes() {
     asks_and_finishes(Agent::Gemini).await;
 }
 
+/// The shell line of a two-task run's worker: T2's session must see T1's merged file, then
+/// each claims, commits a file named after its task and finishes.
+fn stacked_work() -> String {
+    format!(
+        "{{ [ \"$COORD_TASK\" = T1 ] || [ -f T1.txt ]; }} && \
+         {i} claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null && \
+         echo work > \"$COORD_TASK.txt\" && git add \"$COORD_TASK.txt\" && \
+         git -c user.email=w@e -c user.name=w commit -q -m \"$COORD_TASK\" && \
+         {i} done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null && echo worked",
+        i = bin("inbox").display()
+    )
+}
+
+/// A two-task run with the bridge: T2 (after T1) is launched once T1 is merged, starts from
+/// T1's work, and both finish, each in one session that exits 0.
+async fn a_two_task_run_finishes(agent: Agent) {
+    let Some(program) = agent_cli(agent.name()) else { return };
+    let (p, _d) = project_for(agent, &program, &[], &["T1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T2", "--title", "T2", "--assign-to", "w1", "--depends-on", "T1"]);
+    let session = || vec![Turn::reply(vec![shell(&stacked_work())]), Turn::reply(vec![text("Done.")])];
+    let m = model(agent, &program, p.path(), [session(), session()].concat());
+    let c = p.client().await;
+    let out = finish(bridge(&p, &m, &["--until-done"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.mock.transcript());
+    let status = orch(&p, &["status", "--run", "R1"]);
+    assert_eq!(status["run"]["status"], "done", "{status}");
+    let list = sessions(&c).await;
+    let done: Vec<(&str, Option<i32>)> = list.iter().map(|s| (s.task_id.as_str(), s.exit_code)).collect();
+    assert_eq!(done, [("T1", Some(0)), ("T2", Some(0))], "{list:?}");
+    let integration = git_in(p.path(), &["ls-tree", "--name-only", "orch/R1/integration"]);
+    assert!(integration.lines().any(|f| f == "T1.txt") && integration.lines().any(|f| f == "T2.txt"), "{integration}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_task_opencode_run_with_the_bridge_finishes() {
+    a_two_task_run_finishes(Agent::Opencode).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_task_gemini_run_with_the_bridge_finishes() {
+    a_two_task_run_finishes(Agent::Gemini).await;
+}
+
 /// The first attempt claims, reports progress, and blocks in a shell call; a later one
 /// finishes at once.
 fn busy_then_finish() -> String {
