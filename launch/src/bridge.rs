@@ -250,12 +250,10 @@ impl Bridge {
             ..Default::default()
         };
         // The dispatches come back as `task.dispatched` events, which start the sessions.
-        match self.rpc.dispatch(p).await {
-            Ok(_) => {}
-            // Another bridge (or the lead) dispatched the same task first: expected when
-            // several bridges dispatch one run, and its `task.dispatched` comes all the same.
-            Err(e) if e.code() == "lease_conflict" => {}
-            Err(e) => self.say.warn(&format!("dispatch failed: {e}")),
+        if let Err(e) = self.rpc.dispatch(p).await
+            && let Some(line) = dispatch_failure(&e)
+        {
+            self.say.warn(&line);
         }
     }
 
@@ -446,9 +444,29 @@ pub(crate) fn backoff_after(crashes: u32) -> Duration {
     }
 }
 
+/// The warning a failed dispatch is worth, if any. Another bridge (or the lead) dispatching
+/// the same task first (`lease_conflict`, "changed while dispatching") is expected when
+/// several bridges dispatch one run, and its `task.dispatched` comes all the same: quiet.
+fn dispatch_failure(e: &coord_client::ClientError) -> Option<String> {
+    (e.code() != "lease_conflict").then(|| format!("dispatch failed: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rpc_error(app: coord_proto::error::ErrorCode, message: &str) -> coord_client::ClientError {
+        coord_client::ClientError::Rpc { code: app.rpc_code(), app: Some(app), message: message.into(), details: None }
+    }
+
+    #[test]
+    fn losing_a_dispatch_race_to_another_bridge_is_quiet_and_other_failures_are_said() {
+        use coord_proto::error::ErrorCode;
+        let lost = rpc_error(ErrorCode::LeaseConflict, "task 'T1' changed while dispatching (now at attempt 1)");
+        assert_eq!(dispatch_failure(&lost), None);
+        let other = rpc_error(ErrorCode::NotFound, "no run 'R9'");
+        assert!(dispatch_failure(&other).is_some_and(|l| l.starts_with("dispatch failed: ")));
+    }
 
     #[test]
     fn a_crash_loop_backs_off_doubling_up_to_a_minute() {
