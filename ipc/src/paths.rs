@@ -32,11 +32,11 @@ pub struct ProjectPaths {
 /// directory named in `GIT_CEILING_DIRECTORIES`, as git's own does not ([`searched`]).
 pub fn project_root(cwd: &Path) -> PathBuf {
     let inside_state = |dir: &Path| dir.components().any(|c| c.as_os_str() == ".agents");
-    let candidates = || searched(cwd).filter(move |d| !inside_state(d));
-    if let Some(dir) = candidates().find(|d| d.join(".agents").is_dir()) {
+    let candidates: Vec<&Path> = searched(cwd).into_iter().filter(|d| !inside_state(d)).collect();
+    if let Some(dir) = candidates.iter().find(|d| d.join(".agents").is_dir()) {
         return dir.to_path_buf();
     }
-    if let Some(dir) = candidates().find(|d| d.join(".git").exists()) {
+    if let Some(dir) = candidates.iter().find(|d| d.join(".git").exists()) {
         return dir.to_path_buf();
     }
     cwd.to_path_buf()
@@ -45,11 +45,11 @@ pub fn project_root(cwd: &Path) -> PathBuf {
 /// `cwd` and its ancestors, up to but not into a directory named in `GIT_CEILING_DIRECTORIES`
 /// (git's list of directories its repository search never enters): with `/tmp` named there,
 /// `/tmp/p/sub` searches `/tmp/p/sub` and `/tmp/p`, never `/tmp`.
-pub fn searched(cwd: &Path) -> impl Iterator<Item = &Path> {
+pub fn searched(cwd: &Path) -> Vec<&Path> {
     let ceilings: Vec<PathBuf> = std::env::var_os(CEILING_ENV)
         .map(|v| std::env::split_paths(&v).filter(|p| p.is_absolute()).collect())
         .unwrap_or_default();
-    searched_below(cwd, &ceilings).collect::<Vec<_>>().into_iter()
+    searched_below(cwd, &ceilings).collect()
 }
 
 /// `cwd` and its ancestors below the first of `ceilings` met going up.
