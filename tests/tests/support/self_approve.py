@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import sys
-import time
 
 sock_path, out_path, lead, run, task = sys.argv[1:6]
 me, thread = os.environ["COORD_AGENT"], os.environ["COORD_THREAD"]
@@ -25,18 +24,25 @@ def call(method, params):
     n += 1
     f.write((json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n").encode())
     f.flush()
-    return json.loads(f.readline())
+    while True:  # a notification of the subscription below may come before the reply
+        reply = json.loads(f.readline())
+        if reply.get("id") == n:
+            return reply
 
 
 call("agents.authenticate", {"agent_id": me, "secret": os.environ["COORD_AGENT_SECRET"]})
+# The worker's own permission request, pushed by a subscription from the start of the log
+# (the request may already be there), never polled. The test bounds the wait.
+sub = call("events.subscribe", {"message_types": ["permission_request"], "after_event": 0})["result"]
 request = None
-for _ in range(1200):  # the worker's own wait for its request, bounded (4 minutes)
-    evs = call("events.list", {"message_types": ["permission_request"], "limit": 10}).get("result", {})
-    evs = [e for e in evs.get("events", []) if (e.get("message") or {}).get("from_agent") == me]
-    if evs:
-        request = evs[0]
-        break
-    time.sleep(0.2)
+while request is None:
+    note = json.loads(f.readline())
+    if note.get("method") != "events.event" or note["params"]["subscription"] != sub:
+        continue
+    e = note["params"]["result"]
+    if (e.get("message") or {}).get("from_agent") == me:
+        request = e
+call("events.unsubscribe", {"subscription": sub})
 req = request["message"]["payload_json"]["request_id"]
 thr = request["thread_id"]
 yes = {"request_id": req, "approved": True, "reason": "self-approved"}
