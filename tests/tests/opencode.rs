@@ -3,8 +3,9 @@
 //! driven over its HTTP API) against the scripted Chat Completions model
 //! (`coord_tests::mock_model::chat`), with a throwaway HOME and XDG directories, in a git
 //! repository served by the real daemon. What each test proves is written up in
-//! docs/clients-research.md; the plugin is the prototype in `support/opencode_plugin.js`, which
-//! runs the Claude Code hook handler (`inbox hook claude EVENT`).
+//! docs/clients-research.md; the plugin is the one coordd installs
+//! (`coordd/src/workspace/opencode_plugin.js`), which runs the mailbox hook handler
+//! (`inbox hook claude EVENT --client opencode`).
 
 use std::path::Path;
 
@@ -47,7 +48,7 @@ fn plugin_entry(p: &Project) -> Value {
     let dir = p.path().join(".git/coordd");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("opencode-plugin.js");
-    std::fs::write(&file, include_str!("support/opencode_plugin.js")).unwrap();
+    std::fs::write(&file, include_str!("../../coordd/src/workspace/opencode_plugin.js")).unwrap();
     let options = json!({
         "inbox": bin("inbox").display().to_string(), "db": p.paths().db.display().to_string(),
         "agent": "w1", "task": "T1", "mcp": true,
