@@ -179,7 +179,10 @@ fn cut(s: &str, n: usize) -> String {
 /// environment names its first task) with `inbox` and notes its id in `note`, and the next
 /// reply, text only, ends the turn once `inbox done` has finished that thread (run by the
 /// mock just before it replies, in the project at `project`). So each task costs two model
-/// requests, whichever session it runs in, and its end falls outside any tool call.
+/// requests, whichever session it runs in, and its end falls outside any tool call. A
+/// session reused for the second task goes on to turns 2 and 3; a fresh session per task
+/// asks for turns 0 and 1 again (the turn count comes from its conversation), so the
+/// finishing command runs each time its turn is asked for.
 pub fn two_tasks_one_by_one(inbox: &std::path::Path, agent: &str, project: &std::path::Path) -> super::Scenario {
     use super::{Turn, shell, text};
     let (inbox, note) = (inbox.display(), project.join("taken").display().to_string());
@@ -189,7 +192,7 @@ pub fn two_tasks_one_by_one(inbox: &std::path::Path, agent: &str, project: &std:
     );
     let finish = format!("{inbox} done --agent {agent} --thread \"$(cat {note})\" --summary finished");
     let turns = (0..2).flat_map(|_| {
-        [Turn::reply(vec![shell(&take)]), Turn::reply(vec![text("Done; ending my turn.")]).before(&finish)]
+        [Turn::reply(vec![shell(&take)]), Turn::reply(vec![text("Done; ending my turn.")]).before(&finish).each_time()]
     });
     super::Scenario::new(turns.collect()).cwd(project)
 }

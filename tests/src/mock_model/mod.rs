@@ -125,11 +125,15 @@ pub struct Turn {
     pub reply: Vec<Block>,
     /// The tokens the reply reports (`None`: [`Usage::STANDARD`]).
     pub usage: Option<Usage>,
+    /// Run `before` at every request for this turn, not only the first: for a scenario
+    /// that a fresh session of the agent CLI replays from its first turn (the turn count
+    /// comes from the conversation, so a new process asks for turn 0 again).
+    pub each_time: bool,
 }
 
 impl Turn {
     pub fn reply(blocks: Vec<Block>) -> Turn {
-        Turn { before: Vec::new(), reply: blocks, usage: None }
+        Turn { before: Vec::new(), reply: blocks, usage: None, each_time: false }
     }
 
     /// Report `usage` with this turn's reply.
@@ -141,6 +145,13 @@ impl Turn {
     /// Run `command` just before this turn's reply.
     pub fn before(mut self, command: &str) -> Turn {
         self.before.push(command.to_string());
+        self
+    }
+
+    /// Run the `before` commands again each time this turn is asked for (the field
+    /// `each_time` says when that is needed).
+    pub fn each_time(mut self) -> Turn {
+        self.each_time = true;
         self
     }
 }
@@ -456,7 +467,7 @@ fn answer(s: &Shared, method: &str, path: &str, raw: &[u8]) -> Response {
     let Some(step) = step else {
         return s.dialect.reply(path, &body, Some(turn), &[text(&format!("Nothing more (turn {turn})."))], &usage);
     };
-    if s.started.lock().unwrap().insert(turn) {
+    if s.started.lock().unwrap().insert(turn) || step.each_time {
         for command in &step.before {
             run_before(s, turn, command);
         }

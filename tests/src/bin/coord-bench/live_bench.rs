@@ -1,8 +1,8 @@
 //! Live sessions' figures (issue 33): the time from a committed message for a live worker
 //! to its line on the session's input, the bridge's CPU while its live session sits idle,
 //! and what session reuse saves on a two-task run of the real Claude Code against the
-//! scripted model (model requests, the bytes of those requests, and the tokens the model
-//! reported), each way.
+//! scripted model (model requests, the bytes of those requests, those bytes in tokens, the
+//! tokens the model reported, and the run's time), each way.
 
 use std::io::BufRead;
 use std::time::{Duration, Instant};
@@ -86,8 +86,13 @@ struct Cost {
     requests: usize,
     turn_requests: usize,
     bytes: usize,
+    /// The request bodies in `cl100k_base` tokens: what the model was sent, estimated.
+    sent_tokens: usize,
+    /// What the scripted model reported (a fixed figure per reply: it counts requests).
     tokens: u64,
     processes: usize,
+    /// The bridge's run, from its start to its end.
+    secs: f64,
 }
 
 /// T1 then T2 (depending on T1), both w1's, one by one, with the real Claude Code and the
@@ -109,18 +114,23 @@ fn two_tasks(program: &std::path::Path, flag: &str) -> Cost {
     for (k, v) in claude_env(&mock, home.path()) {
         run = run.env(&k, &v);
     }
+    let t0 = Instant::now();
     let out = run.run();
+    let secs = t0.elapsed().as_secs_f64();
     assert_eq!(out.code, 0, "{flag}: {}\n{}", out.stderr, mock.transcript());
     let sessions = p.orch().json_flag().args(["status", "--run", "R1"]).run().ok().json()["sessions"].clone();
     let mut pids: Vec<i64> = sessions.as_array().unwrap().iter().filter_map(|s| s["pid"].as_i64()).collect();
     pids.dedup();
     let all = mock.requests();
+    let cl100k = tiktoken_rs::cl100k_base().expect("cl100k_base");
     Cost {
         requests: all.len(),
         turn_requests: mock.turn_requests().len(),
         bytes: all.iter().map(|r| r.body.to_string().len()).sum(),
+        sent_tokens: all.iter().map(|r| cl100k.encode_ordinary(&r.body.to_string()).len()).sum(),
         tokens: mock.reported_usage().all_input() + mock.reported_usage().output,
         processes: pids.len(),
+        secs,
     }
 }
 
@@ -136,23 +146,28 @@ pub fn reuse() {
         report(
             &format!("two tasks, Claude Code, {what}"),
             format!(
-                "{} process(es), {} model requests ({} main-loop), {} KB sent, {} tokens reported",
+                "{} process(es), {} model requests ({} main-loop), {} KB / {} cl100k tokens sent, {} tokens reported, {:.1} s",
                 c.processes,
                 c.requests,
                 c.turn_requests,
                 c.bytes / 1024,
-                c.tokens
+                c.sent_tokens,
+                c.tokens,
+                c.secs
             ),
         );
     }
     report(
         "saved by reuse",
         format!(
-            "{} model requests ({} main-loop), {} KB, {} tokens",
+            "{} process start(s), {} model requests ({} main-loop), {} KB / {} cl100k tokens sent, {} tokens reported, {:.1} s",
+            fresh.processes as i64 - reused.processes as i64,
             fresh.requests as i64 - reused.requests as i64,
             fresh.turn_requests as i64 - reused.turn_requests as i64,
             (fresh.bytes as i64 - reused.bytes as i64) / 1024,
-            fresh.tokens as i64 - reused.tokens as i64
+            fresh.sent_tokens as i64 - reused.sent_tokens as i64,
+            fresh.tokens as i64 - reused.tokens as i64,
+            fresh.secs - reused.secs
         ),
     );
 }
