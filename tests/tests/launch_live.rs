@@ -225,3 +225,101 @@ async fn the_agents_next_task_is_a_new_turn_in_the_same_live_session() {
     assert_eq!((s2.state, s2.exit_code), (SessionState::Exited, Some(0)), "{s2:?}");
     assert_eq!(orch(&p, &["status", "--run", "R1"])["run"]["status"], "done");
 }
+
+/// A live worker that takes every `task` turn as [`TAKES_EVERY_TASK`] does (running `work`
+/// before `done`, with the attempt in `$n`), except the turn of `task` attempt `attempt`:
+/// there it says its last words and exits 3, leaving that attempt open (a crash).
+fn crashes_on(task: &str, attempt: u32, work: &str) -> String {
+    format!(
+        "while IFS= read -r line; do case \"$line\" in *'\"kind\":\"task\"'*) \
+         t=$(printf '%s' \"$line\" | sed -n 's/.*\"thread_id\":\"\\([^\"]*\\)\".*/\\1/p'); \
+         k=$(printf '%s' \"$line\" | sed -n 's/.*\"task_id\":\"\\([^\"]*\\)\".*/\\1/p'); \
+         n=$(printf '%s' \"$line\" | sed -n 's/.*\"attempt\":\\([0-9]*\\).*/\\1/p'); \
+         inbox claim --agent \"$COORD_AGENT\" --thread \"$t\" >/dev/null || exit 4; \
+         if [ \"$k a$n\" = '{task} a{attempt}' ]; then echo \"last words of $k a$n\"; exit 3; fi; \
+         {work} && inbox done --agent \"$COORD_AGENT\" --thread \"$t\" --summary finished >/dev/null;; esac; done"
+    )
+}
+
+/// The `result` message on `thread`: what the attempt's failure says.
+fn result_on(p: &Project, thread: &str) -> Value {
+    let v = p.inbox().json_flag().args(["--agent", "lead", "show", "--thread", thread]).run().ok().json();
+    let msgs = v["messages"].as_array().cloned().unwrap_or_default();
+    msgs.into_iter().rev().find(|m| m["kind"] == "result").unwrap_or_else(|| panic!("no result on {thread}: {v}"))
+}
+
+/// A session handed its agent's next task (`--reuse-sessions`) that crashes during that
+/// task fails that attempt, not the one it finished: the attempt's session record ends
+/// with the process's exit status and its last lines, the attempt fails with them (its
+/// `result` message), and the task is retried as usual, in a fresh session that finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_session_that_crashes_on_its_next_task_fails_that_attempt_and_the_retry_finishes() {
+    let p = Project::new();
+    thread_run(&p, &["--auto-retry", "1"], &["T1"]);
+    let t2 = ["task", "add", "--run", "R1", "--id", "T2", "--title", "T2", "--kind", "thread", "--assign-to", "w1"];
+    orch(&p, &[&t2[..], &["--depends-on", "T1"]].concat());
+    let out = finish(bridge(&p, &crashes_on("T2", 1, "true"), &["--dispatch", "--until-done", "--reuse-sessions"]));
+    let c = p.client().await;
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{}\n{list:?}", out.stdout, out.stderr);
+    let of = |t: &str, a: u32| {
+        list.iter().find(|s| s.task_id == t && s.attempt == a).unwrap_or_else(|| panic!("no {t} a{a}: {list:?}"))
+    };
+    let (t1, crashed, retry) = (of("T1", 1), of("T2", 1), of("T2", 2));
+    assert_eq!(list.len(), 3, "{list:?}");
+    assert!(t1.reason.as_deref().unwrap_or("").contains("handed over"), "{t1:?}");
+    assert_eq!(t1.exit_code, None, "the first record ended at the hand-over: {t1:?}");
+    assert_eq!((crashed.pid, crashed.state, crashed.exit_code), (t1.pid, SessionState::Exited, Some(3)), "{crashed:?}");
+    let tail = crashed.log_tail.as_deref().unwrap_or_default();
+    assert!(tail.contains("last words of T2 a1"), "its last lines: {crashed:?}");
+    assert_ne!(retry.pid, crashed.pid, "the retry is a fresh session: {list:?}");
+    assert_eq!((retry.state, retry.exit_code), (SessionState::Exited, Some(0)), "{retry:?}");
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T2"]);
+    let attempts = t["attempts"].as_array().unwrap();
+    assert_eq!((attempts[0]["status"].as_str(), t["task"]["status"].as_str()), (Some("failed"), Some("done")), "{t}");
+    let failure = result_on(&p, &crashed.thread_id);
+    assert!(failure["summary"].as_str().unwrap_or("").contains("exited with code 3"), "{failure}");
+    assert!(failure["body"].as_str().unwrap_or("").contains("last words of T2 a1"), "{failure}");
+    let t1 = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t1["attempts"].as_array().map(Vec::len), Some(1), "T1 is not failed by T2's crash: {t1}");
+}
+
+/// A live session parked while its task waits in the merge queue (issue 36) gets the task
+/// back (a failed verify) as attempt 2 and crashes during it: attempt 2 fails with the
+/// process's exit status and its last lines, attempt 1 is left as it was, and the task is
+/// retried as usual, in a fresh session whose work passes the verify and merges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parked_session_that_crashes_on_its_returned_attempt_fails_it_and_the_retry_merges() {
+    let p = coord_tests::git_project();
+    let verify =
+        p.write("verify.sh", "#!/bin/sh\nif grep -q BROKEN work.txt; then echo 'BROKEN in work.txt'; exit 1; fi\n");
+    std::fs::set_permissions(&verify, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let v = verify.display().to_string();
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1", "--auto-merge", "--verify", &v, "--auto-retry", "1"]);
+    orch(&p, &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--assign-to", "w1"]);
+    let work = "if [ \"$n\" = 1 ]; then echo BROKEN > work.txt; else echo fixed > work.txt; fi && \
+                git add -A && git -c user.email=w@e -c user.name=w commit -q -m \"a$n\"";
+    let script = crashes_on("T1", 2, work);
+    let out = finish(bridge(&p, &script, &["--dispatch", "--until-done", "--live", "--merge-queue"]));
+    let c = p.client().await;
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{}\n{list:?}", out.stdout, out.stderr);
+    let of = |a: u32| list.iter().find(|s| s.attempt == a).unwrap_or_else(|| panic!("no T1 a{a}: {list:?}"));
+    let (first, crashed, retry) = (of(1), of(2), of(3));
+    assert_eq!(list.len(), 3, "{list:?}");
+    assert!(first.reason.as_deref().unwrap_or("").contains("handed over"), "{first:?}");
+    assert_eq!(
+        (crashed.pid, crashed.state, crashed.exit_code),
+        (first.pid, SessionState::Exited, Some(3)),
+        "{crashed:?}"
+    );
+    assert!(crashed.log_tail.as_deref().unwrap_or("").contains("last words of T1 a2"), "{crashed:?}");
+    assert_ne!(retry.pid, crashed.pid, "the retry is a fresh session: {list:?}");
+    let failure = result_on(&p, &crashed.thread_id);
+    assert!(failure["body"].as_str().unwrap_or("").contains("last words of T1 a2"), "{failure}");
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    let status: Vec<&str> = t["attempts"].as_array().unwrap().iter().map(|a| a["status"].as_str().unwrap()).collect();
+    assert_eq!(status[1], "failed", "{t}");
+    assert_eq!((status.len(), t["task"]["merge_state"].as_str()), (3, Some("merged")), "{t}");
+    assert_eq!(coord_tests::git_in(p.path(), &["show", "orch/R1/integration:work.txt"]), "fixed\n");
+}
