@@ -54,8 +54,9 @@ pub struct Ended {
 
 /// How the bridge waits for a session's end.
 pub enum Waiter {
-    /// A child this bridge started.
-    Child(Child),
+    /// A child this bridge started, and the end of its output filter when it has one
+    /// ([`Waiter::output`]).
+    Child(Child, Option<tokio::sync::oneshot::Receiver<()>>),
     /// A process it did not start (re-attached, or a tmux pane): readable when the
     /// process ends; the file, when there is one, holds its exit code.
     Pidfd(AsyncFd<OwnedFd>, Option<PathBuf>),
@@ -65,7 +66,7 @@ impl Waiter {
     /// Wait for the end, without polling.
     pub async fn wait(&mut self) -> Ended {
         match self {
-            Waiter::Child(c) => match c.wait().await {
+            Waiter::Child(c, _) => match c.wait().await {
                 Ok(st) => Ended { code: st.code(), signal: st.signal() },
                 Err(_) => Ended::default(),
             },
@@ -75,6 +76,16 @@ impl Waiter {
                     status.as_ref().and_then(|f| std::fs::read_to_string(f).ok()).and_then(|s| s.trim().parse().ok());
                 Ended { code, signal: None }
             }
+        }
+    }
+
+    /// The end of the session's output filter (`None`: it has none, or this was asked
+    /// before): the filter ends at the end of the session's output, once the last lines are
+    /// in the log and its last usage report is made.
+    pub fn output(&mut self) -> Option<tokio::sync::oneshot::Receiver<()>> {
+        match self {
+            Waiter::Child(_, filter) => filter.take(),
+            Waiter::Pidfd(..) => None,
         }
     }
 }
@@ -115,6 +126,7 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
     cmd.process_group(0).kill_on_drop(false);
     let child = cmd.spawn()?;
     let pid = child.id().ok_or_else(|| std::io::Error::other("the child ended before its pid was read"))? as i32;
+    let mut filtered = None;
     if let (Some(filter), Some((r, w))) = (&spec.filter, from_session) {
         drop(w);
         let (program, args) = filter.split_first().ok_or_else(|| std::io::Error::other("an empty filter"))?;
@@ -133,11 +145,14 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
         f.stdin(Stdio::from(r)).stdout(Stdio::from(out.try_clone()?)).stderr(Stdio::from(out));
         f.process_group(0).kill_on_drop(false);
         let mut filter = f.spawn()?;
+        let (ended, rx) = tokio::sync::oneshot::channel();
+        filtered = Some(rx);
         tokio::spawn(async move {
             let _ = filter.wait().await;
+            let _ = ended.send(());
         });
     }
-    Ok((pid, Waiter::Child(child)))
+    Ok((pid, Waiter::Child(child, filtered)))
 }
 
 /// Wait on a process this bridge did not start: a pidfd, readable once it ends.

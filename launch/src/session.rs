@@ -75,6 +75,8 @@ pub struct Report {
     /// Re-attached after a bridge restart: its exit status was not ours to read (unless a
     /// tmux status file kept it).
     pub reattached: bool,
+    /// The end of its output filter, which may still be writing the last lines to the log.
+    pub output: Option<oneshot::Receiver<()>>,
 }
 
 /// The bridge's handle on a running session.
@@ -272,5 +274,6 @@ async fn run(
         stopped,
         ran_for: started.elapsed(),
         reattached: w.reattached,
+        output: w.waiter.output(),
     });
 }

@@ -323,3 +323,40 @@ async fn a_parked_session_that_crashes_on_its_returned_attempt_fails_it_and_the_
     assert_eq!((status.len(), t["task"]["merge_state"].as_str()), (3, Some("merged")), "{t}");
     assert_eq!(coord_tests::git_in(p.path(), &["show", "orch/R1/integration:work.txt"]), "fixed\n");
 }
+
+/// A crashed live session's last lines reach its failure even when its output filter
+/// (`--command-log`, as Claude Code's and Codex's) is slow to write them: the bridge waits
+/// for the filter's end before it reads the log's tail. The test stops the filter, lets the
+/// session say its last words and exit 3, and lets the filter go on only once the bridge
+/// has taken up the session's end (it removes the session's feed first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_live_sessions_last_lines_reach_its_failure_when_its_filter_is_slow() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let gate = gate(&p);
+    let script = format!("IFS= read -r first; {UP}; read x < {}; echo 'last words'; exit 3", gate.display());
+    let mut b = bridge(&p, &script, &["--dispatch", "--live"]);
+    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    let s = sessions(&c).await.pop().expect("the session");
+    let filter = coord_tests::processes_with("COORD_FILTER_SESSION", &s.session_id);
+    assert_eq!(filter.len(), 1, "the session's output filter: {filter:?}");
+    let signal = |sig: &str| std::process::Command::new("kill").args([sig, &filter[0].to_string()]).status().unwrap();
+    assert!(signal("-STOP").success());
+    std::fs::write(&gate, "go\n").unwrap();
+    // The bridge removes the session's feed as it takes up the session's end.
+    let feed = std::path::Path::new(&s.log_path).with_extension("feed");
+    let t0 = std::time::Instant::now();
+    while feed.exists() {
+        assert!(t0.elapsed() < std::time::Duration::from_secs(120), "the bridge never took up the session's end");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(signal("-CONT").success());
+    let ended = next_event(&c, from, &[EventType::LaunchExited]).await;
+    let tail = ended.payload_json["session"]["log_tail"].as_str().unwrap_or_default().to_string();
+    assert!(tail.lines().last().is_some_and(|l| l.ends_with(" last words")), "{tail}");
+    assert_eq!(ended.payload_json["session"]["exit_code"], 3, "{}", ended.payload_json);
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
