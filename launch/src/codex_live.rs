@@ -7,9 +7,17 @@
 //! turn when the thread is idle and joins the running one otherwise). At the feed's end it
 //! waits until no turn runs, then closes Codex's input (which ends it) and exits with its
 //! status. Codex's output is kept as it is in RAW (beside the log) and becomes readable log
-//! lines (codex_log.rs); at each turn's end the thread's usage so far is recorded with
-//! `launch.usage`. If Codex ends on its own, the driver says which tool calls were running
-//! and exits non-zero, so the attempt fails with them in its log's last lines.
+//! lines (codex_log.rs). If Codex ends on its own, the driver says which tool calls were
+//! running and exits non-zero, so the attempt fails with them in its log's last lines.
+//!
+//! Usage: at each turn's end the driver writes the thread's usage so far as a bare JSON
+//! line between its log lines, and its output filter (`coord-launch --codex-live-log`,
+//! [`log`]) records it with `launch.usage`, as Claude Code's filter does. The driver is one
+//! of the session's processes and holds only the worker's secret, under which
+//! `launch.usage` (the launcher's to call) is refused; the filter is not (a process group of
+//! its own, no `COORD_SESSION`) and keeps the bridge's secret. Every other line the driver
+//! writes starts with its time, so nothing Codex prints (its stderr, which a command's
+//! output may reach) can pass for a usage line: the usage recorded is what Codex counted.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
@@ -24,6 +32,9 @@ use serde_json::{Value, json};
 use crate::codex_log::render_app;
 use crate::transcript::{Reporter, Totals};
 
+/// The `type` of the driver's usage lines (the `command` client's transcript schema).
+const USAGE: &str = "usage";
+
 /// What the driver's loop hears about.
 enum Msg {
     /// A turn from the feed: its id and text.
@@ -36,8 +47,9 @@ enum Msg {
     ServerEnd,
 }
 
-/// A line in the log, with its time.
+/// A line in the log, with its time: one line, whatever `text` holds.
 fn say(text: &str) {
+    let text = text.replace('\n', "\\n").replace('\r', "\\r");
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{} {text}", coord_client::ids::now_rfc3339());
     let _ = out.flush();
@@ -134,7 +146,6 @@ struct Driver {
     calls: HashMap<String, String>,
     usage: Option<Totals>,
     reported: Option<Totals>,
-    reporter: Reporter,
 }
 
 impl Driver {
@@ -151,7 +162,6 @@ impl Driver {
             calls: HashMap::new(),
             usage: None,
             reported: None,
-            reporter: Reporter::new(std::env::var(crate::process::SESSION_VAR).ok()),
         }
     }
 
@@ -292,15 +302,54 @@ impl Driver {
         }
     }
 
-    /// Record the thread's usage so far, when it grew since the last report.
+    /// Hand the thread's usage so far to the output filter, when it grew since the last
+    /// report: a bare JSON line (see [`log`]).
     fn report(&mut self) {
         let Some(t) = self.usage.filter(|t| Some(*t) != self.reported) else { return };
-        say(&t.line());
-        match self.reporter.send(t) {
-            Ok(()) => self.reported = Some(t),
-            Err(e) => say(&format!("usage not recorded: {e}")),
+        let line = json!({"type": USAGE, "input_tokens": t.input, "output_tokens": t.output,
+                          "cache_read_tokens": t.cache_read, "cache_write_tokens": t.cache_write});
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_ok() {
+            self.reported = Some(t);
         }
     }
+}
+
+/// `coord-launch --codex-live-log`: the filter the driver's output goes through on its way
+/// to the log. A bare JSON usage line (the driver's report) is recorded with `launch.usage`
+/// for the session in `COORD_FILTER_SESSION` and logged as `usage (session so far): …`;
+/// every other line (the driver's, each with its time) goes to the log as it is.
+pub fn log() -> std::io::Result<()> {
+    let mut reporter = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().split(b'\n') {
+        let line = String::from_utf8_lossy(&line?).into_owned();
+        let Some(t) = usage_line(&line) else {
+            writeln!(out, "{line}")?;
+            out.flush()?;
+            continue;
+        };
+        let now = coord_client::ids::now_rfc3339();
+        writeln!(out, "{now} {}", t.line())?;
+        if let Err(e) = reporter.send(t) {
+            writeln!(out, "{now} usage not recorded: {e}")?;
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The totals of one of the driver's usage lines (`None`: another line).
+fn usage_line(line: &str) -> Option<Totals> {
+    let v = serde_json::from_str::<Value>(line).ok().filter(|v| v["type"] == USAGE)?;
+    let n = |k: &str| v[k].as_i64();
+    Some(Totals {
+        input: n("input_tokens")?,
+        output: n("output_tokens")?,
+        cache_read: n("cache_read_tokens")?,
+        cache_write: n("cache_write_tokens")?,
+        cost: None,
+    })
 }
 
 /// A Codex `TokenUsageBreakdown` (the thread's `total`) in the four columns.
@@ -309,13 +358,13 @@ fn totals(b: &Value) -> Option<Totals> {
 }
 
 /// Wrap a live Codex session's command (`codex app-server …`, client.rs) in this driver,
-/// keeping Codex's raw output in `raw`.
+/// keeping Codex's raw output in `raw`, its output through [`log`].
 pub fn wrap(spec: &mut crate::process::Spec, me: &str, raw: &Path) {
     let mut args = vec!["--codex-live".to_string(), raw.display().to_string(), "--".to_string(), spec.program.clone()];
     args.append(&mut spec.args);
     spec.program = me.to_string();
     spec.args = args;
-    spec.filter = None;
+    spec.filter = Some(vec![me.to_string(), "--codex-live-log".to_string()]);
 }
 
 #[cfg(test)]
@@ -328,5 +377,17 @@ mod tests {
         let t = totals(&b).unwrap();
         assert_eq!((t.input, t.output, t.cache_read, t.cache_write, t.cost), (660, 82, 2300, 50, None));
         assert!(totals(&json!({})).is_none());
+    }
+
+    #[test]
+    fn only_a_bare_usage_line_is_a_report() {
+        let t = usage_line(
+            r#"{"type":"usage","input_tokens":660,"output_tokens":82,"cache_read_tokens":2300,"cache_write_tokens":50}"#,
+        );
+        assert_eq!(t.map(|t| (t.input, t.output, t.cache_read, t.cache_write)), Some((660, 82, 2300, 50)));
+        // A line the driver passed on (Codex's stderr) carries its time first.
+        let passed = r#"2026-11-28T15:00:00Z {"type":"usage","input_tokens":1,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0}"#;
+        assert!(usage_line(passed).is_none());
+        assert!(usage_line(r#"{"type":"usage"}"#).is_none());
     }
 }

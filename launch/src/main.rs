@@ -73,7 +73,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "command_log", "client_log", "lead"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "codex_live_log", "command_log", "client_log", "lead"])]
     run: Option<String>,
     /// An agent leads the run (docs/orch.md, "Letting an agent lead"): the run is created
     /// from --goal (or --run taken), the lead session started in the main checkout with
@@ -193,6 +193,10 @@ struct Args {
     /// With --codex-live: the `codex app-server` command.
     #[arg(last = true, hide = true)]
     codex_command: Vec<String>,
+    /// Filter a live Codex session's driver output on stdin into the log, recording the
+    /// usage lines it writes (what the bridge runs for each live Codex session).
+    #[arg(long, hide = true)]
+    codex_live_log: bool,
     /// Filter an opencode or Gemini CLI session's JSON stream on stdin into readable log
     /// lines, recording its usage.
     #[arg(long, hide = true, value_name = "CLIENT")]
@@ -244,6 +248,12 @@ fn main() -> ExitCode {
     }
     if let Some(kind) = &args.client_log {
         return match clients::log(kind) {
+            Ok(()) => LaunchExit::Done.into(),
+            Err(e) => exit_of(Err(e.into())).into(),
+        };
+    }
+    if args.codex_live_log {
+        return match codex_live::log() {
             Ok(()) => LaunchExit::Done.into(),
             Err(e) => exit_of(Err(e.into())).into(),
         };

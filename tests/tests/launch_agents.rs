@@ -711,6 +711,43 @@ async fn usage_reaches(c: &Client, from: i64, m: &Model) -> UsageReport {
     }
 }
 
+/// With credentials required, a live Codex session's usage reaches the daemon: the driver
+/// (the session's process, holding only the worker's secret, under which `launch.usage` is
+/// refused) hands each turn's totals to its output filter, which records them with the
+/// bridge's authority, as Claude Code's filter does. What is recorded is what the scripted
+/// server reported, and the log shows no refused report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_codex_sessions_usage_is_recorded_when_credentials_are_required() {
+    let Some(program) = cli(Agent::Codex) else { return };
+    let p = Project::new();
+    launch_toml(&p, Agent::Codex, &program);
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(
+        &p,
+        &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w-one"],
+    );
+    let lead = coord_tests::register(&p, "lead-one");
+    coord_tests::ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
+    let m = model(Agent::Codex, vec![Turn::reply(vec![shell(&worker("true"))]), Turn::reply(vec![text("Done.")])]);
+    let c = Client::connect_socket_as(&p.paths().socket, Some(&lead)).await.unwrap();
+    let from = c.server_info().last_event_id;
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done", "--live"]);
+    run = run.env(AGENT_SECRET_ENV, &lead);
+    for (k, v) in &m.env {
+        run = run.env(k, v);
+    }
+    let out = finish(run.spawn());
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, m.outputs());
+    assert!(m.outputs().contains("worked"), "the worker finished with its own secret: {}", m.outputs());
+    let bound = Duration::from_secs(120);
+    let report = tokio::time::timeout(bound, usage_reaches(&c, from, &m)).await;
+    let log = std::fs::read_to_string(&list[0].log_path).unwrap_or_default();
+    let report = report.unwrap_or_else(|_| panic!("the usage was never recorded:\n{log}"));
+    assert!(!log.contains("usage not recorded"), "{log}");
+    assert!(report.usage.input_tokens > 0, "{report:?}");
+}
+
 /// Mail sent to a working live Codex session arrives as a new turn of its thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mail_to_a_working_live_codex_session_arrives_as_a_turn() {
