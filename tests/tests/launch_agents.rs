@@ -597,26 +597,29 @@ fn worker_finishes_with_its_own_secret(agent: Agent) {
     assert_eq!(status["run"]["status"], "done", "{status}");
 }
 
-/// `--live` with the real Claude Code (issue 33): the worker asks and ends its turn; the
-/// lead answers only once that turn is over and the session sits idle, reading its input
-/// (the model's reply to the question's tool result was text only, so no tool call is
-/// pending). That is what an answer 150 s later meets: the Bash tool's 2-minute limit
-/// bounds only a running tool call, and an idle session has none, so waiting longer
-/// changes nothing (docs/live-sessions-research.md §4, measured 160 s and 1200 s idle). The
+/// `--live` with the real Claude Code (issue 33's acceptance): the worker asks and ends its
+/// turn (the model's reply to the question's tool result is text only, so no tool call is
+/// pending), and the lead answers **150 s** after that turn ended: longer than the Bash
+/// tool's 2-minute default timeout. Meanwhile the session asks the model nothing. The
 /// answer reaches the same session as a new user turn, and the task finishes in one
-/// session and one attempt, which ends with exit 0 when the bridge closes its input.
+/// session and one attempt, which ends with exit 0 when the bridge closes its input. The
+/// Codex variant below runs in the same binary, so the two gaps overlap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_claude_code_session_gets_the_answer_as_a_new_turn_and_finishes_in_one_attempt() {
     live_answer(Agent::Claude).await;
 }
 
 /// The same with the real Codex, driven through its app-server (codex_live.rs): the answer
-/// is a new `turn/start` in the same Codex thread (the model's request after it carries the
-/// whole conversation, and the raw output holds one `thread/started`).
+/// 150 s later is a new `turn/start` in the same Codex thread (the model's request after it
+/// carries the whole conversation, and the raw output holds one `thread/started`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_codex_session_gets_the_answer_as_a_new_turn_and_finishes_in_one_attempt() {
     live_answer(Agent::Codex).await;
 }
+
+/// How long after the worker's question ended its turn the lead answers (issue 33's
+/// acceptance: longer than the Bash tool's 2-minute default timeout).
+const ANSWER_GAP: Duration = Duration::from_secs(150);
 
 /// An `inbox` shell line for the session's thread (named by its path: Codex's login
 /// shells do not have the session's `PATH`).
@@ -672,9 +675,15 @@ async fn live_answer(agent: Agent) {
         Turn::reply(vec![text("Done.")]),
     ];
     let (p, m, b, c, from) = live_run(agent, &program, turns).await;
-    next_event(&c, from, &[EventType::TaskBlocked]).await;
-    // The request answered by the text-only turn 1: from here no tool call is pending.
-    asked(&m, 1);
+    let blocked = next_event(&c, from, &[EventType::TaskBlocked]).await;
+    // The worker asked; its turn ends with the text-only reply 1, and the session's usage
+    // is recorded at a turn's end: from that event the session is idle, no tool call pending.
+    next_event(&c, blocked.event_id, &[EventType::LaunchUsage]).await;
+    let idle = m.mock.requests().len();
+    // The gap the acceptance asks for (not a wait for readiness): the lead answers 150 s
+    // later, past the Bash tool's 2-minute default timeout.
+    tokio::time::sleep(ANSWER_GAP).await;
+    assert_eq!(m.mock.requests().len(), idle, "the idle session asked the model:\n{}", m.mock.transcript());
     orch(&p, &["answer", "--run", "R1", "--task", "T1", "--summary", "Use SQLite"]);
     let out = finish(b);
     let list = sessions(&c).await;
@@ -682,9 +691,18 @@ async fn live_answer(agent: Agent) {
     assert_eq!(list.len(), 1, "one session: {list:?}");
     assert_eq!((list[0].attempt, list[0].exit_code), (1, Some(0)), "{list:?}");
     came_as_a_turn(&m, 2, "Use SQLite");
+    let raw = std::fs::read_to_string(Path::new(&list[0].log_path).with_extension("jsonl")).unwrap_or_default();
     if let Agent::Codex = agent {
-        let raw = std::fs::read_to_string(Path::new(&list[0].log_path).with_extension("jsonl")).unwrap_or_default();
         assert_eq!(raw.matches("\"thread/started\"").count(), 1, "one Codex thread:\n{raw}");
+    } else {
+        // Each turn of Claude Code's stream starts with an `init` naming its session: one.
+        let ids: std::collections::BTreeSet<String> = raw
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "system" && v["subtype"] == "init")
+            .filter_map(|v| v["session_id"].as_str().map(str::to_string))
+            .collect();
+        assert_eq!(ids.len(), 1, "one Claude Code session:\n{raw}");
     }
     // The session's usage, from its stream, is what the model reported.
     let report = usage_reaches(&c, from, &m).await;
@@ -718,17 +736,9 @@ async fn usage_reaches(c: &Client, from: i64, m: &Model) -> UsageReport {
 /// server reported, and the log shows no refused report.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_codex_sessions_usage_is_recorded_when_credentials_are_required() {
-    let Some(program) = cli(Agent::Codex) else { return };
-    let p = Project::new();
-    launch_toml(&p, Agent::Codex, &program);
-    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
-    orch(
-        &p,
-        &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w-one"],
-    );
+    let Some((p, m)) = one_task(Agent::Codex, "w-one", &worker("true"), "") else { return };
     let lead = coord_tests::register(&p, "lead-one");
     coord_tests::ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
-    let m = model(Agent::Codex, vec![Turn::reply(vec![shell(&worker("true"))]), Turn::reply(vec![text("Done.")])]);
     let c = Client::connect_socket_as(&p.paths().socket, Some(&lead)).await.unwrap();
     let from = c.server_info().last_event_id;
     let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done", "--live"]);
