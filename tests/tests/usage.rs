@@ -178,7 +178,7 @@ async fn a_run_at_its_budget_dispatches_nothing_more_and_orch_wait_wakes() {
     b.kill().unwrap();
     b.wait().unwrap();
     for s in sessions(&c).await.iter().filter(|s| s.state == SessionState::Running) {
-        kill_group(s.pid);
+        kill_group_if_running(s.pid);
     }
 }
 
