@@ -101,8 +101,12 @@ fn the_dashboard_shows_a_running_sessions_new_lines_as_they_come() {
 async fn a_worker_cannot_set_its_own_sessions_tail() {
     let p = Project::new();
     let lead = register(&p, "lead-one");
-    let worker = register(&p, "w1");
-    thread_run(&p, &[], &["T1"]);
+    register(&p, "w-one");
+    orch(&p, &["run", "create", "--goal", "g", "--id", "R1"]);
+    orch(
+        &p,
+        &["task", "add", "--run", "R1", "--id", "T1", "--title", "T1", "--kind", "thread", "--assign-to", "w-one"],
+    );
     ok(&p, &["init", "--require-credentials", "--lead", "lead-one"]);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
@@ -111,15 +115,21 @@ async fn a_worker_cannot_set_its_own_sessions_tail() {
     // its worker's.
     let b = p
         .launch()
-        .args(["--run", "R1", "--command", &saying(&["the filter's line"], &gate), "--dispatch", "--live"])
+        .args(["--run", "R1", "--command", &saying(&["a line from the session"], &gate), "--dispatch", "--live"])
         .env(AGENT_SECRET_ENV, &lead)
         .spawn();
-    let s = tail_with(&c, from, "the filter's line").await;
+    let s = tail_with(&c, from, "a line from the session").await;
 
-    let as_worker = Client::connect_socket_as(&p.paths().socket, Some(&worker)).await.expect("w1 authenticates");
+    // The secret the bridge gave the session: its worker's own.
+    let env = std::fs::read(format!("/proc/{}/environ", s.pid)).expect("the session's environment");
+    let own = format!("{AGENT_SECRET_ENV}=");
+    let worker =
+        env.split(|b| *b == 0).map(String::from_utf8_lossy).find_map(|kv| kv.strip_prefix(&own).map(str::to_string));
+    let worker = worker.expect("the session holds its worker's secret");
+    let as_worker = Client::connect_socket_as(&p.paths().socket, Some(&worker)).await.expect("w-one authenticates");
     let forged = SessionTailParams { session_id: s.session_id.clone(), lines: vec!["all tests passed".into()] };
     let err = coord_client::ClientError::from(as_worker.session_tail(forged).await.expect_err("refused"));
-    assert_eq!(err.code(), "not_permitted", "a worker may not set a tail: {err}");
+    assert_eq!(err.code(), "unauthenticated", "a worker may not set a tail: {err}");
     let now = sessions(&c).await.remove(0);
     assert_eq!(now.log_tail, s.log_tail, "the tail is the filter's still");
     end(&s, b);
