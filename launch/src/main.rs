@@ -20,6 +20,7 @@ mod lead_attention;
 mod lead_prompt;
 mod lifecycle;
 mod limits;
+mod live_tail;
 mod parked;
 mod process;
 mod reuse;

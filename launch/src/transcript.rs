@@ -1,27 +1,55 @@
 //! What the output filters of sessions share (claude_log.rs, codex_log.rs,
 //! command_log.rs) and the live Codex driver (codex_live.rs): the loop that keeps each
 //! raw line and writes readable ones with their time, a session's usage totals and their
-//! `launch.usage` reports, and how texts are cut short.
+//! `launch.usage` reports, its live tail's `launch.sessionTail` reports (live_tail.rs), and
+//! how texts are cut short.
 
 use std::fs::OpenOptions;
 use std::io::{BufRead, Write};
 use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use crate::live_tail::Tail;
 
 /// The most of a text (arguments, a result, a command's output) one line keeps.
 pub(crate) const MAX_TEXT: usize = 400;
 
 /// What every output filter of a session does (`--claude-log`, `--codex-log`,
-/// `--command-log`): read stdin to its end, keep each line as it is in `raw`, write the
-/// readable lines `read` makes of it to stdout with their time, and record the usage it
-/// finds with `launch.usage` for the session in `COORD_FILTER_SESSION`.
+/// `--command-log`, `--client-log`): read stdin to its end, keep each line as it is in
+/// `raw`, write the readable lines `read` makes of it to stdout with their time, record the
+/// usage it finds with `launch.usage` and the log's last lines with `launch.sessionTail`
+/// (live_tail.rs: bounded, coalesced) for the session in `COORD_FILTER_SESSION`.
 pub(crate) fn filter(raw: Option<&Path>, read: impl Fn(&str) -> (Vec<String>, Option<Totals>)) -> std::io::Result<()> {
     let mut keep = raw.map(|r| OpenOptions::new().create(true).append(true).open(r)).transpose()?;
     let mut report = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
-    let stdin = std::io::stdin().lock();
+    let mut tail = Tail::default();
+    let (tx, rx) = mpsc::sync_channel(64);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().split(b'\n') {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
     let mut out = std::io::stdout().lock();
-    for line in stdin.split(b'\n') {
+    loop {
+        // Wait for the next line; only while tail lines are pending, no longer than their
+        // report's due time.
+        let next = match tail.due_in(Instant::now()) {
+            None => rx.recv().ok(),
+            Some(wait) => match rx.recv_timeout(wait) {
+                Ok(line) => Some(line),
+                Err(RecvTimeoutError::Timeout) => {
+                    report.tail(&mut tail, &mut out)?;
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => None,
+            },
+        };
+        let Some(line) = next else { break };
         let line = line?;
         if let Some(k) = keep.as_mut() {
             k.write_all(&line)?;
@@ -35,27 +63,35 @@ pub(crate) fn filter(raw: Option<&Path>, read: impl Fn(&str) -> (Vec<String>, Op
             texts.push(format!("usage not recorded: {e}"));
         }
         for text in texts {
-            writeln!(out, "{} {text}", coord_client::ids::now_rfc3339())?;
+            let line = format!("{} {text}", coord_client::ids::now_rfc3339());
+            writeln!(out, "{line}")?;
+            tail.push(&line);
         }
         out.flush()?;
+        if tail.due_in(Instant::now()) == Some(Duration::ZERO) {
+            report.tail(&mut tail, &mut out)?;
+        }
     }
-    Ok(())
+    report.tail(&mut tail, &mut out)
 }
 
-/// `launch.usage` calls for one session (none without its id), on a connection made at
-/// the first report. The live Codex driver (codex_live.rs) reports through it too.
+/// `launch.usage` and `launch.sessionTail` calls for one session (none without its id),
+/// on a connection made at the first report. The live Codex driver (codex_live.rs) reports
+/// its usage through it too.
 pub(crate) struct Reporter {
     session_id: Option<String>,
     conn: Option<(tokio::runtime::Runtime, coord_client::Client)>,
+    /// The last tail report failed (said once in the log until one succeeds again).
+    tail_failed: bool,
 }
 
 impl Reporter {
     pub(crate) fn new(session_id: Option<String>) -> Reporter {
-        Reporter { session_id: session_id.filter(|s| !s.is_empty()), conn: None }
+        Reporter { session_id: session_id.filter(|s| !s.is_empty()), conn: None, tail_failed: false }
     }
 
-    pub(crate) fn send(&mut self, t: Totals) -> Result<(), String> {
-        let Some(session_id) = self.session_id.clone() else { return Ok(()) };
+    /// The connection, made at the first call.
+    fn conn(&mut self) -> Result<&(tokio::runtime::Runtime, coord_client::Client), String> {
         if self.conn.is_none() {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
             let db = std::env::var_os("COORD_DB").map(std::path::PathBuf::from);
@@ -63,7 +99,12 @@ impl Reporter {
             let c = rt.block_on(coord_client::Client::connect(opts)).map_err(|e| e.to_string())?;
             self.conn = Some((rt, c));
         }
-        let (rt, c) = self.conn.as_ref().expect("connected");
+        Ok(self.conn.as_ref().expect("connected"))
+    }
+
+    pub(crate) fn send(&mut self, t: Totals) -> Result<(), String> {
+        let Some(session_id) = self.session_id.clone() else { return Ok(()) };
+        let (rt, c) = self.conn()?;
         let p = coord_proto::types::UsageParams {
             session_id,
             run_id: std::env::var("COORD_RUN").ok(),
@@ -75,6 +116,29 @@ impl Reporter {
         };
         use coord_proto::api::LaunchApiClient as _;
         rt.block_on(c.usage(p)).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    /// Report the tail's pending lines, if any; a failure is said in the log (`out`) once,
+    /// and the next report connects again.
+    pub(crate) fn tail(&mut self, tail: &mut Tail, out: &mut impl Write) -> std::io::Result<()> {
+        let Some(lines) = tail.take(Instant::now()) else { return Ok(()) };
+        let Some(session_id) = self.session_id.clone() else { return Ok(()) };
+        let sent = self.conn().and_then(|(rt, c)| {
+            use coord_proto::api::LaunchApiClient as _;
+            let p = coord_proto::types::SessionTailParams { session_id, lines };
+            rt.block_on(c.session_tail(p)).map(|_| ()).map_err(|e| e.to_string())
+        });
+        match sent {
+            Ok(()) => self.tail_failed = false,
+            Err(e) => {
+                self.conn = None;
+                if !std::mem::replace(&mut self.tail_failed, true) {
+                    writeln!(out, "{} live tail not recorded: {e}", coord_client::ids::now_rfc3339())?;
+                    out.flush()?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -204,6 +204,7 @@ pub const TABLE: &[Authority] = &[
     // launch.*
     entry("launch.sessionStart", Agent, Object::Launcher, AsConnection),
     entry("launch.sessionExit", Agent, Object::Launcher, AsConnection),
+    entry("launch.sessionTail", Agent, Object::Launcher, AsConnection),
     read("launch.sessionList"),
     entry("launch.usage", Agent, Object::Launcher, AsConnection),
     entry("launch.budgetSet", Agent, Object::Launcher, AsConnection),

@@ -121,6 +121,7 @@ fn params(f: &Fixture, method: &str, actor: &str) -> Option<Value> {
         "peers.link" => json!({"task_id": "T1", "peer_task_id": "T2"}),
         "launch.sessionStart" => launch_start(b),
         "launch.sessionExit" => json!({"session_id": f.session_b, "exit_code": 1, "fail_attempt": true}),
+        "launch.sessionTail" => json!({"session_id": f.session_b, "lines": ["all tests passed"]}),
         "launch.usage" => json!({"session_id": f.session_b, "input_tokens": 1, "output_tokens": 1,
             "cache_read_tokens": 0, "cache_write_tokens": 0}),
         "launch.budgetSet" => json!({"run_id": "R1", "max_cost_usd": 1000.0}),

@@ -1,11 +1,16 @@
 //! `orch top` in a real terminal (tmux): the screen shows the agents, blocked questions and
-//! recent events, and redraws when an event arrives. `orch status` draws the dependency
+//! recent events, and redraws when an event arrives (a running session's new log lines
+//! included). `orch status` draws the dependency
 //! tree with the agent of each attempt. Skips without tmux, but fails under `COORD_CI`.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use coord_tests::*;
+
+#[path = "support/launch.rs"]
+#[allow(dead_code, reason = "this suite uses part of what the launch suites share")]
+mod support;
 
 /// A private tmux server running one command in a 160x45 window.
 struct Tmux {
@@ -169,4 +174,33 @@ fn top_shows_a_launched_session_when_it_starts() {
         p.client().await.session_start(serde_json::from_value(start).unwrap()).await.expect("session recorded");
     });
     t.wait_for(&["R1/T1 a1 command one_shot @w1 pid 424242"]);
+}
+
+#[test]
+fn top_shows_a_running_sessions_new_line_as_it_comes() {
+    let p = Project::new();
+    support::thread_run(&p, &[], &["T1"]);
+    let gate = support::gate(&p);
+    // Up, then silent until the test opens the gate; then one more line, and no event of
+    // its own after it.
+    let script = format!(
+        "IFS= read -r first; {}; read go < '{g}'; echo 'now migrating the schema'; read go < '{g}'",
+        support::UP,
+        g = gate.display()
+    );
+    let top = format!("'{}' top", bin("orch").display());
+    let Some(t) = Tmux::start(&p, &top) else { return };
+    t.wait_for(&["orch top", "no launched sessions"]);
+    let mut bridge = support::bridge(&p, &script, &["--dispatch", "--live"]);
+    t.wait_for(&["R1/T1 a1 command live @w1", "thread.progress"]);
+    std::fs::write(&gate, "go\n").unwrap();
+    let s = t.wait_for(&["now migrating the schema"]);
+    let row = s.lines().find(|l| l.contains("now migrating the schema")).unwrap();
+    assert!(row.contains("R1/T1 a1 command live @w1") && row.contains("running"), "in the session's row: {s}");
+    t.keys("q");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let session = rt.block_on(async { support::sessions(&p.client().await).await.remove(0) });
+    support::kill_group(session.pid);
+    bridge.kill().unwrap();
+    bridge.wait().unwrap();
 }

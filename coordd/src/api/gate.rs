@@ -48,6 +48,7 @@ pub const CHECKED_IN_WRITE: &[&str] = &[
     "inbox.update",
     "launch.sessionExit",
     "launch.sessionStart",
+    "launch.sessionTail",
     "launch.usage",
     "launch.budgetSet",
     "mail.ack",

@@ -21,6 +21,10 @@ impl LaunchApiServer for Api {
         Ok(self.core.write_acting(move |tx, now, acting| ops::launch::exit(tx, now, p.clone(), acting)).await?)
     }
 
+    async fn session_tail(&self, p: SessionTailParams) -> RpcResult<SessionTailResult> {
+        Ok(self.core.write_acting(move |tx, now, acting| ops::launch::tail(tx, now, p.clone(), acting)).await?)
+    }
+
     async fn session_list(&self, p: SessionListParams) -> RpcResult<SessionsResult> {
         Ok(self.core.read(move |tx, _| launch::list(tx, &p)).await?)
     }

@@ -1,6 +1,7 @@
 //! Launched sessions (`launch.*`): the worker processes a launcher started for attempts.
 //! A session is recorded running against its attempt's thread, then ended once, with how
-//! (exit code, signal, reason, the log's tail). Each change records its event.
+//! (exit code, signal, reason, the log's tail). While it runs, its launcher may record its
+//! log's last lines (`launch.sessionTail`). Each change records its event.
 
 use coord_proto::ErrorCode;
 use coord_proto::types::*;
@@ -165,7 +166,8 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
     s.exit_code = p.exit_code;
     s.signal = p.signal;
     s.reason = p.reason;
-    s.log_tail = p.log_tail.as_deref().map(tail);
+    // The tail at its end; without one, the last the launcher reported while it ran.
+    s.log_tail = p.log_tail.as_deref().map(tail).or(s.log_tail);
     tx.launches_mut().launch_save(&s)?;
     let how = match (s.exit_code, s.signal) {
         (Some(c), _) => format!("exit code {c}"),
@@ -175,6 +177,40 @@ pub fn exit(tx: &mut dyn Tx, now: Ts, p: SessionExitParams) -> Result<(LaunchSes
     let summary = format!("{} session for {} (attempt {}) {}, {how}", s.client, s.task_id, s.attempt, s.state);
     let id = record(tx, EventType::LaunchExited, &s, &summary, now)?;
     Ok((s, id))
+}
+
+/// The lines of a `launch.sessionTail`, checked: at most [`MAX_TAIL_LINES`], each of at most
+/// [`MAX_TAIL_LINE_CHARS`] characters with no line break or NUL; joined with `\n`.
+fn tail_lines(lines: &[String]) -> Result<String> {
+    if lines.len() > MAX_TAIL_LINES {
+        return Err(Error::invalid(format!("lines holds {} lines; at most {MAX_TAIL_LINES} are kept", lines.len())));
+    }
+    for (i, l) in lines.iter().enumerate() {
+        if l.chars().count() > MAX_TAIL_LINE_CHARS {
+            return Err(Error::invalid(format!("lines[{i}] is longer than {MAX_TAIL_LINE_CHARS} characters")));
+        }
+        if l.contains(['\n', '\r', '\0']) {
+            return Err(Error::invalid(format!("lines[{i}] holds a line break or a NUL: send one line per item")));
+        }
+    }
+    Ok(lines.join("\n"))
+}
+
+/// `launch.sessionTail`: a running session's log's last lines become its `log_tail`, with a
+/// `launch.tail` event. A session that ended keeps the tail its end recorded, and the same
+/// tail again records nothing: `(false, 0)` then, not an error (its filter reports the last
+/// lines at the end of its output, which may come after the launcher recorded the end).
+pub fn set_tail(tx: &mut dyn Tx, now: Ts, p: &SessionTailParams) -> Result<(bool, i64)> {
+    let text = tail_lines(&p.lines)?;
+    let mut s = session(tx, &p.session_id)?;
+    if s.state != SessionState::Running || s.log_tail.as_deref() == Some(text.as_str()) {
+        return Ok((false, 0));
+    }
+    s.log_tail = Some(text);
+    tx.launches_mut().launch_save(&s)?;
+    let last = s.log_tail.as_deref().and_then(|t| t.lines().last()).unwrap_or_default();
+    let summary = format!("{} a{}: {}", s.task_id, s.attempt, last.chars().take(200).collect::<String>());
+    Ok((true, record(tx, EventType::LaunchTail, &s, &summary, now)?))
 }
 
 /// A recorded session (`session_not_found` when there is none).

@@ -3,7 +3,7 @@
 //! or, for a session stopped because its worker never answered a shutdown request, ends
 //! that request as an approval would ([`super::shutdown::unanswered`]). A launcher acts for
 //! the run: with credentials required, recording a session's start or end is the run's
-//! creator's, the lead's or an admin's.
+//! creator's, the lead's or an admin's; so is recording a running session's last log lines.
 
 use coord_proto::types::*;
 use serde_json::json;
@@ -30,6 +30,14 @@ fn launcher_of(tx: &dyn Tx, run_id: &str, acting: &Acting) -> Result<()> {
         Some(run) => acting.check_owner(tx, &run.created_by, &format!("run {run_id}")),
         None => Ok(()),
     }
+}
+
+/// `launch.sessionTail`: the run's launcher (its creator, the lead or an admin; never the
+/// session's worker) records a running session's last log lines.
+pub fn tail(tx: &mut dyn Tx, now: Ts, p: SessionTailParams, acting: &Acting) -> Result<SessionTailResult> {
+    launcher_of(tx, &launch::session(tx, &p.session_id)?.run_id, acting)?;
+    let (recorded, event_id) = launch::set_tail(tx, now, &p)?;
+    Ok(SessionTailResult { recorded, event_id })
 }
 
 /// `launch.sessionExit`: record the end, then, when asked and the thread is still open,

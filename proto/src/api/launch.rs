@@ -21,6 +21,15 @@ pub trait LaunchApi {
     #[method(name = "launch.sessionExit")]
     async fn session_exit(&self, params: SessionExitParams) -> RpcResult<SessionExitResult>;
 
+    /// Record the last lines of a running session's log (its `log_tail`), so that views
+    /// show them while it runs. Its launcher's output filter reports them as lines arrive,
+    /// at most one call per interval while they keep coming. A session that ended keeps
+    /// the tail its end recorded (`recorded: false`).
+    ///
+    /// Events: `launch.tail` when the tail changed.
+    #[method(name = "launch.sessionTail")]
+    async fn session_tail(&self, params: SessionTailParams) -> RpcResult<SessionTailResult>;
+
     /// Sessions, oldest first.
     #[method(name = "launch.sessionList")]
     async fn session_list(&self, params: SessionListParams) -> RpcResult<SessionsResult>;

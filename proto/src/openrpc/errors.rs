@@ -90,6 +90,7 @@ const TABLE: &[(&str, Does, &[ErrorCode])] = &[
     ("inbox.status", Read, &[InvalidInput]),
     ("launch.sessionStart", Write, &[InvalidInput, InvalidTransition, NotFound, SessionRunning]),
     ("launch.sessionExit", Write, &[InvalidInput, SessionNotFound, SessionEnded]),
+    ("launch.sessionTail", Write, &[InvalidInput, SessionNotFound]),
     ("launch.sessionList", Read, &[InvalidInput, NotFound]),
     ("launch.usage", Write, &[InvalidInput, NotFound, SessionNotFound]),
     ("launch.budgetSet", Write, &[InvalidInput, NotFound, SessionNotFound]),

@@ -279,6 +279,13 @@ pub(super) const METHODS: &[Method] = &[
         subscription: None,
     },
     Method {
+        name: "launch.sessionTail",
+        doc: "Record the last lines of a running session's log (its `log_tail`), so that views\nshow them while it runs. Its launcher's output filter reports them as lines arrive,\nat most one call per interval while they keep coming. A session that ended keeps\nthe tail its end recorded (`recorded: false`).\n\nEvents: `launch.tail` when the tail changed.",
+        params: Some(schema::<SessionTailParams>),
+        result: schema::<SessionTailResult>,
+        subscription: None,
+    },
+    Method {
         name: "launch.sessionList",
         doc: "Sessions, oldest first.",
         params: Some(schema::<SessionListParams>),

@@ -50,7 +50,7 @@ impl EventType {
             TaskEdited => "the changed fields",
             TaskRemoved => r#"{"title","dependents"}"#,
             RunMerged => r#"{"into","commit","fast_forward","integration_branch"}"#,
-            LaunchStarted | LaunchExited => r#"{"session": LaunchSession}"#,
+            LaunchStarted | LaunchExited | LaunchTail => r#"{"session": LaunchSession}"#,
             TaskMergeQueued => r#"{"attempt","position","verify","requeued": bool} ("reason" when requeued)"#,
             TaskVerifying => r#"{"attempt","tip","commit","verify","verification","log_path"}"#,
             TaskVerifyFailed => {

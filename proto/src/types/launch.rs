@@ -90,7 +90,9 @@ pub struct LaunchSession {
     /// Why it ended, in a line (e.g. "cancelled", "exited 3 without done or fail").
     #[serde(default)]
     pub reason: Option<String>,
-    /// The last lines of its log when it ended.
+    /// The last lines of its log: while it runs, the newest its launcher's output filter
+    /// reported (`launch.sessionTail`, at most [`MAX_TAIL_LINES`] lines, null until the
+    /// first); once it ended, the lines at its end.
     #[serde(default)]
     pub log_tail: Option<String>,
 }
@@ -167,6 +169,33 @@ pub struct SessionExitParams {
     /// may give it while credentials are required. Leave out `fail_attempt`.
     #[serde(default)]
     pub shutdown_request_id: Option<String>,
+}
+
+/// The most lines one `launch.sessionTail` carries.
+pub const MAX_TAIL_LINES: usize = 10;
+
+/// The most characters of one line of a `launch.sessionTail`.
+pub const MAX_TAIL_LINE_CHARS: usize = 500;
+
+/// Params of `launch.sessionTail`: the last lines of a running session's log, as its
+/// launcher's output filter wrote them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionTailParams {
+    /// The launched session (`ses_…`).
+    pub session_id: String,
+    /// Its log's last lines, oldest first: at most [`MAX_TAIL_LINES`], each at most
+    /// [`MAX_TAIL_LINE_CHARS`] characters, with no line break or NUL in a line.
+    pub lines: Vec<String>,
+}
+
+/// Result of `launch.sessionTail`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionTailResult {
+    /// Whether the tail was recorded: `false` when the session had already ended (its
+    /// tail is then the one its end recorded) or the tail was the one it has.
+    pub recorded: bool,
+    /// The `launch.tail` event that recorded it (0: none).
+    pub event_id: i64,
 }
 
 /// Params of `launch.sessionList`.

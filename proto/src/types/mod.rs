@@ -337,6 +337,8 @@ string_enum!(
         /// orch: a run's settings changed (verify command, approval, automatic merge,
         /// merge retries).
         RunEdited = "run.edited",
+        /// A running session's last log lines changed (`launch.sessionTail`).
+        LaunchTail = "launch.tail",
         /// A session's reported usage grew (`launch.usage`).
         LaunchUsage = "launch.usage",
         /// A run's or a session's budget was set or removed (`launch.budgetSet`).

@@ -3,7 +3,8 @@
 // themselves, what is addressed to the lead), failed tasks with their reason, and council
 // progress, and the worker sessions a launcher (`coord-launch`) started for the run's attempts
 // (client, worker, pid, running time or how it ended, the log's last lines), redrawn on
-// `launch.started` and `launch.exited`. A task's status change is applied to the model in place: the node, the
+// `launch.started` and `launch.exited`; a running session's last lines follow its
+// `launch.tail` events in place (the event carries the session: nothing is read again). A task's status change is applied to the model in place: the node, the
 // counters, the run's state and the side panel are redrawn from it at once. Failed and
 // blocked tasks carry Retry, Reassign and Cancel (`actions.js`); every task links to its
 // thread's conversation, and `#runs/RUN/TASK` selects a run and its task. The run's state
@@ -211,6 +212,18 @@ export function create(ctx, root) {
     drawSide();
   }
 
+  /// A `launch.tail` event's session replaces the one shown, and the side panel is redrawn;
+  /// `false` when the view does not hold it (then the run is read again).
+  function patchSession(ev) {
+    const s = ev.payload_json && ev.payload_json.session;
+    const list = graph && graph.sessions;
+    const i = s && list ? list.findIndex((x) => x.session_id === s.session_id) : -1;
+    if (i < 0) return false;
+    list[i] = s;
+    drawSide();
+    return true;
+  }
+
   /// `#runs/RUN/TASK`: select the run and pick the task.
   function onRoute() {
     const [tab, run, task] = place();
@@ -240,6 +253,7 @@ export function create(ctx, root) {
       if (!selected || ev.run_id !== selected) return;
       reviewer.onEvent(ev);
       if (ev.task_status && ev.task_id) patchTask(ev);
+      if (ev.event_type === 'launch.tail' && patchSession(ev)) return;
       const orch = /^(task|run|council|launch)\./.test(ev.event_type);
       if (orch && !STATUS_ONLY.has(ev.event_type)) refreshRun();
     },
@@ -253,8 +267,8 @@ export function create(ctx, root) {
 
 /// A launched session, newest first in the side panel: its task and attempt (links to the
 /// task and its thread), state, client, mode (`live` or `one_shot`),
-/// worker and pid, how long it has run or how it ended, and its log's last lines (or the
-/// log's path while it runs).
+/// worker and pid, how long it has run or how it ended, and its log's last lines (while it
+/// runs, the last its launcher reported; the log's path until it reports any).
 function sessionCard(s) {
   const ended = s.exit_code != null ? `exit ${s.exit_code}` : s.signal != null ? `signal ${s.signal}` : s.state;
   return h('div', { class: `card session ss-${s.state}`, dataset: { session: s.session_id, task: s.task_id, state: s.state } },

@@ -70,8 +70,12 @@ impl Model {
             blocked: t.starts_with("task.") || t.starts_with("run."),
             sessions: t.starts_with("launch."),
         };
-        self.events.push_front(e);
-        self.events.truncate(RECENT);
+        // A running session's new lines show in its row; listed, they would crowd out the
+        // events a lead acts on.
+        if e.event_type != coord_proto::types::EventType::LaunchTail {
+            self.events.push_front(e);
+            self.events.truncate(RECENT);
+        }
         stale
     }
 }
@@ -112,6 +116,13 @@ mod tests {
         assert_eq!(m.apply(event(3, EventType::LaunchExited, "R1")), Stale { sessions: true, ..Stale::default() });
         assert_eq!(m.cursor, 3);
         assert_eq!(m.events.front().unwrap().event_id, 3);
+    }
+
+    #[test]
+    fn a_sessions_new_lines_refresh_its_row_and_stay_out_of_recent_events() {
+        let mut m = Model::new(None);
+        assert_eq!(m.apply(event(1, EventType::LaunchTail, "R1")), Stale { sessions: true, ..Stale::default() });
+        assert!(m.events.is_empty());
     }
 
     #[test]
