@@ -30,7 +30,7 @@ use std::sync::mpsc;
 use serde_json::{Value, json};
 
 use crate::codex_log::render_app;
-use crate::transcript::{Reporter, Totals};
+use crate::transcript::Totals;
 
 /// The `type` of the driver's usage lines (the `command` client's transcript schema).
 const USAGE: &str = "usage";
@@ -316,27 +316,24 @@ impl Driver {
 }
 
 /// `coord-launch --codex-live-log`: the filter the driver's output goes through on its way
-/// to the log. A bare JSON usage line (the driver's report) is recorded with `launch.usage`
-/// for the session in `COORD_FILTER_SESSION` and logged as `usage (session so far): …`;
-/// every other line (the driver's, each with its time) goes to the log as it is.
+/// to the log ([`crate::transcript::filter`], as every client's: the live tail is reported
+/// with `launch.sessionTail`). A bare JSON usage line (the driver's report) is recorded with
+/// `launch.usage` for the session in `COORD_FILTER_SESSION` and logged as `usage (session so
+/// far): …`; every other line (the driver's, each with its time) goes to the log with the
+/// filter's time in place of the driver's.
 pub fn log() -> std::io::Result<()> {
-    let mut reporter = Reporter::new(std::env::var(crate::process::FILTER_SESSION_VAR).ok());
-    let mut out = std::io::stdout().lock();
-    for line in std::io::stdin().lock().split(b'\n') {
-        let line = String::from_utf8_lossy(&line?).into_owned();
-        let Some(t) = usage_line(&line) else {
-            writeln!(out, "{line}")?;
-            out.flush()?;
-            continue;
-        };
-        let now = coord_client::ids::now_rfc3339();
-        writeln!(out, "{now} {}", t.line())?;
-        if let Err(e) = reporter.send(t) {
-            writeln!(out, "{now} usage not recorded: {e}")?;
-        }
-        out.flush()?;
+    crate::transcript::filter(None, |line| match usage_line(line) {
+        Some(t) => (vec![t.line()], Some(t)),
+        None => (vec![without_time(line).to_string()], None),
+    })
+}
+
+/// A driver's log line without the time [`say`] put before it.
+fn without_time(line: &str) -> &str {
+    match line.split_once(' ') {
+        Some((time, rest)) if time.len() >= 20 && time.as_bytes()[4] == b'-' && time.contains('T') => rest,
+        _ => line,
     }
-    Ok(())
 }
 
 /// The totals of one of the driver's usage lines (`None`: another line).

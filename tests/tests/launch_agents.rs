@@ -758,6 +758,32 @@ async fn a_live_codex_sessions_usage_is_recorded_when_credentials_are_required()
     assert!(report.usage.input_tokens > 0, "{report:?}");
 }
 
+/// A live Codex session's last lines reach the daemon while it runs (`launch.tail`, from
+/// the driver's output filter, `--codex-live-log`), before its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_codex_sessions_last_lines_are_recorded_while_it_runs() {
+    let Some(program) = cli(Agent::Codex) else { return };
+    let up = format!("{} && {}", on_thread("claim", ">/dev/null"), progress());
+    let turns = vec![
+        Turn::reply(vec![shell(&up)]),
+        Turn::reply(vec![text("Working.")]),
+        Turn::reply(vec![shell(&on_thread("done", "--summary done >/dev/null"))]),
+        Turn::reply(vec![text("Done.")]),
+    ];
+    let (p, m, b, c, from) = live_run(Agent::Codex, &program, turns).await;
+    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    asked(&m, 1);
+    // The session works on (its second turn waits for the mail below): the first tail
+    // report came while it ran.
+    let tail = next_event(&c, from, &[EventType::LaunchTail]).await;
+    let session = &tail.payload_json["session"];
+    assert_eq!(session["state"], "running", "{session}");
+    assert!(session["log_tail"].as_str().is_some_and(|t| !t.is_empty()), "{session}");
+    p.inbox().args(["--agent", "lead", "send", "--to", "w1", "--summary", "Finish up"]).run().ok();
+    let out = finish(b);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.outputs());
+}
+
 /// Mail sent to a working live Codex session arrives as a new turn of its thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mail_to_a_working_live_codex_session_arrives_as_a_turn() {

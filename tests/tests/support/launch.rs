@@ -72,7 +72,10 @@ pub fn kill_group(pid: i64) {
 /// session the daemon still lists as running may have ended since the list was read).
 #[allow(dead_code, reason = "not every suite that includes this module cleans up this way")]
 pub fn kill_group_if_running(pid: i64) {
-    let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).stderr(std::process::Stdio::null()).status();
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .stderr(std::process::Stdio::null())
+        .status();
 }
 
 /// Read the bridge's stdout until it holds `needle` (the bridge says it once the thing is
