@@ -193,3 +193,34 @@ async fn a_workers_gated_git_push_is_pushed_to_the_lead_which_approves_it() {
     let asked = asked.expect("the request was pushed to the lead");
     assert!(asked["text"].as_str().unwrap().contains("git push origin HEAD"), "{asked}");
 }
+
+/// `orch team` is coord-launch's lead mode under `orch`: the same team, from `orch team
+/// --lead command --goal … -- <coord-launch flags>`, exits 0 with the run done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orch_team_runs_the_lead_mode_of_coord_launch_to_a_done_run() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.path().join(".agents")).unwrap();
+    let args = [
+        "team",
+        "--lead",
+        "command",
+        "--goal",
+        "Ship login",
+        "--run",
+        "R1",
+        "--lead-command",
+        LEAD,
+        "--",
+        "--command",
+        WORKER,
+        "--live",
+        "--grace-seconds",
+        "5",
+    ];
+    let out = finish(p.orch().args(args).spawn());
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("lead started: command @lead"), "{}", out.stdout);
+    let view = orch(&p, &["run", "show", "--run", "R1"]);
+    assert_eq!(view["run"]["status"], "done", "{view}");
+    assert!(lead_turns(&p).iter().any(|t| t["text"].as_str().unwrap().contains("task.blocked T1")));
+}

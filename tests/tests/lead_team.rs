@@ -14,7 +14,9 @@
 use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
 use coord_tests::mock_model::routes::{Route, on};
 use coord_tests::mock_model::{MockModel, Request, Scenario, Turn, shell, text, tool};
-use coord_tests::{Project, agent_cli, bin, finish, git_in, git_project, ok_as};
+use std::time::Duration;
+
+use coord_tests::{Project, agent_cli, bin, finish_within, git_in, git_project, ok_as};
 use serde_json::json;
 
 /// The words of the lead's prompt that route its requests (lead_prompt.rs).
@@ -118,7 +120,7 @@ fn claude_leads_claude_workers_from_a_goal_to_a_finished_run() {
     for (k, v) in claude_env(&mock, config.path()) {
         l = l.env(&k, &v);
     }
-    let out = finish(l.spawn());
+    let out = finish_within(l.spawn(), Duration::from_secs(900));
     let results: Vec<String> = mock.turn_requests().iter().flat_map(|r| tool_results(&r.body)).collect();
     let why = || format!("{}\n{}\n{results:#?}", out.stdout, out.stderr);
     assert_eq!(out.code, 0, "{}", why());
