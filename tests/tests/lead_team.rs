@@ -1,21 +1,24 @@
 //! Issue 35's acceptance with real agent CLIs in every seat: `coord-launch --lead claude
 //! --goal …` runs the real Claude Code as the lead AND as its workers (all pinned,
 //! `agent_cli`), against one scripted model server that tells the sessions apart by their
-//! prompts (`mock_model::routes`). The lead plans two code tasks with a dependency through
-//! `orch mcp` and dispatches them; T1's worker asks, the question is pushed into the lead's
-//! session and the lead answers; the worker's gated `git push` goes to the lead, which
-//! approves it; the lead merges each done task, dispatches T2 when it is ready, finishes the
-//! run once it is done, and `coord-launch` exits 0.
+//! prompts (`mock_model::routes`); `--lead codex` runs the real Codex as the lead (live,
+//! through its app-server driver) with Claude Code workers, each CLI on a model server of
+//! its own. The lead plans two code tasks with a dependency through `orch mcp` and
+//! dispatches them; T1's worker asks, the question is pushed into the lead's session and
+//! the lead answers; the worker's gated `git push` goes to the lead, which approves it; the
+//! lead merges each done task, dispatches T2 when it is ready, finishes the run once it is
+//! done, and `coord-launch` exits 0.
 //!
 //! After its opening plan the lead's script only reacts to what reaches its session
 //! (`routes::Reaction`): no `before` waits, no polling. The workers are live sessions: the
 //! answer reaches T1's worker as a new turn. Every wait is on a process's end.
 
-use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
-use coord_tests::mock_model::routes::{Route, on};
-use coord_tests::mock_model::{MockModel, Request, Scenario, Turn, shell, text, tool};
 use std::time::Duration;
 
+use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
+use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
+use coord_tests::mock_model::routes::{Route, on};
+use coord_tests::mock_model::{MockModel, Request, Scenario, Turn, shell, text, tool};
 use coord_tests::{Project, agent_cli, bin, finish_within, git_in, git_project, ok_as};
 use serde_json::json;
 
@@ -51,7 +54,10 @@ fn lead_script(tool_prefix: &str) -> Scenario {
     ];
     let approve = json!({"request_id": "{captured}", "approve": true, "reason": "pushing your own branch is fine"});
     Scenario::new(turns)
-        .on(on("[attention] task.blocked T1", vec![tool(&t("answer"), json!({"task_id": "T1", "summary": "Use SQLite"}))]))
+        .on(on(
+            "[attention] task.blocked T1",
+            vec![tool(&t("answer"), json!({"task_id": "T1", "summary": "Use SQLite"}))],
+        ))
         .on(on("[attention] permission_request", vec![tool(&t("respond"), approve)]).capture("request_id "))
         .on(on("[attention] task.done T1", vec![tool(&t("merge"), json!({"task_id": "T1"}))]))
         .on(on("[attention] task.ready T2", vec![tool(&t("dispatch"), json!({"task_id": "T2"}))]))
@@ -62,7 +68,11 @@ fn lead_script(tool_prefix: &str) -> Scenario {
 /// T1's worker: asks and ends its turn; on the answer (a new turn) commits, pushes its
 /// branch (gated) and finishes. T2's: commits and finishes.
 fn worker_scripts() -> (Scenario, Scenario) {
-    let ask = format!("{} && {}", on_thread("claim", ">/dev/null"), on_thread("update", "--status blocked --summary 'Which db?' >/dev/null"));
+    let ask = format!(
+        "{} && {}",
+        on_thread("claim", ">/dev/null"),
+        on_thread("update", "--status blocked --summary 'Which db?' >/dev/null")
+    );
     let push = format!(
         "{COMMIT} && git push -q origin HEAD:refs/heads/pushed-T1 && {} && echo pushed",
         on_thread("done", "--summary finished >/dev/null")
@@ -73,7 +83,11 @@ fn worker_scripts() -> (Scenario, Scenario) {
         Turn::reply(vec![shell(&push)]),
         Turn::reply(vec![text("Done.")]),
     ];
-    let work = format!("{} && {COMMIT} && {}", on_thread("claim", ">/dev/null"), on_thread("done", "--summary finished >/dev/null"));
+    let work = format!(
+        "{} && {COMMIT} && {}",
+        on_thread("claim", ">/dev/null"),
+        on_thread("done", "--summary finished >/dev/null")
+    );
     let t2 = vec![Turn::reply(vec![shell(&work)]), Turn::reply(vec![text("Done.")])];
     (Scenario::new(t1), Scenario::new(t2))
 }
@@ -98,30 +112,35 @@ fn pushed(mock: &MockModel, route: usize, needles: &[&str]) -> Vec<Request> {
     mock.requests().into_iter().filter(|r| r.route == route && r.user_input.iter().any(holds)).collect()
 }
 
-#[test]
-fn claude_leads_claude_workers_from_a_goal_to_a_finished_run() {
-    let Some(claude) = agent_cli("claude") else { return };
-    let (p, origin) = gated_project();
-    std::fs::write(
-        p.path().join(".agents/launch.toml"),
-        format!("[defaults]\nclient = \"claude\"\nprogram = {:?}\n", claude.display().to_string()),
-    )
-    .unwrap();
-    let (w1, w2) = worker_scripts();
-    let routes = vec![
-        Route::new(LEAD, lead_script("mcp__orch__").cwd(p.path())),
-        Route::new(&worker_of("T1"), w1),
-        Route::new(&worker_of("T2"), w2),
-    ];
-    let mock = MockModel::routed(Anthropic, routes);
-    let config = tempfile::tempdir().unwrap();
-    let args = ["--lead", "claude", "--goal", "Ship login", "--run", "R1", "--live", "--grace-seconds", "60"];
+/// `.agents/launch.toml`: the workers run the real Claude Code, the lead the `lead` CLI.
+fn launch_toml(p: &Project, lead: &std::path::Path) {
+    let claude = agent_cli("claude").expect("claude");
+    let toml = format!(
+        "[defaults]\nclient = \"claude\"\nprogram = {:?}\n\n[agents.lead]\nprogram = {:?}\n",
+        claude.display().to_string(),
+        lead.display().to_string()
+    );
+    std::fs::write(p.path().join(".agents/launch.toml"), toml).unwrap();
+}
+
+/// Where a session's requests went: its mock and its route there.
+type Seat<'a> = (&'a MockModel, usize);
+
+/// `coord-launch --lead LEAD --goal …` on R1 with live workers and `env`, to its end (a
+/// guard stops it after 15 minutes); then what the acceptance asks, checked.
+fn team(p: &Project, origin: &std::path::Path, lead: &str, env: &[(String, String)], seats: [Seat<'_>; 2]) {
+    let [(lead_mock, lead_route), (w1_mock, w1_route)] = seats;
+    let args = ["--lead", lead, "--goal", "Ship login", "--run", "R1", "--live", "--grace-seconds", "60"];
     let mut l = p.launch().args(args);
-    for (k, v) in claude_env(&mock, config.path()) {
-        l = l.env(&k, &v);
+    for (k, v) in env {
+        l = l.env(k, v);
     }
     let out = finish_within(l.spawn(), Duration::from_secs(900));
-    let results: Vec<String> = mock.turn_requests().iter().flat_map(|r| tool_results(&r.body)).collect();
+    let results: Vec<String> = lead_mock
+        .turn_requests()
+        .iter()
+        .flat_map(|r| [tool_results(&r.body), tool_outputs(&r.body)].concat())
+        .collect();
     let why = || format!("{}\n{}\n{results:#?}", out.stdout, out.stderr);
     assert_eq!(out.code, 0, "{}", why());
 
@@ -133,10 +152,47 @@ fn claude_leads_claude_workers_from_a_goal_to_a_finished_run() {
     let main = git_in(p.path(), &["log", "--format=%s", "main"]);
     assert!(main.contains("T1") && main.contains("T2"), "finish_run put both into main: {main}\n{}", why());
     // The question reached the lead's session pushed, and the answer T1's worker as a turn.
-    assert!(!pushed(&mock, 0, &["[attention] task.blocked T1", "question: Which db?"]).is_empty(), "{}", why());
-    assert!(!pushed(&mock, 1, &["Use SQLite"]).is_empty(), "{}", why());
+    let asked = pushed(lead_mock, lead_route, &["[attention] task.blocked T1", "question: Which db?"]);
+    assert!(!asked.is_empty(), "{}", why());
+    assert!(!pushed(w1_mock, w1_route, &["Use SQLite"]).is_empty(), "{}", why());
     // The gated push was pushed to the lead, approved by it, and ran.
-    assert!(!pushed(&mock, 0, &["[attention] permission_request", "git push"]).is_empty(), "{}", why());
-    git_in(origin.path(), &["rev-parse", "--verify", "refs/heads/pushed-T1"]);
+    assert!(!pushed(lead_mock, lead_route, &["[attention] permission_request", "git push"]).is_empty(), "{}", why());
+    git_in(origin, &["rev-parse", "--verify", "refs/heads/pushed-T1"]);
     assert!(results.iter().any(|r| r.contains("\"answered\"")), "{}", why());
+}
+
+#[test]
+fn claude_leads_claude_workers_from_a_goal_to_a_finished_run() {
+    let Some(claude) = agent_cli("claude") else { return };
+    let (p, origin) = gated_project();
+    launch_toml(&p, &claude);
+    let (w1, w2) = worker_scripts();
+    let routes = vec![
+        Route::new(LEAD, lead_script("mcp__orch__").cwd(p.path())),
+        Route::new(&worker_of("T1"), w1),
+        Route::new(&worker_of("T2"), w2),
+    ];
+    let mock = MockModel::routed(Anthropic, routes);
+    let config = tempfile::tempdir().unwrap();
+    team(&p, origin.path(), "claude", &claude_env(&mock, config.path()), [(&mock, 0), (&mock, 1)]);
+}
+
+/// The same with the real Codex as the lead, live through its app-server driver (the
+/// workers are Claude Code, on a model server of their own).
+#[test]
+fn codex_leads_claude_workers_from_a_goal_to_a_finished_run() {
+    let (Some(codex), Some(_)) = (agent_cli("codex"), agent_cli("claude")) else { return };
+    let (p, origin) = gated_project();
+    launch_toml(&p, &codex);
+    let lead = MockModel::start(OpenAi, lead_script("mcp__orch__").cwd(p.path()));
+    let (w1, w2) = worker_scripts();
+    let workers =
+        MockModel::routed(Anthropic, vec![Route::new(&worker_of("T1"), w1), Route::new(&worker_of("T2"), w2)]);
+    let config = tempfile::tempdir().unwrap();
+    let codex_home = tempfile::tempdir().unwrap();
+    std::fs::write(codex_home.path().join("config.toml"), codex_config(&lead)).unwrap();
+    let mut env = claude_env(&workers, config.path());
+    env.push(("CODEX_HOME".into(), codex_home.path().display().to_string()));
+    env.push(("CODEX_MOCK_API_KEY".into(), "dummy".into()));
+    team(&p, origin.path(), "codex", &env, [(&lead, 0), (&workers, 0)]);
 }
