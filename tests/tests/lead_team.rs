@@ -65,8 +65,9 @@ fn lead_script(tool_prefix: &str) -> Scenario {
         .on(on("[attention] run.done", vec![tool(&t("finish_run"), json!({}))]))
 }
 
-/// T1's worker: asks and ends its turn; on the answer (a new turn) commits, pushes its
-/// branch (gated) and finishes. T2's: commits and finishes.
+/// T1's worker: asks and ends its turn; once the answer has reached it (a new turn, or
+/// beside a tool result when it comes that fast) commits, pushes its branch (gated) and
+/// finishes. T2's: commits and finishes.
 fn worker_scripts() -> (Scenario, Scenario) {
     let ask = format!(
         "{} && {}",
@@ -77,19 +78,14 @@ fn worker_scripts() -> (Scenario, Scenario) {
         "{COMMIT} && git push -q origin HEAD:refs/heads/pushed-T1 && {} && echo pushed",
         on_thread("done", "--summary finished >/dev/null")
     );
-    let t1 = vec![
-        Turn::reply(vec![shell(&ask)]),
-        Turn::reply(vec![text("I asked the lead; ending my turn.")]),
-        Turn::reply(vec![shell(&push)]),
-        Turn::reply(vec![text("Done.")]),
-    ];
+    let t1 = Scenario::new(vec![Turn::reply(vec![shell(&ask)])]).on(on("Use SQLite", vec![shell(&push)]));
     let work = format!(
         "{} && {COMMIT} && {}",
         on_thread("claim", ">/dev/null"),
         on_thread("done", "--summary finished >/dev/null")
     );
     let t2 = vec![Turn::reply(vec![shell(&work)]), Turn::reply(vec![text("Done.")])];
-    (Scenario::new(t1), Scenario::new(t2))
+    (t1, Scenario::new(t2))
 }
 
 /// A git project whose `origin` is a bare repository (returned), with `git push` gated for
