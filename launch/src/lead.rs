@@ -3,8 +3,8 @@
 //! of its own (never the person's) and given the project's lead role (or made an admin
 //! when the project already has another lead). Then, beside the bridge that starts the
 //! workers for the lead's dispatches, a supervisor runs the lead session in the main
-//! checkout with `orch mcp` registered for it: a live session (claude, command) gets what
-//! needs it pushed as turns (`crate::lead_attention`); a session that ends while the run is
+//! checkout with `orch mcp` registered for it: a live session (claude, command, and codex
+//! through its app-server driver) gets what needs it pushed as turns (`crate::lead_attention`); a session that ends while the run is
 //! active is started again with the run's state as its context; when the run is over the
 //! lead's input is closed (done) or it is stopped (cancelled, failed).
 
@@ -218,36 +218,32 @@ impl Lead {
         let id = coord_client::ids::new_id("ses");
         let mcp = self.dir.join("lead-mcp.json");
         write_private(&mcp, &serde_json::to_vec_pretty(&lead_prompt::mcp_config(&self.work))?)?;
-        let live = self.kind != ClientKind::Codex;
-        let mut prompt = lead_prompt::prompt(&self.work, &self.file, &self.workers, live);
+        let mut prompt = lead_prompt::prompt(&self.work, &self.file, &self.workers);
         if let Some(n) = &note {
             prompt.push_str("\n\n");
             prompt.push_str(n);
         }
         let mut spec = lead_prompt::spec(self.kind, &self.layer, &self.work, &prompt, &mcp, &id)?;
         let log = self.log();
-        if live {
-            spec.stdin = Some(feed::make(&log, &id)?.fifo);
+        spec.stdin = Some(feed::make(&log, &id)?.fifo);
+        if self.kind == ClientKind::Codex {
+            crate::codex_live::wrap(&mut spec, &self.work.me, &self.dir.join("lead.jsonl"));
         }
         let (pid, waiter) = process::spawn(&spec, &log)?;
         std::fs::write(self.dir.join("lead.pid"), pid.to_string())?;
-        let (writer, attention) = if live {
-            let format = if self.kind == ClientKind::Claude { feed::Format::ClaudeStream } else { feed::Format::Lines };
-            let mut w = feed::Writer::open(&feed::fifo_of(&log), format, feed::seed_of(&id))?;
-            let first = feed::Turn {
-                line_type: "turn",
-                id: feed::uuid(w.seed, 0),
-                kind: "task",
-                text: prompt,
-                run_id: Some(self.work.run_id.clone()),
-                ..feed::Turn::default()
-            };
-            w.write(&first).await?;
-            (Some(w), Some(lead_attention::subscribe(c, &self.work.run_id, cursor).await?))
-        } else {
-            (None, None)
+        let format = if self.kind == ClientKind::Claude { feed::Format::ClaudeStream } else { feed::Format::Lines };
+        let mut w = feed::Writer::open(&feed::fifo_of(&log), format, feed::seed_of(&id))?;
+        let first = feed::Turn {
+            line_type: "turn",
+            id: feed::uuid(w.seed, 0),
+            kind: "task",
+            text: prompt,
+            run_id: Some(self.work.run_id.clone()),
+            ..feed::Turn::default()
         };
-        Ok(Session { id, pid, waiter, writer, attention, started: Instant::now(), told_end: false })
+        w.write(&first).await?;
+        let attention = Some(lead_attention::subscribe(c, &self.work.run_id, cursor).await?);
+        Ok(Session { id, pid, waiter, writer: Some(w), attention, started: Instant::now(), told_end: false })
     }
 
     /// The run is over: a done run's lead has its input closed and the grace to end; any

@@ -41,16 +41,12 @@ fn clients(file: &config::File, workers: &Layer) -> String {
     out
 }
 
-/// The lead prompt: the goal, the run, the tools, and the loop.
-pub fn prompt(w: &LeadWork, file: &config::File, workers: &Layer, live: bool) -> String {
-    let wait = if live {
-        "What needs you (a question, a permission request, a failed or stuck task, a finished task to \
+/// The lead prompt: the goal, the run, the tools, and the loop (every lead is live: what
+/// needs it comes as its next message).
+pub fn prompt(w: &LeadWork, file: &config::File, workers: &Layer) -> String {
+    let wait = "What needs you (a question, a permission request, a failed or stuck task, a finished task to \
          review, a ready task) is written into this session as your next message: after acting, END YOUR \
-         TURN and wait for it. Do not poll; wait_for_attention is only for catching up after a restart."
-    } else {
-        "Call wait_for_attention to learn what needs you (it blocks; call it again with its cursor), and act \
-         on each item. Do not poll status in a loop."
-    };
+         TURN and wait for it. Do not poll; wait_for_attention is only for catching up after a restart.";
     format!(
         "You are {agent}, the lead of run {run} in this repository. The goal: {goal}\n\n\
          You lead a team of agent workers through the `orch` MCP tools (bound to run {run}); workers are \
@@ -116,7 +112,8 @@ fn env(w: &LeadWork, session_id: &str) -> Vec<(String, String)> {
 }
 
 /// The lead session's command. `mcp_file` holds [`mcp_config`] (private: it carries the
-/// lead's secret). Live clients (claude, command) read their turns on stdin.
+/// lead's secret). Every lead is live, reading its turns on stdin: a codex lead through the
+/// driver `coord-launch --codex-live`, which the caller wraps around this command.
 pub fn spec(
     kind: ClientKind,
     l: &Layer,
@@ -149,22 +146,24 @@ pub fn spec(
             (program("claude"), a, Some(vec![w.me.clone(), "--claude-log".into(), raw]))
         }
         ClientKind::Codex => {
-            // One-shot: it waits with wait_for_attention. The server is given on the command
-            // line; codex hands an MCP server only the variables named in `env_vars`.
+            // Live, as a live Codex worker: `codex app-server`, driven by `coord-launch
+            // --codex-live` (the caller wraps it: codex_live.rs), which writes each turn of
+            // the feed into one thread. The server is given on the command line; codex hands
+            // an MCP server only the variables named in `env_vars`.
             let toml = |s: &str| coord_client::codex::toml_string(s);
             let args =
                 ["mcp", "--run", &w.run_id, "--as", &w.agent, "--db", &w.db.display().to_string()].map(toml).join(",");
-            let mut a = vec!["exec".to_string(), "--json".to_string(), "--skip-git-repo-check".to_string()];
-            a.extend(coord_client::codex::trust_args(&[&w.cwd]));
-            a.push("--dangerously-bypass-approvals-and-sandbox".to_string());
+            let mut a = vec!["app-server".to_string()];
+            a.extend(coord_client::codex::trust_args(&[&w.cwd]).into_iter().take(2));
             a.extend(["-c".into(), format!("mcp_servers.orch.command={}", toml(&w.orch))]);
             a.extend(["-c".into(), format!("mcp_servers.orch.args=[{args}]")]);
             a.extend(["-c".into(), format!("mcp_servers.orch.env_vars=[\"COORD_DB\",\"{AGENT_SECRET_ENV}\"]")]);
             a.extend(["-c".into(), "mcp_servers.orch.tool_timeout_sec=120".into()]);
-            a.extend(model);
+            if let Some(m) = &l.model {
+                a.extend(["-c".to_string(), format!("model={}", toml(m))]);
+            }
             a.extend(extra);
-            a.push(prompt.to_string());
-            (program("codex"), a, Some(vec![w.me.clone(), "--codex-log".into()]))
+            (program("codex"), a, None)
         }
         ClientKind::Opencode | ClientKind::Gemini => return Err(crate::client::BuildError::NotALead(kind.name())),
     };
@@ -196,7 +195,7 @@ mod tests {
     #[test]
     fn the_prompt_names_the_goal_the_run_and_each_roles_client() {
         let f: config::File = toml::from_str("[roles.reviewer]\nclient = \"codex\"\n").unwrap();
-        let p = prompt(&work(), &f, &Layer::default(), true);
+        let p = prompt(&work(), &f, &Layer::default());
         assert!(p.contains("Ship login") && p.contains("run R1") && p.contains("depends_on"), "{p}");
         assert!(p.contains("role `reviewer`: codex") && p.contains("finish_run"), "{p}");
     }

@@ -396,6 +396,28 @@ pub fn finish(child: Child) -> Out {
     child.wait_with_output().expect("wait").into()
 }
 
+/// [`finish`], with a guard against a hang (not a speed target): past `limit` the command
+/// is sent SIGTERM (a bridge then stops its sessions), SIGKILL 30 s later, and the test
+/// fails with what it printed.
+#[track_caller]
+pub fn finish_within(child: Child, limit: Duration) -> Out {
+    let pid = child.id().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    if let Ok(out) = rx.recv_timeout(limit) {
+        return out.expect("wait").into();
+    }
+    let _ = Command::new("kill").args(["-TERM", &pid]).status();
+    let out = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+        rx.recv().expect("the waiting thread")
+    });
+    let out: Out = out.expect("wait").into();
+    panic!("still running after {limit:?}: stopped\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+}
+
 /// A foreground daemon started by the test. Killed on drop if still running.
 pub struct Daemon {
     child: Option<Child>,

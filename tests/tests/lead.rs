@@ -55,24 +55,16 @@ fi
 inbox done --agent "$COORD_AGENT" --thread "$COORD_THREAD" --summary finished >/dev/null
 while IFS= read -r line; do :; done"#;
 
+/// The lead's flags of coord-launch, for the team below.
+const LEAD_FLAGS: [&str; 8] = ["--lead", "command", "--goal", "Ship login", "--run", "R1", "--lead-command", LEAD];
+
+/// The workers' flags of coord-launch, for the team below.
+const WORKER_FLAGS: [&str; 5] = ["--command", WORKER, "--live", "--grace-seconds", "5"];
+
 fn team(p: &Project, env: &[(&str, &str)]) -> std::process::Child {
     // The project is here (not in a directory above the test's).
     std::fs::create_dir_all(p.path().join(".agents")).unwrap();
-    let args = [
-        "--lead",
-        "command",
-        "--goal",
-        "Ship login",
-        "--run",
-        "R1",
-        "--lead-command",
-        LEAD,
-        "--command",
-        WORKER,
-        "--live",
-        "--grace-seconds",
-        "5",
-    ];
+    let args = [&LEAD_FLAGS[..], &WORKER_FLAGS[..]].concat();
     let mut l = p.launch().args(args);
     for (k, v) in env {
         l = l.env(k, v);
@@ -192,4 +184,19 @@ async fn a_workers_gated_git_push_is_pushed_to_the_lead_which_approves_it() {
     let asked = lead_turns(&p).into_iter().find(|t| t["text"].as_str().unwrap().contains("permission_request"));
     let asked = asked.expect("the request was pushed to the lead");
     assert!(asked["text"].as_str().unwrap().contains("git push origin HEAD"), "{asked}");
+}
+
+/// `orch team` is coord-launch's lead mode under `orch`: the same team, from `orch team
+/// --lead command --goal … -- <coord-launch flags>`, exits 0 with the run done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orch_team_runs_the_lead_mode_of_coord_launch_to_a_done_run() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.path().join(".agents")).unwrap();
+    let args = [&["team"][..], &LEAD_FLAGS[..], &["--"][..], &WORKER_FLAGS[..]].concat();
+    let out = finish(p.orch().args(args).spawn());
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("lead started: command @lead"), "{}", out.stdout);
+    let view = orch(&p, &["run", "show", "--run", "R1"]);
+    assert_eq!(view["run"]["status"], "done", "{view}");
+    assert!(lead_turns(&p).iter().any(|t| t["text"].as_str().unwrap().contains("task.blocked T1")));
 }

@@ -223,3 +223,20 @@ async fn the_lead_tool_set_stays_within_3000_tokens() {
     assert_eq!(size.tools, TOOLS.len());
     assert!(size.o200k.max(size.cl100k) <= 3000, "{size:?}");
 }
+
+/// The lead, in the main checkout, dispatches a code task with no repository named: its
+/// worktree comes from the git repository around the lead, as with `orch dispatch` (the
+/// tool used to refuse: "code tasks get a git worktree: give the repository").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lead_dispatches_a_code_task_into_a_worktree_of_its_repository() {
+    let p = git_project();
+    let _d = p.serve();
+    let s = lead(&p, &[]).await;
+    ok(&s, "create_run", json!({"goal": "Ship login", "run_id": "R1"})).await;
+    ok(&s, "add_task", json!({"task_id": "T1", "title": "Schema", "kind": "code", "assign_to": "wkr"})).await;
+    let d = ok(&s, "dispatch", json!({})).await;
+    assert_eq!(d["dispatched"], json!([{"task_id": "T1", "attempt": 1, "worker": "wkr"}]), "{d}");
+    let t = p.orch().json_flag().args(["task", "show", "--run", "R1", "--task", "T1"]).run().ok().json();
+    let wt = t["attempts"][0]["worktree_path"].as_str().unwrap_or_else(|| panic!("a worktree: {t}"));
+    assert!(git_in(p.path(), &["worktree", "list"]).contains(wt), "{t}");
+}

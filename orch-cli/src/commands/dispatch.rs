@@ -39,7 +39,7 @@ impl Command for Args {
     async fn run(self, ctx: &Ctx) -> Res {
         let repo = match self.repo {
             Some(r) => Some(absolute(r)?),
-            None => std::env::current_dir().ok().and_then(|d| git_root(&d)).map(|r| r.display().to_string()),
+            None => repo_here(),
         };
         let run = self.run.clone();
         let p = DispatchParams {
@@ -61,6 +61,12 @@ impl Command for Args {
         });
         Ok(Outcome::found(&v.dispatches))
     }
+}
+
+/// The repository code tasks get their worktrees from when none is named: the git root
+/// around the current directory (`orch dispatch`'s, and the lead's in `orch mcp`).
+pub(crate) fn repo_here() -> Option<String> {
+    std::env::current_dir().ok().and_then(|d| git_root(&d)).map(|r| r.display().to_string())
 }
 
 /// The git root around `dir`: the nearest ancestor holding `.git`.

@@ -24,9 +24,12 @@ mod review;
 mod run;
 mod status;
 mod task;
+mod team;
 mod top;
 mod wait;
 mod worktree;
+
+pub(crate) use dispatch::repo_here;
 
 /// What every command file uses.
 mod prelude {
@@ -85,6 +88,7 @@ coord_cli::subcommands! {
         "Agents" => {
             Mcp(crate::mcp::Args),
             Hook(hook::Args),
+            Team(team::Args),
         }
         "Getting started" => {
             Demo(demo::Args),

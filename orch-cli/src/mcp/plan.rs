@@ -216,6 +216,8 @@ impl OrchMcp {
                 run_id: run_id?,
                 all_ready: a.task_id.is_none(),
                 task_id: a.task_id,
+                // Code tasks get their worktrees from the repository the lead runs in.
+                repo: crate::commands::repo_here(),
                 ..Default::default()
             };
             let r = c.dispatch(p).await?;

@@ -55,6 +55,10 @@ impl Dialect for Anthropic {
         user_texts(body)
     }
 
+    fn conversation_input(&self, body: &Value) -> Vec<String> {
+        texts_of(body["messages"].as_array().map(Vec::as_slice).unwrap_or_default())
+    }
+
     fn reply(&self, _path: &str, body: &Value, _turn: Option<usize>, blocks: &[Block], usage: &Usage) -> Response {
         let model = body["model"].as_str().unwrap_or("mock-model");
         let mut sse = String::new();
@@ -129,8 +133,13 @@ pub fn tool_results(req: &Value) -> Vec<String> {
 pub fn user_texts(req: &Value) -> Vec<String> {
     let messages = req["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
     let from = messages.iter().rposition(|m| m["role"] == "assistant").map_or(0, |i| i + 1);
+    texts_of(&messages[from..])
+}
+
+/// The text blocks of the user messages among `messages` (tool results left out).
+fn texts_of(messages: &[Value]) -> Vec<String> {
     let mut texts = Vec::new();
-    for m in messages[from..].iter().filter(|m| m["role"] == "user") {
+    for m in messages.iter().filter(|m| m["role"] == "user") {
         match &m["content"] {
             Value::String(s) => texts.push(s.clone()),
             c => texts.extend(

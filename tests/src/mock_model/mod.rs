@@ -31,8 +31,8 @@ pub mod chat;
 pub mod gemini;
 pub mod live;
 pub mod openai;
+pub mod routes;
 
-use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -163,6 +163,8 @@ pub struct Scenario {
     pub turns: Vec<Turn>,
     pub cwd: Option<PathBuf>,
     pub env: Vec<(String, String)>,
+    /// What the session does once its turns are spent ([`routes::Reaction`]).
+    pub reactions: Vec<routes::Reaction>,
 }
 
 impl Scenario {
@@ -179,6 +181,12 @@ impl Scenario {
     /// Set an environment variable for the `before` commands.
     pub fn env(mut self, k: &str, v: &str) -> Scenario {
         self.env.push((k.to_string(), v.to_string()));
+        self
+    }
+
+    /// Once the turns are spent, answer with `reaction` when it applies.
+    pub fn on(mut self, reaction: routes::Reaction) -> Scenario {
+        self.reactions.push(reaction);
         self
     }
 }
@@ -198,6 +206,8 @@ pub struct Request {
     /// [`Dialect::user_input`]): the prompt, a new user turn, or messages the agent CLI
     /// injected into a running turn. Empty when it only carries tool results.
     pub user_input: Vec<String>,
+    /// The index of the [`routes::Route`] it went to (0 with one scenario).
+    pub route: usize,
 }
 
 /// What a `before` command did.
@@ -251,6 +261,12 @@ pub trait Dialect: Send + Sync + 'static {
         let _ = body;
         Vec::new()
     }
+
+    /// Every user text of the conversation a request holds, in order (what
+    /// [`routes::Reaction`]s read). The default: [`Dialect::user_input`].
+    fn conversation_input(&self, body: &Value) -> Vec<String> {
+        self.user_input(body)
+    }
 }
 
 /// What a run of an agent CLI did.
@@ -294,13 +310,11 @@ pub fn run_limited(mut cmd: Command, limit: Duration, what: &str) -> CliRun {
 
 struct Shared {
     dialect: Box<dyn Dialect>,
-    scenario: Scenario,
+    routes: Vec<routes::Route>,
     requests: Mutex<Vec<Request>>,
     /// Notified at each new request.
     arrived: Condvar,
     actions: Mutex<Vec<Action>>,
-    /// Turns whose `before` commands have run.
-    started: Mutex<HashSet<usize>>,
     stop: AtomicBool,
 }
 
@@ -313,15 +327,20 @@ pub struct MockModel {
 impl MockModel {
     /// Serve `scenario` in `dialect` on a free loopback port.
     pub fn start(dialect: impl Dialect, scenario: Scenario) -> MockModel {
+        MockModel::routed(dialect, vec![routes::Route::new("", scenario)])
+    }
+
+    /// Serve several sessions, each on the first of `routes` whose needle its requests
+    /// hold; a main-loop request no route holds gets a plain text.
+    pub fn routed(dialect: impl Dialect, routes: Vec<routes::Route>) -> MockModel {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the mock model's port");
         let port = listener.local_addr().unwrap().port();
         let shared = Arc::new(Shared {
             dialect: Box::new(dialect),
-            scenario,
+            routes,
             requests: Mutex::default(),
             arrived: Condvar::new(),
             actions: Mutex::default(),
-            started: Mutex::default(),
             stop: AtomicBool::new(false),
         });
         let s = shared.clone();
@@ -449,12 +468,21 @@ fn answer(s: &Shared, method: &str, path: &str, raw: &[u8]) -> Response {
     let body: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
     let bare = path.split('?').next().unwrap_or(path);
     let on_model = method == "POST" && s.dialect.is_model_path(bare);
-    let turn = if on_model { s.dialect.turn_of(&body) } else { None };
-    let step = turn.and_then(|t| s.scenario.turns.get(t));
+    let route_ix = s.routes.iter().position(|r| r.holds(raw));
+    let turn = if on_model { s.dialect.turn_of(&body).filter(|_| route_ix.is_some()) } else { None };
+    let route = &s.routes[route_ix.unwrap_or(0)];
+    let step = turn.and_then(|t| route.scenario.turns.get(t));
     let usage = on_model.then(|| step.and_then(|t| t.usage).unwrap_or(Usage::STANDARD));
     let user_input = if on_model { s.dialect.user_input(&body) } else { Vec::new() };
-    let request =
-        Request { method: method.to_string(), path: path.to_string(), body: body.clone(), turn, usage, user_input };
+    let request = Request {
+        method: method.to_string(),
+        path: path.to_string(),
+        body: body.clone(),
+        turn,
+        usage,
+        user_input,
+        route: route_ix.unwrap_or(0),
+    };
     s.requests.lock().unwrap().push(request);
     s.arrived.notify_all();
     let Some(usage) = usage else {
@@ -465,23 +493,26 @@ fn answer(s: &Shared, method: &str, path: &str, raw: &[u8]) -> Response {
         return s.dialect.reply(path, &body, None, &[text("ok")], &usage);
     };
     let Some(step) = step else {
+        if let Some(blocks) = route.react(turn, &s.dialect.conversation_input(&body)) {
+            return s.dialect.reply(path, &body, Some(turn), &blocks, &usage);
+        }
         return s.dialect.reply(path, &body, Some(turn), &[text(&format!("Nothing more (turn {turn})."))], &usage);
     };
-    if s.started.lock().unwrap().insert(turn) || step.each_time {
+    if route.started.lock().unwrap().insert(turn) || step.each_time {
         for command in &step.before {
-            run_before(s, turn, command);
+            run_before(s, &route.scenario, turn, command);
         }
     }
     s.dialect.reply(path, &body, Some(turn), &step.reply, &usage)
 }
 
-fn run_before(s: &Shared, turn: usize, command: &str) {
+fn run_before(s: &Shared, scenario: &Scenario, turn: usize, command: &str) {
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(command).stdin(std::process::Stdio::null());
-    if let Some(dir) = &s.scenario.cwd {
+    if let Some(dir) = &scenario.cwd {
         cmd.current_dir(dir);
     }
-    for (k, v) in &s.scenario.env {
+    for (k, v) in &scenario.env {
         cmd.env(k, v);
     }
     let out = cmd.output();

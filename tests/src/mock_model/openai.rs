@@ -95,6 +95,10 @@ impl Dialect for OpenAi {
         items[from..].iter().filter(|i| i["type"] == "message" && i["role"] == "user").map(message_text).collect()
     }
 
+    fn conversation_input(&self, body: &Value) -> Vec<String> {
+        messages(body, "user")
+    }
+
     fn reply(&self, _path: &str, body: &Value, turn: Option<usize>, blocks: &[Block], usage: &Usage) -> Response {
         let turn = turn.map_or("x".to_string(), |t| t.to_string());
         let output: Vec<Value> = blocks.iter().map(|b| item(body, &turn, b)).collect();

@@ -14,7 +14,7 @@ use coord_cli::CliError;
 use coord_cli::{Command, Ctx, Res};
 use kit::{Demo, RUN, fail, sibling};
 
-mod kit;
+pub(super) mod kit;
 mod launch;
 mod team;
 
