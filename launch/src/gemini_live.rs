@@ -1,0 +1,395 @@
+//! `coord-launch --gemini-live RAW --gemini-inbox INBOX -- GEMINI --acp ARGS…`: the driver
+//! of a live Gemini CLI session (docs/live-sessions.md, "Gemini CLI"). It is the session's
+//! process: its stdin is the session's feed (the `command` client's JSON lines, feed.rs),
+//! and it runs `gemini --acp` (the Agent Client Protocol: JSON-RPC lines over stdio) as its
+//! child. It creates one session (`initialize`, `session/new` in the worktree) and writes
+//! each turn of the feed into it as a `session/prompt`, one at a time: a turn that comes
+//! while a prompt runs waits in a queue (a second `session/prompt` would abort the running
+//! one). Permission requests go through the lead's gate (gemini_gate.rs); a denial's
+//! reason comes to the model as the next prompt. At the feed's end it waits until no
+//! prompt runs or waits, then closes Gemini's input (which ends it) and exits with its
+//! status. Gemini's output is kept as it is in RAW (beside the log) and becomes readable
+//! log lines; each prompt's tokens (ACP reports tokens, not cost) add to the session's
+//! usage, recorded with `launch.usage`. If Gemini ends on its own, the driver says which
+//! tool calls were running and exits non-zero, so the attempt fails with them in its log's
+//! last lines.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+
+use serde_json::{Value, json};
+
+use crate::gemini_gate::{self, Verdict};
+use crate::transcript::{Reporter, Totals, compact, cut};
+
+/// What the driver's loop hears about.
+enum Msg {
+    /// A turn from the feed: its kind and text.
+    Turn(String, String),
+    /// The feed ended: the attempt is finished.
+    InputEnd,
+    /// A message from Gemini (a response, a notification or a request).
+    Server(Value),
+    /// Gemini's output ended.
+    ServerEnd,
+    /// The gate's verdict on a permission request: the request's id, its offered options
+    /// and the call's title.
+    Decided(Value, Value, String, Verdict),
+}
+
+/// A line in the log, with its time.
+fn say(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{} {text}", coord_client::ids::now_rfc3339());
+    let _ = out.flush();
+}
+
+/// Run the session; its exit status.
+pub fn run(raw: &Path, inbox: &str, command: &[String]) -> std::io::Result<i32> {
+    let (program, args) =
+        command.split_first().ok_or_else(|| std::io::Error::other("--gemini-live needs a command"))?;
+    let mut child =
+        Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let (tx, rx) = mpsc::channel();
+    let out = child.stdout.take().expect("piped");
+    let mut keep = OpenOptions::new().create(true).append(true).open(raw)?;
+    let server = tx.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).split(b'\n').map_while(Result::ok) {
+            let _ = keep.write_all(&line).and_then(|()| keep.write_all(b"\n"));
+            let text = String::from_utf8_lossy(&line);
+            match serde_json::from_str::<Value>(&text) {
+                Ok(v) => {
+                    let _ = server.send(Msg::Server(v));
+                }
+                Err(_) if !text.trim().is_empty() => say(&text),
+                Err(_) => {}
+            }
+        }
+        let _ = server.send(Msg::ServerEnd);
+    });
+    let err = child.stderr.take().expect("piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()) {
+            say(&line);
+        }
+    });
+    let feed = tx.clone();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            match serde_json::from_str::<Value>(&line) {
+                Ok(t) if t["type"] == "turn" => {
+                    let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
+                    let _ = feed.send(Msg::Turn(s("kind"), s("text")));
+                }
+                _ => say(&format!("feed: not a turn, passed over: {}", cut(&line))),
+            }
+        }
+        let _ = feed.send(Msg::InputEnd);
+    });
+    let cwd = std::env::current_dir()?;
+    let mut d = Driver::new(child.stdin.take().expect("piped"), tx, cwd.clone(), inbox.to_string());
+    let caps = json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
+    d.request("initialize", json!({"protocolVersion": 1, "clientCapabilities": caps}))?;
+    let crashed = loop {
+        let Ok(msg) = rx.recv() else { break true };
+        match msg {
+            Msg::Turn(kind, text) => {
+                say(&format!("turn ({kind}): {}", cut(&text)));
+                d.queued.push_back(text);
+                d.next_prompt()?;
+            }
+            Msg::InputEnd => d.input_open = false,
+            Msg::Server(v) => d.heard(v)?,
+            Msg::ServerEnd => break true,
+            Msg::Decided(id, options, title, v) => d.decided(id, &options, &title, v)?,
+        }
+        if d.finished() {
+            break false;
+        }
+    };
+    drop(d.stdin.take());
+    let status = child.wait()?;
+    let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    if !crashed {
+        return Ok(code);
+    }
+    let how = match status.signal() {
+        Some(sig) => format!("killed by signal {sig}"),
+        None => format!("exit {code}"),
+    };
+    say(&format!("gemini --acp ended ({how}) before its session was over"));
+    for call in d.calls.values() {
+        say(&format!("unfinished tool call: {call}"));
+    }
+    Ok(if code == 0 { 1 } else { code })
+}
+
+/// The state of the conversation with Gemini.
+struct Driver {
+    stdin: Option<ChildStdin>,
+    /// Where the gate's verdicts come back.
+    tx: mpsc::Sender<Msg>,
+    cwd: PathBuf,
+    inbox: String,
+    next_id: u64,
+    /// Requests sent and not answered, by id: their method.
+    asked: HashMap<u64, &'static str>,
+    /// The ACP session, once made.
+    session: Option<String>,
+    /// Prompts not yet sent: the session is not there yet, or a prompt runs.
+    queued: VecDeque<String>,
+    /// A `session/prompt` is running.
+    prompting: bool,
+    /// Permission requests the gate is deciding.
+    deciding: usize,
+    input_open: bool,
+    /// The assistant's text of the turn so far (it arrives in chunks).
+    text: String,
+    /// Tool calls started and not finished, by id: their log line.
+    calls: HashMap<String, String>,
+    usage: Totals,
+    reporter: Reporter,
+}
+
+impl Driver {
+    fn new(stdin: ChildStdin, tx: mpsc::Sender<Msg>, cwd: PathBuf, inbox: String) -> Driver {
+        Driver {
+            stdin: Some(stdin),
+            tx,
+            cwd,
+            inbox,
+            next_id: 0,
+            asked: HashMap::new(),
+            session: None,
+            queued: VecDeque::new(),
+            prompting: false,
+            deciding: 0,
+            input_open: true,
+            text: String::new(),
+            calls: HashMap::new(),
+            usage: Totals::default(),
+            reporter: Reporter::new(std::env::var(crate::process::SESSION_VAR).ok()),
+        }
+    }
+
+    fn send(&mut self, mut v: Value) -> std::io::Result<()> {
+        v["jsonrpc"] = json!("2.0");
+        let Some(s) = self.stdin.as_mut() else { return Ok(()) };
+        s.write_all(format!("{v}\n").as_bytes())?;
+        s.flush()
+    }
+
+    fn request(&mut self, method: &'static str, params: Value) -> std::io::Result<()> {
+        self.next_id += 1;
+        self.asked.insert(self.next_id, method);
+        self.send(json!({"id": self.next_id, "method": method, "params": params}))
+    }
+
+    /// Send the next queued prompt when the session is there and idle.
+    fn next_prompt(&mut self) -> std::io::Result<()> {
+        let Some(session) = self.session.clone().filter(|_| !self.prompting) else { return Ok(()) };
+        let Some(text) = self.queued.pop_front() else { return Ok(()) };
+        self.prompting = true;
+        self.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}))
+    }
+
+    /// The session is over: the feed ended, every turn was taken and none runs.
+    fn finished(&self) -> bool {
+        !self.input_open && self.session.is_some() && self.queued.is_empty() && !self.prompting && self.deciding == 0
+    }
+
+    /// A message from Gemini.
+    fn heard(&mut self, v: Value) -> std::io::Result<()> {
+        let method = v.get("method").and_then(Value::as_str).map(str::to_string);
+        match (method, v.get("id").cloned()) {
+            (None, Some(id)) => self.answered(id.as_u64().unwrap_or(0), &v),
+            (Some(m), Some(id)) if m == "session/request_permission" => {
+                self.permission(id, &v["params"]);
+                Ok(())
+            }
+            // Other requests (files, terminals: not offered in `initialize`) are refused.
+            (Some(m), Some(id)) => {
+                say(&format!("gemini asked {m}: refused (not offered to it)"));
+                let err = json!({"code": -32601, "message": format!("coord-launch does not handle {m}")});
+                self.send(json!({"id": id, "error": err}))
+            }
+            (Some(m), None) => {
+                if m == "session/update" {
+                    self.update(&v["params"]["update"]);
+                }
+                Ok(())
+            }
+            (None, None) => Ok(()),
+        }
+    }
+
+    fn answered(&mut self, id: u64, v: &Value) -> std::io::Result<()> {
+        let Some(method) = self.asked.remove(&id) else { return Ok(()) };
+        self.flush_text();
+        if let Some(e) = v.get("error") {
+            say(&format!("gemini refused {method}: {}", compact(e)));
+            return match method {
+                // A failed prompt (the model's error): the session goes on with the next.
+                "session/prompt" => {
+                    self.prompting = false;
+                    self.next_prompt()
+                }
+                _ => Err(std::io::Error::other(format!("gemini --acp refused {method}"))),
+            };
+        }
+        let r = &v["result"];
+        match method {
+            "initialize" => {
+                let cwd = self.cwd.clone();
+                self.request("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            }
+            "session/new" => {
+                self.session = r["sessionId"].as_str().map(str::to_string);
+                say(&format!("gemini session {} started", self.session.as_deref().unwrap_or("?")));
+                self.next_prompt()
+            }
+            "session/prompt" => {
+                self.prompting = false;
+                say(&format!("turn end ({})", r["stopReason"].as_str().unwrap_or("?")));
+                self.report(&r["_meta"]["quota"]["token_count"]);
+                self.next_prompt()
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A `session/update`, as log lines.
+    fn update(&mut self, u: &Value) {
+        let kind = u["sessionUpdate"].as_str().unwrap_or_default();
+        if kind == "agent_message_chunk" {
+            self.text.push_str(u["content"]["text"].as_str().unwrap_or_default());
+            return;
+        }
+        let id = u["toolCallId"].as_str().unwrap_or_default().to_string();
+        match kind {
+            "tool_call" => {
+                self.flush_text();
+                let line = call_line(u);
+                say(&line);
+                self.calls.insert(id, line);
+            }
+            "tool_call_update" if matches!(u["status"].as_str(), Some("completed" | "failed")) => {
+                self.flush_text();
+                self.calls.remove(&id);
+                say(&format!("result {}: {}", u["status"].as_str().unwrap_or_default(), cut(&content_text(u))));
+            }
+            _ => {}
+        }
+    }
+
+    fn flush_text(&mut self) {
+        if !self.text.is_empty() {
+            say(&format!("assistant: {}", cut(&std::mem::take(&mut self.text))));
+        }
+    }
+
+    /// A permission request: the gate decides it on a thread of its own (a gated call
+    /// waits for its approver while the session's other messages go on).
+    fn permission(&mut self, id: Value, p: &Value) {
+        self.flush_text();
+        let call = p["toolCall"].clone();
+        let line = call_line(&call);
+        say(&format!("{line} (asks permission)"));
+        self.calls.insert(call["toolCallId"].as_str().unwrap_or_default().to_string(), line);
+        self.deciding += 1;
+        let (tx, cwd, session) = (self.tx.clone(), self.cwd.clone(), self.session.clone().unwrap_or_default());
+        let (options, handler) = (p["options"].clone(), gemini_gate::handler(&self.inbox));
+        std::thread::spawn(move || {
+            let title = call["title"].as_str().unwrap_or_default().to_string();
+            let v = gemini_gate::decide(handler, &call, &cwd, &session);
+            let _ = tx.send(Msg::Decided(id, options, title, v));
+        });
+    }
+
+    /// The gate's verdict back to Gemini; a denial's reason is the model's next prompt
+    /// (ACP tells the model only that the call was cancelled).
+    fn decided(&mut self, id: Value, options: &Value, title: &str, v: Verdict) -> std::io::Result<()> {
+        self.deciding -= 1;
+        match &v {
+            Verdict::Allow => say(&format!("permission: allowed `{}`", cut(title))),
+            Verdict::Deny(why) => {
+                say(&format!("permission: denied `{}`: {}", cut(title), cut(why)));
+                let text = format!("[permission] Your tool call `{title}` was not run. {why}");
+                self.queued.push_front(text);
+            }
+        }
+        self.send(json!({"id": id, "result": gemini_gate::outcome(options, &v)}))?;
+        self.next_prompt()
+    }
+
+    /// Add a prompt's tokens to the session's and record them.
+    fn report(&mut self, tokens: &Value) {
+        let n = |k: &str| tokens[k].as_i64().unwrap_or(0);
+        let (input, output) = (n("input_tokens"), n("output_tokens"));
+        if input == 0 && output == 0 {
+            return;
+        }
+        self.usage.input += input;
+        self.usage.output += output;
+        say(&self.usage.line());
+        if let Err(e) = self.reporter.send(self.usage) {
+            say(&format!("usage not recorded: {e}"));
+        }
+    }
+}
+
+/// A tool call's log line: `tool KIND: TITLE`.
+fn call_line(c: &Value) -> String {
+    format!("tool {}: {}", c["kind"].as_str().unwrap_or("other"), cut(c["title"].as_str().unwrap_or_default()))
+}
+
+/// The text of a tool call update's content (texts, and the paths of diffs).
+fn content_text(u: &Value) -> String {
+    let parts = u["content"].as_array().into_iter().flatten();
+    let texts: Vec<String> = parts
+        .filter_map(|c| match c["type"].as_str() {
+            Some("content") => c["content"]["text"].as_str().map(str::to_string),
+            Some("diff") => c["path"].as_str().map(|p| format!("diff {p}")),
+            _ => None,
+        })
+        .collect();
+    texts.join(" ")
+}
+
+/// Wrap a live Gemini session's command (`gemini --acp …`, client.rs) in this driver,
+/// keeping Gemini's raw output in `raw`; `inbox` runs the permission gate.
+pub fn wrap(spec: &mut crate::process::Spec, me: &str, inbox: &str, raw: &Path) {
+    let mut args = vec![
+        "--gemini-live".to_string(),
+        raw.display().to_string(),
+        "--gemini-inbox".to_string(),
+        inbox.to_string(),
+        "--".to_string(),
+        spec.program.clone(),
+    ];
+    args.append(&mut spec.args);
+    spec.program = me.to_string();
+    spec.args = args;
+    spec.filter = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_calls_result_reads_as_its_texts_and_diffs() {
+        let u = json!({"sessionUpdate": "tool_call_update", "status": "completed", "content": [
+            {"type": "content", "content": {"type": "text", "text": "pushed"}},
+            {"type": "diff", "path": "/w/a.txt", "oldText": "", "newText": "x"}]});
+        assert_eq!(content_text(&u), "pushed diff /w/a.txt");
+        let c = json!({"toolCallId": "c", "kind": "execute", "title": "git status"});
+        assert_eq!(call_line(&c), "tool execute: git status");
+    }
+}
