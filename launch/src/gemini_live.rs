@@ -19,8 +19,9 @@ use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -104,7 +105,10 @@ pub fn run(raw: &Path, inbox: &str, command: &[String]) -> std::io::Result<i32> 
                 d.queued.push_back(text);
                 d.next_prompt()?;
             }
-            Msg::InputEnd => d.input_open = false,
+            Msg::InputEnd => {
+                say("feed ended: the session ends once idle");
+                d.input_open = false;
+            }
             Msg::Server(v) => d.heard(v)?,
             Msg::ServerEnd => break true,
             Msg::Decided(id, options, title, v) => d.decided(id, &options, &title, v)?,
@@ -114,11 +118,11 @@ pub fn run(raw: &Path, inbox: &str, command: &[String]) -> std::io::Result<i32> 
         }
     };
     drop(d.stdin.take());
+    if !crashed {
+        return end(child);
+    }
     let status = child.wait()?;
     let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    if !crashed {
-        return Ok(code);
-    }
     let how = match status.signal() {
         Some(sig) => format!("killed by signal {sig}"),
         None => format!("exit {code}"),
@@ -128,6 +132,47 @@ pub fn run(raw: &Path, inbox: &str, command: &[String]) -> std::io::Result<i32> 
         say(&format!("unfinished tool call: {call}"));
     }
     Ok(if code == 0 { 1 } else { code })
+}
+
+/// How long Gemini may take to end once its input is closed.
+const END_GRACE: Duration = Duration::from_secs(3);
+
+/// End a Gemini whose session is over (its input closed): its status. Gemini 0.61 closes
+/// the connection at end-of-file and runs its exit cleanup, but its process stays while
+/// the MCP servers it started run (and a SIGTERM does not end it either); past
+/// [`END_GRACE`] it and everything below it are killed, and the session still ends
+/// cleanly (0): its work was over.
+fn end(mut child: Child) -> std::io::Result<i32> {
+    let pid = child.id() as i32;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = match rx.recv_timeout(END_GRACE) {
+        Ok(status) => status?,
+        Err(_) => {
+            say(&format!(
+                "gemini --acp did not end {END_GRACE:?} after its input closed: killed, with its MCP servers"
+            ));
+            let mut all = vec![pid];
+            all.extend(below(pid));
+            for p in all {
+                // SAFETY: kill sends a signal to one process: our child (not yet reaped:
+                // its waiter is blocked on it) or a process below it.
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+            let _ = rx.recv();
+            return Ok(0);
+        }
+    };
+    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// Every process below `pid` (read from `/proc`).
+fn below(pid: i32) -> Vec<i32> {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let direct: Vec<i32> = children.split_whitespace().filter_map(|c| c.parse().ok()).collect();
+    direct.iter().flat_map(|c| std::iter::once(*c).chain(below(*c))).collect()
 }
 
 /// The state of the conversation with Gemini.
