@@ -135,7 +135,7 @@ pub fn run(raw: &Path, inbox: &str, command: &[String]) -> std::io::Result<i32> 
 }
 
 /// How long Gemini may take to end once its input is closed.
-const END_GRACE: Duration = Duration::from_secs(3);
+const END_GRACE: Duration = Duration::from_secs(2);
 
 /// End a Gemini whose session is over (its input closed): its status. Gemini 0.61 closes
 /// the connection at end-of-file and runs its exit cleanup, but its process stays while

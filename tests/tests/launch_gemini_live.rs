@@ -54,9 +54,11 @@ fn model(program: &Path, dir: &Path, turns: Vec<Turn>) -> Model {
     Model { mock, cli }
 }
 
-/// The bridge on R1, live, dispatching, until the run is done.
+/// The bridge on R1, live, dispatching, until the run is done. Its grace (how long a
+/// session whose input it closed may take to end) covers the prompt still running on a
+/// loaded machine.
 fn bridge(p: &Project, m: &Model) -> Child {
-    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done", "--live"]);
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "30", "--dispatch", "--until-done", "--live"]);
     for (k, v) in m.cli.session_env() {
         run = run.env(&k, &v);
     }
@@ -177,23 +179,17 @@ async fn mail_to_a_working_live_gemini_session_arrives_as_a_prompt() {
     assert_eq!(sessions(&c).await.len(), 1);
 }
 
-/// A shutdown request comes to a live Gemini session as a prompt (with its request id);
-/// the model approves it, and the bridge stops the session.
+/// A shutdown request comes to a live Gemini session as a turn of its feed; Gemini's
+/// BeforeAgent hook (which runs in ACP mode) answers it as the prompt is submitted, and
+/// the bridge stops the session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_shutdown_request_reaches_a_live_gemini_session_as_a_prompt_then_it_stops() {
+async fn a_shutdown_request_reaches_a_live_gemini_session_as_a_turn_then_it_stops() {
     let Some(program) = agent_cli("gemini") else { return };
     let (p, _d) = project(&program, &["T1"]);
-    // No command substitution: Gemini CLI refuses a shell command that holds one.
-    let approve = format!(
-        "{inbox} --agent \"$COORD_AGENT\" requests --json | python3 -c 'import json,sys; print(json.dumps({{\"request_id\": json.load(sys.stdin)[\"requests\"][0][\"request_id\"]}}))' > req.json && \
-         xargs -0 -I PAYLOAD {inbox} --agent \"$COORD_AGENT\" control --type shutdown_approved --payload PAYLOAD < req.json >/dev/null && rm req.json",
-        inbox = bin("inbox").display()
-    );
     let turns = vec![
         Turn::reply(vec![shell(&claim_and_progress())]),
         Turn::reply(vec![text("Working.")]),
-        Turn::reply(vec![shell(&approve)]),
-        Turn::reply(vec![text("Stopped.")]),
+        Turn::reply(vec![text("Stopping.")]),
     ];
     let m = model(&program, p.path(), turns);
     let c = p.client().await;
@@ -206,7 +202,8 @@ async fn a_shutdown_request_reaches_a_live_gemini_session_as_a_prompt_then_it_st
     let s = &ended.payload_json["session"];
     assert_eq!(s["state"].as_str(), Some("stopped"), "{s}\n{}", m.mock.transcript());
     assert_eq!(s["reason"].as_str(), Some("stopped: shutdown approved"), "{s}\n{}", m.mock.transcript());
-    came_as_a_prompt(&m, 2, "Shutdown requested");
+    let log = std::fs::read_to_string(s["log_path"].as_str().unwrap()).unwrap();
+    assert!(log.contains("turn (shutdown): [control] from lead"), "{log}");
     b.kill().unwrap();
     b.wait().unwrap();
 }
