@@ -263,6 +263,8 @@ async fn a_two_task_live_gemini_run_with_the_bridge_finishes() {
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, m.mock.transcript());
     let status = orch(&p, &["status", "--run", "R1"]);
     assert_eq!(status["run"]["status"], "done", "{status}");
+    let modes: Vec<&Value> = status["sessions"].as_array().unwrap().iter().map(|s| &s["mode"]).collect();
+    assert_eq!(modes, [&json!("live"), &json!("live")], "orch status says each session's mode: {status}");
     let list = sessions(&c).await;
     let done: Vec<_> = list.iter().map(|s| (s.task_id.as_str(), s.exit_code, s.mode)).collect();
     assert_eq!(done, [("T1", Some(0), SessionMode::Live), ("T2", Some(0), SessionMode::Live)], "{list:?}");
@@ -271,4 +273,45 @@ async fn a_two_task_live_gemini_run_with_the_bridge_finishes() {
     for s in &list {
         git_clean(&p, s);
     }
+}
+
+/// Every process below `pid`.
+fn descendants(pid: i64) -> Vec<i64> {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let direct: Vec<i64> = children.split_whitespace().filter_map(|c| c.parse().ok()).collect();
+    direct.iter().flat_map(|c| std::iter::once(*c).chain(descendants(*c))).collect()
+}
+
+/// A live Gemini session whose Gemini dies in the middle of a tool call: its attempt fails,
+/// and its failure (the log's last lines) names that call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_live_gemini_sessions_failure_shows_its_last_tool_call() {
+    let Some(program) = agent_cli("gemini") else { return };
+    let (p, _d) = project(&program, &["T1"]);
+    let turns = vec![Turn::reply(vec![shell(&format!("{} && sleep 300", claim_and_progress()))])];
+    let m = model(&program, p.path(), turns);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let mut b = bridge(&p, &m);
+    let up = next_run_event(&c, "R1", from, &[EventType::ThreadProgress]).await;
+    let first = sessions(&c).await.pop().expect("the session");
+    // The session's process is the driver; Gemini (node, which may run itself again as
+    // its child) is below it: the deepest `--acp` process dies.
+    let acp = |p: &i64| {
+        std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == b"--acp"))
+    };
+    let gemini =
+        descendants(first.pid).into_iter().filter(acp).last().unwrap_or_else(|| panic!("no Gemini under {first:?}"));
+    assert!(std::process::Command::new("kill").args(["-KILL", &gemini.to_string()]).status().unwrap().success());
+    let ended = next_run_event(&c, "R1", up.event_id, &[EventType::LaunchExited]).await;
+    let s = &ended.payload_json["session"];
+    let tail = s["log_tail"].as_str().unwrap_or_default();
+    let last = tail.lines().last().unwrap_or_default();
+    assert!(last.contains("unfinished tool call: tool execute: ") && last.contains("sleep 300"), "{tail}");
+    assert!(tail.contains("gemini --acp ended ("), "{tail}");
+    assert_ne!(s["exit_code"], json!(0), "{s}");
+    let t = orch(&p, &["task", "show", "--run", "R1", "--task", "T1"]);
+    assert_eq!(t["attempts"][0]["status"], "failed", "{t}");
+    b.kill().unwrap();
+    b.wait().unwrap();
 }
