@@ -300,8 +300,7 @@ async fn a_crashed_live_gemini_sessions_failure_shows_its_last_tool_call() {
     let acp = |p: &i64| {
         std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == b"--acp"))
     };
-    let gemini =
-        descendants(first.pid).into_iter().filter(acp).last().unwrap_or_else(|| panic!("no Gemini under {first:?}"));
+    let gemini = descendants(first.pid).into_iter().rfind(acp).unwrap_or_else(|| panic!("no Gemini under {first:?}"));
     assert!(std::process::Command::new("kill").args(["-KILL", &gemini.to_string()]).status().unwrap().success());
     let ended = next_run_event(&c, "R1", up.event_id, &[EventType::LaunchExited]).await;
     let s = &ended.payload_json["session"];
