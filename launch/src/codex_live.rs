@@ -12,16 +12,14 @@
 //! and exits non-zero, so the attempt fails with them in its log's last lines.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::ChildStdin;
 use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
 use crate::codex_log::render_app;
+use crate::live_io::{self, say};
 use crate::transcript::{Reporter, Totals};
 
 /// What the driver's loop hears about.
@@ -36,54 +34,12 @@ enum Msg {
     ServerEnd,
 }
 
-/// A line in the log, with its time.
-fn say(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{} {text}", coord_client::ids::now_rfc3339());
-    let _ = out.flush();
-}
-
 /// Run the session; its exit status.
 pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
-    let (program, args) = command.split_first().ok_or_else(|| std::io::Error::other("--codex-live needs a command"))?;
-    let mut child =
-        Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let (tx, rx) = mpsc::channel();
-    let out = child.stdout.take().expect("piped");
-    let mut keep = OpenOptions::new().create(true).append(true).open(raw)?;
-    let server = tx.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).split(b'\n').map_while(Result::ok) {
-            let _ = keep.write_all(&line).and_then(|()| keep.write_all(b"\n"));
-            let text = String::from_utf8_lossy(&line);
-            match serde_json::from_str::<Value>(&text) {
-                Ok(v) => {
-                    let _ = server.send(Msg::Server(v));
-                }
-                Err(_) if !text.trim().is_empty() => say(&text),
-                Err(_) => {}
-            }
-        }
-        let _ = server.send(Msg::ServerEnd);
-    });
-    let err = child.stderr.take().expect("piped");
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()) {
-            say(&line);
-        }
-    });
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-            match serde_json::from_str::<Value>(&line) {
-                Ok(t) if t["type"] == "turn" => {
-                    let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-                    let _ = tx.send(Msg::Turn(s("id"), s("text")));
-                }
-                _ => say(&format!("feed: not a turn, passed over: {}", crate::transcript::cut(&line))),
-            }
-        }
-        let _ = tx.send(Msg::InputEnd);
-    });
+    let mut child = live_io::spawn(command, raw, tx.clone(), Msg::Server, Msg::ServerEnd)?;
+    let s = |t: &Value, k: &str| t[k].as_str().unwrap_or_default().to_string();
+    live_io::read_feed(tx, move |t| Msg::Turn(s(t, "id"), s(t, "text")), Msg::InputEnd);
     let cwd = std::env::current_dir()?;
     let mut d = Driver::new(child.stdin.take().expect("piped"));
     d.request("initialize", json!({"clientInfo": {"name": "coord-launch", "version": env!("CARGO_PKG_VERSION")}}))?;
@@ -99,16 +55,13 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
             break false;
         }
     };
-    drop(d.stdin.take());
+    d.rpc.close();
     let status = child.wait()?;
-    let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    let code = live_io::code(status);
     if !crashed {
         return Ok(code);
     }
-    let how = match status.signal() {
-        Some(sig) => format!("killed by signal {sig}"),
-        None => format!("exit {code}"),
-    };
+    let how = live_io::how(status);
     say(&format!("codex app-server ended ({how}) before its session was over"));
     for call in d.calls.values() {
         say(&format!("unfinished tool call: {call}"));
@@ -118,10 +71,7 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
 
 /// The state of the conversation with Codex.
 struct Driver {
-    stdin: Option<ChildStdin>,
-    next_id: u64,
-    /// Requests sent and not answered, by id: their method.
-    asked: HashMap<u64, &'static str>,
+    rpc: live_io::Rpc,
     /// The thread, once started.
     thread: Option<String>,
     /// Turns that came before the thread.
@@ -140,9 +90,7 @@ struct Driver {
 impl Driver {
     fn new(stdin: ChildStdin) -> Driver {
         Driver {
-            stdin: Some(stdin),
-            next_id: 0,
-            asked: HashMap::new(),
+            rpc: live_io::Rpc::new(stdin, false),
             thread: None,
             queued: Vec::new(),
             running: HashSet::new(),
@@ -156,15 +104,11 @@ impl Driver {
     }
 
     fn send(&mut self, v: &Value) -> std::io::Result<()> {
-        let Some(s) = self.stdin.as_mut() else { return Ok(()) };
-        s.write_all(format!("{v}\n").as_bytes())?;
-        s.flush()
+        self.rpc.send(v.clone())
     }
 
     fn request(&mut self, method: &'static str, params: Value) -> std::io::Result<()> {
-        self.next_id += 1;
-        self.asked.insert(self.next_id, method);
-        self.send(&json!({"id": self.next_id, "method": method, "params": params}))
+        self.rpc.request(method, params)
     }
 
     /// A turn from the feed: into the thread, or queued until it is there.
@@ -183,7 +127,7 @@ impl Driver {
             && self.thread.is_some()
             && self.queued.is_empty()
             && self.running.is_empty()
-            && !self.asked.values().any(|m| *m == "turn/start")
+            && !self.rpc.asked.values().any(|m| *m == "turn/start")
     }
 
     /// A message from Codex.
@@ -208,7 +152,7 @@ impl Driver {
     }
 
     fn answered(&mut self, id: u64, v: &Value, cwd: &Path) -> std::io::Result<()> {
-        let Some(method) = self.asked.remove(&id) else { return Ok(()) };
+        let Some(method) = self.rpc.asked.remove(&id) else { return Ok(()) };
         if let Some(e) = v.get("error") {
             say(&format!("codex refused {method}: {}", crate::transcript::compact(e)));
             return match method {
@@ -311,11 +255,7 @@ fn totals(b: &Value) -> Option<Totals> {
 /// Wrap a live Codex session's command (`codex app-server …`, client.rs) in this driver,
 /// keeping Codex's raw output in `raw`.
 pub fn wrap(spec: &mut crate::process::Spec, me: &str, raw: &Path) {
-    let mut args = vec!["--codex-live".to_string(), raw.display().to_string(), "--".to_string(), spec.program.clone()];
-    args.append(&mut spec.args);
-    spec.program = me.to_string();
-    spec.args = args;
-    spec.filter = None;
+    live_io::wrap(spec, me, vec!["--codex-live".to_string(), raw.display().to_string()]);
 }
 
 #[cfg(test)]

@@ -15,17 +15,15 @@
 //! last lines.
 
 use std::collections::{HashMap, VecDeque};
-use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::gemini_gate::{self, Verdict};
+use crate::live_io::{self, say};
 use crate::transcript::{Reporter, Totals, compact, cut};
 
 /// What the driver's loop hears about.
@@ -43,56 +41,12 @@ enum Msg {
     Decided(Value, Value, String, Verdict),
 }
 
-/// A line in the log, with its time.
-fn say(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{} {text}", coord_client::ids::now_rfc3339());
-    let _ = out.flush();
-}
-
 /// Run the session; its exit status.
 pub fn run(raw: &Path, inbox: &str, command: &[String]) -> std::io::Result<i32> {
-    let (program, args) =
-        command.split_first().ok_or_else(|| std::io::Error::other("--gemini-live needs a command"))?;
-    let mut child =
-        Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let (tx, rx) = mpsc::channel();
-    let out = child.stdout.take().expect("piped");
-    let mut keep = OpenOptions::new().create(true).append(true).open(raw)?;
-    let server = tx.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).split(b'\n').map_while(Result::ok) {
-            let _ = keep.write_all(&line).and_then(|()| keep.write_all(b"\n"));
-            let text = String::from_utf8_lossy(&line);
-            match serde_json::from_str::<Value>(&text) {
-                Ok(v) => {
-                    let _ = server.send(Msg::Server(v));
-                }
-                Err(_) if !text.trim().is_empty() => say(&text),
-                Err(_) => {}
-            }
-        }
-        let _ = server.send(Msg::ServerEnd);
-    });
-    let err = child.stderr.take().expect("piped");
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()) {
-            say(&line);
-        }
-    });
-    let feed = tx.clone();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-            match serde_json::from_str::<Value>(&line) {
-                Ok(t) if t["type"] == "turn" => {
-                    let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-                    let _ = feed.send(Msg::Turn(s("kind"), s("text")));
-                }
-                _ => say(&format!("feed: not a turn, passed over: {}", cut(&line))),
-            }
-        }
-        let _ = feed.send(Msg::InputEnd);
-    });
+    let mut child = live_io::spawn(command, raw, tx.clone(), Msg::Server, Msg::ServerEnd)?;
+    let turn = |t: &Value| Msg::Turn(s(t, "kind"), s(t, "text"));
+    live_io::read_feed(tx.clone(), turn, Msg::InputEnd);
     let cwd = std::env::current_dir()?;
     let mut d = Driver::new(child.stdin.take().expect("piped"), tx, cwd.clone(), inbox.to_string());
     let caps = json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
@@ -117,16 +71,12 @@ pub fn run(raw: &Path, inbox: &str, command: &[String]) -> std::io::Result<i32> 
             break false;
         }
     };
-    drop(d.stdin.take());
+    d.rpc.close();
     if !crashed {
         return end(child);
     }
     let status = child.wait()?;
-    let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    let how = match status.signal() {
-        Some(sig) => format!("killed by signal {sig}"),
-        None => format!("exit {code}"),
-    };
+    let (code, how) = (live_io::code(status), live_io::how(status));
     say(&format!("gemini --acp ended ({how}) before its session was over"));
     for call in d.calls.values() {
         say(&format!("unfinished tool call: {call}"));
@@ -148,8 +98,8 @@ fn end(mut child: Child) -> std::io::Result<i32> {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait());
     });
-    let status = match rx.recv_timeout(END_GRACE) {
-        Ok(status) => status?,
+    match rx.recv_timeout(END_GRACE) {
+        Ok(status) => Ok(live_io::code(status?)),
         Err(_) => {
             say(&format!(
                 "gemini --acp did not end {END_GRACE:?} after its input closed: killed, with its MCP servers"
@@ -162,10 +112,9 @@ fn end(mut child: Child) -> std::io::Result<i32> {
                 unsafe { libc::kill(p, libc::SIGKILL) };
             }
             let _ = rx.recv();
-            return Ok(0);
+            Ok(0)
         }
-    };
-    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    }
 }
 
 /// Every process below `pid` (read from `/proc`).
@@ -177,14 +126,11 @@ fn below(pid: i32) -> Vec<i32> {
 
 /// The state of the conversation with Gemini.
 struct Driver {
-    stdin: Option<ChildStdin>,
+    rpc: live_io::Rpc,
     /// Where the gate's verdicts come back.
     tx: mpsc::Sender<Msg>,
     cwd: PathBuf,
     inbox: String,
-    next_id: u64,
-    /// Requests sent and not answered, by id: their method.
-    asked: HashMap<u64, &'static str>,
     /// The ACP session, once made.
     session: Option<String>,
     /// Prompts not yet sent: the session is not there yet, or a prompt runs.
@@ -205,12 +151,10 @@ struct Driver {
 impl Driver {
     fn new(stdin: ChildStdin, tx: mpsc::Sender<Msg>, cwd: PathBuf, inbox: String) -> Driver {
         Driver {
-            stdin: Some(stdin),
+            rpc: live_io::Rpc::new(stdin, true),
             tx,
             cwd,
             inbox,
-            next_id: 0,
-            asked: HashMap::new(),
             session: None,
             queued: VecDeque::new(),
             prompting: false,
@@ -223,17 +167,12 @@ impl Driver {
         }
     }
 
-    fn send(&mut self, mut v: Value) -> std::io::Result<()> {
-        v["jsonrpc"] = json!("2.0");
-        let Some(s) = self.stdin.as_mut() else { return Ok(()) };
-        s.write_all(format!("{v}\n").as_bytes())?;
-        s.flush()
+    fn send(&mut self, v: Value) -> std::io::Result<()> {
+        self.rpc.send(v)
     }
 
     fn request(&mut self, method: &'static str, params: Value) -> std::io::Result<()> {
-        self.next_id += 1;
-        self.asked.insert(self.next_id, method);
-        self.send(json!({"id": self.next_id, "method": method, "params": params}))
+        self.rpc.request(method, params)
     }
 
     /// Send the next queued prompt when the session is there and idle.
@@ -275,7 +214,7 @@ impl Driver {
     }
 
     fn answered(&mut self, id: u64, v: &Value) -> std::io::Result<()> {
-        let Some(method) = self.asked.remove(&id) else { return Ok(()) };
+        let Some(method) = self.rpc.asked.remove(&id) else { return Ok(()) };
         self.flush_text();
         if let Some(e) = v.get("error") {
             say(&format!("gemini refused {method}: {}", compact(e)));
@@ -389,6 +328,11 @@ impl Driver {
     }
 }
 
+/// A string field of a JSON object (empty when absent).
+fn s(v: &Value, k: &str) -> String {
+    v[k].as_str().unwrap_or_default().to_string()
+}
+
 /// A tool call's log line: `tool KIND: TITLE`.
 fn call_line(c: &Value) -> String {
     format!("tool {}: {}", c["kind"].as_str().unwrap_or("other"), cut(c["title"].as_str().unwrap_or_default()))
@@ -410,18 +354,8 @@ fn content_text(u: &Value) -> String {
 /// Wrap a live Gemini session's command (`gemini --acp …`, client.rs) in this driver,
 /// keeping Gemini's raw output in `raw`; `inbox` runs the permission gate.
 pub fn wrap(spec: &mut crate::process::Spec, me: &str, inbox: &str, raw: &Path) {
-    let mut args = vec![
-        "--gemini-live".to_string(),
-        raw.display().to_string(),
-        "--gemini-inbox".to_string(),
-        inbox.to_string(),
-        "--".to_string(),
-        spec.program.clone(),
-    ];
-    args.append(&mut spec.args);
-    spec.program = me.to_string();
-    spec.args = args;
-    spec.filter = None;
+    let flags = ["--gemini-live", &raw.display().to_string(), "--gemini-inbox", inbox].map(String::from);
+    live_io::wrap(spec, me, flags.into());
 }
 
 #[cfg(test)]

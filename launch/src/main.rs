@@ -22,6 +22,7 @@ mod lead_attention;
 mod lead_prompt;
 mod lifecycle;
 mod limits;
+mod live_io;
 mod parked;
 mod process;
 mod reuse;

@@ -13,7 +13,9 @@ use coord_client::Client;
 use coord_proto::types::*;
 use coord_tests::mock_model::gemini::{Gemini, GeminiCli};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text};
-use coord_tests::{Project, agent_cli, answer_permission, bin, finish, git_in, git_project, next_run_event, ok_as};
+use coord_tests::{
+    Project, agent_cli, answer_permission, bin, descendants, finish, git_in, git_project, next_run_event, ok_as,
+};
 use serde_json::{Value, json};
 
 /// The scripted model, and the harness that keeps Gemini's throwaway home.
@@ -92,6 +94,17 @@ fn commit_and_finish() -> String {
     )
 }
 
+/// A session's turns: `first`'s shell line, a text-only reply (`between`: the session
+/// sits idle, its turn over), then the work committed and the task finished.
+fn turns_around(first: &str, between: &str) -> Vec<Turn> {
+    vec![
+        Turn::reply(vec![shell(first)]),
+        Turn::reply(vec![text(between)]),
+        Turn::reply(vec![shell(&commit_and_finish())]),
+        Turn::reply(vec![text("Done.")]),
+    ]
+}
+
 /// Wait until the model has been asked for its `turn`-th reply.
 fn asked(m: &Model, turn: usize) {
     let r = tokio::task::block_in_place(|| m.mock.wait_for(Duration::from_secs(180), |r| r.turn == Some(turn)));
@@ -128,13 +141,7 @@ async fn a_live_gemini_session_gets_the_answer_as_a_new_prompt_and_finishes_in_o
         claim_and_progress(),
         on_thread("update", "--status blocked --summary 'Which db?' >/dev/null")
     );
-    let turns = vec![
-        Turn::reply(vec![shell(&ask)]),
-        Turn::reply(vec![text("I asked the lead; ending my turn.")]),
-        Turn::reply(vec![shell(&commit_and_finish())]),
-        Turn::reply(vec![text("Done.")]),
-    ];
-    let m = model(&program, p.path(), turns);
+    let m = model(&program, p.path(), turns_around(&ask, "I asked the lead; ending my turn."));
     let c = p.client().await;
     let from = c.server_info().last_event_id;
     let b = bridge(&p, &m);
@@ -160,13 +167,7 @@ async fn a_live_gemini_session_gets_the_answer_as_a_new_prompt_and_finishes_in_o
 async fn mail_to_a_working_live_gemini_session_arrives_as_a_prompt() {
     let Some(program) = agent_cli("gemini") else { return };
     let (p, _d) = project(&program, &["T1"]);
-    let turns = vec![
-        Turn::reply(vec![shell(&claim_and_progress())]),
-        Turn::reply(vec![text("Working.")]),
-        Turn::reply(vec![shell(&commit_and_finish())]),
-        Turn::reply(vec![text("Done.")]),
-    ];
-    let m = model(&program, p.path(), turns);
+    let m = model(&program, p.path(), turns_around(&claim_and_progress(), "Working."));
     let c = p.client().await;
     let from = c.server_info().last_event_id;
     let b = bridge(&p, &m);
@@ -273,13 +274,6 @@ async fn a_two_task_live_gemini_run_with_the_bridge_finishes() {
     for s in &list {
         git_clean(&p, s);
     }
-}
-
-/// Every process below `pid`.
-fn descendants(pid: i64) -> Vec<i64> {
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-    let direct: Vec<i64> = children.split_whitespace().filter_map(|c| c.parse().ok()).collect();
-    direct.iter().flat_map(|c| std::iter::once(*c).chain(descendants(*c))).collect()
 }
 
 /// A live Gemini session whose Gemini dies in the middle of a tool call: its attempt fails,
