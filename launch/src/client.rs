@@ -191,6 +191,11 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             let a = crate::clients::opencode::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
             (program("opencode"), a)
         }
+        ClientKind::Gemini if ctx.live => {
+            // Live: the Agent Client Protocol, driven through `coord-launch --gemini-live`
+            // (gemini_live.rs), which asks the lead's gate when Gemini asks permission.
+            (program("gemini"), crate::clients::gemini::acp_args(l.model.as_deref(), extra))
+        }
         ClientKind::Gemini => {
             let a = crate::clients::gemini::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
             (program("gemini"), a)
@@ -220,6 +225,7 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
     }
     let filter = match kind {
         ClientKind::Codex if !ctx.live => Some(vec![ctx.me.to_string(), "--codex-log".to_string()]),
+        ClientKind::Gemini if ctx.live => None,
         ClientKind::Opencode | ClientKind::Gemini => {
             Some(vec![ctx.me.to_string(), "--client-log".to_string(), kind.name().to_string()])
         }

@@ -10,30 +10,21 @@
 //! lines (codex_log.rs). If Codex ends on its own, the driver says which tool calls were
 //! running and exits non-zero, so the attempt fails with them in its log's last lines.
 //!
-//! Usage: at each turn's end the driver writes the thread's usage so far as a bare JSON
-//! line between its log lines, and its output filter (`coord-launch --codex-live-log`,
-//! [`log`]) records it with `launch.usage`, as Claude Code's filter does. The driver is one
-//! of the session's processes and holds only the worker's secret, under which
-//! `launch.usage` (the launcher's to call) is refused; the filter is not (a process group of
-//! its own, no `COORD_SESSION`) and keeps the bridge's secret. Every other line the driver
-//! writes starts with its time, so nothing Codex prints (its stderr, which a command's
-//! output may reach) can pass for a usage line: the usage recorded is what Codex counted.
+//! Usage: at each turn's end the driver hands the thread's usage so far to its output
+//! filter ([`live_io::report_usage`], recorded by `coord-launch --live-log`), as every live
+//! driver does: the driver is one of the session's processes and holds only the worker's
+//! secret, under which `launch.usage` (the launcher's to call) is refused.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::ChildStdin;
 use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
 use crate::codex_log::render_app;
+use crate::live_io::{self, say};
 use crate::transcript::Totals;
-
-/// The `type` of the driver's usage lines (the `command` client's transcript schema).
-const USAGE: &str = "usage";
 
 /// What the driver's loop hears about.
 enum Msg {
@@ -47,55 +38,12 @@ enum Msg {
     ServerEnd,
 }
 
-/// A line in the log, with its time: one line, whatever `text` holds.
-fn say(text: &str) {
-    let text = text.replace('\n', "\\n").replace('\r', "\\r");
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{} {text}", coord_client::ids::now_rfc3339());
-    let _ = out.flush();
-}
-
 /// Run the session; its exit status.
 pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
-    let (program, args) = command.split_first().ok_or_else(|| std::io::Error::other("--codex-live needs a command"))?;
-    let mut child =
-        Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let (tx, rx) = mpsc::channel();
-    let out = child.stdout.take().expect("piped");
-    let mut keep = OpenOptions::new().create(true).append(true).open(raw)?;
-    let server = tx.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).split(b'\n').map_while(Result::ok) {
-            let _ = keep.write_all(&line).and_then(|()| keep.write_all(b"\n"));
-            let text = String::from_utf8_lossy(&line);
-            match serde_json::from_str::<Value>(&text) {
-                Ok(v) => {
-                    let _ = server.send(Msg::Server(v));
-                }
-                Err(_) if !text.trim().is_empty() => say(&text),
-                Err(_) => {}
-            }
-        }
-        let _ = server.send(Msg::ServerEnd);
-    });
-    let err = child.stderr.take().expect("piped");
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()) {
-            say(&line);
-        }
-    });
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-            match serde_json::from_str::<Value>(&line) {
-                Ok(t) if t["type"] == "turn" => {
-                    let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-                    let _ = tx.send(Msg::Turn(s("id"), s("text")));
-                }
-                _ => say(&format!("feed: not a turn, passed over: {}", crate::transcript::cut(&line))),
-            }
-        }
-        let _ = tx.send(Msg::InputEnd);
-    });
+    let mut child = live_io::spawn(command, raw, tx.clone(), Msg::Server, Msg::ServerEnd)?;
+    let s = |t: &Value, k: &str| t[k].as_str().unwrap_or_default().to_string();
+    live_io::read_feed(tx, move |t| Msg::Turn(s(t, "id"), s(t, "text")), Msg::InputEnd);
     let cwd = std::env::current_dir()?;
     let mut d = Driver::new(child.stdin.take().expect("piped"));
     d.request("initialize", json!({"clientInfo": {"name": "coord-launch", "version": env!("CARGO_PKG_VERSION")}}))?;
@@ -111,16 +59,13 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
             break false;
         }
     };
-    drop(d.stdin.take());
+    d.rpc.close();
     let status = child.wait()?;
-    let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    let code = live_io::code(status);
     if !crashed {
         return Ok(code);
     }
-    let how = match status.signal() {
-        Some(sig) => format!("killed by signal {sig}"),
-        None => format!("exit {code}"),
-    };
+    let how = live_io::how(status);
     say(&format!("codex app-server ended ({how}) before its session was over"));
     for call in d.calls.values() {
         say(&format!("unfinished tool call: {call}"));
@@ -130,10 +75,7 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
 
 /// The state of the conversation with Codex.
 struct Driver {
-    stdin: Option<ChildStdin>,
-    next_id: u64,
-    /// Requests sent and not answered, by id: their method.
-    asked: HashMap<u64, &'static str>,
+    rpc: live_io::Rpc,
     /// The thread, once started.
     thread: Option<String>,
     /// Turns that came before the thread.
@@ -151,9 +93,7 @@ struct Driver {
 impl Driver {
     fn new(stdin: ChildStdin) -> Driver {
         Driver {
-            stdin: Some(stdin),
-            next_id: 0,
-            asked: HashMap::new(),
+            rpc: live_io::Rpc::new(stdin, false),
             thread: None,
             queued: Vec::new(),
             running: HashSet::new(),
@@ -166,15 +106,11 @@ impl Driver {
     }
 
     fn send(&mut self, v: &Value) -> std::io::Result<()> {
-        let Some(s) = self.stdin.as_mut() else { return Ok(()) };
-        s.write_all(format!("{v}\n").as_bytes())?;
-        s.flush()
+        self.rpc.send(v.clone())
     }
 
     fn request(&mut self, method: &'static str, params: Value) -> std::io::Result<()> {
-        self.next_id += 1;
-        self.asked.insert(self.next_id, method);
-        self.send(&json!({"id": self.next_id, "method": method, "params": params}))
+        self.rpc.request(method, params)
     }
 
     /// A turn from the feed: into the thread, or queued until it is there.
@@ -193,7 +129,7 @@ impl Driver {
             && self.thread.is_some()
             && self.queued.is_empty()
             && self.running.is_empty()
-            && !self.asked.values().any(|m| *m == "turn/start")
+            && !self.rpc.asked.values().any(|m| *m == "turn/start")
     }
 
     /// A message from Codex.
@@ -218,7 +154,7 @@ impl Driver {
     }
 
     fn answered(&mut self, id: u64, v: &Value, cwd: &Path) -> std::io::Result<()> {
-        let Some(method) = self.asked.remove(&id) else { return Ok(()) };
+        let Some(method) = self.rpc.asked.remove(&id) else { return Ok(()) };
         if let Some(e) = v.get("error") {
             say(&format!("codex refused {method}: {}", crate::transcript::compact(e)));
             return match method {
@@ -302,51 +238,13 @@ impl Driver {
         }
     }
 
-    /// Hand the thread's usage so far to the output filter, when it grew since the last
-    /// report: a bare JSON line (see [`log`]).
+    /// Record the thread's usage so far, when it grew since the last report.
     fn report(&mut self) {
         let Some(t) = self.usage.filter(|t| Some(*t) != self.reported) else { return };
-        let line = json!({"type": USAGE, "input_tokens": t.input, "output_tokens": t.output,
-                          "cache_read_tokens": t.cache_read, "cache_write_tokens": t.cache_write});
-        let mut out = std::io::stdout().lock();
-        if writeln!(out, "{line}").and_then(|()| out.flush()).is_ok() {
+        if live_io::report_usage(&t) {
             self.reported = Some(t);
         }
     }
-}
-
-/// `coord-launch --codex-live-log`: the filter the driver's output goes through on its way
-/// to the log ([`crate::transcript::filter`], as every client's: the live tail is reported
-/// with `launch.sessionTail`). A bare JSON usage line (the driver's report) is recorded with
-/// `launch.usage` for the session in `COORD_FILTER_SESSION` and logged as `usage (session so
-/// far): …`; every other line (the driver's, each with its time) goes to the log with the
-/// filter's time in place of the driver's.
-pub fn log() -> std::io::Result<()> {
-    crate::transcript::filter(None, |line| match usage_line(line) {
-        Some(t) => (vec![t.line()], Some(t)),
-        None => (vec![without_time(line).to_string()], None),
-    })
-}
-
-/// A driver's log line without the time [`say`] put before it.
-fn without_time(line: &str) -> &str {
-    match line.split_once(' ') {
-        Some((time, rest)) if time.len() >= 20 && time.as_bytes()[4] == b'-' && time.contains('T') => rest,
-        _ => line,
-    }
-}
-
-/// The totals of one of the driver's usage lines (`None`: another line).
-fn usage_line(line: &str) -> Option<Totals> {
-    let v = serde_json::from_str::<Value>(line).ok().filter(|v| v["type"] == USAGE)?;
-    let n = |k: &str| v[k].as_i64();
-    Some(Totals {
-        input: n("input_tokens")?,
-        output: n("output_tokens")?,
-        cache_read: n("cache_read_tokens")?,
-        cache_write: n("cache_write_tokens")?,
-        cost: None,
-    })
 }
 
 /// A Codex `TokenUsageBreakdown` (the thread's `total`) in the four columns.
@@ -355,13 +253,9 @@ fn totals(b: &Value) -> Option<Totals> {
 }
 
 /// Wrap a live Codex session's command (`codex app-server …`, client.rs) in this driver,
-/// keeping Codex's raw output in `raw`, its output through [`log`].
+/// keeping Codex's raw output in `raw`.
 pub fn wrap(spec: &mut crate::process::Spec, me: &str, raw: &Path) {
-    let mut args = vec!["--codex-live".to_string(), raw.display().to_string(), "--".to_string(), spec.program.clone()];
-    args.append(&mut spec.args);
-    spec.program = me.to_string();
-    spec.args = args;
-    spec.filter = Some(vec![me.to_string(), "--codex-live-log".to_string()]);
+    live_io::wrap(spec, me, vec!["--codex-live".to_string(), raw.display().to_string()]);
 }
 
 #[cfg(test)]
@@ -374,17 +268,5 @@ mod tests {
         let t = totals(&b).unwrap();
         assert_eq!((t.input, t.output, t.cache_read, t.cache_write, t.cost), (660, 82, 2300, 50, None));
         assert!(totals(&json!({})).is_none());
-    }
-
-    #[test]
-    fn only_a_bare_usage_line_is_a_report() {
-        let t = usage_line(
-            r#"{"type":"usage","input_tokens":660,"output_tokens":82,"cache_read_tokens":2300,"cache_write_tokens":50}"#,
-        );
-        assert_eq!(t.map(|t| (t.input, t.output, t.cache_read, t.cache_write)), Some((660, 82, 2300, 50)));
-        // A line the driver passed on (Codex's stderr) carries its time first.
-        let passed = r#"2026-11-28T15:00:00Z {"type":"usage","input_tokens":1,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0}"#;
-        assert!(usage_line(passed).is_none());
-        assert!(usage_line(r#"{"type":"usage"}"#).is_none());
     }
 }

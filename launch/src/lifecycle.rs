@@ -61,6 +61,7 @@ impl Bridge {
             let raw = log.with_extension("jsonl");
             match kind {
                 ClientKind::Codex => crate::codex_live::wrap(&mut spec, &self.o.me, &raw),
+                ClientKind::Gemini => crate::gemini_live::wrap(&mut spec, &self.o.me, &self.o.inbox, &raw),
                 _ => {
                     let flag = if kind == ClientKind::Claude { "--claude-log" } else { "--command-log" };
                     spec.filter = Some(vec![self.o.me.clone(), flag.into(), raw.display().to_string()]);
@@ -329,7 +330,9 @@ fn feed_format(kind: ClientKind) -> Option<feed::Format> {
         ClientKind::Claude => Some(feed::Format::ClaudeStream),
         // The driver (codex_live.rs) reads the JSON lines and writes them as app-server turns.
         ClientKind::Codex => Some(feed::Format::Lines),
-        ClientKind::Opencode | ClientKind::Gemini => None,
+        // The same for Gemini CLI's driver (gemini_live.rs): a `session/prompt` per turn.
+        ClientKind::Gemini => Some(feed::Format::Lines),
+        ClientKind::Opencode => None,
     }
 }
 

@@ -15,11 +15,14 @@ mod config;
 mod credentials;
 mod feed;
 mod gate;
+mod gemini_gate;
+mod gemini_live;
 mod lead;
 mod lead_attention;
 mod lead_prompt;
 mod lifecycle;
 mod limits;
+mod live_io;
 mod live_tail;
 mod parked;
 mod process;
@@ -56,6 +59,7 @@ Examples:
   coord-launch --run R1 --command './work.sh' --dispatch --until-done --merge-queue
   coord-launch --run R1 --client claude --live            # answers and mail reach the running session
   coord-launch --run R1 --client codex --live             # the same through `codex app-server`
+  coord-launch --run R1 --client gemini --live            # the same through `gemini --acp`
   coord-launch --run R1 --client claude --reuse-sessions --dispatch  # an agent's next task: a new turn, same session
   coord-launch --run R1 --dispatch --max-cost-usd 20      # start nothing more once $20 are spent
   coord-launch --lead claude --goal 'Add a login page'    # an agent leads: plans, dispatches, merges
@@ -74,7 +78,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "codex_live_log", "command_log", "client_log", "lead"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "live_log", "gemini_live", "command_log", "client_log", "lead"])]
     run: Option<String>,
     /// An agent leads the run (docs/orch.md, "Letting an agent lead"): the run is created
     /// from --goal (or --run taken), the lead session started in the main checkout with
@@ -96,8 +100,8 @@ struct Args {
     #[arg(long, requires = "lead")]
     lead_model: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
-    /// .agents/launch.toml says, else `claude`). opencode and gemini sessions are one-shot
-    /// (no --live).
+    /// .agents/launch.toml says, else `claude`). opencode sessions are one-shot
+    /// (no --live); gemini's --live runs `gemini --acp`.
     #[arg(long, value_parser = ["claude", "codex", "command", "opencode", "gemini"])]
     client: Option<String>,
     /// The shell command of the `command` client (run with `sh -c` in the session's
@@ -191,13 +195,23 @@ struct Args {
     /// write readable log lines (what the bridge runs for each live Codex session).
     #[arg(long, hide = true, value_name = "RAW", requires = "codex_command")]
     codex_live: Option<PathBuf>,
-    /// With --codex-live: the `codex app-server` command.
+    /// With --codex-live: the `codex app-server` command; with --gemini-live: the `gemini
+    /// --acp` command.
     #[arg(last = true, hide = true)]
     codex_command: Vec<String>,
-    /// Filter a live Codex session's driver output on stdin into the log, recording the
-    /// usage lines it writes (what the bridge runs for each live Codex session).
+    /// Filter a live driver's output (--codex-live, --gemini-live) on stdin into the log,
+    /// recording the usage lines it writes (what the bridge runs for each live session
+    /// behind a driver).
     #[arg(long, hide = true)]
-    codex_live_log: bool,
+    live_log: bool,
+    /// Drive a live Gemini CLI session: run the `gemini --acp` command after `--`, write
+    /// the feed's turns on stdin into its session as prompts, keep its raw output in this
+    /// file and write readable log lines (what the bridge runs for each live Gemini session).
+    #[arg(long, hide = true, value_name = "RAW", requires_all = ["codex_command", "gemini_inbox"])]
+    gemini_live: Option<PathBuf>,
+    /// With --gemini-live: the `inbox` that runs the permission gate.
+    #[arg(long, hide = true, value_name = "INBOX")]
+    gemini_inbox: Option<String>,
     /// Filter an opencode or Gemini CLI session's JSON stream on stdin into readable log
     /// lines, recording its usage.
     #[arg(long, hide = true, value_name = "CLIENT")]
@@ -253,8 +267,8 @@ fn main() -> ExitCode {
             Err(e) => exit_of(Err(e.into())).into(),
         };
     }
-    if args.codex_live_log {
-        return match codex_live::log() {
+    if args.live_log {
+        return match live_io::log() {
             Ok(()) => LaunchExit::Done.into(),
             Err(e) => exit_of(Err(e.into())).into(),
         };
@@ -265,6 +279,16 @@ fn main() -> ExitCode {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
                 eprintln!("coord-launch --codex-live: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if let (Some(raw), Some(inbox)) = (&args.gemini_live, &args.gemini_inbox) {
+        // The session's own status (Gemini's), not one of the bridge's.
+        return match gemini_live::run(raw, inbox, &args.codex_command) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("coord-launch --gemini-live: {e}");
                 ExitCode::from(1)
             }
         };

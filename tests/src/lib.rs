@@ -699,6 +699,13 @@ pub fn pid_alive(pid: i64) -> bool {
         .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
+/// Every process below `pid` (read from `/proc`).
+pub fn descendants(pid: i64) -> Vec<i64> {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let direct: Vec<i64> = children.split_whitespace().filter_map(|c| c.parse().ok()).collect();
+    direct.iter().flat_map(|c| std::iter::once(*c).chain(descendants(*c))).collect()
+}
+
 /// The pids of every live process whose environment holds `var=value` (`COORD_THREAD`,
 /// `COORD_SESSION`): what a session started, however deep or in whatever process group.
 pub fn processes_with(var: &str, value: &str) -> Vec<i64> {

@@ -15,8 +15,8 @@ use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
 use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
 use coord_tests::{
-    Project, agent_cli, bin, cli_version, finish, git_in, git_project, next_run_event, pid_alive, pinned_clis,
-    processes_with, wait_gone,
+    Project, agent_cli, bin, cli_version, descendants, finish, git_in, git_project, next_run_event, pid_alive,
+    pinned_clis, processes_with, wait_gone,
 };
 use serde_json::{Value, json};
 
@@ -759,7 +759,7 @@ async fn a_live_codex_sessions_usage_is_recorded_when_credentials_are_required()
 }
 
 /// A live Codex session's last lines reach the daemon while it runs (`launch.tail`, from
-/// the driver's output filter, `--codex-live-log`), before its end.
+/// the driver's output filter, `--live-log`), before its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_codex_sessions_last_lines_are_recorded_while_it_runs() {
     let Some(program) = cli(Agent::Codex) else { return };
@@ -844,13 +844,6 @@ fn logged(log: &Path, needle: &str) {
         assert!(t0.elapsed() < Duration::from_secs(120), "the log never held {needle}:\n{log}");
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Every process below `pid`.
-fn descendants(pid: i64) -> Vec<i64> {
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-    let direct: Vec<i64> = children.split_whitespace().filter_map(|c| c.parse().ok()).collect();
-    direct.iter().flat_map(|c| std::iter::once(*c).chain(descendants(*c))).collect()
 }
 
 /// A live Codex session whose Codex dies in the middle of a tool call: its attempt fails,

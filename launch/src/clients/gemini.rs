@@ -23,6 +23,16 @@ pub fn args(model: Option<&str>, extra: Vec<String>, prompt: String) -> Vec<Stri
     a
 }
 
+/// A live session's arguments: `--acp` (gemini_live.rs drives it), in the default approval
+/// mode, so Gemini asks before a shell command, an edit or a fetch and the lead's gate
+/// decides (its BeforeTool hook does not run in ACP mode).
+pub fn acp_args(model: Option<&str>, extra: Vec<String>) -> Vec<String> {
+    let mut a: Vec<String> = ["--acp", "--approval-mode", "default"].map(String::from).into();
+    a.extend(model.iter().flat_map(|m| ["--model".to_string(), m.to_string()]));
+    a.extend(extra);
+    a
+}
+
 /// The environment Gemini CLI needs beside the session's.
 pub fn env() -> Vec<(String, String)> {
     vec![("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string())]

@@ -5,8 +5,9 @@
 //! session's output goes through): readable lines, and the usage the stream reports,
 //! recorded with `launch.usage` as Claude Code's is (`claude_log`).
 //!
-//! Neither has a live mode in the bridge: the session gets the task's prompt and runs until
-//! it ends its turn (docs/agent-hooks.md, "opencode" and "Gemini CLI").
+//! One-shot, the session gets the task's prompt and runs until it ends its turn
+//! (docs/agent-hooks.md, "opencode" and "Gemini CLI"). A live Gemini session is
+//! `gemini --acp` under its driver (gemini_live.rs), which writes its own log lines.
 
 pub mod gemini;
 pub mod opencode;

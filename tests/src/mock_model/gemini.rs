@@ -52,6 +52,16 @@ impl Dialect for Gemini {
         self.respond_to(":streamGenerateContent?alt=sse", body, turn, blocks)
     }
 
+    /// The `user` contents' texts after the model's last content (a new prompt, hook
+    /// context); function responses are not user input.
+    fn user_input(&self, body: &Value) -> Vec<String> {
+        let contents = body["contents"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let from = contents.iter().rposition(|c| c["role"] == "model").map_or(0, |i| i + 1);
+        let user = contents[from..].iter().filter(|c| c["role"] == "user");
+        let parts = user.flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default());
+        parts.filter_map(|p| p["text"].as_str().map(str::to_string)).collect()
+    }
+
     fn respond_to(&self, path: &str, _body: &Value, turn: Option<usize>, blocks: &[Block]) -> Response {
         let turn = turn.map_or("x".to_string(), |t| t.to_string());
         let parts: Vec<Value> = blocks.iter().map(|b| part(b, &turn)).collect();
