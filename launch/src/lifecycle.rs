@@ -56,6 +56,7 @@ impl Bridge {
             let raw = log.with_extension("jsonl");
             match kind {
                 ClientKind::Codex => crate::codex_live::wrap(&mut spec, &self.o.me, &raw),
+                ClientKind::Opencode => crate::opencode_live::wrap(&mut spec, &self.o.me, &raw),
                 _ => {
                     let flag = if kind == ClientKind::Claude { "--claude-log" } else { "--command-log" };
                     spec.filter = Some(vec![self.o.me.clone(), flag.into(), raw.display().to_string()]);
@@ -320,7 +321,9 @@ fn feed_format(kind: ClientKind) -> Option<feed::Format> {
         ClientKind::Claude => Some(feed::Format::ClaudeStream),
         // The driver (codex_live.rs) reads the JSON lines and writes them as app-server turns.
         ClientKind::Codex => Some(feed::Format::Lines),
-        ClientKind::Opencode | ClientKind::Gemini => None,
+        // The driver (opencode_live.rs) writes them as prompts into its `opencode serve`.
+        ClientKind::Opencode => Some(feed::Format::Lines),
+        ClientKind::Gemini => None,
     }
 }
 

@@ -20,6 +20,8 @@ mod lead_attention;
 mod lead_prompt;
 mod lifecycle;
 mod limits;
+mod opencode_http;
+mod opencode_live;
 mod parked;
 mod process;
 mod reuse;
@@ -73,7 +75,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "command_log", "client_log", "lead"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "opencode_live", "command_log", "client_log", "lead"])]
     run: Option<String>,
     /// An agent leads the run (docs/orch.md, "Letting an agent lead"): the run is created
     /// from --goal (or --run taken), the lead session started in the main checkout with
@@ -190,7 +192,12 @@ struct Args {
     /// write readable log lines (what the bridge runs for each live Codex session).
     #[arg(long, hide = true, value_name = "RAW", requires = "codex_command")]
     codex_live: Option<PathBuf>,
-    /// With --codex-live: the `codex app-server` command.
+    /// Drive a live opencode session: run the `opencode serve` command after `--`, write the
+    /// feed's turns on stdin into one of its sessions, keep its events in this file and write
+    /// readable log lines (what the bridge runs for each live opencode session).
+    #[arg(long, hide = true, value_name = "RAW", requires = "codex_command", conflicts_with = "codex_live")]
+    opencode_live: Option<PathBuf>,
+    /// With --codex-live or --opencode-live: the `codex app-server` or `opencode serve` command.
     #[arg(last = true, hide = true)]
     codex_command: Vec<String>,
     /// Filter an opencode or Gemini CLI session's JSON stream on stdin into readable log
@@ -254,6 +261,16 @@ fn main() -> ExitCode {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
                 eprintln!("coord-launch --codex-live: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if let Some(raw) = &args.opencode_live {
+        // The session's own status, not one of the bridge's.
+        return match opencode_live::run(raw, &args.codex_command) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("coord-launch --opencode-live: {e}");
                 ExitCode::from(1)
             }
         };

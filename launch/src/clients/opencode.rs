@@ -24,6 +24,14 @@ pub fn args(model: Option<&str>, extra: Vec<String>, prompt: String) -> Vec<Stri
     a
 }
 
+/// `opencode serve` for a live session (opencode_live.rs): on the loopback interface only,
+/// on a port the system picks.
+pub fn serve_args(extra: Vec<String>) -> Vec<String> {
+    let mut a: Vec<String> = ["serve", "--hostname", "127.0.0.1", "--port", "0"].map(String::from).into();
+    a.extend(extra);
+    a
+}
+
 /// The environment opencode needs beside the session's.
 pub fn env(cwd: &std::path::Path) -> Vec<(String, String)> {
     vec![
