@@ -31,7 +31,13 @@ impl Server {
     }
 
     /// Send a request's head and body; the response's status and a reader of its body.
-    fn send(&self, method: &str, path: &str, body: &str, accept: &str) -> std::io::Result<(u16, Box<dyn BufRead + Send>)> {
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: &str,
+        accept: &str,
+    ) -> std::io::Result<(u16, Box<dyn BufRead + Send>)> {
         let mut conn = TcpStream::connect(("127.0.0.1", self.port))?;
         let head = format!(
             "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nAuthorization: {}\r\n\

@@ -53,7 +53,8 @@ fn say(text: &str) {
 
 /// Run the session; its exit status.
 pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
-    let (program, args) = command.split_first().ok_or_else(|| std::io::Error::other("--opencode-live needs a command"))?;
+    let (program, args) =
+        command.split_first().ok_or_else(|| std::io::Error::other("--opencode-live needs a command"))?;
     let password = crate::opencode_http::password()?;
     let model = std::env::var(MODEL_VAR).ok().filter(|m| !m.is_empty());
     let mut child = Command::new(program)
@@ -352,7 +353,8 @@ impl Driver {
 /// Wrap a live opencode session's command (`opencode serve …`, client.rs) in this driver,
 /// keeping the server's events in `raw`.
 pub fn wrap(spec: &mut crate::process::Spec, me: &str, raw: &Path) {
-    let mut args = vec!["--opencode-live".to_string(), raw.display().to_string(), "--".to_string(), spec.program.clone()];
+    let mut args =
+        vec!["--opencode-live".to_string(), raw.display().to_string(), "--".to_string(), spec.program.clone()];
     args.append(&mut spec.args);
     spec.program = me.to_string();
     spec.args = args;
