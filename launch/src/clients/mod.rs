@@ -5,8 +5,10 @@
 //! session's output goes through): readable lines, and the usage the stream reports,
 //! recorded with `launch.usage` as Claude Code's is (`claude_log`).
 //!
-//! Neither has a live mode in the bridge: the session gets the task's prompt and runs until
-//! it ends its turn (docs/agent-hooks.md, "opencode" and "Gemini CLI").
+//! One-shot, the session gets the task's prompt and runs until it ends its turn
+//! (docs/agent-hooks.md, "opencode" and "Gemini CLI"). opencode also has a live mode: its
+//! own `opencode serve` driven by `coord-launch --opencode-live` (opencode_live.rs), which
+//! renders the server's events with [`opencode::Log`] too.
 
 pub mod gemini;
 pub mod opencode;

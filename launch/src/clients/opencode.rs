@@ -6,6 +6,9 @@
 //! loop), as Claude Code's sessions run with `bypassPermissions`; the lead's permission
 //! gate still applies, through the plugin.
 //!
+//! Live (`--live`), it runs `opencode serve` on the loopback interface instead
+//! ([`serve_args`]), under the driver in opencode_live.rs.
+//!
 //! Its stream (one JSON object per line: `step_start`, `text`, `tool_use`, `step_finish`,
 //! `error`) reports tokens and cost per step: the log sums them into the session's usage.
 
