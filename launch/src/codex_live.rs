@@ -22,6 +22,7 @@ use std::sync::mpsc;
 use serde_json::{Value, json};
 
 use crate::codex_log::render_app;
+use crate::live_driver::say;
 use crate::transcript::{Reporter, Totals};
 
 /// What the driver's loop hears about.
@@ -34,13 +35,6 @@ enum Msg {
     Server(Value),
     /// Codex's output ended.
     ServerEnd,
-}
-
-/// A line in the log, with its time.
-fn say(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{} {text}", coord_client::ids::now_rfc3339());
-    let _ = out.flush();
 }
 
 /// Run the session; its exit status.
@@ -66,23 +60,9 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
         }
         let _ = server.send(Msg::ServerEnd);
     });
-    let err = child.stderr.take().expect("piped");
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()) {
-            say(&line);
-        }
-    });
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-            match serde_json::from_str::<Value>(&line) {
-                Ok(t) if t["type"] == "turn" => {
-                    let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-                    let _ = tx.send(Msg::Turn(s("id"), s("text")));
-                }
-                _ => say(&format!("feed: not a turn, passed over: {}", crate::transcript::cut(&line))),
-            }
-        }
-        let _ = tx.send(Msg::InputEnd);
+    crate::live_driver::log_lines(child.stderr.take().expect("piped"));
+    crate::live_driver::read_feed(move |t| {
+        let _ = tx.send(t.map_or(Msg::InputEnd, |t| Msg::Turn(t.id, t.text)));
     });
     let cwd = std::env::current_dir()?;
     let mut d = Driver::new(child.stdin.take().expect("piped"));
@@ -311,11 +291,7 @@ fn totals(b: &Value) -> Option<Totals> {
 /// Wrap a live Codex session's command (`codex app-server …`, client.rs) in this driver,
 /// keeping Codex's raw output in `raw`.
 pub fn wrap(spec: &mut crate::process::Spec, me: &str, raw: &Path) {
-    let mut args = vec!["--codex-live".to_string(), raw.display().to_string(), "--".to_string(), spec.program.clone()];
-    args.append(&mut spec.args);
-    spec.program = me.to_string();
-    spec.args = args;
-    spec.filter = None;
+    crate::live_driver::wrap(spec, me, "--codex-live", raw);
 }
 
 #[cfg(test)]

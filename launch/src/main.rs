@@ -20,6 +20,7 @@ mod lead_attention;
 mod lead_prompt;
 mod lifecycle;
 mod limits;
+mod live_driver;
 mod opencode_http;
 mod opencode_live;
 mod parked;
@@ -255,22 +256,18 @@ fn main() -> ExitCode {
             Err(e) => exit_of(Err(e.into())).into(),
         };
     }
-    if let Some(raw) = &args.codex_live {
-        // The session's own status (Codex's), not one of the bridge's.
-        return match codex_live::run(raw, &args.codex_command) {
+    type Driver = fn(&std::path::Path, &[String]) -> std::io::Result<i32>;
+    let driver: Option<(&str, &PathBuf, Driver)> = match (&args.codex_live, &args.opencode_live) {
+        (Some(raw), _) => Some(("--codex-live", raw, codex_live::run)),
+        (_, Some(raw)) => Some(("--opencode-live", raw, opencode_live::run)),
+        _ => None,
+    };
+    if let Some((flag, raw, run)) = driver {
+        // The session's own status (the client's), not one of the bridge's.
+        return match run(raw, &args.codex_command) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
-                eprintln!("coord-launch --codex-live: {e}");
-                ExitCode::from(1)
-            }
-        };
-    }
-    if let Some(raw) = &args.opencode_live {
-        // The session's own status, not one of the bridge's.
-        return match opencode_live::run(raw, &args.codex_command) {
-            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-            Err(e) => {
-                eprintln!("coord-launch --opencode-live: {e}");
+                eprintln!("coord-launch {flag}: {e}");
                 ExitCode::from(1)
             }
         };

@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use crate::clients::Stream;
 use crate::clients::opencode::Log;
+use crate::live_driver::say;
 use crate::opencode_http::Server;
 use crate::transcript::{Reporter, cut};
 
@@ -44,13 +45,6 @@ enum Msg {
     ServerEnd,
 }
 
-/// A line in the log, with its time.
-fn say(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{} {text}", coord_client::ids::now_rfc3339());
-    let _ = out.flush();
-}
-
 /// Run the session; its exit status.
 pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
     let (program, args) =
@@ -65,12 +59,7 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let err = child.stderr.take().expect("piped");
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()) {
-            say(&line);
-        }
-    });
+    crate::live_driver::log_lines(child.stderr.take().expect("piped"));
     // "opencode server listening on http://127.0.0.1:PORT"
     let mut out = BufReader::new(child.stdout.take().expect("piped")).lines();
     let port = loop {
@@ -111,17 +100,8 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
         return Ok(1);
     };
     say(&format!("opencode session {session} started (opencode serve on 127.0.0.1:{port})"));
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-            match serde_json::from_str::<Value>(&line) {
-                Ok(t) if t["type"] == "turn" => {
-                    let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-                    let _ = tx.send(Msg::Turn(s("kind"), s("text")));
-                }
-                _ => say(&format!("feed: not a turn, passed over: {}", cut(&line))),
-            }
-        }
-        let _ = tx.send(Msg::InputEnd);
+    crate::live_driver::read_feed(move |t| {
+        let _ = tx.send(t.map_or(Msg::InputEnd, |t| Msg::Turn(t.kind, t.text)));
     });
     let mut d = Driver::new(server, session, model);
     let crashed = loop {
@@ -353,12 +333,7 @@ impl Driver {
 /// Wrap a live opencode session's command (`opencode serve …`, client.rs) in this driver,
 /// keeping the server's events in `raw`.
 pub fn wrap(spec: &mut crate::process::Spec, me: &str, raw: &Path) {
-    let mut args =
-        vec!["--opencode-live".to_string(), raw.display().to_string(), "--".to_string(), spec.program.clone()];
-    args.append(&mut spec.args);
-    spec.program = me.to_string();
-    spec.args = args;
-    spec.filter = None;
+    crate::live_driver::wrap(spec, me, "--opencode-live", raw);
 }
 
 #[cfg(test)]

@@ -96,18 +96,6 @@ fn asked(m: &MockModel, turn: usize) {
     assert!(r.is_some(), "the model was never asked for reply {turn}:\n{}", m.transcript());
 }
 
-/// The request for the model's `turn`-th reply carries `text` as the user's input (a new
-/// prompt of the same opencode session, or one added to its running loop).
-fn came_as_a_turn(m: &MockModel, turn: usize, text: &str) {
-    let r = m.turn_requests().into_iter().find(|r| r.turn == Some(turn)).expect("the request after the turn");
-    assert!(
-        r.user_input.iter().any(|u| u.contains(text)),
-        "'{text}' did not come as user input: {:?}\n{}",
-        r.user_input,
-        m.transcript()
-    );
-}
-
 /// Follow `log` (written by another process, with no event to wait on) with `tail -F`
 /// until a line holds `needle` (for at most 120 s: a guard against a hang).
 fn log_shows(log: &Path, needle: &str) {
@@ -145,17 +133,7 @@ async fn usage_reaches(c: &Client, from: i64, m: &MockModel) -> Usage {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_opencode_session_gets_the_answer_as_a_new_turn_and_finishes_in_one_attempt() {
     let Some(program) = agent_cli("opencode") else { return };
-    let ask = format!(
-        "{} && {}",
-        on_thread("claim", ">/dev/null"),
-        on_thread("update", "--status blocked --summary 'Which db?' >/dev/null")
-    );
-    let turns = vec![
-        Turn::reply(vec![shell(&ask)]),
-        Turn::reply(vec![text("I asked the lead; ending my turn.")]),
-        Turn::reply(vec![shell(&commit_and_done())]),
-        Turn::reply(vec![text("Done.")]),
-    ];
+    let turns = coord_tests::mock_model::live::asks_then(&bin("inbox"), &commit_and_done());
     let l = live_run(&program, true, &[("T1", None)], turns).await;
     next_event(&l.c, l.from, &[EventType::TaskBlocked]).await;
     asked(&l.mock, 1);
@@ -165,7 +143,7 @@ async fn a_live_opencode_session_gets_the_answer_as_a_new_turn_and_finishes_in_o
     assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, l.mock.transcript());
     assert_eq!(list.len(), 1, "one session: {list:?}");
     assert_eq!((list[0].attempt, list[0].exit_code, list[0].mode), (1, Some(0), SessionMode::Live), "{list:?}");
-    came_as_a_turn(&l.mock, 2, "Use SQLite");
+    l.mock.assert_user_input(2, "Use SQLite");
     let first = l.mock.turn_requests()[0].body.to_string();
     assert!(first.contains("END YOUR TURN") && first.contains("Your task is T1"), "the live prompt: {first}");
     let raw = std::fs::read_to_string(Path::new(&list[0].log_path).with_extension("jsonl")).unwrap_or_default();
@@ -195,7 +173,7 @@ async fn mail_to_a_working_live_opencode_session_arrives_as_a_turn() {
     l.p.inbox().args(["--agent", "lead", "send", "--to", "w1", "--summary", "Rebase on main"]).run().ok();
     let out = finish(l.b);
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, l.mock.transcript());
-    came_as_a_turn(&l.mock, 2, "Rebase on main");
+    l.mock.assert_user_input(2, "Rebase on main");
     assert_eq!(sessions(&l.c).await.len(), 1);
 }
 
@@ -223,7 +201,7 @@ async fn a_shutdown_request_reaches_a_live_opencode_session_as_a_turn_then_it_st
     let s = &ended.payload_json["session"];
     assert_eq!(s["state"].as_str(), Some("stopped"), "{s}\n{}", l.mock.transcript());
     assert_eq!(s["reason"].as_str(), Some("stopped: shutdown approved"), "{s}\n{}", l.mock.transcript());
-    came_as_a_turn(&l.mock, 2, "Shutdown requested");
+    l.mock.assert_user_input(2, "Shutdown requested");
     let left = coord_tests::processes_with("COORD_SESSION", s["session_id"].as_str().unwrap());
     assert!(left.is_empty(), "the session's processes are gone: {left:?}");
     l.b.kill().unwrap();
@@ -252,7 +230,7 @@ async fn mail_that_comes_while_a_tool_runs_reaches_the_model_before_its_turn_can
     let out = finish(l.b);
     let list = sessions(&l.c).await;
     assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, l.mock.transcript());
-    came_as_a_turn(&l.mock, 1, "Also update the README");
+    l.mock.assert_user_input(1, "Also update the README");
     assert_eq!((list.len(), list[0].exit_code), (1, Some(0)), "one session: {list:?}");
 }
 
