@@ -39,7 +39,9 @@ struct Live {
 /// R1 with `tasks` (id, and the task it depends on) for w1: code tasks (merged as they
 /// finish) in worktrees dispatch sets up with no hand-written configuration (the daemon
 /// finds opencode on its `PATH`, so it installs `opencode.json` and coordd's plugin), or
-/// thread tasks; the bridge on it with `--live`, dispatching until done.
+/// thread tasks; the bridge on it with `--live`, dispatching until done. The grace after a
+/// session's feed closed is long (60 s): the model's last reply comes after the thread is
+/// done, and on a loaded machine that can take more than a few seconds.
 async fn live_run(program: &Path, code: bool, tasks: &[(&str, Option<&str>)], turns: Vec<Turn>) -> Live {
     let p = if code { git_project() } else { Project::new() };
     let path = format!("{}:{}", program.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
@@ -60,7 +62,7 @@ async fn live_run(program: &Path, code: bool, tasks: &[(&str, Option<&str>)], tu
     let home = Opencode::new(program, p.path(), &mock);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "5", "--dispatch", "--until-done", "--live"]);
+    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "60", "--dispatch", "--until-done", "--live"]);
     for (k, v) in home.session_env() {
         run = run.env(&k, &v);
     }
