@@ -39,10 +39,17 @@ struct Live {
 /// R1 with `tasks` (id, and the task it depends on) for w1: code tasks (merged as they
 /// finish) in worktrees dispatch sets up with no hand-written configuration (the daemon
 /// finds opencode on its `PATH`, so it installs `opencode.json` and coordd's plugin), or
-/// thread tasks; the bridge on it with `--live`, dispatching until done. The grace after a
+/// thread tasks; the model scripted by `script` (given the project's directory); the bridge
+/// on it with `--live` (and `extra`), dispatching until done. The grace after a
 /// session's feed closed is long (60 s): the model's last reply comes after the thread is
 /// done, and on a loaded machine that can take more than a few seconds.
-async fn live_run(program: &Path, code: bool, tasks: &[(&str, Option<&str>)], turns: Vec<Turn>) -> Live {
+async fn live_run(
+    program: &Path,
+    code: bool,
+    tasks: &[(&str, Option<&str>)],
+    script: impl FnOnce(&Path) -> Scenario,
+    extra: &[&str],
+) -> Live {
     let p = if code { git_project() } else { Project::new() };
     let path = format!("{}:{}", program.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let d = p.serve_with(&[], &[("PATH", &path)]);
@@ -58,11 +65,12 @@ async fn live_run(program: &Path, code: bool, tasks: &[(&str, Option<&str>)], tu
         a.extend(after.iter().flat_map(|d| ["--depends-on", *d]));
         orch(&p, &a);
     }
-    let mock = MockModel::start(Chat, Scenario::new(turns));
+    let mock = MockModel::start(Chat, script(p.path()));
     let home = Opencode::new(program, p.path(), &mock);
     let c = p.client().await;
     let from = c.server_info().last_event_id;
-    let mut run = p.launch().args(["--run", "R1", "--grace-seconds", "60", "--dispatch", "--until-done", "--live"]);
+    let flags = ["--run", "R1", "--grace-seconds", "60", "--dispatch", "--until-done", "--live"];
+    let mut run = p.launch().args(flags).args(extra);
     for (k, v) in home.session_env() {
         run = run.env(&k, &v);
     }
@@ -136,7 +144,7 @@ async fn usage_reaches(c: &Client, from: i64, m: &MockModel) -> Usage {
 async fn a_live_opencode_session_gets_the_answer_as_a_new_turn_and_finishes_in_one_attempt() {
     let Some(program) = agent_cli("opencode") else { return };
     let turns = coord_tests::mock_model::live::asks_then(&bin("inbox"), &commit_and_done());
-    let l = live_run(&program, true, &[("T1", None)], turns).await;
+    let l = live_run(&program, true, &[("T1", None)], |_| Scenario::new(turns), &[]).await;
     next_event(&l.c, l.from, &[EventType::TaskBlocked]).await;
     asked(&l.mock, 1);
     orch(&l.p, &["answer", "--run", "R1", "--task", "T1", "--summary", "Use SQLite"]);
@@ -169,7 +177,7 @@ async fn mail_to_a_working_live_opencode_session_arrives_as_a_turn() {
         Turn::reply(vec![shell(&commit_and_done())]),
         Turn::reply(vec![text("Done.")]),
     ];
-    let l = live_run(&program, false, &[("T1", None)], turns).await;
+    let l = live_run(&program, false, &[("T1", None)], |_| Scenario::new(turns), &[]).await;
     next_event(&l.c, l.from, &[EventType::ThreadProgress]).await;
     asked(&l.mock, 1);
     l.p.inbox().args(["--agent", "lead", "send", "--to", "w1", "--summary", "Rebase on main"]).run().ok();
@@ -195,7 +203,7 @@ async fn a_shutdown_request_reaches_a_live_opencode_session_as_a_turn_then_it_st
         Turn::reply(vec![shell(&approve)]),
         Turn::reply(vec![text("Stopped.")]),
     ];
-    let mut l = live_run(&program, false, &[("T1", None)], turns).await;
+    let mut l = live_run(&program, false, &[("T1", None)], |_| Scenario::new(turns), &[]).await;
     let up = next_event(&l.c, l.from, &[EventType::ThreadProgress]).await;
     asked(&l.mock, 1);
     l.p.inbox().args(["--agent", "lead", "shutdown", "--to", "w1", "--reason", "run over"]).run().ok();
@@ -228,7 +236,7 @@ async fn mail_that_comes_while_a_tool_runs_reaches_the_model_before_its_turn_can
         Turn::reply(vec![shell(&commit_and_done())]),
         Turn::reply(vec![text("Done.")]),
     ];
-    let l = live_run(&program, true, &[("T1", None)], turns).await;
+    let l = live_run(&program, true, &[("T1", None)], |_| Scenario::new(turns), &[]).await;
     let out = finish(l.b);
     let list = sessions(&l.c).await;
     assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, l.mock.transcript());
@@ -243,7 +251,7 @@ async fn mail_that_comes_while_a_tool_runs_reaches_the_model_before_its_turn_can
 async fn a_crashed_live_opencode_sessions_failure_shows_its_last_tool_call() {
     let Some(program) = agent_cli("opencode") else { return };
     let turns = vec![Turn::reply(vec![shell(&format!("{} && tail -f /dev/null", up()))])];
-    let mut l = live_run(&program, false, &[("T1", None)], turns).await;
+    let mut l = live_run(&program, false, &[("T1", None)], |_| Scenario::new(turns), &[]).await;
     let up = next_event(&l.c, l.from, &[EventType::ThreadProgress]).await;
     let first = sessions(&l.c).await.pop().expect("the session");
     tokio::task::block_in_place(|| log_shows(Path::new(&first.log_path), "tail -f /dev/null (running)"));
@@ -281,7 +289,14 @@ async fn a_two_task_live_opencode_run_with_the_bridge_finishes() {
         commit_and_done()
     );
     let session = || vec![Turn::reply(vec![shell(&work)]), Turn::reply(vec![text("Done.")])];
-    let l = live_run(&program, true, &[("T1", None), ("T2", Some("T1"))], [session(), session()].concat()).await;
+    let l = live_run(
+        &program,
+        true,
+        &[("T1", None), ("T2", Some("T1"))],
+        |_| Scenario::new([session(), session()].concat()),
+        &[],
+    )
+    .await;
     let out = finish(l.b);
     let list = sessions(&l.c).await;
     assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, l.mock.transcript());
@@ -294,4 +309,22 @@ async fn a_two_task_live_opencode_run_with_the_bridge_finishes() {
     for s in &list {
         assert_eq!(git_in(Path::new(&s.cwd), &["status", "--porcelain"]), "", "{}'s worktree", s.task_id);
     }
+}
+
+/// `--reuse-sessions` (issue 33): w1's T2, ready once T1 is done, is handed to the opencode
+/// session that did T1 as a new prompt (the model's third request carries T2's prompt); one
+/// process does both tasks, each attempt with its session record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_live_opencode_session_gets_the_next_task_as_a_new_turn() {
+    let Some(program) = agent_cli("opencode") else { return };
+    let tasks = [("T1", None), ("T2", Some("T1"))];
+    let script = |dir: &Path| coord_tests::mock_model::live::two_tasks_one_by_one(&bin("inbox"), "w1", dir);
+    let l = live_run(&program, false, &tasks, script, &["--reuse-sessions"]).await;
+    let out = finish(l.b);
+    let list = sessions(&l.c).await;
+    assert_eq!(out.code, 0, "{}\n{list:?}\n{}", out.stderr, l.mock.transcript());
+    assert_eq!(list.len(), 2, "a session record per attempt: {list:?}");
+    assert_eq!((list[0].pid, &list[1].task_id), (list[1].pid, &"T2".to_string()), "one process: {list:?}");
+    assert_eq!(list[1].exit_code, Some(0), "{list:?}");
+    l.mock.assert_user_input(2, "Your task is T2");
 }
