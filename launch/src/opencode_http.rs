@@ -9,6 +9,9 @@ use std::net::TcpStream;
 
 use serde_json::Value;
 
+/// How long a request may wait for its answer.
+const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// An `opencode serve` on a loopback port, with its password.
 #[derive(Clone)]
 pub struct Server {
@@ -39,6 +42,11 @@ impl Server {
         accept: &str,
     ) -> std::io::Result<(u16, Box<dyn BufRead + Send>)> {
         let mut conn = TcpStream::connect(("127.0.0.1", self.port))?;
+        if accept != "text/event-stream" {
+            // A request is answered at once (`prompt_async` too): a server that does not
+            // answer within this is hung. The event stream waits as long as it takes.
+            conn.set_read_timeout(Some(CALL_LIMIT))?;
+        }
         let head = format!(
             "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nAuthorization: {}\r\n\
              Accept: {accept}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",

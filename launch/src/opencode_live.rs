@@ -73,7 +73,10 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
     };
     let (tx, rx) = mpsc::channel();
     let server = Server::new(port, &password);
-    let events = server.events()?;
+    let events = match server.events() {
+        Ok(events) => events,
+        Err(e) => return Ok(unreachable(&mut child, "GET /event", &e)),
+    };
     let mut keep = OpenOptions::new().create(true).append(true).open(raw)?;
     let to_loop = tx.clone();
     std::thread::spawn(move || {
@@ -93,7 +96,10 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
         let _ = to_loop.send(Msg::ServerEnd);
     });
     let title = format!("coordd {} a{}", env("COORD_TASK"), env("COORD_ATTEMPT"));
-    let (status, created) = server.call("POST", "/session", &json!({ "title": title }))?;
+    let (status, created) = match server.call("POST", "/session", &json!({ "title": title })) {
+        Ok(r) => r,
+        Err(e) => return Ok(unreachable(&mut child, "POST /session", &e)),
+    };
     let Some(session) = created["id"].as_str().map(str::to_string) else {
         say(&format!("opencode refused a session: {status} {}", cut(&created.to_string())));
         stop(&mut child);
@@ -106,11 +112,18 @@ pub fn run(raw: &Path, command: &[String]) -> std::io::Result<i32> {
     let mut d = Driver::new(server, session, model);
     let crashed = loop {
         let Ok(msg) = rx.recv() else { break true };
-        match msg {
-            Msg::Turn(kind, text) => d.turn(&kind, &text)?,
-            Msg::InputEnd => d.input_open = false,
-            Msg::Event(v) => d.heard(&v)?,
+        let asked = match msg {
+            Msg::Turn(kind, text) => d.turn(&kind, &text),
+            Msg::InputEnd => {
+                d.input_open = false;
+                Ok(())
+            }
+            Msg::Event(v) => d.heard(&v),
             Msg::ServerEnd => break true,
+        };
+        if let Err(e) = asked {
+            say(&format!("opencode serve did not answer: {e}"));
+            break true;
         }
         if d.finished() {
             break false;
@@ -135,6 +148,13 @@ fn stop(child: &mut Child) {
         unsafe { libc::kill(pid, libc::SIGTERM) };
     }
     let _ = child.wait();
+}
+
+/// The server did not answer `what` (`e`): stopped, the session failed (status 1).
+fn unreachable(child: &mut Child, what: &str, e: &std::io::Error) -> i32 {
+    say(&format!("opencode serve did not answer {what}: {e}"));
+    stop(child);
+    1
 }
 
 /// The server ended on its own (`when`): say how, and which tool calls were running; the
