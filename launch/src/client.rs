@@ -187,6 +187,11 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
             a.push(prompt(w, ctx.inbox, false));
             (program("codex"), a)
         }
+        ClientKind::Opencode if ctx.live => {
+            // Live: its own server, driven through `coord-launch --opencode-live`
+            // (opencode_live.rs); the model goes with each prompt.
+            (program("opencode"), crate::clients::opencode::serve_args(extra))
+        }
         ClientKind::Opencode => {
             let a = crate::clients::opencode::args(l.model.as_deref(), extra, prompt(w, ctx.inbox, false));
             (program("opencode"), a)
@@ -219,7 +224,12 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
         }
     }
     match kind {
-        ClientKind::Opencode => env.extend(crate::clients::opencode::env(ctx.cwd)),
+        ClientKind::Opencode => {
+            env.extend(crate::clients::opencode::env(ctx.cwd));
+            if let (true, Some(m)) = (ctx.live, &l.model) {
+                env.push((crate::opencode_live::MODEL_VAR.to_string(), m.clone()));
+            }
+        }
         ClientKind::Gemini => env.extend(crate::clients::gemini::env()),
         _ => {}
     }

@@ -62,6 +62,7 @@ impl Bridge {
             match kind {
                 ClientKind::Codex => crate::codex_live::wrap(&mut spec, &self.o.me, &raw),
                 ClientKind::Gemini => crate::gemini_live::wrap(&mut spec, &self.o.me, &self.o.inbox, &raw),
+                ClientKind::Opencode => crate::opencode_live::wrap(&mut spec, &self.o.me, &raw),
                 _ => {
                     let flag = if kind == ClientKind::Claude { "--claude-log" } else { "--command-log" };
                     spec.filter = Some(vec![self.o.me.clone(), flag.into(), raw.display().to_string()]);
@@ -332,7 +333,8 @@ fn feed_format(kind: ClientKind) -> Option<feed::Format> {
         ClientKind::Codex => Some(feed::Format::Lines),
         // The same for Gemini CLI's driver (gemini_live.rs): a `session/prompt` per turn.
         ClientKind::Gemini => Some(feed::Format::Lines),
-        ClientKind::Opencode => None,
+        // The driver (opencode_live.rs) writes them as prompts into its `opencode serve`.
+        ClientKind::Opencode => Some(feed::Format::Lines),
     }
 }
 

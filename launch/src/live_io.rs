@@ -1,4 +1,4 @@
-//! What the live drivers (codex_live.rs, gemini_live.rs) share: their log lines, the CLI
+//! What the live drivers (codex_live.rs, gemini_live.rs, opencode_live.rs) share: their log lines, the CLI
 //! child whose JSON-lines output they read (kept as it is beside the log), the session's
 //! feed on their stdin, how a child's status becomes theirs, how the bridge wraps a
 //! session's command in its driver, and their output filter (`coord-launch --live-log`,
@@ -65,13 +65,17 @@ pub fn spawn<M: Send + 'static>(
         }
         let _ = tx.send(end);
     });
-    let err = child.stderr.take().expect("piped");
+    log_lines(child.stderr.take().expect("piped"));
+    Ok(child)
+}
+
+/// Copy a child's output (its stderr) into the log, a line at a time, on a thread of its own.
+pub fn log_lines(from: impl std::io::Read + Send + 'static) {
     std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()) {
+        for line in BufReader::new(from).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()) {
             say(&line);
         }
     });
-    Ok(child)
 }
 
 /// Read the session's feed on stdin: each `turn` line goes to `tx` as `turn(line)`; `end`

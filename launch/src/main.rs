@@ -24,6 +24,8 @@ mod lifecycle;
 mod limits;
 mod live_io;
 mod live_tail;
+mod opencode_http;
+mod opencode_live;
 mod parked;
 mod process;
 mod reuse;
@@ -78,7 +80,7 @@ output in .agents/merge-queue/<run>/verifier.log).";
 #[command(name = "coord-launch", version, after_help = after_help())]
 struct Args {
     /// The run to follow.
-    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "live_log", "gemini_live", "command_log", "client_log", "lead"])]
+    #[arg(long, required_unless_present_any = ["codex_log", "claude_log", "codex_live", "live_log", "gemini_live", "opencode_live", "command_log", "client_log", "lead"])]
     run: Option<String>,
     /// An agent leads the run (docs/orch.md, "Letting an agent lead"): the run is created
     /// from --goal (or --run taken), the lead session started in the main checkout with
@@ -195,8 +197,13 @@ struct Args {
     /// write readable log lines (what the bridge runs for each live Codex session).
     #[arg(long, hide = true, value_name = "RAW", requires = "codex_command")]
     codex_live: Option<PathBuf>,
-    /// With --codex-live: the `codex app-server` command; with --gemini-live: the `gemini
-    /// --acp` command.
+    /// Drive a live opencode session: run the `opencode serve` command after `--`, write the
+    /// feed's turns on stdin into one of its sessions, keep its events in this file and write
+    /// readable log lines (what the bridge runs for each live opencode session).
+    #[arg(long, hide = true, value_name = "RAW", requires = "codex_command", conflicts_with = "codex_live")]
+    opencode_live: Option<PathBuf>,
+    /// With --codex-live, --opencode-live or --gemini-live: the `codex app-server`,
+    /// `opencode serve` or `gemini --acp` command.
     #[arg(last = true, hide = true)]
     codex_command: Vec<String>,
     /// Filter a live driver's output (--codex-live, --gemini-live) on stdin into the log,
@@ -273,12 +280,18 @@ fn main() -> ExitCode {
             Err(e) => exit_of(Err(e.into())).into(),
         };
     }
-    if let Some(raw) = &args.codex_live {
-        // The session's own status (Codex's), not one of the bridge's.
-        return match codex_live::run(raw, &args.codex_command) {
+    type Driver = fn(&std::path::Path, &[String]) -> std::io::Result<i32>;
+    let driver: Option<(&str, &PathBuf, Driver)> = match (&args.codex_live, &args.opencode_live) {
+        (Some(raw), _) => Some(("--codex-live", raw, codex_live::run)),
+        (_, Some(raw)) => Some(("--opencode-live", raw, opencode_live::run)),
+        _ => None,
+    };
+    if let Some((flag, raw, run)) = driver {
+        // The session's own status (the client's), not one of the bridge's.
+        return match run(raw, &args.codex_command) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
-                eprintln!("coord-launch --codex-live: {e}");
+                eprintln!("coord-launch {flag}: {e}");
                 ExitCode::from(1)
             }
         };

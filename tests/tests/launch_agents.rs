@@ -650,30 +650,15 @@ fn asked(m: &Model, turn: usize) {
 
 /// The request for the model's `turn`-th reply carries `text` as the user's input: it came
 /// as a new user turn of the same conversation.
+#[track_caller]
 fn came_as_a_turn(m: &Model, turn: usize, text: &str) {
-    let r = m.mock.turn_requests().into_iter().find(|r| r.turn == Some(turn)).expect("the request after the turn");
-    assert!(
-        r.user_input.iter().any(|u| u.contains(text)),
-        "'{text}' did not come as a user turn: {:?}\n{}",
-        r.user_input,
-        m.mock.transcript()
-    );
+    m.mock.assert_user_input(turn, text);
 }
 
 async fn live_answer(agent: Agent) {
     let Some(program) = cli(agent) else { return };
     let done = on_thread("done", "--summary answered >/dev/null");
-    let ask = format!(
-        "{} && {}",
-        on_thread("claim", ">/dev/null"),
-        on_thread("update", "--status blocked --summary 'Which db?' >/dev/null")
-    );
-    let turns = vec![
-        Turn::reply(vec![shell(&ask)]),
-        Turn::reply(vec![text("I asked the lead; ending my turn.")]),
-        Turn::reply(vec![shell(&done)]),
-        Turn::reply(vec![text("Done.")]),
-    ];
+    let turns = coord_tests::mock_model::live::asks_then(&bin("inbox"), &done);
     let (p, m, b, c, from) = live_run(agent, &program, turns).await;
     let blocked = next_event(&c, from, &[EventType::TaskBlocked]).await;
     // The worker asked; its turn ends with the text-only reply 1, and the session's usage

@@ -6,8 +6,10 @@
 //! recorded with `launch.usage` as Claude Code's is (`claude_log`).
 //!
 //! One-shot, the session gets the task's prompt and runs until it ends its turn
-//! (docs/agent-hooks.md, "opencode" and "Gemini CLI"). A live Gemini session is
-//! `gemini --acp` under its driver (gemini_live.rs), which writes its own log lines.
+//! (docs/agent-hooks.md, "opencode" and "Gemini CLI"). Both also have a live mode, each
+//! under a driver that writes its own log lines: `gemini --acp` (gemini_live.rs), and
+//! opencode's own `opencode serve` (opencode_live.rs), whose events are rendered with
+//! [`opencode::Log`] too.
 
 pub mod gemini;
 pub mod opencode;

@@ -6,6 +6,9 @@
 //! loop), as Claude Code's sessions run with `bypassPermissions`; the lead's permission
 //! gate still applies, through the plugin.
 //!
+//! Live (`--live`), it runs `opencode serve` on the loopback interface instead
+//! ([`serve_args`]), under the driver in opencode_live.rs.
+//!
 //! Its stream (one JSON object per line: `step_start`, `text`, `tool_use`, `step_finish`,
 //! `error`) reports tokens and cost per step: the log sums them into the session's usage.
 
@@ -21,6 +24,14 @@ pub fn args(model: Option<&str>, extra: Vec<String>, prompt: String) -> Vec<Stri
     a.extend(model.iter().flat_map(|m| ["--model".to_string(), m.to_string()]));
     a.extend(extra);
     a.push(prompt);
+    a
+}
+
+/// `opencode serve` for a live session (opencode_live.rs): on the loopback interface only,
+/// on a port the system picks.
+pub fn serve_args(extra: Vec<String>) -> Vec<String> {
+    let mut a: Vec<String> = ["serve", "--hostname", "127.0.0.1", "--port", "0"].map(String::from).into();
+    a.extend(extra);
     a
 }
 

@@ -100,6 +100,14 @@ impl Dialect for Chat {
         sse += "data: [DONE]\n\n";
         Response { status: 200, content_type: "text/event-stream", body: sse.into_bytes() }
     }
+
+    /// The user messages after the model's last reply: a new prompt, or one a live session
+    /// (`opencode serve`) added to the running loop after a tool's result.
+    fn user_input(&self, body: &Value) -> Vec<String> {
+        let messages = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let after = messages.iter().rposition(|m| m["role"] == "assistant").map_or(0, |i| i + 1);
+        messages[after..].iter().filter(|m| m["role"] == "user").map(|m| content_text(&m["content"])).collect()
+    }
 }
 
 /// A block's tool call as opencode names it: the generic `shell` is its `bash` tool (whose

@@ -196,3 +196,25 @@ pub fn two_tasks_one_by_one(inbox: &std::path::Path, agent: &str, project: &std:
     });
     super::Scenario::new(turns.collect()).cwd(project)
 }
+
+/// The scripted model of a live worker that asks the lead (issue 33): it claims its thread
+/// and asks (`inbox update --status blocked`), ends its turn (text only), then, given the
+/// answer, runs `finish` and ends with `Done.`. `inbox` by its path (an agent CLI's shells
+/// may not have the session's `PATH`).
+pub fn asks_then(inbox: &std::path::Path, finish: &str) -> Vec<super::Turn> {
+    use super::{Turn, shell, text};
+    let on_thread = |verb: &str, rest: &str| {
+        format!("{} {verb} --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" {rest}", inbox.display())
+    };
+    let ask = format!(
+        "{} && {}",
+        on_thread("claim", ">/dev/null"),
+        on_thread("update", "--status blocked --summary 'Which db?' >/dev/null")
+    );
+    vec![
+        Turn::reply(vec![shell(&ask)]),
+        Turn::reply(vec![text("I asked the lead; ending my turn.")]),
+        Turn::reply(vec![shell(finish)]),
+        Turn::reply(vec![text("Done.")]),
+    ]
+}

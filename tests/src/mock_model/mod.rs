@@ -397,6 +397,20 @@ impl MockModel {
         }
     }
 
+    /// Assert that the request for the model's `turn`-th reply carries `text` as the user's
+    /// input: it came as a user turn of the same conversation (a new one, or one added to a
+    /// running turn).
+    #[track_caller]
+    pub fn assert_user_input(&self, turn: usize, text: &str) {
+        let r = self.turn_requests().into_iter().find(|r| r.turn == Some(turn)).expect("the request after the turn");
+        assert!(
+            r.user_input.iter().any(|u| u.contains(text)),
+            "'{text}' did not come as a user turn: {:?}\n{}",
+            r.user_input,
+            self.transcript()
+        );
+    }
+
     /// What the `before` commands did so far.
     pub fn actions(&self) -> Vec<Action> {
         self.shared.actions.lock().unwrap().clone()
