@@ -70,7 +70,8 @@ impl Client {
     /// trip. `then` runs whatever `s` gave: after a failed `s`, in a transaction, it fails
     /// too (the transaction is aborted) and commits nothing. The first error is returned.
     pub fn execute_then(&mut self, s: &Statement, params: &[&(dyn ToSql + Sync)], then: &str) -> PgResult<()> {
-        let (first, second) = self.rt.block_on(async { tokio::join!(self.c.execute(s, params), self.c.batch_execute(then)) });
+        let (first, second) =
+            self.rt.block_on(async { tokio::join!(self.c.execute(s, params), self.c.batch_execute(then)) });
         first?;
         second
     }
