@@ -31,7 +31,7 @@ impl Client {
             .map_err(|e| Error::Storage(format!("cannot start a PostgreSQL connection's runtime: {e}")))?;
         let (c, connection) = rt
             .block_on(cfg.connect(NoTls))
-            .map_err(|e| Error::Storage(format!("cannot connect to PostgreSQL: {}", super::conn::describe(&e))))?;
+            .map_err(|e| Error::Storage(format!("cannot connect to PostgreSQL: {}", describe(&e))))?;
         // Notices are logged by tokio-postgres; nobody listens on these connections (the
         // follower's own listening connection is apart, see `listen`).
         rt.spawn(async move {
@@ -98,5 +98,14 @@ pub struct RowIter<'a> {
 impl RowIter<'_> {
     pub fn next(&mut self) -> PgResult<Option<Row>> {
         self.rt.block_on(self.stream.next()).transpose()
+    }
+}
+
+/// The server's own message when there is one (`postgres::Error`'s display alone says
+/// only "db error").
+pub fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
     }
 }

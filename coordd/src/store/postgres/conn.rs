@@ -11,6 +11,7 @@ use postgres::{Row, Statement};
 
 use super::cache::Cache;
 use super::client::Client;
+pub use super::client::describe;
 use super::deferred::{Pending, Table, Val};
 use crate::error::{Error, Result};
 use crate::store::rows::{RowRead, col_err};
@@ -297,15 +298,6 @@ pub fn lock_key(schema: &str, what: &str) -> i64 {
 /// The notification channel of a schema's event stream.
 pub fn channel(schema: &str) -> String {
     if schema == "public" { "coordd_events".to_string() } else { format!("coordd_events_{schema}") }
-}
-
-/// The server's own message when there is one (`postgres::Error`'s display alone says
-/// only "db error").
-pub fn describe(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
-    }
 }
 
 impl From<postgres::Error> for Error {

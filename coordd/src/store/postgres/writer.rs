@@ -17,7 +17,10 @@
 //!    [`super::tx::EventIds`]) and stored back before `COMMIT`: ids commit in order, so a
 //!    cursor never skips one. (The advisory lock alone would order them too; the row lock
 //!    keeps the guarantee for any other writer, such as `coordd migrate`.)
-//! 3. No `NOTIFY` in any write transaction: after a batch that recorded events commits,
+//! 3. The held writes, the counter and `COMMIT` go in one round trip, pipelined: the
+//!    turns under the lock are a round trip shorter (a turn is `BEGIN` with the lock, the
+//!    jobs, then that one round trip).
+//! 4. No `NOTIFY` in any write transaction: after a batch that recorded events commits,
 //!    its last id goes to the [`Notifier`](super::notify::Notifier), whose own thread and
 //!    connection tell the other daemons, sharing one notification among batches that
 //!    commit faster than it sends.
@@ -79,7 +82,8 @@ fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier
 /// since the line before), round `trips` and
 /// the microseconds spent waiting on them (`waited_us`; of which `begin_us`, `flush_us`
 /// and `commit_us` for the `BEGIN` round trip with the write lock's wait, the held
-/// writes and the `COMMIT`), and the microseconds spent
+/// writes sent with the `COMMIT` (see [`Conn::flush`] below), and a `COMMIT` sent alone,
+/// which only a batch that ran again with savepoints still sends), and the microseconds spent
 /// running batches (`busy_us`; the rest of the time the writer waited for jobs).
 struct Stats {
     started: Instant,
