@@ -83,7 +83,7 @@ fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier
 /// the microseconds spent waiting on them (`waited_us`; of which `begin_us`, `flush_us`
 /// and `commit_us` for the `BEGIN` round trip with the write lock's wait, the held
 /// writes sent with the `COMMIT` (see [`Conn::flush`] below), and a `COMMIT` sent alone,
-/// which only a batch that ran again with savepoints still sends), and the microseconds spent
+/// which [`Conn::commit`] keeps for an engine that would not flush first), and the microseconds spent
 /// running batches (`busy_us`; the rest of the time the writer waited for jobs).
 struct Stats {
     started: Instant,
