@@ -451,4 +451,6 @@ const POSTGRES_SHIPPED: &[&str] = &[
     "019433705bf400b5",
     // SQLite's 13 (issue 33): launched sessions' mode (live or one-shot).
     "ab98177701728b9f",
+    // 9 (issue 34): the copies by their event.
+    "c295ed74eeb96089",
 ];

@@ -16,28 +16,21 @@ use crate::store::rows::{self, ARTIFACT_COLUMNS, Cols, EVENT_COLUMNS, MESSAGE_CO
 /// Columns of the statement: an event's, its message's, then the copies' recipients, the
 /// (last recipient's) priority and expiry, and whether the message has artifacts.
 fn sql() -> String {
-    // The copies are keyed by (recipient, event_id), with no index on the event alone:
-    // walk the distinct recipients (one index seek each, a loose index scan) and, under
-    // each, look these events up by key. The messages and the copies are looked up per event
-    // and per recipient (`LATERAL … OFFSET 0`, a nested loop of index seeks): joined as
-    // wholes, the planner (which expects the page to be full) hashes the whole messages
-    // table, 15 ms for 16,000 messages, on every read.
+    // Every lookup is by key, per event (`LATERAL … OFFSET 0`, a nested loop of index
+    // seeks): the message by its id, the copies by their event (`idx_mail_event`). Joined
+    // as wholes, the planner (which expects the page to be full) hashes the whole messages
+    // table, 15 ms for 16,000 messages, on every read; before the copies had an index by
+    // event, they were found under each distinct recipient in turn, a seek per recipient
+    // and event read.
     format!(
-        "WITH RECURSIVE ev AS (SELECT {EVENT_COLUMNS} FROM events e WHERE e.event_id > $1 ORDER BY e.event_id LIMIT $2), \
-         ids AS (SELECT array_agg(event_id) AS a FROM ev WHERE message_id IS NOT NULL), \
-         r(recipient) AS ((SELECT recipient FROM mail ORDER BY recipient LIMIT 1) UNION ALL \
-         SELECT (SELECT x.recipient FROM mail x WHERE x.recipient > r.recipient ORDER BY x.recipient LIMIT 1) \
-         FROM r WHERE r.recipient IS NOT NULL), \
-         cp AS (SELECT c.event_id, array_agg(c.recipient ORDER BY c.recipient) AS recipients, \
-         (array_agg(c.priority ORDER BY c.recipient DESC))[1] AS priority, \
-         (array_agg(c.expires_at ORDER BY c.recipient DESC))[1] AS expires_at \
-         FROM ids, r, LATERAL (SELECT x.event_id, x.recipient, x.priority, x.expires_at FROM mail x \
-         WHERE x.recipient = r.recipient AND x.event_id = ANY(ids.a) OFFSET 0) c \
-         WHERE ids.a IS NOT NULL AND r.recipient IS NOT NULL GROUP BY c.event_id) \
+        "WITH ev AS (SELECT {EVENT_COLUMNS} FROM events e WHERE e.event_id > $1 ORDER BY e.event_id LIMIT $2) \
          SELECT {EVENT_COLUMNS}, {MESSAGE_COLUMNS}, cp.recipients, cp.priority, cp.expires_at, \
          EXISTS (SELECT 1 FROM artifacts a WHERE a.message_id = e.message_id) \
          FROM ev e LEFT JOIN LATERAL (SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = e.message_id OFFSET 0) m \
-         ON true LEFT JOIN cp ON cp.event_id = e.event_id \
+         ON true LEFT JOIN LATERAL (SELECT array_agg(x.recipient ORDER BY x.recipient) AS recipients, \
+         (array_agg(x.priority ORDER BY x.recipient DESC))[1] AS priority, \
+         (array_agg(x.expires_at ORDER BY x.recipient DESC))[1] AS expires_at \
+         FROM mail x WHERE x.event_id = e.event_id AND e.message_id IS NOT NULL) cp ON true \
          ORDER BY e.event_id"
     )
 }

@@ -7,9 +7,11 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
-use postgres::{Client, Config, NoTls, Row, Statement};
+use postgres::{Row, Statement};
 
 use super::cache::Cache;
+use super::client::Client;
+pub use super::client::describe;
 use super::deferred::{Pending, Table, Val};
 use crate::error::{Error, Result};
 use crate::store::rows::{RowRead, col_err};
@@ -50,14 +52,12 @@ pub struct PgConn {
     trips: Trips,
 }
 
+/// A connection's configuration (every connection is tokio-postgres's, see [`Client`]).
+pub type Config = tokio_postgres::Config;
+
 /// Parse a `postgres://` URL (or key=value string) into a client configuration, with
 /// coordd's timeouts and keepalives.
 pub fn config(url: &str) -> Result<Config> {
-    async_config(url).map(Config::from)
-}
-
-/// [`config`] for the asynchronous client (the follower's own connections, `listen`).
-pub fn async_config(url: &str) -> Result<tokio_postgres::Config> {
     let mut c =
         tokio_postgres::Config::from_str(url).map_err(|e| Error::Storage(format!("invalid PostgreSQL URL: {e}")))?;
     c.application_name("coordd")
@@ -69,9 +69,7 @@ pub fn async_config(url: &str) -> Result<tokio_postgres::Config> {
 
 impl PgConn {
     pub fn connect(cfg: &Config) -> Result<PgConn> {
-        let mut client = cfg
-            .connect(NoTls)
-            .map_err(|e| Error::Storage(format!("cannot connect to PostgreSQL: {}", describe(&e))))?;
+        let mut client = Client::connect(cfg)?;
         // Every statement is prepared once and run many times. A generic plan made while a
         // table was small (a sequential scan) would stay cached while the table grows, and
         // each call would then scan it; a custom plan per call follows the table's size.
@@ -196,6 +194,17 @@ impl PgConn {
         Ok(())
     }
 
+    /// Send every held write and then `then` (statements without parameters: the
+    /// writer's counter and `COMMIT`) in one round trip ([`Client::execute_then`]).
+    pub fn flush_then(&mut self, then: &str) -> Result<()> {
+        let held = self.pending.take();
+        if held.is_empty() {
+            return self.batch(then);
+        }
+        let s = self.stmt(&held.sql())?;
+        self.trip(|c| c.execute_then(&s, &held.params(), then))
+    }
+
     /// Drop the held inserts (their transaction is being rolled back).
     pub fn discard(&mut self) {
         self.pending.take();
@@ -238,7 +247,6 @@ impl PgConn {
         params: &[Param<'_>],
         mut each: impl FnMut(Row) -> Result<bool>,
     ) -> Result<()> {
-        use postgres::fallible_iterator::FallibleIterator;
         self.flush_for(sql)?;
         let s = self.stmt(sql)?;
         let mut rows = self.client.query_raw(&s, params.iter().copied())?;
@@ -290,15 +298,6 @@ pub fn lock_key(schema: &str, what: &str) -> i64 {
 /// The notification channel of a schema's event stream.
 pub fn channel(schema: &str) -> String {
     if schema == "public" { "coordd_events".to_string() } else { format!("coordd_events_{schema}") }
-}
-
-/// The server's own message when there is one (`postgres::Error`'s display alone says
-/// only "db error").
-pub fn describe(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
-    }
 }
 
 impl From<postgres::Error> for Error {

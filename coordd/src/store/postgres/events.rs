@@ -256,15 +256,10 @@ impl Events for PgTx<'_> {
         if event_ids.is_empty() {
             return Ok(Vec::new());
         }
-        // Copies are keyed by (recipient, event_id): walk the distinct recipients one index
-        // seek each (a loose index scan), then look up these events under each of them,
-        // never a scan of the whole mail table.
+        // By the copies' index by event (`idx_mail_event`).
         let ids = event_ids.to_vec();
         self.map(
-            "WITH RECURSIVE r(recipient) AS ((SELECT recipient FROM mail ORDER BY recipient LIMIT 1) UNION ALL \
-             SELECT (SELECT m.recipient FROM mail m WHERE m.recipient > r.recipient ORDER BY m.recipient LIMIT 1) \
-             FROM r WHERE r.recipient IS NOT NULL) \
-             SELECT x.event_id, x.recipient, x.priority, x.expires_at FROM r JOIN mail x ON x.recipient = r.recipient \
+            "SELECT x.event_id, x.recipient, x.priority, x.expires_at FROM mail x \
              WHERE x.event_id = ANY($1) ORDER BY x.event_id, x.recipient",
             &[&ids],
             rows::copy_of,

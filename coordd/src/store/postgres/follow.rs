@@ -29,10 +29,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use coord_proto::types::Event;
-use postgres::Config;
 use tokio::sync::watch;
 
-use super::conn::PgConn;
+use super::conn::{Config, PgConn};
 use super::listen::{Listening, Woke};
 use super::tx::PgTx;
 use crate::bus::Bus;

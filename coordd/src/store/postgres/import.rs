@@ -1,7 +1,6 @@
 //! Writing a SQLite history into PostgreSQL for `coordd migrate` (see `store::migrate`):
 //! one transaction under the write lock, copied table by table, verified before `COMMIT`.
 
-use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
 
 use super::conn::{self, PgConn};

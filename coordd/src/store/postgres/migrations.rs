@@ -385,6 +385,12 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE launch_sessions ADD COLUMN mode ctext NOT NULL DEFAULT 'one_shot';
     "#,
+    // 9 (issue 34): the copies by their event. A daemon reads back, with every event
+    // another daemon commits, the event's copies (`catchup.rs`); keyed only by (recipient,
+    // event), they were found under each distinct recipient in turn.
+    r#"
+    CREATE INDEX idx_mail_event ON mail(event_id);
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -19,6 +19,7 @@
 //! - [`tx`]: [`tx::PgTx`], the repositories over one connection, with the SQL in the
 //!   per-domain files beside it (`threads`, `events`, `mail`, `agents`, `orch`,
 //!   `councils`, `requests`, `search`), as in `store/sqlite/`.
+//! - [`client`]: a connection used synchronously, with statements sent pipelined.
 //! - [`conn`]: one connection with its statement cache; names derived from the schema.
 //! - [`deferred`]: the inserts of a send (event, thread, message, mail) and the batch's
 //!   `last_seen_at` updates, held back while a batch runs and sent as one statement.
@@ -28,6 +29,7 @@
 mod agents;
 pub mod cache;
 mod catchup;
+mod client;
 pub mod conn;
 mod councils;
 pub mod deferred;

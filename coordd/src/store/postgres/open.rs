@@ -86,15 +86,14 @@ impl PgStore {
     /// and the bus they publish on. Blocking: call it off the executor.
     pub fn open(url: &str) -> Result<(PgStore, Bus)> {
         let cfg = conn::config(url)?;
-        let listen_cfg = conn::async_config(url)?;
         let mut writer_conn = PgConn::connect(&cfg)?.writer_plans()?;
         let schema_version = migrations::migrate(&mut writer_conn)?;
         let schema = writer_conn.schema()?;
         let last = PgTx::read(&mut writer_conn).last_event_id()?;
         let bus = Bus::new(last);
         let shared = Arc::new(Shared {
+            listen_cfg: cfg.clone(),
             cfg,
-            listen_cfg,
             channel: conn::channel(&schema),
             write_key: conn::lock_key(&schema, "write"),
             duty_key: conn::lock_key(&schema, "duties"),

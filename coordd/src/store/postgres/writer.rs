@@ -17,7 +17,10 @@
 //!    [`super::tx::EventIds`]) and stored back before `COMMIT`: ids commit in order, so a
 //!    cursor never skips one. (The advisory lock alone would order them too; the row lock
 //!    keeps the guarantee for any other writer, such as `coordd migrate`.)
-//! 3. No `NOTIFY` in any write transaction: after a batch that recorded events commits,
+//! 3. The held writes, the counter and `COMMIT` go in one round trip, pipelined: the
+//!    turns under the lock are a round trip shorter (a turn is `BEGIN` with the lock, the
+//!    jobs, then that one round trip).
+//! 4. No `NOTIFY` in any write transaction: after a batch that recorded events commits,
 //!    its last id goes to the [`Notifier`](super::notify::Notifier), whose own thread and
 //!    connection tell the other daemons, sharing one notification among batches that
 //!    commit faster than it sends.
@@ -79,7 +82,8 @@ fn run(mut conn: Option<PgConn>, mut queue: Queue, shared: Arc<Shared>, notifier
 /// since the line before), round `trips` and
 /// the microseconds spent waiting on them (`waited_us`; of which `begin_us`, `flush_us`
 /// and `commit_us` for the `BEGIN` round trip with the write lock's wait, the held
-/// writes and the `COMMIT`), and the microseconds spent
+/// writes sent with the `COMMIT` (see [`Conn::flush`] below), and a `COMMIT` sent alone,
+/// which [`Conn::commit`] keeps for an engine that would not flush first), and the microseconds spent
 /// running batches (`busy_us`; the rest of the time the writer waited for jobs).
 struct Stats {
     started: Instant,
@@ -232,11 +236,13 @@ struct Pg<'c, 'q> {
     at_savepoint: EventIds,
     /// Where jobs submitted while `BEGIN` waited are taken from.
     queue: Option<&'q mut Queue>,
+    /// The transaction was committed with the held writes ([`Conn::flush`]).
+    committed: bool,
 }
 
 impl<'c, 'q> Pg<'c, 'q> {
     fn new(c: &'c mut PgConn, write_key: i64, queue: Option<&'q mut Queue>) -> Self {
-        Pg { c, write_key, ids: EventIds::default(), at_savepoint: EventIds::default(), queue }
+        Pg { c, write_key, ids: EventIds::default(), at_savepoint: EventIds::default(), queue, committed: false }
     }
 
     /// [`Conn::begin`]'s work.
@@ -244,6 +250,7 @@ impl<'c, 'q> Pg<'c, 'q> {
         self.c.discard();
         self.c.defer_inserts(!per_job);
         self.c.set_cache(None);
+        self.committed = false;
         let begin = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({}); SELECT last FROM coordd_event_counter FOR UPDATE; \
              SELECT key, value FROM settings; SELECT {AGENT_COLUMNS} FROM agents LIMIT {}",
@@ -279,6 +286,17 @@ impl<'c, 'q> Pg<'c, 'q> {
         Ok(())
     }
 
+    /// What commits the transaction: the counter stored back (when the batch recorded
+    /// events), then `COMMIT`.
+    fn commit_sql(&self) -> String {
+        let mut sql = String::new();
+        if let Some(last) = self.ids.to_store() {
+            sql.push_str(&format!("UPDATE coordd_event_counter SET last = {last}; "));
+        }
+        sql.push_str("COMMIT");
+        sql
+    }
+
     fn statement(&mut self, sql: &str, what: &str) -> Result<()> {
         self.c.batch(sql).map_err(|e| Error::Storage(format!("{what}: {e}")))
     }
@@ -301,10 +319,22 @@ impl Conn for Pg<'_, '_> {
         }
     }
 
+    /// The held writes, the counter and `COMMIT`, sent together: one round trip, and a
+    /// turn under the write lock one round trip shorter ([`PgConn::flush_then`]). The
+    /// engine calls this only right before [`Conn::commit`], which then has nothing left
+    /// to do. If the held writes fail, the statements after them fail too (the
+    /// transaction is aborted) and nothing is committed: the engine rolls back and runs
+    /// the batch again with a savepoint per job, as before.
     fn flush(&mut self) -> Result<()> {
+        let sql = self.commit_sql();
         let t0 = Instant::now();
-        let r = self.c.flush().map_err(|e| Error::Storage(format!("cannot write the batch's rows: {e}")));
+        let r = self.c.flush_then(&sql).map_err(|e| Error::Storage(format!("cannot write the batch's rows: {e}")));
         self.c.trips_mut().flush += t0.elapsed();
+        self.committed = r.is_ok();
+        if self.committed {
+            self.c.defer_inserts(false);
+            self.c.set_cache(None);
+        }
         r
     }
 
@@ -325,13 +355,12 @@ impl Conn for Pg<'_, '_> {
     }
 
     /// Store the counter and commit, in one round trip (a failing statement skips the
-    /// rest, and the engine rolls back).
+    /// rest, and the engine rolls back); nothing when [`Conn::flush`] committed already.
     fn commit(&mut self) -> Result<()> {
-        let mut sql = String::new();
-        if let Some(last) = self.ids.to_store() {
-            sql.push_str(&format!("UPDATE coordd_event_counter SET last = {last}; "));
+        if std::mem::take(&mut self.committed) {
+            return Ok(());
         }
-        sql.push_str("COMMIT");
+        let sql = self.commit_sql();
         self.c.defer_inserts(false);
         self.c.set_cache(None);
         let t0 = Instant::now();

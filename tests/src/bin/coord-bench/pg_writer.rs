@@ -116,7 +116,7 @@ pub fn describe(phases: &[(&Path, Totals, Totals)]) -> String {
     let ms = |us: f64| per(us, d.batches) / 1000.0;
     format!(
         "{:.1} jobs/batch (largest {:.0}), {:.1} round trips/batch ({:.2}/job), {:.0} µs/round trip; \
-         per batch {:.2} ms: begin {:.2}, flush {:.2}, commit {:.2}, other round trips {:.2}, the rest (CPU) {:.2}; \
+         per batch {:.2} ms: begin {:.2}, held writes + commit {:.2}, commit alone {:.2}, other round trips {:.2}, the rest (CPU) {:.2}; \
          writer busy {:.0}%",
         per(d.jobs, d.batches),
         d.largest,
