@@ -64,9 +64,15 @@ pub fn decide(mut handler: Command, tool_call: &Value, cwd: &Path, session: &str
     let input = hook_input(tool_call, cwd, session);
     let mut run = || -> std::io::Result<std::process::Output> {
         let mut child =
-            handler.current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
+            handler.current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
         child.stdin.take().expect("piped").write_all(input.to_string().as_bytes())?;
-        child.wait_with_output()
+        let out = child.wait_with_output()?;
+        // Its stderr goes to the log as the driver's own lines do (with their time), never
+        // straight into the output filter, where a bare line could pass for a usage report.
+        for line in String::from_utf8_lossy(&out.stderr).lines().filter(|l| !l.trim().is_empty()) {
+            crate::live_io::say(line);
+        }
+        Ok(out)
     };
     match run() {
         Ok(out) if out.status.success() => verdict(&String::from_utf8_lossy(&out.stdout)),

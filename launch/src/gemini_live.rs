@@ -50,24 +50,32 @@ pub fn run(raw: &Path, inbox: &str, command: &[String]) -> std::io::Result<i32> 
     let cwd = std::env::current_dir()?;
     let mut d = Driver::new(child.stdin.take().expect("piped"), tx, cwd.clone(), inbox.to_string());
     let caps = json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
-    d.request("initialize", json!({"protocolVersion": 1, "clientCapabilities": caps}))?;
+    // A write Gemini cannot take (it ended, or its input broke) ends the session as a
+    // crash: the log says so and names the unfinished tool calls.
+    let mut wrote = d.request("initialize", json!({"protocolVersion": 1, "clientCapabilities": caps}));
     let crashed = loop {
+        if let Err(e) = wrote {
+            say(&format!("cannot write to gemini --acp: {e}"));
+            let _ = child.kill();
+            break true;
+        }
         let Ok(msg) = rx.recv() else { break true };
-        match msg {
+        wrote = match msg {
             Msg::Turn(kind, text) => {
                 say(&format!("turn ({kind}): {}", cut(&text)));
                 d.queued.push_back(text);
-                d.next_prompt()?;
+                d.next_prompt()
             }
             Msg::InputEnd => {
                 say("feed ended: the session ends once idle");
                 d.input_open = false;
+                Ok(())
             }
-            Msg::Server(v) => d.heard(v)?,
+            Msg::Server(v) => d.heard(v),
             Msg::ServerEnd => break true,
-            Msg::Decided(id, options, title, v) => d.decided(id, &options, &title, v)?,
-        }
-        if d.finished() {
+            Msg::Decided(id, options, title, v) => d.decided(id, &options, &title, v),
+        };
+        if wrote.is_ok() && d.finished() {
             break false;
         }
     };

@@ -211,7 +211,10 @@ mod tests {
         let t = usage_line(
             r#"{"type":"usage","input_tokens":660,"output_tokens":82,"cache_read_tokens":2300,"cache_write_tokens":50}"#,
         );
-        assert_eq!(t.map(|t| (t.input, t.output, t.cache_read, t.cache_write, t.cost)), Some((660, 82, 2300, 50, None)));
+        assert_eq!(
+            t.map(|t| (t.input, t.output, t.cache_read, t.cache_write, t.cost)),
+            Some((660, 82, 2300, 50, None))
+        );
         let priced = usage_line(
             r#"{"type":"usage","input_tokens":1,"output_tokens":2,"cache_read_tokens":0,"cache_write_tokens":0,"cost_usd":0.25}"#,
         );

@@ -102,8 +102,8 @@ struct Args {
     #[arg(long, requires = "lead")]
     lead_model: Option<String>,
     /// Which client runs sessions (default: `command` when --command is given, else what
-    /// .agents/launch.toml says, else `claude`). opencode sessions are one-shot
-    /// (no --live); gemini's --live runs `gemini --acp`.
+    /// .agents/launch.toml says, else `claude`). With --live, opencode runs `opencode
+    /// serve` and gemini `gemini --acp`, each under a driver.
     #[arg(long, value_parser = ["claude", "codex", "command", "opencode", "gemini"])]
     client: Option<String>,
     /// The shell command of the `command` client (run with `sh -c` in the session's
@@ -206,7 +206,7 @@ struct Args {
     /// `opencode serve` or `gemini --acp` command.
     #[arg(last = true, hide = true)]
     codex_command: Vec<String>,
-    /// Filter a live driver's output (--codex-live, --gemini-live) on stdin into the log,
+    /// Filter a live driver's output (--codex-live, --opencode-live, --gemini-live) on stdin into the log,
     /// recording the usage lines it writes (what the bridge runs for each live session
     /// behind a driver).
     #[arg(long, hide = true)]

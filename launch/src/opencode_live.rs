@@ -17,7 +17,6 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -28,7 +27,7 @@ use crate::clients::Stream;
 use crate::clients::opencode::Log;
 use crate::live_io::{self, say};
 use crate::opencode_http::Server;
-use crate::transcript::cut;
+use crate::transcript::{Totals, cut};
 
 /// The variable the bridge passes a live opencode session's model in (`PROVIDER/MODEL`):
 /// `serve` takes no `--model`, each prompt names it.
@@ -141,11 +140,26 @@ fn env(k: &str) -> String {
     std::env::var(k).unwrap_or_default()
 }
 
-/// Stop the server (SIGTERM, which it ends on) and reap it.
+/// How long the server gets to end on SIGTERM before it is killed.
+const STOP_GRACE_MS: i32 = 5_000;
+
+/// Stop the server (SIGTERM, which it ends on; SIGKILL past [`STOP_GRACE_MS`]) and reap it.
 fn stop(child: &mut Child) {
     if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: a signal to our own child, which we have not reaped yet.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        // SAFETY: signals to our own child, which we have not reaped yet (so its pid is
+        // still its own); pidfd_open and poll take plain values and a struct we own.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+            let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
+            if fd >= 0 {
+                let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                if libc::poll(&mut p, 1, STOP_GRACE_MS) == 0 {
+                    say("opencode serve did not end on SIGTERM: killed");
+                    libc::kill(pid, libc::SIGKILL);
+                }
+                libc::close(fd);
+            }
+        }
     }
     let _ = child.wait();
 }
@@ -165,16 +179,12 @@ fn ended(child: &mut Child, when: &str, calls: &HashMap<String, String>) -> i32 
         stop(child);
     }
     let status = child.wait().ok();
-    let how = match (status.and_then(|s| s.signal()), status.and_then(|s| s.code())) {
-        (Some(sig), _) => format!("killed by signal {sig}"),
-        (None, Some(code)) => format!("exit {code}"),
-        (None, None) => "status unknown".to_string(),
-    };
+    let how = status.map_or_else(|| "status unknown".to_string(), live_io::how);
     say(&format!("opencode serve ended ({how}) {when}"));
     for call in calls.values() {
         say(&format!("unfinished tool call: {call}"));
     }
-    match status.and_then(|s| s.code()) {
+    match status.map(live_io::code) {
         Some(0) | None => 1,
         Some(code) => code,
     }
@@ -202,6 +212,8 @@ struct Driver {
     /// Tool calls running, by part id: their log line.
     calls: HashMap<String, String>,
     log: Log,
+    /// Each completed assistant message's usage, by id.
+    usage: HashMap<String, Totals>,
 }
 
 impl Driver {
@@ -225,6 +237,7 @@ impl Driver {
             said: HashSet::new(),
             calls: HashMap::new(),
             log: Log::default(),
+            usage: HashMap::new(),
         }
     }
 
@@ -237,8 +250,9 @@ impl Driver {
         let path = format!("/session/{}/prompt_async", self.session);
         let (status, r) = self.server.call("POST", &path, &body)?;
         if !(200..300).contains(&status) {
-            say(&format!("opencode refused the {kind} turn: {status} {}", cut(&r.to_string())));
-            return Ok(());
+            // Never lose a turn (an answer, a shutdown): the session fails, and its attempt
+            // is retried with everything the thread holds.
+            return Err(std::io::Error::other(format!("refused the {kind} turn: {status} {}", cut(&r.to_string()))));
         }
         self.posted += 1;
         say(&format!("user ({kind}): {}", cut(text)));
@@ -291,6 +305,9 @@ impl Driver {
     fn message(&mut self, info: &Value, main: bool) {
         let (Some(id), Some(role)) = (info["id"].as_str(), info["role"].as_str()) else { return };
         self.roles.insert(id.to_string(), role.to_string());
+        if role == "assistant" && !info["time"]["completed"].is_null() {
+            self.completed(id, info);
+        }
         if !main {
             return;
         }
@@ -333,15 +350,41 @@ impl Driver {
         }
     }
 
-    /// Readable lines of a stream event (the one-shot stream's shape), and its usage handed
-    /// to the output filter ([`live_io::report_usage`]), which records it.
+    /// Readable lines of a stream event (the one-shot stream's shape).
     fn show(&mut self, ev: &Value) {
         for line in self.log.render(ev) {
             say(&line);
         }
-        if let Some(t) = self.log.totals(ev) {
-            live_io::report_usage(&t);
+    }
+
+    /// A completed assistant message (of the session or a subagent's): its tokens and cost
+    /// count toward the session's usage, handed to the output filter
+    /// ([`live_io::report_usage`]), which records it. Usage is taken from the messages, not
+    /// from the `step-finish` parts: a part can be written through the server's API (`PATCH
+    /// …/part/…`, which the worker's shell could reach with the server's password), a
+    /// message's tokens cannot.
+    fn completed(&mut self, id: &str, info: &Value) {
+        let t = &info["tokens"];
+        let n = |v: &Value, k: &str| v[k].as_i64().unwrap_or(0).max(0);
+        let u = Totals {
+            input: n(t, "input"),
+            output: n(t, "output"),
+            cache_read: n(&t["cache"], "read"),
+            cache_write: n(&t["cache"], "write"),
+            cost: Some(info["cost"].as_f64().unwrap_or(0.0).max(0.0)),
+        };
+        if self.usage.insert(id.to_string(), u) == Some(u) {
+            return;
         }
+        let mut sum = Totals { cost: Some(0.0), ..Totals::default() };
+        for m in self.usage.values() {
+            sum.input += m.input;
+            sum.output += m.output;
+            sum.cache_read += m.cache_read;
+            sum.cache_write += m.cache_write;
+            sum.cost = Some(sum.cost.unwrap_or(0.0) + m.cost.unwrap_or(0.0));
+        }
+        live_io::report_usage(&sum);
     }
 }
 
@@ -391,7 +434,7 @@ mod tests {
     }
 
     #[test]
-    fn a_running_tool_call_is_remembered_until_it_completes_and_steps_are_counted_once() {
+    fn a_running_tool_call_is_remembered_until_it_completes() {
         let mut d = driver();
         let tool = |status: &str| {
             json!({"type": "message.part.updated", "properties": {"part": {"id": "prt_1", "sessionID": "ses_1", "messageID": "msg_b", "type": "tool", "tool": "bash",
@@ -401,13 +444,29 @@ mod tests {
         assert_eq!(d.calls.values().collect::<Vec<_>>(), ["tool bash sleep 9"]);
         d.heard(&tool("completed")).unwrap();
         assert!(d.calls.is_empty());
-        let step = json!({"type": "message.part.updated", "properties": {"part": {"id": "prt_2", "sessionID": "ses_1", "messageID": "msg_b",
-            "type": "step-finish", "reason": "stop", "cost": 0.5, "tokens": {"input": 100, "output": 20, "cache": {"read": 0, "write": 0}}}}});
-        d.heard(&step).unwrap();
-        d.heard(&step).unwrap();
-        let other = json!({"type": "message.part.updated", "properties": {"part": {"id": "prt_3", "sessionID": "ses_9", "type": "step-finish", "tokens": {"input": 5}}}});
-        d.heard(&other).unwrap();
-        let u = d.log.totals(&json!({"type": "step_finish", "part": {"tokens": {}}})).unwrap();
-        assert_eq!((u.input, u.output), (100, 20), "each step once, and only this session's");
+    }
+
+    /// The session's usage is its completed assistant messages', each counted once (its
+    /// latest figures), never below nothing; a step part (which the server's API lets a
+    /// worker write) and another session's message count for nothing.
+    #[test]
+    fn usage_comes_from_completed_assistant_messages_not_from_parts() {
+        let mut d = driver();
+        let message = |id: &str, sid: &str, input: i64, cost: f64| {
+            json!({"type": "message.updated", "properties": {"info": {"id": id, "sessionID": sid, "role": "assistant",
+                "time": {"created": 1, "completed": 2}, "cost": cost,
+                "tokens": {"input": input, "output": 20, "reasoning": 0, "cache": {"read": 3, "write": 4}}}}})
+        };
+        d.heard(&message("msg_b", "ses_1", 100, 0.5)).unwrap();
+        d.heard(&message("msg_b", "ses_1", 100, 0.5)).unwrap();
+        d.heard(&message("msg_c", "ses_1", -1000, -9.0)).unwrap();
+        d.heard(&message("msg_x", "ses_9", 5, 1.0)).unwrap();
+        let forged = json!({"type": "message.part.updated", "properties": {"part": {"id": "prt_2", "sessionID": "ses_1", "messageID": "msg_b",
+            "type": "step-finish", "reason": "stop", "cost": -1000.0, "tokens": {"input": -100000, "output": 0, "cache": {"read": 0, "write": 0}}}}});
+        d.heard(&forged).unwrap();
+        let u: Vec<Totals> = d.usage.values().copied().collect();
+        let sum = (u.iter().map(|t| t.input).sum::<i64>(), u.iter().map(|t| t.cache_write).sum::<i64>());
+        assert_eq!(sum, (100, 8), "{u:?}");
+        assert_eq!(u.iter().map(|t| t.cost.unwrap_or(0.0)).sum::<f64>(), 0.5);
     }
 }

@@ -1,5 +1,5 @@
 //! What the output filters of sessions share (claude_log.rs, codex_log.rs,
-//! command_log.rs) and the live Codex driver (codex_live.rs): the loop that keeps each
+//! command_log.rs, clients/, and the live drivers' `--live-log`, live_io.rs): the loop that keeps each
 //! raw line and writes readable ones with their time, a session's usage totals and their
 //! `launch.usage` reports, its live tail's `launch.sessionTail` reports (live_tail.rs), and
 //! how texts are cut short.
@@ -76,8 +76,8 @@ pub(crate) fn filter(raw: Option<&Path>, read: impl Fn(&str) -> (Vec<String>, Op
 }
 
 /// `launch.usage` and `launch.sessionTail` calls for one session (none without its id),
-/// on a connection made at the first report. The live Codex driver (codex_live.rs) reports
-/// its usage through it too.
+/// on a connection made at the first report (in the output filters only: a session's own
+/// processes hold the worker's secret, under which these calls are the launcher's).
 pub(crate) struct Reporter {
     session_id: Option<String>,
     conn: Option<(tokio::runtime::Runtime, coord_client::Client)>,
@@ -102,9 +102,37 @@ impl Reporter {
         Ok(self.conn.as_ref().expect("connected"))
     }
 
+    /// Make one call on the connection, bounded by [`CALL_BOUND`] so a slow daemon cannot
+    /// hold up the session's output for long. A lost connection is made again at the next
+    /// call; a session the daemon does not know (or no longer lets this filter report for)
+    /// ends the reports: every later one would be refused the same way.
+    fn call<T, Er: Into<coord_client::ClientError>>(
+        &mut self,
+        call: impl FnOnce(&coord_client::Client) -> std::pin::Pin<Box<dyn Future<Output = Result<T, Er>> + '_>>,
+    ) -> Result<(), String> {
+        let (rt, c) = self.conn()?;
+        let done = rt.block_on(async { tokio::time::timeout(CALL_BOUND, call(c)).await });
+        match done {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => {
+                use coord_client::ClientError as E;
+                let e: E = e.into();
+                if matches!(e.code(), "session_not_found" | "unauthenticated") {
+                    self.session_id = None;
+                } else if matches!(e, E::Transport(_) | E::Connect { .. }) {
+                    self.conn = None;
+                }
+                Err(e.to_string())
+            }
+            Err(_) => {
+                self.conn = None;
+                Err(format!("no answer within {} s", CALL_BOUND.as_secs()))
+            }
+        }
+    }
+
     pub(crate) fn send(&mut self, t: Totals) -> Result<(), String> {
         let Some(session_id) = self.session_id.clone() else { return Ok(()) };
-        let (rt, c) = self.conn()?;
         let p = coord_proto::types::UsageParams {
             session_id,
             run_id: std::env::var("COORD_RUN").ok(),
@@ -115,23 +143,18 @@ impl Reporter {
             cost_usd: t.cost,
         };
         use coord_proto::api::LaunchApiClient as _;
-        rt.block_on(c.usage(p)).map(|_| ()).map_err(|e| e.to_string())
+        self.call(|c| Box::pin(c.usage(p)))
     }
 
-    /// Report the tail's pending lines, if any; a failure is said in the log (`out`) once,
-    /// and the next report connects again.
+    /// Report the tail's pending lines, if any; a failure is said in the log (`out`) once.
     pub(crate) fn tail(&mut self, tail: &mut Tail, out: &mut impl Write) -> std::io::Result<()> {
         let Some(lines) = tail.take(Instant::now()) else { return Ok(()) };
         let Some(session_id) = self.session_id.clone() else { return Ok(()) };
-        let sent = self.conn().and_then(|(rt, c)| {
-            use coord_proto::api::LaunchApiClient as _;
-            let p = coord_proto::types::SessionTailParams { session_id, lines };
-            rt.block_on(c.session_tail(p)).map(|_| ()).map_err(|e| e.to_string())
-        });
-        match sent {
+        use coord_proto::api::LaunchApiClient as _;
+        let p = coord_proto::types::SessionTailParams { session_id, lines };
+        match self.call(|c| Box::pin(c.session_tail(p))) {
             Ok(()) => self.tail_failed = false,
             Err(e) => {
-                self.conn = None;
                 if !std::mem::replace(&mut self.tail_failed, true) {
                     writeln!(out, "{} live tail not recorded: {e}", coord_client::ids::now_rfc3339())?;
                     out.flush()?;
@@ -141,6 +164,9 @@ impl Reporter {
         Ok(())
     }
 }
+
+/// How long one report may take.
+const CALL_BOUND: Duration = Duration::from_secs(10);
 
 /// A session's usage so far.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

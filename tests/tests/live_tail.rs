@@ -77,11 +77,15 @@ fn the_dashboard_shows_a_running_sessions_new_lines_as_they_come() {
     let p = Project::new();
     thread_run(&p, &[], &["T1"]);
     let gate = gate(&p);
-    // The session prints its second line only once the page shows its first.
+    // The session prints its second line only once the page shows its first, then waits on
+    // a FIFO of its own (reopening the first could meet the test's write end still open,
+    // read its end of file and end the session).
+    let hold = p.path().join("hold");
+    assert!(std::process::Command::new("mkfifo").arg(&hold).status().unwrap().success());
     let script = format!(
         "{}; echo 'now migrating the schema'; read go < '{}'",
         saying(&["reading the task"], &gate),
-        gate.display()
+        hold.display()
     );
     let bridge = bridge(&p, &script, &["--dispatch", "--live"]);
     b.open_dashboard(&format!("{}#runs/R1", dashboard_url(&p)));

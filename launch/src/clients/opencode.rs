@@ -81,11 +81,12 @@ impl Stream for Log {
         }
         let (part, t) = (&ev["part"], &ev["part"]["tokens"]);
         let mut u = self.so_far.unwrap_or_default();
-        u.input += n(t, "input");
-        u.output += n(t, "output");
-        u.cache_read += n(&t["cache"], "read");
-        u.cache_write += n(&t["cache"], "write");
-        u.cost = Some(u.cost.unwrap_or(0.0) + part["cost"].as_f64().unwrap_or(0.0));
+        // Never less than nothing: usage only grows.
+        u.input += n(t, "input").max(0);
+        u.output += n(t, "output").max(0);
+        u.cache_read += n(&t["cache"], "read").max(0);
+        u.cache_write += n(&t["cache"], "write").max(0);
+        u.cost = Some(u.cost.unwrap_or(0.0) + part["cost"].as_f64().unwrap_or(0.0).max(0.0));
         self.so_far = Some(u);
         Some(u)
     }

@@ -56,7 +56,8 @@ impl Args {
         ];
         for (flag, v) in flags {
             if let Some(v) = v {
-                a.extend([flag.to_string(), v.clone()]);
+                // One argument, `--flag=VALUE`: a value starting with `-` stays a value.
+                a.push(format!("{flag}={v}"));
             }
         }
         a.extend(self.launch_args.iter().cloned());
