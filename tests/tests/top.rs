@@ -182,11 +182,15 @@ fn top_shows_a_running_sessions_new_line_as_it_comes() {
     support::thread_run(&p, &[], &["T1"]);
     let gate = support::gate(&p);
     // Up, then silent until the test opens the gate; then one more line, and no event of
-    // its own after it.
+    // its own after it: it waits on a FIFO of its own (reopening the gate could meet the
+    // test's write end still open, read its end of file and end the session).
+    let hold = p.path().join("hold");
+    assert!(std::process::Command::new("mkfifo").arg(&hold).status().unwrap().success());
     let script = format!(
-        "IFS= read -r first; {}; read go < '{g}'; echo 'now migrating the schema'; read go < '{g}'",
+        "IFS= read -r first; {}; read go < '{}'; echo 'now migrating the schema'; read go < '{}'",
         support::UP,
-        g = gate.display()
+        gate.display(),
+        hold.display()
     );
     let top = format!("'{}' top", bin("orch").display());
     let Some(t) = Tmux::start(&p, &top) else { return };
