@@ -743,19 +743,24 @@ async fn a_live_codex_sessions_usage_is_recorded_when_credentials_are_required()
     assert!(report.usage.input_tokens > 0, "{report:?}");
 }
 
+/// The model's script of a worker that claims and reports progress, ends its turn
+/// ("Working."), and finishes on the next turn (the mail a test sends).
+fn works_until_mail() -> Vec<Turn> {
+    let up = format!("{} && {}", on_thread("claim", ">/dev/null"), progress());
+    vec![
+        Turn::reply(vec![shell(&up)]),
+        Turn::reply(vec![text("Working.")]),
+        Turn::reply(vec![shell(&on_thread("done", "--summary done >/dev/null"))]),
+        Turn::reply(vec![text("Done.")]),
+    ]
+}
+
 /// A live Codex session's last lines reach the daemon while it runs (`launch.tail`, from
 /// the driver's output filter, `--live-log`), before its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_codex_sessions_last_lines_are_recorded_while_it_runs() {
     let Some(program) = cli(Agent::Codex) else { return };
-    let up = format!("{} && {}", on_thread("claim", ">/dev/null"), progress());
-    let turns = vec![
-        Turn::reply(vec![shell(&up)]),
-        Turn::reply(vec![text("Working.")]),
-        Turn::reply(vec![shell(&on_thread("done", "--summary done >/dev/null"))]),
-        Turn::reply(vec![text("Done.")]),
-    ];
-    let (p, m, b, c, from) = live_run(Agent::Codex, &program, turns).await;
+    let (p, m, b, c, from) = live_run(Agent::Codex, &program, works_until_mail()).await;
     next_event(&c, from, &[EventType::ThreadProgress]).await;
     asked(&m, 1);
     // The session works on (its second turn waits for the mail below): the first tail
@@ -773,14 +778,7 @@ async fn a_live_codex_sessions_last_lines_are_recorded_while_it_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mail_to_a_working_live_codex_session_arrives_as_a_turn() {
     let Some(program) = cli(Agent::Codex) else { return };
-    let up = format!("{} && {}", on_thread("claim", ">/dev/null"), progress());
-    let turns = vec![
-        Turn::reply(vec![shell(&up)]),
-        Turn::reply(vec![text("Working.")]),
-        Turn::reply(vec![shell(&on_thread("done", "--summary done >/dev/null"))]),
-        Turn::reply(vec![text("Done.")]),
-    ];
-    let (p, m, b, c, from) = live_run(Agent::Codex, &program, turns).await;
+    let (p, m, b, c, from) = live_run(Agent::Codex, &program, works_until_mail()).await;
     next_event(&c, from, &[EventType::ThreadProgress]).await;
     asked(&m, 1);
     p.inbox().args(["--agent", "lead", "send", "--to", "w1", "--summary", "Rebase on main"]).run().ok();
