@@ -46,6 +46,12 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// A session's shell line running `inbox VERB` on its own thread (`$COORD_AGENT`,
+/// `$COORD_THREAD`), followed by `rest`: what scripted models and workers run.
+pub fn on_thread(verb: &str, rest: &str) -> String {
+    format!("{} {verb} --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" {rest}", bin("inbox").display())
+}
+
 /// A temporary project directory. Dropping it stops any daemon still serving it.
 pub struct Project {
     /// Keeps the temporary directory alive.

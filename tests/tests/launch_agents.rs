@@ -14,6 +14,7 @@ use coord_proto::types::*;
 use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
 use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text, tool};
+use coord_tests::on_thread;
 use coord_tests::{
     Project, agent_cli, bin, cli_version, descendants, finish, git_in, git_project, next_run_event, pid_alive,
     pinned_clis, processes_with, wait_gone,
@@ -620,12 +621,6 @@ async fn a_live_codex_session_gets_the_answer_as_a_new_turn_and_finishes_in_one_
 /// How long after the worker's question ended its turn the lead answers (issue 33's
 /// acceptance: longer than the Bash tool's 2-minute default timeout).
 const ANSWER_GAP: Duration = Duration::from_secs(150);
-
-/// An `inbox` shell line for the session's thread (named by its path: Codex's login
-/// shells do not have the session's `PATH`).
-fn on_thread(verb: &str, rest: &str) -> String {
-    format!("{} {verb} --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" {rest}", bin("inbox").display())
-}
 
 /// A live thread task on `agent`'s sessions, scripted with `turns`, the bridge on it
 /// (dispatching, until done): the project, the model, the bridge, a client and the event

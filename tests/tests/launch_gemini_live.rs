@@ -13,8 +13,9 @@ use coord_client::Client;
 use coord_proto::types::*;
 use coord_tests::mock_model::gemini::{Gemini, GeminiCli};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text};
+use coord_tests::on_thread;
 use coord_tests::{
-    Project, agent_cli, answer_permission, bin, descendants, finish, git_in, git_project, next_run_event, ok_as,
+    Project, agent_cli, answer_permission, descendants, finish, git_in, git_project, next_run_event, ok_as,
 };
 use serde_json::{Value, json};
 
@@ -70,11 +71,6 @@ fn bridge(p: &Project, m: &Model) -> Child {
 async fn sessions(c: &Client) -> Vec<LaunchSession> {
     use coord_proto::api::LaunchApiClient;
     c.session_list(SessionListParams { run_id: Some("R1".into()), ..Default::default() }).await.expect("list").sessions
-}
-
-/// An `inbox` shell line for the session's thread.
-fn on_thread(verb: &str, rest: &str) -> String {
-    format!("{} {verb} --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" {rest}", bin("inbox").display())
 }
 
 /// Claim the thread and report it in progress.

@@ -22,6 +22,7 @@ use coord_client::Client;
 use coord_proto::types::*;
 use coord_tests::mock_model::chat::{Chat, Opencode};
 use coord_tests::mock_model::{MockModel, Scenario, Turn, shell, text};
+use coord_tests::on_thread;
 use coord_tests::{Daemon, Project, agent_cli, bin, finish, git_in, git_project};
 use support::{next_event, orch, sessions};
 
@@ -75,11 +76,6 @@ async fn live_run(
         run = run.env(&k, &v);
     }
     Live { b: run.spawn(), p, _d: d, mock, _home: home, c, from }
-}
-
-/// An `inbox` shell line for the session's thread.
-fn on_thread(verb: &str, rest: &str) -> String {
-    format!("{} {verb} --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" {rest}", bin("inbox").display())
 }
 
 /// Claim the thread and report progress (the `thread.progress` a test waits for).

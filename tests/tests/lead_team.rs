@@ -19,7 +19,8 @@ use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
 use coord_tests::mock_model::openai::{OpenAi, codex_config, tool_outputs};
 use coord_tests::mock_model::routes::{Route, on};
 use coord_tests::mock_model::{MockModel, Request, Scenario, Turn, shell, text, tool};
-use coord_tests::{Project, agent_cli, bin, finish_within, git_in, git_project, ok_as};
+use coord_tests::on_thread;
+use coord_tests::{Project, agent_cli, finish_within, git_in, git_project, ok_as};
 use serde_json::json;
 
 /// The words of the lead's prompt that route its requests (lead_prompt.rs).
@@ -28,12 +29,6 @@ const LEAD: &str = "the lead of run R1";
 /// The words of a worker's prompt that route its requests (client.rs).
 fn worker_of(task: &str) -> String {
     format!("a worker of run R1. Your task is {task}:")
-}
-
-/// An `inbox` shell line for the session's thread (named by its path, as the bridge's
-/// prompt does).
-fn on_thread(verb: &str, rest: &str) -> String {
-    format!("{} {verb} --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" {rest}", bin("inbox").display())
 }
 
 /// Commit `$COORD_TASK.txt` in the session's worktree.
