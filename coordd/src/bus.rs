@@ -10,9 +10,17 @@
 //! message's kind) is always kept. So the bus holds at most [`BUS_BUDGET`] bytes plus
 //! [`BUS_CAPACITY`] slim events, however large the events are and however slow its
 //! subscribers.
+//!
+//! An event may also be published *partial*: its row alone, without its message and copies.
+//! A backend that reads back what other daemons committed (PostgreSQL's follower) reads
+//! them in full only while a client's subscription wants them ([`Bus::subscribe_complete`]);
+//! the daemon's own services look at event rows only. Such a read is made under
+//! [`Bus::partial_read`], and a subscription that wants events complete waits for every
+//! partial read under way before it subscribes: it never receives a partial event (what
+//! such a read published before it subscribed, it reads from the store after its cursor).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, TryLockError};
 
 use coord_proto::types::Event;
 use serde_json::Value;
@@ -34,6 +42,9 @@ pub struct Published {
     pub event: Event,
     /// The event lost its heavy fields: load it from the store before sending it.
     pub slim: bool,
+    /// The event was read without its message and copies (no subscription wanted them
+    /// complete; a subscription that does never receives one).
+    pub partial: bool,
     json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
     /// A slim event loaded from the store, shared by the subscriptions sending it at the
     /// same time and freed when the last of them is done (the bus never holds it).
@@ -85,6 +96,10 @@ pub struct Bus {
     last: Arc<AtomicI64>,
     /// Estimated bytes of the events alive on the bus.
     held: Arc<AtomicUsize>,
+    /// Subscriptions that want every event complete ([`Bus::subscribe_complete`]).
+    complete: Arc<AtomicUsize>,
+    /// Held (shared) by each partial read while it reads and publishes.
+    reading: Arc<RwLock<()>>,
 }
 
 /// What a subscriber gets from [`BusReceiver::recv`] besides an event.
@@ -95,11 +110,23 @@ pub enum Missed {
     Closed,
 }
 
-pub struct BusReceiver(broadcast::Receiver<Arc<Published>>);
+pub struct BusReceiver {
+    rx: broadcast::Receiver<Arc<Published>>,
+    _wanting: Option<Wanting>,
+}
+
+/// A subscription counted by [`Bus::wants_complete`] while it lives.
+struct Wanting(Arc<AtomicUsize>);
+
+impl Drop for Wanting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 impl BusReceiver {
     pub async fn recv(&mut self) -> Result<Arc<Published>, Missed> {
-        self.0.recv().await.map_err(|e| match e {
+        self.rx.recv().await.map_err(|e| match e {
             broadcast::error::RecvError::Lagged(n) => Missed::Lagged(n),
             broadcast::error::RecvError::Closed => Missed::Closed,
         })
@@ -107,7 +134,7 @@ impl BusReceiver {
 
     /// The next event if one is ready now (`None`: none is).
     pub fn try_recv(&mut self) -> Option<Result<Arc<Published>, Missed>> {
-        match self.0.try_recv() {
+        match self.rx.try_recv() {
             Ok(p) => Some(Ok(p)),
             Err(broadcast::error::TryRecvError::Empty) => None,
             Err(broadcast::error::TryRecvError::Lagged(n)) => Some(Err(Missed::Lagged(n))),
@@ -120,12 +147,46 @@ impl Bus {
     /// A bus whose newest event so far is `last_event_id`.
     pub fn new(last_event_id: i64) -> Bus {
         let (tx, _) = broadcast::channel(BUS_CAPACITY);
-        Bus { tx, last: Arc::new(AtomicI64::new(last_event_id)), held: Arc::default() }
+        Bus {
+            tx,
+            last: Arc::new(AtomicI64::new(last_event_id)),
+            held: Arc::default(),
+            complete: Arc::default(),
+            reading: Arc::default(),
+        }
     }
 
-    /// Events published from now on.
+    /// Events published from now on, for a reader of event rows: its events may be
+    /// partial (see the module's doc).
     pub fn subscribe(&self) -> BusReceiver {
-        BusReceiver(self.tx.subscribe())
+        BusReceiver { rx: self.tx.subscribe(), _wanting: None }
+    }
+
+    /// Events published from now on, for a subscription that wants them complete (a
+    /// client's): it is counted first, so every read that starts from now on is complete;
+    /// then it waits for the partial reads already under way to publish what they read, and
+    /// only then subscribes. So it never receives a partial event.
+    pub async fn subscribe_complete(&self) -> BusReceiver {
+        self.complete.fetch_add(1, Ordering::AcqRel);
+        let wanting = Wanting(self.complete.clone());
+        if matches!(self.reading.try_write(), Err(TryLockError::WouldBlock)) {
+            let reading = self.reading.clone();
+            let _ = tokio::task::spawn_blocking(move || drop(reading.write())).await;
+        }
+        BusReceiver { rx: self.tx.subscribe(), _wanting: Some(wanting) }
+    }
+
+    /// Whether a subscription wants events complete now.
+    pub fn wants_complete(&self) -> bool {
+        self.complete.load(Ordering::Acquire) > 0
+    }
+
+    /// Permission to read committed events without their messages and copies and publish
+    /// them partial ([`Bus::publish_partial`]) while the guard lives; `None` while a
+    /// subscription wants events complete (read them in full).
+    pub fn partial_read(&self) -> Option<RwLockReadGuard<'_, ()>> {
+        let guard = self.reading.read().unwrap_or_else(|e| e.into_inner());
+        (!self.wants_complete()).then_some(guard)
     }
 
     /// Id of the newest committed and published event.
@@ -140,6 +201,15 @@ impl Bus {
 
     /// Publish a committed batch, in commit order.
     pub fn publish(&self, events: Vec<Event>) {
+        self.publish_as(events, false)
+    }
+
+    /// Publish committed events read without their messages and copies, in commit order.
+    pub fn publish_partial(&self, events: Vec<Event>) {
+        self.publish_as(events, true)
+    }
+
+    fn publish_as(&self, events: Vec<Event>, partial: bool) {
         let Some(last) = events.last().map(|e| e.event_id) else { return };
         self.last.fetch_max(last, Ordering::SeqCst);
         if self.tx.receiver_count() == 0 {
@@ -156,6 +226,7 @@ impl Bus {
             let published = Published {
                 event,
                 slim,
+                partial,
                 json: Default::default(),
                 loaded: Default::default(),
                 weight,
@@ -273,6 +344,32 @@ mod tests {
         assert_eq!(ids, [1, 2]);
         bus.publish((3..=BUS_CAPACITY as i64 + 3).map(|i| event(i, 1)).collect());
         assert!(matches!(rx.try_recv(), Some(Err(Missed::Lagged(1)))));
+    }
+
+    #[tokio::test]
+    async fn a_complete_subscription_waits_for_the_partial_read_under_way_and_never_gets_its_events() {
+        let bus = Bus::new(0);
+        let reading = bus.partial_read().expect("no subscription wants events complete yet");
+        let sub = tokio::spawn({
+            let bus = bus.clone();
+            async move { bus.subscribe_complete().await }
+        });
+        while !bus.wants_complete() {
+            tokio::task::yield_now().await;
+        }
+        assert!(bus.partial_read().is_none(), "a read starting now is complete");
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!sub.is_finished(), "it waits for the partial read under way");
+        bus.publish_partial(vec![event(1, 1)]);
+        drop(reading);
+        let mut rx = sub.await.unwrap();
+        bus.publish(vec![event(2, 1)]);
+        let p = rx.recv().await.ok().unwrap();
+        assert_eq!((p.event.event_id, p.partial), (2, false), "the partial read's event is the store's to replay");
+        drop(rx);
+        assert!(!bus.wants_complete() && bus.partial_read().is_some(), "uncounted when it ends");
     }
 
     #[test]

@@ -22,8 +22,23 @@ fn send(n: usize) -> SendParams {
 }
 
 async fn open() -> Option<(PgStore, coordd::bus::Bus)> {
-    let url = pg::shared()?.database();
-    Some(tokio::task::spawn_blocking(move || PgStore::open(&url).expect("open")).await.unwrap())
+    Some(open_on(pg::shared()?.database()).await)
+}
+
+/// An instance on the database at `url` (a second one on the same database is another daemon).
+async fn open_on(url: String) -> (PgStore, coordd::bus::Bus) {
+    tokio::task::spawn_blocking(move || PgStore::open(&url).expect("open")).await.unwrap()
+}
+
+/// The next event published on `rx` that recorded a message.
+async fn next_message_event(rx: &mut coordd::bus::BusReceiver) -> std::sync::Arc<coordd::bus::Published> {
+    loop {
+        match rx.recv().await {
+            Ok(p) if p.event.message_id.is_some() => return p,
+            Ok(_) => {}
+            Err(_) => panic!("the bus lagged or closed"),
+        }
+    }
 }
 
 /// The writer holds a send's inserts back and sends them once per batch. One that fails
@@ -169,4 +184,33 @@ async fn agents_beyond_those_read_whole_are_found_one_by_one() {
     .unwrap();
     assert_eq!(got, (300, None, true));
     store.close().await;
+}
+
+/// The events another instance commits are read back as rows alone while no subscription
+/// wants them complete (the daemon's own services look at nothing else), and in full, with
+/// the message and its copies, once one does.
+#[tokio::test(flavor = "multi_thread")]
+async fn another_instances_events_are_read_in_full_only_while_a_subscription_wants_them() {
+    let Some(server) = pg::shared() else { return };
+    let url = server.database();
+    let (a, _bus_a) = open_on(url.clone()).await;
+    let (b, bus_b) = open_on(url).await;
+    let now = Ts::from_millis(1_767_225_600_000);
+    let mut rows = bus_b.subscribe();
+    write(&a, move |tx| messages::send(tx, now, send(1))).await.unwrap();
+    let p = next_message_event(&mut rows).await;
+    assert!(p.partial && p.event.message.is_none() && p.event.mail.is_none(), "rows alone: {:?}", p.event);
+    let mut complete = bus_b.subscribe_complete().await;
+    write(&a, move |tx| messages::send(tx, now, send(2))).await.unwrap();
+    for rx in [&mut complete, &mut rows] {
+        let p = next_message_event(rx).await;
+        let summary = p.event.message.as_ref().map(|m| m.summary.as_str());
+        let recipients = p.event.mail.as_ref().map(|m| m.recipients.clone());
+        assert_eq!((p.partial, summary, recipients), (false, Some("m2"), Some(vec!["w".to_string()])));
+    }
+    drop(complete);
+    write(&a, move |tx| messages::send(tx, now, send(3))).await.unwrap();
+    assert!(next_message_event(&mut rows).await.partial, "rows alone again once it ends");
+    a.close().await;
+    b.close().await;
 }

@@ -15,7 +15,9 @@
 //! subscription (or its connection) at its budget cuts the subscription loose instead: its
 //! last notification is an error carrying the cursor to subscribe again after (every
 //! matching event up to it was queued before). See [`super::subscriber`] for the ways out.
-//! A slim event of the bus (see [`crate::bus`]) is loaded from the store before it is sent.
+//! A slim event of the bus (see [`crate::bus`]) is loaded from the store before it is sent;
+//! the subscription wants events complete ([`crate::bus::Bus::subscribe_complete`]), and
+//! would read the store from its cursor, as after a lag, if a partial one reached it.
 
 use coord_proto::api::EventsApiServer;
 use coord_proto::types::*;
@@ -65,7 +67,7 @@ impl EventsApiServer for Api {
 }
 
 /// What ended a run of live events: nothing (wait for the next), the bus dropping some
-/// for this subscriber, or the bus closing.
+/// for this subscriber (read the store from the cursor), or the bus closing.
 enum After {
     More,
     Lagged,
@@ -79,7 +81,7 @@ async fn subscribe(
     filter: EventFilter,
     batched: bool,
 ) -> SubscriptionResult {
-    let mut rx = core.bus.subscribe();
+    let mut rx = core.bus.subscribe_complete().await;
     let now = core.bus.last_event_id();
     let q = match core.read(move |tx, _| events::resolve_wait(tx, filter, now)).await {
         Ok(q) => q,
@@ -105,6 +107,14 @@ async fn subscribe(
         let mut batch = Batch::new(cursor);
         let after = loop {
             match msg {
+                Ok(p) if p.event.event_id > cursor && p.partial => {
+                    tracing::warn!(
+                        event_id = p.event.event_id,
+                        cursor,
+                        "a partial event reached a subscription; reading the store"
+                    );
+                    break After::Lagged;
+                }
                 Ok(p) if p.event.event_id > cursor => {
                     if events::matches(&q, &p.event) {
                         match event_json(core, &p).await {

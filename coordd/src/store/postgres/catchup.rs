@@ -5,6 +5,11 @@
 //! (one round trip; a second only when a message has artifacts). Reading them takes a
 //! follower's catch-up (a cross-daemon wake) and a writer's publish after another daemon's
 //! commit; as four statements, one after another, it was four round trips.
+//!
+//! While no client's subscription wants events complete
+//! ([`Bus::wants_complete`](crate::bus::Bus::wants_complete)), the event rows alone are read
+//! ([`PgTx::event_rows_to_publish`]): a range of one index, without the message, copy and
+//! artifact seeks, which were most of what reading another daemon's sends cost.
 
 use coord_proto::types::{Event, EventMail, Priority};
 use postgres::Row;
@@ -60,6 +65,12 @@ impl RowRead for At<'_> {
 }
 
 impl PgTx<'_> {
+    /// The events after `after` (at most `limit`), without their messages and copies.
+    pub(super) fn event_rows_to_publish(&self, after: i64, limit: u32) -> Result<Vec<Event>> {
+        let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE e.event_id > $1 ORDER BY e.event_id LIMIT $2");
+        self.map(&sql, &[&after, &i64::from(limit)], rows::event)
+    }
+
     /// The events after `after` (at most `limit`), each with its message (and the message's
     /// artifacts) and its copies.
     pub(super) fn events_to_publish(&self, after: i64, limit: u32) -> Result<Vec<Event>> {

@@ -107,18 +107,29 @@ impl Publisher {
     }
 
     /// Publish what committed after `cursor` (read on `conn`, a statement per page: see
-    /// [`catchup`](super::catchup)); how many events that was.
+    /// [`catchup`](super::catchup)), complete while a subscription wants them so and as
+    /// event rows otherwise (see [`crate::bus`]); how many events that was.
     fn read_on(&self, conn: &mut PgConn, cursor: &mut i64) -> Result<usize> {
         let tx = PgTx::read(conn);
         let mut read = 0;
         loop {
-            let page = tx.events_to_publish(*cursor, PAGE)?;
+            // Asked before each page: while no subscription wants events complete, the
+            // event rows alone (see `crate::bus`).
+            let partial = self.bus.partial_read();
+            let page = match partial {
+                Some(_) => tx.event_rows_to_publish(*cursor, PAGE)?,
+                None => tx.events_to_publish(*cursor, PAGE)?,
+            };
             let n = page.len();
             read += n;
             if let Some(last) = page.last() {
                 *cursor = last.event_id;
-                self.bus.publish(page);
+                match partial {
+                    Some(_) => self.bus.publish_partial(page),
+                    None => self.bus.publish(page),
+                }
             }
+            drop(partial);
             if n < PAGE as usize {
                 return Ok(read);
             }
