@@ -360,10 +360,6 @@ async fn a_crashed_live_sessions_last_lines_reach_its_failure_when_its_filter_is
     assert_eq!(ended.payload_json["session"]["exit_code"], 3, "{}", ended.payload_json);
     b.kill().unwrap();
     b.wait().unwrap();
-    // The retry, left waiting on the gate.
-    for s in sessions(&c).await.iter().filter(|s| s.state == SessionState::Running) {
-        kill_group_if_running(s.pid);
-    }
 }
 
 /// A live session whose output a stray process holds open (one its stop cannot reach: a
@@ -410,11 +406,13 @@ async fn a_session_whose_output_a_stray_holds_open_holds_up_no_other_session() {
     assert!(t1.log_tail.as_deref().unwrap_or("").contains("last words of T1"), "{t1:?}");
 }
 
-/// A shell command that starts a marker process of the session (in its process group, with
-/// its `COORD_SESSION`, its output elsewhere) and writes its pid to `file`: the bridge's
-/// last signal to the session's processes, as it takes up the session's end, ends it.
+/// A shell command that starts a marker process of the session and writes its pid to
+/// `file`. It has a process group of its own, as an agent CLI's shell tools do, and the
+/// session's `COORD_SESSION` (its output goes elsewhere): the bridge's last signal to the
+/// session's processes, as it takes up the session's end, reaches it last, after the
+/// session's group.
 fn marked(file: &std::path::Path) -> String {
-    format!("sleep 1000 >/dev/null 2>&1 & echo $! > {}", file.display())
+    format!("setsid sleep 1000 >/dev/null 2>&1 & echo $! > {}", file.display())
 }
 
 /// The pid a session's script wrote to `file`.
