@@ -273,6 +273,8 @@ async fn run(
             }
         }
     };
+    // How long it ran: to its process's end, not its output's.
+    let ran_for = started.elapsed();
     // Its input ends with it: the feed is closed (a process left reading it gets its end)
     // and removed.
     drop(live);
@@ -302,7 +304,7 @@ async fn run(
         log: w.log,
         ended,
         stopped,
-        ran_for: started.elapsed(),
+        ran_for,
         reattached: w.reattached,
     });
 }
