@@ -406,6 +406,30 @@ async fn a_session_whose_output_a_stray_holds_open_holds_up_no_other_session() {
     assert!(t1.log_tail.as_deref().unwrap_or("").contains("last words of T1"), "{t1:?}");
 }
 
+/// The bridge does not wait for such a stray's end beyond its output wait
+/// (`--output-wait-seconds`, none here): the session's end is recorded with its log as it
+/// is, and the bridge says why its last lines may be missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_output_a_stray_holds_open_is_recorded_after_the_output_wait() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let stray = p.path().join("stray");
+    let script = format!(
+        "IFS= read -r first; setsid env -u COORD_SESSION sleep 1000 & echo $! > {}; {UP}; exit 3",
+        stray.display()
+    );
+    let b = bridge(&p, &script, &["--dispatch", "--until-done", "--live", "--output-wait-seconds", "0"]);
+    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    let _stray = Stray(pid_in(&stray));
+    // The run fails with T1 (no retries).
+    let out = coord_tests::finish_within(b, std::time::Duration::from_secs(300));
+    let list = sessions(&c).await;
+    assert_eq!((out.code, list[0].exit_code), (1, Some(3)), "{}\n{}\n{list:?}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("T1 a1: its output was still open 0s after it ended"), "{}", out.stderr);
+}
+
 /// A shell command that starts a marker process of the session and writes its pid to
 /// `file`. It has a process group of its own, as an agent CLI's shell tools do, and the
 /// session's `COORD_SESSION` (its output goes elsewhere): the bridge's last signal to the
