@@ -37,6 +37,10 @@ pub struct Options {
     pub config: config::File,
     /// SIGTERM to SIGKILL.
     pub grace: Duration,
+    /// How long an ended session's output filter gets to write its last lines to the log
+    /// (it ends at once at the end of the session's output, unless a process the stop
+    /// could not reach still holds that output open).
+    pub output_wait: Duration,
     /// How long a worker has to answer a shutdown request before it is stopped.
     pub shutdown_grace: Duration,
     /// The `inbox` binary named in prompts.

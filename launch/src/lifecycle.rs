@@ -19,11 +19,6 @@ use crate::{feed, gate, process};
 /// A session that ran this long before failing resets its task's crash count.
 const HEALTHY_RUN: Duration = Duration::from_secs(60);
 
-/// How long an ended session's output filter gets to write its last lines to the log
-/// before the log's tail is read: it ends at once at the end of the session's output,
-/// unless a process the stop could not reach still holds that output open.
-const OUTPUT_BOUND: Duration = Duration::from_secs(10);
-
 impl Bridge {
     pub(crate) async fn start(&mut self, w: Work) -> anyhow::Result<()> {
         let layer = self.o.config.resolve(&w.agent, w.role.as_deref(), &self.o.flags);
@@ -159,6 +154,7 @@ impl Bridge {
             waiter,
             wall_clock: None,
             grace: self.o.grace,
+            output_wait: self.o.output_wait,
             reattached,
             live: None,
         }
@@ -236,14 +232,11 @@ impl Bridge {
         Ok(())
     }
 
-    /// A session ended: record it (failing its attempt if it left the thread open).
-    pub(crate) async fn on_end(&mut self, mut r: Report) -> Result<(), BridgeError> {
+    /// A session ended: record it (failing its attempt if it left the thread open), with
+    /// its log's last lines. Its task sends the report once its output filter has written
+    /// them (`session.rs`): nothing here waits for them.
+    pub(crate) async fn on_end(&mut self, r: Report) -> Result<(), BridgeError> {
         self.running.remove(&r.thread_id);
-        feed::remove(&r.log);
-        // The last lines (a crash's last tool call) may still be on their way to the log.
-        if let Some(output) = r.output.take() {
-            let _ = tokio::time::timeout(OUTPUT_BOUND, output).await;
-        }
         let unanswered = self.shutdowns.ended(&r.thread_id).filter(|_| r.stopped == Some(StopWhy::ShutdownUnanswered));
         let tail = process::log_tail(&r.log, 20);
         let fail = r.stopped.is_none_or(StopWhy::fails_attempt);

@@ -162,6 +162,10 @@ struct Args {
     /// Seconds a worker has to answer a shutdown request before its session is stopped.
     #[arg(long, default_value_t = 60)]
     shutdown_grace_seconds: u64,
+    /// Seconds an ended session's output gets to reach its log before its end is recorded
+    /// with the log's last lines (a process its stop could not reach may hold it open).
+    #[arg(long, default_value_t = 10)]
+    output_wait_seconds: u64,
     /// The database (default: the project around the current directory).
     #[arg(long, env = "COORD_DB")]
     db: Option<PathBuf>,
@@ -371,6 +375,7 @@ async fn run(a: Args) -> anyhow::Result<Outcome> {
         config,
         grace: Duration::from_secs(a.grace_seconds),
         shutdown_grace: Duration::from_secs(a.shutdown_grace_seconds),
+        output_wait: Duration::from_secs(a.output_wait_seconds),
         inbox,
         me: me.map_or_else(|| "coord-launch".into(), |p| p.display().to_string()),
         host,

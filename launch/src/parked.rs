@@ -44,7 +44,10 @@ impl Bridge {
         if ev.payload_json["mode"] != "returned" {
             return Ok(false);
         }
-        let parked = self.running.iter().find(|(_, h)| h.parked && h.task_id == d.task_id && h.agent == d.assigned_to);
+        let parked = self
+            .running
+            .iter()
+            .find(|(_, h)| h.parked && !h.ended() && h.task_id == d.task_id && h.agent == d.assigned_to);
         let Some(old) = parked.map(|(t, _)| t.clone()) else { return Ok(false) };
         let feedback = ev.payload_json["feedback"].as_str().unwrap_or_default();
         let wt = d

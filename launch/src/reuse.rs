@@ -30,7 +30,10 @@ impl Bridge {
     /// The live session on `thread` finished its attempt: hand it its agent's next ready
     /// attempt, if there is one it can take. False: nothing was handed.
     pub(crate) async fn reuse(&mut self, thread: &str) -> Result<bool, BridgeError> {
-        let Some(place) = self.running.get(thread).and_then(|h| h.place.clone()) else { return Ok(false) };
+        // A session whose process ended (its last lines on their way to the log) takes nothing.
+        let Some(place) = self.running.get(thread).filter(|h| !h.ended()).and_then(|h| h.place.clone()) else {
+            return Ok(false);
+        };
         if place.layer.reuse_sessions != Some(true) {
             return Ok(false);
         }

@@ -6,6 +6,12 @@
 //! attempt as a new turn when the bridge hands it one ([`Handle::hand`]): the agent's next
 //! task (session reuse, reuse.rs), or its own task come back from the merge queue
 //! to a session that was *parked* while it waited there (parked.rs).
+//!
+//! Once the process ended, the task removes the session's feed and waits (at most the
+//! bridge's output wait, `--output-wait-seconds`) for the session's output filter to end,
+//! so that its report's log holds the last lines (a crash's last tool call). That wait is
+//! the session's own: a process the stop could not reach, holding the output open, holds
+//! up this report alone, never the bridge's loop or the other sessions.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -75,8 +81,6 @@ pub struct Report {
     /// Re-attached after a bridge restart: its exit status was not ours to read (unless a
     /// tmux status file kept it).
     pub reattached: bool,
-    /// The end of its output filter, which may still be writing the last lines to the log.
-    pub output: Option<oneshot::Receiver<()>>,
 }
 
 /// The bridge's handle on a running session.
@@ -129,6 +133,12 @@ impl Handle {
         self.next.send(n).is_ok()
     }
 
+    /// Its process has ended: its report is on its way (once its last lines are in the
+    /// log), and nothing can be handed to it any more.
+    pub fn ended(&self) -> bool {
+        self.next.is_closed()
+    }
+
     /// Order the session to stop (once; later orders are ignored).
     pub fn stop(&mut self, why: StopWhy) {
         if let Some(tx) = self.stop.take() {
@@ -152,6 +162,9 @@ pub struct Watch {
     pub waiter: Waiter,
     pub wall_clock: Option<Duration>,
     pub grace: Duration,
+    /// How long its output filter gets, once the process ended, to write the last lines to
+    /// the log before the report goes (with the log as it is then).
+    pub output_wait: Duration,
     pub reattached: bool,
     /// A live session's feed.
     pub live: Option<Live>,
@@ -260,9 +273,28 @@ async fn run(
             }
         }
     };
-    // A next attempt handed as the process ended: the report is that attempt's.
+    // How long it ran: to its process's end, not its output's.
+    let ran_for = started.elapsed();
+    // Its input ends with it: the feed is closed (a process left reading it gets its end)
+    // and removed.
+    drop(live);
+    feed::remove(&w.log);
+    // Nothing more is handed to it ([`Handle::hand`] says so); an attempt handed as the
+    // process ended is the one the report is for.
+    next.close();
     while let Ok(n) = next.try_recv() {
         (w.session_id, w.task_id, w.thread_id, w.label) = (n.session_id, n.work.task_id, n.work.thread_id, n.label);
+    }
+    // The last lines (a crash's last tool call) may still be on their way to the log.
+    if let Some(output) = w.waiter.output()
+        && tokio::time::timeout(w.output_wait, output).await.is_err()
+    {
+        eprintln!(
+            "coord-launch: {}: its output was still open {}s after it ended (held by a process its stop \
+             could not reach?): its end is recorded with its log as it is",
+            w.label,
+            w.output_wait.as_secs()
+        );
     }
     let _ = done.send(Report {
         session_id: w.session_id,
@@ -272,8 +304,7 @@ async fn run(
         log: w.log,
         ended,
         stopped,
-        ran_for: started.elapsed(),
+        ran_for,
         reattached: w.reattached,
-        output: w.waiter.output(),
     });
 }

@@ -325,10 +325,10 @@ async fn a_parked_session_that_crashes_on_its_returned_attempt_fails_it_and_the_
 }
 
 /// A crashed live session's last lines reach its failure even when its output filter
-/// (`--command-log`, as Claude Code's and Codex's) is slow to write them: the bridge waits
-/// for the filter's end before it reads the log's tail. The test stops the filter, lets the
-/// session say its last words and exit 3, and lets the filter go on only once the bridge
-/// has taken up the session's end (it removes the session's feed first).
+/// (`--command-log`, as Claude Code's and Codex's) is slow to write them: the session's end
+/// is recorded once the filter has ended. The test stops the filter, lets the session say
+/// its last words and exit 3, and lets the filter go on only once the bridge has taken up
+/// the session's end: its stop's last signal has ended the session's marker process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_live_sessions_last_lines_reach_its_failure_when_its_filter_is_slow() {
     let p = Project::new();
@@ -336,27 +336,120 @@ async fn a_crashed_live_sessions_last_lines_reach_its_failure_when_its_filter_is
     let c = p.client().await;
     let from = c.server_info().last_event_id;
     let gate = gate(&p);
-    let script = format!("IFS= read -r first; {UP}; read x < {}; echo 'last words'; exit 3", gate.display());
+    let marker = p.path().join("marker");
+    let script = format!(
+        "IFS= read -r first; {}; {UP}; read x < {}; echo 'last words'; exit 3",
+        marked(&marker),
+        gate.display()
+    );
     let mut b = bridge(&p, &script, &["--dispatch", "--live"]);
     next_event(&c, from, &[EventType::ThreadProgress]).await;
     let s = sessions(&c).await.pop().expect("the session");
+    let marker = pid_in(&marker);
     let filter = coord_tests::processes_with("COORD_FILTER_SESSION", &s.session_id);
     assert_eq!(filter.len(), 1, "the session's output filter: {filter:?}");
     let signal = |sig: &str| std::process::Command::new("kill").args([sig, &filter[0].to_string()]).status().unwrap();
     assert!(signal("-STOP").success());
     std::fs::write(&gate, "go\n").unwrap();
-    // The bridge removes the session's feed as it takes up the session's end.
-    let feed = std::path::Path::new(&s.log_path).with_extension("feed");
-    let t0 = std::time::Instant::now();
-    while feed.exists() {
-        assert!(t0.elapsed() < std::time::Duration::from_secs(120), "the bridge never took up the session's end");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let taken_up = coord_tests::wait_gone(marker, std::time::Duration::from_secs(120));
     assert!(signal("-CONT").success());
+    assert!(taken_up, "the bridge never took up the session's end");
     let ended = next_event(&c, from, &[EventType::LaunchExited]).await;
     let tail = ended.payload_json["session"]["log_tail"].as_str().unwrap_or_default().to_string();
     assert!(tail.lines().last().is_some_and(|l| l.ends_with(" last words")), "{tail}");
     assert_eq!(ended.payload_json["session"]["exit_code"], 3, "{}", ended.payload_json);
     b.kill().unwrap();
     b.wait().unwrap();
+}
+
+/// A live session whose output a stray process holds open (one its stop cannot reach: a
+/// session of its own, without `COORD_SESSION`) holds up its own end alone: while the
+/// bridge waits for that output's last lines, another session's end is taken up and
+/// recorded; the first one's end is recorded, with its last words, once the stray is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_output_a_stray_holds_open_holds_up_no_other_session() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1", "T2"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let (gate, stray, marker) = (gate(&p), p.path().join("stray"), p.path().join("marker"));
+    // T1 leaves the stray behind and crashes; T2 finishes once the test opens its gate.
+    let script = format!(
+        "IFS= read -r first; case \"$COORD_TASK\" in \
+         T1) setsid env -u COORD_SESSION sleep 1000 & echo $! > {}; {}; {UP}; echo 'last words of T1'; exit 3;; \
+         T2) {CLAIM}; read x < {}; {DONE}; while IFS= read -r line; do :; done;; esac",
+        stray.display(),
+        marked(&marker),
+        gate.display()
+    );
+    // Its output wait far above the test's time: T1's end waits for the stray alone.
+    let b = bridge(&p, &script, &["--dispatch", "--until-done", "--live", "--output-wait-seconds", "3600"]);
+    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    let stray = Stray(pid_in(&stray));
+    assert!(
+        coord_tests::wait_gone(pid_in(&marker), std::time::Duration::from_secs(120)),
+        "the bridge never took up T1's end"
+    );
+    // T2 goes on now, in a thread of its own: opening the gate waits for T2 to read it.
+    std::thread::spawn(move || std::fs::write(gate, "go\n"));
+    let ended = within("a session's end", next_event(&c, from, &[EventType::LaunchExited])).await;
+    let t1 = sessions(&c).await.into_iter().find(|s| s.task_id == "T1").expect("T1's session");
+    drop(stray);
+    assert_eq!(ended.payload_json["session"]["task_id"], "T2", "{}", ended.payload_json);
+    assert_eq!(t1.state, SessionState::Running, "T1's end waits for its output: {t1:?}");
+    // The run fails with T1 (no retries).
+    let out = coord_tests::finish_within(b, std::time::Duration::from_secs(300));
+    let list = sessions(&c).await;
+    assert_eq!(out.code, 1, "{}\n{}\n{list:?}", out.stdout, out.stderr);
+    let t1 = list.iter().find(|s| s.task_id == "T1").expect("T1's session");
+    assert_eq!(t1.exit_code, Some(3), "{t1:?}");
+    assert!(t1.log_tail.as_deref().unwrap_or("").contains("last words of T1"), "{t1:?}");
+}
+
+/// The bridge does not wait for such a stray's end beyond its output wait
+/// (`--output-wait-seconds`, none here): the session's end is recorded with its log as it
+/// is, and the bridge says why its last lines may be missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_output_a_stray_holds_open_is_recorded_after_the_output_wait() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let stray = p.path().join("stray");
+    let script = format!(
+        "IFS= read -r first; setsid env -u COORD_SESSION sleep 1000 & echo $! > {}; {UP}; exit 3",
+        stray.display()
+    );
+    let b = bridge(&p, &script, &["--dispatch", "--until-done", "--live", "--output-wait-seconds", "0"]);
+    next_event(&c, from, &[EventType::ThreadProgress]).await;
+    let _stray = Stray(pid_in(&stray));
+    // The run fails with T1 (no retries).
+    let out = coord_tests::finish_within(b, std::time::Duration::from_secs(300));
+    let list = sessions(&c).await;
+    assert_eq!((out.code, list[0].exit_code), (1, Some(3)), "{}\n{}\n{list:?}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("T1 a1: its output was still open 0s after it ended"), "{}", out.stderr);
+}
+
+/// A shell command that starts a marker process of the session and writes its pid to
+/// `file`. It has a process group of its own, as an agent CLI's shell tools do, and the
+/// session's `COORD_SESSION` (its output goes elsewhere): the bridge's last signal to the
+/// session's processes, as it takes up the session's end, reaches it last, after the
+/// session's group.
+fn marked(file: &std::path::Path) -> String {
+    format!("setsid sleep 1000 >/dev/null 2>&1 & echo $! > {}", file.display())
+}
+
+/// The pid a session's script wrote to `file`.
+fn pid_in(file: &std::path::Path) -> i64 {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    text.trim().parse().unwrap_or_else(|e| panic!("{}: {e}: {text}", file.display()))
+}
+
+/// A stray process (the leader of a process group of its own), killed when dropped.
+struct Stray(i64);
+
+impl Drop for Stray {
+    fn drop(&mut self) {
+        kill_group_if_running(self.0);
+    }
 }
