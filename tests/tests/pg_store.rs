@@ -214,3 +214,37 @@ async fn another_instances_events_are_read_in_full_only_while_a_subscription_wan
     a.close().await;
     b.close().await;
 }
+
+/// The publishers' reads (another daemon's events after a cursor) are planned as a range of
+/// the events' primary key even as generic plans, which their connections keep: with the
+/// page's size bound as a parameter, a server that had planned a few large reads sorted a
+/// scan of the whole events table for every read (10 ms at 60,000 events, cross-daemon
+/// wakes of 13 ms in `coord-bench --only pg` after a daemon's restart).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_publishers_reads_stay_a_primary_key_range_as_generic_plans() {
+    use coordd::store::postgres::catchup::{complete_sql, rows_sql};
+    let Some(server) = pg::shared() else { return };
+    let url = server.database();
+    let (store, _bus) = open_on(url.clone()).await;
+    store.close().await;
+    pg::off_runtime(move || {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(
+            "INSERT INTO events (event_id, run_id, task_id, thread_id, source, event_type, summary, created_at) \
+             SELECT i, '', '', 'thr_' || (i % 1000), 'inbox', 'message.sent', repeat('s', 200), \
+             '2026-01-01T00:00:00.000Z' FROM generate_series(1, 60000) i; ANALYZE events; \
+             SET plan_cache_mode = force_generic_plan",
+        )
+        .unwrap();
+        for (name, sql) in [("complete", complete_sql(500)), ("rows", rows_sql(500))] {
+            c.batch_execute(&format!("PREPARE {name}(bigint) AS {sql}")).unwrap();
+            let plan: Vec<String> =
+                c.query(&format!("EXPLAIN EXECUTE {name}(59990)"), &[]).unwrap().iter().map(|r| r.get(0)).collect();
+            let plan = plan.join("\n");
+            assert!(
+                plan.contains("Index Scan using events_pkey on events") && !plan.contains("Seq Scan on events"),
+                "{name}:\n{plan}"
+            );
+        }
+    });
+}

@@ -20,7 +20,14 @@ use crate::store::rows::{self, ARTIFACT_COLUMNS, Cols, EVENT_COLUMNS, MESSAGE_CO
 
 /// Columns of the statement: an event's, its message's, then the copies' recipients, the
 /// (last recipient's) priority and expiry, and whether the message has artifacts.
-fn sql() -> String {
+pub fn complete_sql(limit: u32) -> String {
+    // The page's size is written in the statement, not bound: planned generically (as the
+    // publishers' connections keep their plans), `LIMIT $2` is taken for a tenth of the
+    // events after an unknown cursor, and a server that had planned a few large reads
+    // went on sorting a scan of the whole events table for every read (10 ms at 60,000
+    // events, growing with the table); with the page known, the plan is the primary key's
+    // range, whatever the cursor.
+    //
     // Every lookup is by key, per event (`LATERAL … OFFSET 0`, a nested loop of index
     // seeks): the message by its id, the copies by their event (`idx_mail_event`). Joined
     // as wholes, the planner (which expects the page to be full) hashes the whole messages
@@ -28,7 +35,7 @@ fn sql() -> String {
     // event, they were found under each distinct recipient in turn, a seek per recipient
     // and event read.
     format!(
-        "WITH ev AS (SELECT {EVENT_COLUMNS} FROM events e WHERE e.event_id > $1 ORDER BY e.event_id LIMIT $2) \
+        "WITH ev AS (SELECT {EVENT_COLUMNS} FROM events e WHERE e.event_id > $1 ORDER BY e.event_id LIMIT {limit}) \
          SELECT {EVENT_COLUMNS}, {MESSAGE_COLUMNS}, cp.recipients, cp.priority, cp.expires_at, \
          EXISTS (SELECT 1 FROM artifacts a WHERE a.message_id = e.message_id) \
          FROM ev e LEFT JOIN LATERAL (SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.message_id = e.message_id OFFSET 0) m \
@@ -38,6 +45,12 @@ fn sql() -> String {
          FROM mail x WHERE x.event_id = e.event_id AND e.message_id IS NOT NULL) cp ON true \
          ORDER BY e.event_id"
     )
+}
+
+/// The event rows alone after `$1`, at most `limit` (the page written in, see
+/// [`complete_sql`]).
+pub fn rows_sql(limit: u32) -> String {
+    format!("SELECT {EVENT_COLUMNS} FROM events e WHERE e.event_id > $1 ORDER BY e.event_id LIMIT {limit}")
 }
 
 /// The columns of a row from `at` on (the message's part of the statement's rows).
@@ -67,15 +80,14 @@ impl RowRead for At<'_> {
 impl PgTx<'_> {
     /// The events after `after` (at most `limit`), without their messages and copies.
     pub(super) fn event_rows_to_publish(&self, after: i64, limit: u32) -> Result<Vec<Event>> {
-        let sql = format!("SELECT {EVENT_COLUMNS} FROM events e WHERE e.event_id > $1 ORDER BY e.event_id LIMIT $2");
-        self.map(&sql, &[&after, &i64::from(limit)], rows::event)
+        self.map(&rows_sql(limit), &[&after], rows::event)
     }
 
     /// The events after `after` (at most `limit`), each with its message (and the message's
     /// artifacts) and its copies.
     pub(super) fn events_to_publish(&self, after: i64, limit: u32) -> Result<Vec<Event>> {
         let (ne, nm) = (EVENT_COLUMNS.split(',').count(), MESSAGE_COLUMNS.split(',').count());
-        let rows = self.rows(&sql(), &[&after, &i64::from(limit)])?;
+        let rows = self.rows(&complete_sql(limit), &[&after])?;
         let mut events = Vec::with_capacity(rows.len());
         let mut with_artifacts = Vec::new();
         for row in &rows {

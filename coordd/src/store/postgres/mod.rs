@@ -28,7 +28,7 @@
 
 mod agents;
 pub mod cache;
-mod catchup;
+pub mod catchup;
 mod client;
 pub mod conn;
 mod councils;
