@@ -349,7 +349,19 @@ mod tests {
     #[tokio::test]
     async fn a_complete_subscription_waits_for_the_partial_read_under_way_and_never_gets_its_events() {
         let bus = Bus::new(0);
-        let reading = bus.partial_read().expect("no subscription wants events complete yet");
+        // A partial read under way on a thread of its own (as a backend's reader is).
+        let (held, release) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
+        let reader = std::thread::spawn({
+            let bus = bus.clone();
+            move || {
+                let reading = bus.partial_read().expect("no subscription wants events complete yet");
+                held.0.send(()).unwrap();
+                release.1.recv().unwrap();
+                bus.publish_partial(vec![event(1, 1)]);
+                drop(reading);
+            }
+        });
+        held.1.recv().unwrap();
         let sub = tokio::spawn({
             let bus = bus.clone();
             async move { bus.subscribe_complete().await }
@@ -357,14 +369,14 @@ mod tests {
         while !bus.wants_complete() {
             tokio::task::yield_now().await;
         }
-        assert!(bus.partial_read().is_none(), "a read starting now is complete");
         for _ in 0..100 {
             tokio::task::yield_now().await;
         }
         assert!(!sub.is_finished(), "it waits for the partial read under way");
-        bus.publish_partial(vec![event(1, 1)]);
-        drop(reading);
+        release.0.send(()).unwrap();
         let mut rx = sub.await.unwrap();
+        reader.join().unwrap();
+        assert!(bus.partial_read().is_none(), "a read starting now is complete");
         bus.publish(vec![event(2, 1)]);
         let p = rx.recv().await.ok().unwrap();
         assert_eq!((p.event.event_id, p.partial), (2, false), "the partial read's event is the store's to replay");
