@@ -7,7 +7,7 @@
 //! commit; as four statements, one after another, it was four round trips.
 //!
 //! While no client's subscription wants events complete
-//! ([`Bus::wants_complete`](crate::bus::Bus::wants_complete)), the event rows alone are read
+//! ([`Bus::partial_read`](crate::bus::Bus::partial_read)), the event rows alone are read
 //! ([`PgTx::event_rows_to_publish`]): a range of one index, without the message, copy and
 //! artifact seeks, which were most of what reading another daemon's sends cost.
 
@@ -18,8 +18,9 @@ use super::tx::PgTx;
 use crate::error::Result;
 use crate::store::rows::{self, ARTIFACT_COLUMNS, Cols, EVENT_COLUMNS, MESSAGE_COLUMNS, RowRead};
 
-/// Columns of the statement: an event's, its message's, then the copies' recipients, the
-/// (last recipient's) priority and expiry, and whether the message has artifacts.
+/// The events after `$1`, at most `limit`, complete. Columns: an event's, its message's,
+/// then the copies' recipients, the (last recipient's) priority and expiry, and whether the
+/// message has artifacts.
 pub fn complete_sql(limit: u32) -> String {
     // The page's size is written in the statement, not bound: planned generically (as the
     // publishers' connections keep their plans), `LIMIT $2` is taken for a tenth of the
