@@ -248,3 +248,27 @@ async fn the_publishers_reads_stay_a_primary_key_range_as_generic_plans() {
         }
     });
 }
+
+/// coordd's connections run without JIT: a plan whose estimate passed `jit_above_cost` was
+/// compiled by LLVM on every run (8 ms per read of one event on a restarted daemon's reading
+/// connection, cross-daemon wakes of 13 ms in `coord-bench --only pg`). Options given in the
+/// URL still apply.
+#[test]
+fn coordds_connections_run_without_jit_and_keep_the_urls_options() {
+    let Some(server) = pg::shared() else { return };
+    let url = server.database();
+    let with = format!("{url}&options=-c%20statement_timeout%3D4321");
+    pg::off_runtime(move || {
+        for (url, timeout) in [(url, "0"), (with, "4321ms")] {
+            let cfg = coordd::store::postgres::conn::config(&url).expect("config");
+            let mut c = postgres::Config::from(cfg).connect(postgres::NoTls).expect("connect");
+            let show = |c: &mut postgres::Client, what: &str| -> String {
+                c.query_one(&format!("SHOW {what}"), &[]).unwrap().get(0)
+            };
+            assert_eq!(
+                (show(&mut c, "jit"), show(&mut c, "statement_timeout")),
+                ("off".to_string(), timeout.to_string())
+            );
+        }
+    });
+}

@@ -64,6 +64,15 @@ pub fn config(url: &str) -> Result<Config> {
         .connect_timeout(CONNECT_TIMEOUT)
         .keepalives(true)
         .keepalives_idle(Duration::from_secs(30));
+    // No JIT: every statement here is a keyed lookup or a small write, and a plan whose
+    // estimate passed `jit_above_cost` was compiled by LLVM on every run (8 ms of the
+    // server's CPU per read of one event, seen as 13 ms cross-daemon wakes). Set first, so
+    // that options given in the URL still win.
+    let options = match c.get_options() {
+        Some(o) if !o.trim().is_empty() => format!("-c jit=off {o}"),
+        _ => "-c jit=off".to_string(),
+    };
+    c.options(&options);
     Ok(c)
 }
 
