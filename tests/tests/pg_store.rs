@@ -218,8 +218,8 @@ async fn another_instances_events_are_read_in_full_only_while_a_subscription_wan
 /// The publishers' reads (another daemon's events after a cursor) are planned as a range of
 /// the events' primary key even as generic plans, which their connections keep: with the
 /// page's size bound as a parameter, a server that had planned a few large reads sorted a
-/// scan of the whole events table for every read (10 ms at 60,000 events, cross-daemon
-/// wakes of 13 ms in `coord-bench --only pg` after a daemon's restart).
+/// scan of the whole events table for every read (10 ms at 60,000 events, growing with
+/// the table).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_publishers_reads_stay_a_primary_key_range_as_generic_plans() {
     use coordd::store::postgres::catchup::{complete_sql, rows_sql};
