@@ -150,12 +150,14 @@ pub async fn run(quick: bool) {
     let stats_a = a.client().await;
     let before = pg_writer::now(&stats_a, &log_a).await;
     let cpu = CpuSplit::start(&[da.pid()]);
+    let statements = Statements::reset(&url);
     let one = sends(clients(&a, 32).await, per_client).await;
     report(
         &format!("PostgreSQL, one instance: durable sends/s, 32 clients x {per_client}"),
         format!("{one:.0} /s{}", ratio(one, &yardstick)),
     );
     report("  CPU per send", cpu.per_send(32 * per_client));
+    statements.report(32 * per_client);
     let after = pg_writer::now(&stats_a, &log_a).await;
     report("  its writer", pg_writer::describe(&[(&log_a, before, after)]));
     let (db, log_b) = pg_writer::serve(&b);
@@ -338,25 +340,35 @@ impl Statements {
         Statements(Some(url.to_string()))
     }
 
-    /// The statements that took the most server time, per send of the phase's `n`.
+    /// The statements that took the most server time, per send of the phase's `n`, and
+    /// the execution time of one call (min / mean / max).
     fn report(&self, n: usize) {
         let Some(url) = self.0.clone() else { return };
-        let rows: Vec<(String, i64, f64, f64)> = pg::off_runtime(move || {
+        let rows: Vec<(String, i64, [f64; 5])> = pg::off_runtime(move || {
             let mut c = Server::connect(&url);
             c.query(
-                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), calls, total_exec_time + total_plan_time, total_plan_time FROM pg_stat_statements ORDER BY 3 DESC LIMIT 10",
+                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 60), calls, total_exec_time + total_plan_time, \
+                 total_plan_time, min_exec_time, mean_exec_time, max_exec_time FROM pg_stat_statements \
+                 ORDER BY 3 DESC LIMIT 10",
                 &[],
             )
             .unwrap()
             .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .map(|r| (r.get(0), r.get(1), [r.get(2), r.get(3), r.get(4), r.get(5), r.get(6)]))
             .collect()
         });
-        for (q, calls, ms, plan) in rows {
+        for (q, calls, [ms, plan, min, mean, max]) in rows {
             let per = |t: f64| t * 1000.0 / n as f64;
             report(
                 &format!("  statement: {q}"),
-                format!("{calls} calls, {:.1} µs per send (planning {:.1})", per(ms), per(plan)),
+                format!(
+                    "{calls} calls, {:.1} µs per send (planning {:.1}); a call {:.3} / {:.3} / {:.3} ms (min / mean / max)",
+                    per(ms),
+                    per(plan),
+                    min,
+                    mean,
+                    max
+                ),
             );
         }
     }
