@@ -348,7 +348,7 @@ impl Statements {
             let mut c = Server::connect(&url);
             c.query(
                 "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 60), calls, total_exec_time + total_plan_time, \
-                 total_plan_time, min_exec_time, mean_exec_time, max_exec_time FROM pg_stat_statements \
+                 total_plan_time, min_exec_time, mean_exec_time, max_exec_time FROM pg_stat_statements WHERE calls > 0 \
                  ORDER BY 3 DESC LIMIT 10",
                 &[],
             )
