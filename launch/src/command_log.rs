@@ -1,6 +1,6 @@
-//! `coord-launch --command-log RAW`: the filter a live `command` session's output goes
-//! through on its way to the log (docs/live-sessions.md, "The `command` client's
-//! transcript"). A program that speaks the feed may write JSON lines of its own on stdout:
+//! `coord-launch --command-log RAW`: the filter a `command` session's output (live or
+//! one-shot) goes through on its way to the log (docs/live-sessions.md, "The `command`
+//! client's transcript"). A program may write JSON lines of its own on stdout:
 //! `text`, `tool`, `result`, `error` and `usage` (its totals so far). Each becomes a readable
 //! line as Claude Code's and Codex's events do, and `usage` is recorded with `launch.usage`;
 //! the lines are kept as they are in `RAW` beside the log. Any other line (plain text, a

@@ -105,13 +105,27 @@ async fn a_tmux_session_gets_its_secret_off_the_command_line() {
     assert!(!start.contains("cs_"), "a secret on the tmux command line: {start}");
     let (_, global) = tmux.run(&["show-environment", "-g"]);
     assert!(!global.contains(&lead) && !global.contains(OTHER.1), "the tmux server holds a secret: {global}");
-    // The client the pane runs holds the worker's own secret.
-    let child = std::fs::read_to_string(format!("/proc/{}/task/{}/children", s.pid, s.pid)).unwrap();
-    let leaf: i64 = child.split_whitespace().next().expect("the pane's client").parse().unwrap();
+    // The client the pane runs holds the worker's own secret: the pane's child that carries
+    // the session's id (its output filter, the other child, does not).
+    let children = std::fs::read_to_string(format!("/proc/{}/task/{}/children", s.pid, s.pid)).unwrap();
+    let ours = processes_of(&s.session_id);
+    let leaf = descendant_among(&children, &ours).expect("the pane's client");
     assert_only_its_own_secret(&p, leaf, &lead, &[std::path::PathBuf::from(&s.log_path)]);
     assert!(!std::path::Path::new(&s.log_path).with_extension("secret").exists(), "the hand-over file is left");
     std::fs::write(&gate, "go\n").unwrap();
     assert_eq!(finish(b).code, 0);
+}
+
+/// The first of `ours` found below the pids in `children` (a process's
+/// `/proc/PID/task/PID/children`), searching each child's own children in turn.
+fn descendant_among(children: &str, ours: &[i64]) -> Option<i64> {
+    children.split_whitespace().filter_map(|c| c.parse::<i64>().ok()).find_map(|c| {
+        if ours.contains(&c) {
+            return Some(c);
+        }
+        let below = std::fs::read_to_string(format!("/proc/{c}/task/{c}/children")).unwrap_or_default();
+        descendant_among(&below, ours)
+    })
 }
 
 /// Every live process that carries `session`'s `COORD_SESSION` (the session's own and the

@@ -1,5 +1,5 @@
-//! A running session's last lines, live (issue 33, "readable transcripts"): a live
-//! `command` session's output filter reports its log's last lines (`launch.sessionTail`)
+//! A running session's last lines, live (issue 33, "readable transcripts"): a `command`
+//! session's output filter (live or one-shot) reports its log's last lines (`launch.sessionTail`)
 //! as they arrive, so `orch status --json`, `view.run` and the dashboard show them while the
 //! session runs, each change with a `launch.tail` event (no view polls). Only the run's
 //! launcher may set a tail: the session's own worker is refused. Every wait is on an event,
@@ -68,6 +68,24 @@ async fn a_running_sessions_last_lines_are_in_orch_status_and_view_run() {
 
     let view = c.view_run(RunViewParams { run_id: "R1".into(), ..Default::default() }).await.expect("view.run");
     assert_eq!(view.sessions[0].log_tail.as_deref(), Some(tail), "view.run and orch status agree");
+    end(&s, b);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_one_shot_command_sessions_last_lines_are_in_orch_status() {
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let gate = gate(&p);
+    let script = format!("{UP}; echo 'building the store crate'; read go < '{}'", gate.display());
+    let b = bridge(&p, &script, &["--dispatch"]);
+    let s = tail_with(&c, from, "building the store crate").await;
+    assert_eq!((s.state, s.mode), (SessionState::Running, SessionMode::OneShot));
+
+    let status = orch(&p, &["status", "--run", "R1"]);
+    let tail = status["sessions"][0]["log_tail"].as_str().unwrap_or_default();
+    assert!(tail.lines().last().is_some_and(|l| l.ends_with(" building the store crate")), "{status}");
     end(&s, b);
 }
 
