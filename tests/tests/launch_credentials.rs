@@ -105,8 +105,8 @@ async fn a_tmux_session_gets_its_secret_off_the_command_line() {
     assert!(!start.contains("cs_"), "a secret on the tmux command line: {start}");
     let (_, global) = tmux.run(&["show-environment", "-g"]);
     assert!(!global.contains(&lead) && !global.contains(OTHER.1), "the tmux server holds a secret: {global}");
-    // The client the pane runs holds the worker's own secret: the pane's child that carries
-    // the session's id (its output filter, the other child, does not).
+    // The client the pane runs holds the worker's own secret: the pane's descendant that
+    // carries the session's id (its output filter, the pane's other child, does not).
     let children = std::fs::read_to_string(format!("/proc/{}/task/{}/children", s.pid, s.pid)).unwrap();
     let ours = processes_of(&s.session_id);
     let leaf = descendant_among(&children, &ours).expect("the pane's client");
