@@ -29,7 +29,7 @@ pub struct Context<'a> {
     pub inbox: &'a str,
     /// The session's id (`COORD_SESSION`).
     pub session_id: &'a str,
-    /// This `coord-launch`, for the filter of Codex's output (`--codex-log`).
+    /// This `coord-launch`, for the output filters it runs (`--codex-log`, ...).
     pub me: &'a str,
     /// The project's `.agents` and the daemon's socket (for `--sandbox`).
     pub agents_dir: &'a Path,
@@ -235,6 +235,9 @@ pub fn build(kind: ClientKind, l: &Layer, w: &Work, ctx: &Context<'_>) -> Result
     }
     let filter = match kind {
         ClientKind::Codex if !ctx.live => Some(vec![ctx.me.to_string(), "--codex-log".to_string()]),
+        // (One-shot: the bridge adds the raw output's path beside the log, as for Codex; a
+        // live command's filter is the bridge's to set.)
+        ClientKind::Command if !ctx.live => Some(vec![ctx.me.to_string(), "--command-log".to_string()]),
         ClientKind::Gemini if ctx.live => None,
         ClientKind::Opencode | ClientKind::Gemini => {
             Some(vec![ctx.me.to_string(), "--client-log".to_string(), kind.name().to_string()])
@@ -280,6 +283,7 @@ mod tests {
         assert!(s.env.contains(&("COORD_DB".into(), "/p/.agents/coord.db".into())));
         assert!(s.env.contains(&("COORD_SESSION".into(), "ses_1".into())));
         assert!(s.env.iter().any(|(k, v)| k == "COORD_PROMPT" && v.contains("thr_1")));
+        assert_eq!(s.filter, Some(vec!["coord-launch".to_string(), "--command-log".to_string()]));
         assert!(matches!(build(ClientKind::Command, &Layer::default(), &work(), &ctx), Err(BuildError::NoCommand)));
         let sandboxed = Layer { command: Some("echo hi".into()), sandbox: Some(true), ..Layer::default() };
         let refused = build(ClientKind::Command, &sandboxed, &work(), &ctx);

@@ -46,16 +46,9 @@ impl Bridge {
         };
         let mut spec = client::build(kind, &layer, &w, &ctx)?;
         spec.secret = self.credentials.for_agent(&mut self.rpc, &w.agent, w.role.as_deref()).await?;
-        if let (ClientKind::Codex, false, Some(f)) = (kind, live, spec.filter.as_mut()) {
-            // One-shot Codex: its raw events beside the log too.
+        if let (ClientKind::Codex | ClientKind::Command, false, Some(f)) = (kind, live, spec.filter.as_mut()) {
+            // One-shot Codex and command: their raw output beside the log too.
             f.push(log.with_extension("jsonl").display().to_string());
-        }
-        if kind == ClientKind::Command && !live {
-            // A one-shot command's output goes through the same filter as a live one's:
-            // its lines in the log with their time, its last lines reported as they come
-            // (`launch.sessionTail`), its `usage` lines recorded, the raw lines beside.
-            let raw = log.with_extension("jsonl");
-            spec.filter = Some(vec![self.o.me.clone(), "--command-log".into(), raw.display().to_string()]);
         }
         if live {
             spec.stdin = Some(feed::make(&log, &session_id)?.fifo);
