@@ -277,3 +277,20 @@ fn coord_bench_help_prints_help_and_an_unknown_option_is_refused() {
     assert_eq!(unknown.status.code(), Some(2), "{unknown:?}");
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown argument '--bogus'"), "{unknown:?}");
 }
+
+#[test]
+fn coord_bench_refuses_a_hosts_budget_it_cannot_set_before_measuring() {
+    let run = |v: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_coord-bench"))
+            .args(["--only", "pg", "--hosts-cpu", v])
+            .output()
+            .unwrap()
+    };
+    for bad in ["0.1,1,0.5", "0.25,1", "a,b,c"] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--hosts-cpu takes three numbers of cores"), "{bad}: {err}");
+        assert!(out.stdout.is_empty(), "{bad}: nothing was measured: {out:?}");
+    }
+}

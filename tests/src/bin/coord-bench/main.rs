@@ -19,6 +19,7 @@ mod control_bench;
 mod dashboard_bench;
 mod dashboard_live_bench;
 mod dashboard_scene;
+mod hosts;
 mod idle_bench;
 // The bridge's CPU is read from /proc.
 #[cfg(target_os = "linux")]
@@ -91,6 +92,9 @@ Options:
                           reading, + a batch of 16 pages (issue 32): the daemon's peak
                           resident size against its aim (300 MiB)
   --sends-per-client N    sends per client in the send measure (default 2000)
+  --hosts-cpu D,S,C       pg: the CPU, in cores, of each emulated host: each daemon's, the
+                          PostgreSQL server's, the bench clients' (default 0.25,1,0.5;
+                          needs root and a cgroup cpu controller)
   -h, --help              print this help
 
 Examples:
@@ -100,8 +104,8 @@ Examples:
 ";
 
 /// The options that take a value, and those that do not.
-const VALUED: [&str; 7] =
-    ["--only", "--agents", "--minutes", "--seconds", "--think-ms", "--rounds", "--sends-per-client"];
+const VALUED: [&str; 8] =
+    ["--only", "--agents", "--minutes", "--seconds", "--think-ms", "--rounds", "--sends-per-client", "--hosts-cpu"];
 
 /// `--help`, or an unknown option (an error naming it, exit status 2).
 fn check_args(args: &[String]) {
@@ -131,6 +135,13 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     check_args(&args);
     let quick = args.iter().any(|a| a == "--quick");
+    let budgets = match args.iter().position(|a| a == "--hosts-cpu").and_then(|i| args.get(i + 1)) {
+        Some(v) => hosts::Budgets::parse(v).unwrap_or_else(|e| {
+            eprintln!("coord-bench: {e}");
+            std::process::exit(2)
+        }),
+        None => hosts::DEFAULT,
+    };
     // `--only NAME` runs one measure: wake, wakeload, sends, claims, subs, cli, fetch,
     // pending, hook, ready, dispatch, orchwake, pg (PostgreSQL beside SQLite), inbox, permission,
     // search, mergequeue.
@@ -265,7 +276,7 @@ fn main() {
         rt.block_on(claim_contention(&s.p, 32, scale.claim_threads));
     }
     if run("pg") {
-        rt.block_on(pg_bench::run(quick));
+        rt.block_on(pg_bench::run(quick, budgets));
     }
     if let Some(s) = stage("inbox") {
         rt.block_on(control_bench::memory(scale.wakes));

@@ -13,12 +13,13 @@ use coord_proto::types::*;
 use coord_tests::Project;
 use coord_tests::pg::{self, Server};
 
+use super::hosts::{self, Budgets};
 use super::procfs::{comm_cpu_secs, thread_cpu_secs};
 use super::sends_bench::sends;
 use super::{cpu_secs, ms, percentile, report};
 use super::{idle_bench, pg_floor, pg_writer};
 
-async fn clients(p: &Project, n: usize) -> Vec<Arc<Client>> {
+pub(super) async fn clients(p: &Project, n: usize) -> Vec<Arc<Client>> {
     let mut v = Vec::new();
     for _ in 0..n {
         v.push(Arc::new(p.client().await));
@@ -93,7 +94,7 @@ async fn idle(what: &str, pid: u32, quick: bool, aim: &str) -> f64 {
     rate
 }
 
-pub async fn run(quick: bool) {
+pub async fn run(quick: bool, budgets: Budgets) {
     let server = match Server::start() {
         Ok(s) => s,
         Err(e) => return report("PostgreSQL", format!("not measured: {e}")),
@@ -198,7 +199,14 @@ pub async fn run(quick: bool) {
         );
         ratios.push(two / one);
     }
-    let db = db.expect("B runs after the last round");
+    // The same rounds with each daemon on a host of its own, emulated: what a second host
+    // adds, where the plain rounds measure this machine's cores.
+    let rounds = if quick { 1 } else { ROUNDS };
+    let hosted = hosts::rounds((&a, da.pid()), &b, &mut db, &stats_a, per_client, (budgets, rounds)).await;
+    if let Err(e) = &hosted {
+        report("  hosts emulated", format!("not measured: {e}"));
+    }
+    let db = db.unwrap_or_else(|| pg_writer::serve(&b).0);
     let t = threads(&a.client().await, nthreads).await;
     let mut both = clients(&a, 16).await;
     both.extend(clients(&b, 16).await);
@@ -216,6 +224,13 @@ pub async fn run(quick: bool) {
     let idle_b = idle("PostgreSQL daemon B", db.pid(), quick, "at most 1, woken by notifications only").await;
     report("aims (issue 34)", String::new());
     report("  two instances / one instance (aim >= 1.0, goal 1.6)", median_of(&ratios));
+    report(
+        &format!(
+            "  the same, hosts emulated: each daemon on {} core, the server {}, the clients {}",
+            budgets.daemon, budgets.server, budgets.clients
+        ),
+        hosted.as_deref().map_or_else(|e| format!("not measured: {e}"), median_of),
+    );
     report("    beside it, the SQL floor: 2 writers taking turns / 1 writer", floor_ratio(&floors));
     report(
         "    beside it, the CPU bound: the machine's cores / the two instances' CPU per send",
@@ -237,7 +252,7 @@ pub async fn run(quick: bool) {
 
 /// Index every message not indexed yet (a search does), so that a phase does not share
 /// the machine with the indexing of the one before.
-async fn settle(c: &Client) {
+pub(super) async fn settle(c: &Client) {
     use coord_proto::api::SearchApiClient;
     let q = SearchParams { query: "settle".into(), limit: Some(1), ..Default::default() };
     c.search(q).await.expect("search");

@@ -40,12 +40,15 @@ pub(crate) fn rss_mib(pid: u32) -> f64 {
 /// CPU time used so far by every live process whose command name is `comm` (for
 /// PostgreSQL: the server and all its backends), in seconds.
 pub(crate) fn comm_cpu_secs(comm: &str) -> f64 {
-    let Ok(procs) = std::fs::read_dir("/proc") else { return f64::NAN };
+    pids_of(comm).into_iter().map(|pid| stat_cpu_secs(&format!("/proc/{pid}/stat"))).filter(|s| s.is_finite()).sum()
+}
+
+/// Every live process whose command name is `comm`.
+pub(crate) fn pids_of(comm: &str) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return Vec::new() };
     procs
         .flatten()
-        .filter(|p| p.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
-        .filter(|p| std::fs::read_to_string(p.path().join("comm")).is_ok_and(|c| c.trim() == comm))
-        .map(|p| stat_cpu_secs(&p.path().join("stat").display().to_string()))
-        .filter(|s| s.is_finite())
-        .sum()
+        .filter_map(|p| p.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == comm))
+        .collect()
 }

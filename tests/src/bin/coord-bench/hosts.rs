@@ -1,0 +1,220 @@
+//! `--only pg`'s hosts emulated on one machine: each daemon, the PostgreSQL server and the
+//! bench's clients run on a CPU budget of their own (a cgroup's CPU quota), so that the
+//! second daemon brings CPU of its own, as a second host would, instead of sharing the
+//! first one's cores. On a machine whose cores the first daemon, the server and the
+//! clients already fill, the plain rounds of `pg_bench` measure those cores, not what a
+//! second host adds; these rounds measure the second.
+//!
+//! Linux only, as root, with the `cpu` controller of cgroup v1 (`/sys/fs/cgroup/cpu`) or
+//! v2 (`cpu.max`); otherwise the bench says why they were not measured. Each budget is a
+//! quota per period ([`PERIOD_US`]), with as much again allowed as a burst saved from
+//! quieter periods, since a PostgreSQL server or a daemon is many processes or threads
+//! that wake together.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use coord_client::Client;
+use coord_tests::Project;
+
+use super::pg_bench::{clients, settle};
+use super::procfs::{comm_cpu_secs, cpu_secs, pids_of};
+use super::sends_bench::sends;
+use super::{pg_writer, report};
+
+/// The budgets' period: a budget of a quarter of a core is 1 ms (the kernel's least quota)
+/// of every 4.
+const PERIOD_US: u64 = 4_000;
+
+/// The CPU, in cores, of each emulated host (`--hosts-cpu DAEMON,SERVER,CLIENTS`).
+#[derive(Debug, Clone, Copy)]
+pub struct Budgets {
+    pub daemon: f64,
+    pub server: f64,
+    pub clients: f64,
+}
+
+/// By default each daemon's host has a quarter of a core, so that one daemon alone is
+/// bound by its host (what a second host adds to); the server has a core and the clients
+/// half of one, which neither phase uses up (the bench prints how much of each budget a
+/// phase used). In all two cores, this machine's.
+pub const DEFAULT: Budgets = Budgets { daemon: 0.25, server: 1.0, clients: 0.5 };
+
+impl Budgets {
+    /// `0.25,1,0.5` (the daemons', the server's, the clients'), or why not.
+    pub fn parse(s: &str) -> Result<Budgets, String> {
+        let v: Vec<f64> = s.split(',').map(|x| x.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|e| {
+            format!("--hosts-cpu takes three numbers of cores (the daemons', the server's, the clients'): {e}")
+        })?;
+        let min = 1_000.0 / PERIOD_US as f64;
+        match v.as_slice() {
+            [d, s, c] if [d, s, c].iter().all(|x| **x >= min) => Ok(Budgets { daemon: *d, server: *s, clients: *c }),
+            _ => Err(format!("--hosts-cpu takes three numbers of cores of at least {min} each, such as 0.25,1,0.5")),
+        }
+    }
+}
+
+/// One cgroup with a CPU budget; everything in it goes back to the root group when
+/// dropped, and the group is removed.
+struct Group {
+    dir: PathBuf,
+    root: PathBuf,
+}
+
+/// The cgroup hierarchy holding the `cpu` controller: v1's `cpu` mount, or v2's root.
+fn cpu_root() -> Result<(PathBuf, bool), String> {
+    let v1 = Path::new("/sys/fs/cgroup/cpu");
+    if v1.join("cpu.cfs_quota_us").exists() {
+        return Ok((v1.to_path_buf(), true));
+    }
+    let v2 = Path::new("/sys/fs/cgroup");
+    let controllers = std::fs::read_to_string(v2.join("cgroup.controllers")).unwrap_or_default();
+    if controllers.split_whitespace().any(|c| c == "cpu") {
+        // Children get the controller only once the root hands it down.
+        std::fs::write(v2.join("cgroup.subtree_control"), "+cpu")
+            .map_err(|e| format!("cannot enable cgroup v2's cpu controller: {e}"))?;
+        return Ok((v2.to_path_buf(), false));
+    }
+    Err("no cgroup cpu controller (neither /sys/fs/cgroup/cpu nor cgroup v2's cpu)".into())
+}
+
+impl Group {
+    fn new(root: &Path, v1: bool, name: &str, cores: f64) -> Result<Group, String> {
+        let dir = root.join(format!("coord-bench-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create the cgroup {}: {e}", dir.display()))?;
+        let group = Group { dir, root: root.to_path_buf() };
+        let quota = (cores * PERIOD_US as f64).round() as u64;
+        let set = |file: &str, value: String| {
+            std::fs::write(group.dir.join(file), &value)
+                .map_err(|e| format!("cannot write {value} to {}: {e}", group.dir.join(file).display()))
+        };
+        if v1 {
+            set("cpu.cfs_period_us", PERIOD_US.to_string())?;
+            set("cpu.cfs_quota_us", quota.to_string())?;
+            // Kernels before 5.14 have no burst: the budget is then a plain quota.
+            let _ = set("cpu.cfs_burst_us", quota.to_string());
+        } else {
+            set("cpu.max", format!("{quota} {PERIOD_US}"))?;
+            let _ = set("cpu.max.burst", quota.to_string());
+        }
+        Ok(group)
+    }
+
+    /// Move a process (all its threads) into the group.
+    fn take(&self, pid: u32) -> Result<(), String> {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
+            .map_err(|e| format!("cannot move process {pid} into {}: {e}", self.dir.display()))
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            let _ = std::fs::write(self.root.join("cgroup.procs"), pid);
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The emulated hosts: daemon A's, daemon B's, the server's and the clients'.
+struct Hosts {
+    a: Group,
+    b: Group,
+    server: Group,
+    clients: Group,
+    budgets: Budgets,
+}
+
+impl Hosts {
+    fn new(budgets: Budgets) -> Result<Hosts, String> {
+        if !cfg!(target_os = "linux") {
+            return Err("needs Linux's cgroups".into());
+        }
+        let (root, v1) = cpu_root()?;
+        let hosts = Hosts {
+            a: Group::new(&root, v1, "a", budgets.daemon)?,
+            b: Group::new(&root, v1, "b", budgets.daemon)?,
+            server: Group::new(&root, v1, "server", budgets.server)?,
+            clients: Group::new(&root, v1, "clients", budgets.clients)?,
+            budgets,
+        };
+        // The server's processes: those running now; the ones it starts later (a new
+        // connection's) are born in its group.
+        for pid in pids_of("postgres") {
+            hosts.server.take(pid)?;
+        }
+        hosts.clients.take(std::process::id())?;
+        Ok(hosts)
+    }
+}
+
+/// What share of its budget each host used over a phase.
+struct Used {
+    t0: Instant,
+    daemons: Vec<u32>,
+    cpu: [f64; 3],
+}
+
+impl Used {
+    fn start(daemons: &[u32]) -> Used {
+        Used { t0: Instant::now(), daemons: daemons.to_vec(), cpu: Self::now(daemons) }
+    }
+
+    fn now(daemons: &[u32]) -> [f64; 3] {
+        [daemons.iter().map(|p| cpu_secs(*p)).sum(), comm_cpu_secs("postgres"), cpu_secs(std::process::id())]
+    }
+
+    /// `daemon A 98%, server 61%, clients 44%` (of each budget, over the phase).
+    fn describe(&self, b: &Budgets) -> String {
+        let secs = self.t0.elapsed().as_secs_f64();
+        let now = Self::now(&self.daemons);
+        let share = |i: usize, cores: f64| 100.0 * (now[i] - self.cpu[i]) / (cores * secs);
+        let who = if self.daemons.len() == 1 { "daemon A" } else { "daemons A and B" };
+        let cores = b.daemon * self.daemons.len() as f64;
+        format!("{who} {:.0}%, server {:.0}%, clients {:.0}%", share(0, cores), share(1, b.server), share(2, b.clients))
+    }
+}
+
+/// `rounds` of one instance, then two, each daemon on its own emulated host; B is stopped
+/// before each round and started again for its second phase (`db`; None if a round
+/// failed after stopping it). The ratios, or why they were not measured.
+pub async fn rounds(
+    (a, da): (&Project, u32),
+    b: &Project,
+    db: &mut Option<coord_tests::Daemon>,
+    stats_a: &Client,
+    per_client: usize,
+    (budgets, rounds): (Budgets, usize),
+) -> Result<Vec<f64>, String> {
+    let hosts = Hosts::new(budgets)?;
+    hosts.a.take(da)?;
+    let mut ratios = Vec::new();
+    for round in 1..=rounds {
+        drop(db.take());
+        settle(stats_a).await;
+        let used = Used::start(&[da]);
+        let one = sends(clients(a, 32).await, per_client).await;
+        let used_one = used.describe(&hosts.budgets);
+        let (d, _) = pg_writer::serve(b);
+        hosts.b.take(d.pid())?;
+        let pid_b = d.pid();
+        *db = Some(d);
+        settle(stats_a).await;
+        let mut both: Vec<Arc<Client>> = clients(a, 16).await;
+        both.extend(clients(b, 16).await);
+        let used = Used::start(&[da, pid_b]);
+        let two = sends(both, per_client).await;
+        report(
+            &format!("  hosts emulated, round {round}: one instance, then two"),
+            format!(
+                "{one:.0} /s, {two:.0} /s ({:.2} x); budgets used: {used_one}; then {}",
+                two / one,
+                used.describe(&hosts.budgets)
+            ),
+        );
+        ratios.push(two / one);
+    }
+    Ok(ratios)
+}
