@@ -1,7 +1,8 @@
 //! `--tmux`: each session runs in a window of the tmux session `coord-<run>`, which a
 //! person can attach to and watch. The pane's process is the session (tmux gives each pane
-//! a process group of its own); its output still goes to the log, and its exit code to a
-//! file beside it, read when the pidfd says it ended. The `bridge` window follows the
+//! a process group of its own); its output still goes to the log (through its output
+//! filter, started in the same window with what a filter gets outside tmux), and its exit
+//! code to a file beside it, read when the pidfd says it ended. The `bridge` window follows the
 //! bridge's own lines (its log, `say.rs`). The bridge closes that window when it exits; a
 //! session's window closes when the session ends, so the tmux session ends with the last
 //! of them and outlives the bridge only while sessions it left running go on.
@@ -87,8 +88,6 @@ pub fn close(run_id: &str) {
 /// `env` that take every other secret away (the tmux server's environment may be older
 /// than this bridge). Returns the shell prefix and the options.
 fn hand_over(spec: &Spec, log: &Path) -> std::io::Result<(String, String)> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     let secret_var = coord_proto::types::AGENT_SECRET_ENV;
     let mut unset = credentials::scrub();
     if !unset.iter().any(|k| k == secret_var) {
@@ -98,13 +97,57 @@ fn hand_over(spec: &Spec, log: &Path) -> std::io::Result<(String, String)> {
         let unset: Vec<String> = unset.iter().map(|k| format!("-u {k}")).collect();
         return Ok((String::new(), unset.join(" ")));
     };
-    let file = log.with_extension("secret");
-    let _ = std::fs::remove_file(&file);
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&file)?;
-    f.write_all(secret.expose().as_bytes())?;
+    let file = secret_file(&log.with_extension("secret"), secret.expose())?;
     let unset: Vec<String> = unset.iter().filter(|k| *k != secret_var).map(|k| format!("-u {k}")).collect();
-    let file = quote(&file.display().to_string());
     Ok((format!("{secret_var}=$(cat {file}); rm -f {file}; export {secret_var}; "), unset.join(" ")))
+}
+
+/// Write `secret` to a new `0600` file at `path`; the path, quoted for `sh`.
+fn secret_file(path: &Path, secret: &str) -> std::io::Result<String> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    f.write_all(secret.as_bytes())?;
+    Ok(quote(&path.display().to_string()))
+}
+
+/// The shell variable holding the filter's secret between the window's first step and
+/// the filter's part of the pipeline (never exported: no program of the session's part
+/// gets it).
+const FILTER_SECRET: &str = "coord_filter_secret";
+
+/// The output filter's part of the window's line, as `process::spawn` starts a filter:
+/// the session's id as `COORD_FILTER_SESSION` (the filter is not one of the session's
+/// processes), the session's other variables, and the bridge's own secret (the filter
+/// reports the session's usage and last lines, calls that are the launcher's), handed
+/// over as the session's is: a `0600` file the window's shell reads into an unexported
+/// variable and deletes before either part starts, exported in the filter's part alone.
+/// Returns that first step and the filter's part.
+fn filter_part(spec: &Spec, filter: &[String], log: &Path) -> std::io::Result<(String, String)> {
+    let secret_var = coord_proto::types::AGENT_SECRET_ENV;
+    let unset: Vec<String> =
+        credentials::scrub().into_iter().filter(|k| k != secret_var).map(|k| format!("-u {k}")).collect();
+    let (first, export) = match std::env::var(secret_var) {
+        Ok(secret) if !secret.is_empty() => {
+            let file = secret_file(&log.with_extension("filter-secret"), &secret)?;
+            (
+                format!("{FILTER_SECRET}=$(cat {file}); rm -f {file}; "),
+                format!("{secret_var}=\"${FILTER_SECRET}\"; export {secret_var}; "),
+            )
+        }
+        _ => (String::new(), String::new()),
+    };
+    let env: Vec<String> = spec
+        .env
+        .iter()
+        .map(|(k, v)| {
+            let k = if k == process::SESSION_VAR { process::FILTER_SESSION_VAR } else { k.as_str() };
+            format!("{k}={}", quote(v))
+        })
+        .collect();
+    let argv: Vec<String> = filter.iter().map(|a| quote(a)).collect();
+    Ok((first, format!("{{ {export}exec env {} {} {}; }}", unset.join(" "), env.join(" "), argv.join(" "))))
 }
 
 /// Start `spec` in a new window; returns the pane's pid, its waiter and the window's name.
@@ -125,16 +168,16 @@ pub fn spawn(
     let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={}", quote(v))).collect();
     let argv: Vec<String> = std::iter::once(&spec.program).chain(&spec.args).map(|a| quote(a)).collect();
     let (give, unset) = hand_over(spec, log)?;
-    let (log, status_q) = (quote(&log.display().to_string()), quote(&status.display().to_string()));
+    let (log_q, status_q) = (quote(&log.display().to_string()), quote(&status.display().to_string()));
     let stdin = spec.stdin.as_ref().map_or("/dev/null".to_string(), |f| quote(&f.display().to_string()));
     let run = format!("{give}env {unset} {} {} <{stdin}", env.join(" "), argv.join(" "));
     let line = match &spec.filter {
         // The exit code is the session's, not the filter's.
         Some(filter) => {
-            let filter: Vec<String> = filter.iter().map(|a| quote(a)).collect();
-            format!("{{ {run}; echo $? > {status_q}; }} 2>&1 | {} >> {log} 2>&1", filter.join(" "))
+            let (first, filter) = filter_part(spec, filter, log)?;
+            format!("{first}{{ unset {FILTER_SECRET}; {run}; echo $? > {status_q}; }} 2>&1 | {filter} >> {log_q} 2>&1")
         }
-        None => format!("{run} >> {log} 2>&1; echo $? > {status_q}"),
+        None => format!("{run} >> {log_q} 2>&1; echo $? > {status_q}"),
     };
     let window = format!("{}-a{}", w.task_id, w.attempt);
     let cwd = spec.cwd.display().to_string();

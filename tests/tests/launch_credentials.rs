@@ -112,6 +112,17 @@ async fn a_tmux_session_gets_its_secret_off_the_command_line() {
     let leaf = descendant_among(&children, &ours).expect("the pane's client");
     assert_only_its_own_secret(&p, leaf, &lead, &[std::path::PathBuf::from(&s.log_path)]);
     assert!(!std::path::Path::new(&s.log_path).with_extension("secret").exists(), "the hand-over file is left");
+    // The pane's output filter, which reports the session's last lines and usage (the
+    // launcher's calls), holds the bridge's own secret, handed over the same way, and no
+    // other.
+    let filter = processes_with("COORD_FILTER_SESSION", &s.session_id);
+    assert_eq!(filter.len(), 1, "the pane's output filter: {filter:?}");
+    let env = environ(filter[0]);
+    let held: Vec<&String> = env.iter().filter(|kv| kv.starts_with(&format!("{SECRET}="))).collect();
+    assert_eq!(held, [&format!("{SECRET}={lead}")], "the filter holds the bridge's secret alone");
+    assert!(env.iter().all(|kv| !kv.starts_with(OTHER.0)), "{} reached the filter", OTHER.0);
+    let filter_file = std::path::Path::new(&s.log_path).with_extension("filter-secret");
+    assert!(!filter_file.exists(), "the filter's hand-over file is left");
     std::fs::write(&gate, "go\n").unwrap();
     assert_eq!(finish(b).code, 0);
 }

@@ -89,6 +89,30 @@ async fn a_running_one_shot_command_sessions_last_lines_are_in_orch_status() {
     end(&s, b);
 }
 
+/// Under `--tmux` the filter runs in the session's window, and still gets the session's id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tmux_sessions_last_lines_are_in_orch_status() {
+    if !coord_tests::have("tmux", "coord-launch --tmux") {
+        return;
+    }
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    let c = p.client().await;
+    let from = c.server_info().last_event_id;
+    let gate = gate(&p);
+    let tmux = Tmux::new();
+    let script = format!("{UP}; echo 'linking the daemon'; read go < '{}'", gate.display());
+    let args = ["--run", "R1", "--command", &script, "--tmux", "--dispatch"];
+    let b = p.launch().args(args).env("TMUX_TMPDIR", &tmux.dir()).spawn();
+    let s = tail_with(&c, from, "linking the daemon").await;
+    assert_eq!((s.state, s.tmux_window.is_some()), (SessionState::Running, true), "{s:?}");
+
+    let status = orch(&p, &["status", "--run", "R1"]);
+    let tail = status["sessions"][0]["log_tail"].as_str().unwrap_or_default();
+    assert!(tail.lines().last().is_some_and(|l| l.ends_with(" linking the daemon")), "{status}");
+    end(&s, b);
+}
+
 #[test]
 fn the_dashboard_shows_a_running_sessions_new_lines_as_they_come() {
     let Some(mut b) = Browser::launch() else { return };

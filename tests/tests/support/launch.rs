@@ -103,7 +103,7 @@ impl Tmux {
     }
 
     /// Its `TMUX_TMPDIR`.
-    #[allow(dead_code, reason = "launch_credentials.rs uses it, the others do not")]
+    #[allow(dead_code, reason = "launch_credentials.rs and live_tail.rs use it, the others do not")]
     pub fn dir(&self) -> String {
         self.0.path().display().to_string()
     }
