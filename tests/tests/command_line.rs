@@ -286,7 +286,7 @@ fn coord_bench_refuses_a_hosts_budget_it_cannot_set_before_measuring() {
             .output()
             .unwrap()
     };
-    for bad in ["0.1,1,0.5", "0.25,1", "a,b,c"] {
+    for bad in ["0.1,1,0.5", "0.25,1", "a,b,c", "inf,1,0.5"] {
         let out = run(bad);
         assert_eq!(out.status.code(), Some(2), "{bad}: {out:?}");
         let err = String::from_utf8_lossy(&out.stderr);

@@ -49,7 +49,9 @@ impl Budgets {
         })?;
         let min = 1_000.0 / PERIOD_US as f64;
         match v.as_slice() {
-            [d, s, c] if [d, s, c].iter().all(|x| **x >= min) => Ok(Budgets { daemon: *d, server: *s, clients: *c }),
+            [d, s, c] if [d, s, c].iter().all(|x| x.is_finite() && **x >= min) => {
+                Ok(Budgets { daemon: *d, server: *s, clients: *c })
+            }
             _ => Err(format!("--hosts-cpu takes three numbers of cores of at least {min} each, such as 0.25,1,0.5")),
         }
     }
