@@ -5,12 +5,21 @@
 //! polling in the scenario: the model's script only orders its replies after the events
 //! they need, with `orch wait`, a subscription), answers it, dispatches the second task
 //! when it is ready, calls finish_run once the run is done (a run of thread tasks has no
-//! branch to merge: the tool says so), and `coord-launch` exits 0.
+//! branch to merge: the tool says so), and `coord-launch` exits 0. And a Claude Code lead
+//! killed mid-run is started again with the run's state and carries the run to done.
+
+#[path = "support/launch.rs"]
+#[allow(dead_code, reason = "the launch suites use the rest")]
+mod support;
+
+use std::time::Duration;
 
 use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
+use coord_tests::mock_model::routes::Route;
 use coord_tests::mock_model::{MockModel, Scenario, Turn, text, tool};
 use coord_tests::{Project, agent_cli, bin, finish};
 use serde_json::json;
+use support::{gate, kill_group, said};
 
 /// The scripted worker (live): T1 asks and waits for the answer on its feed; T2 just works.
 const WORKER: &str = r#"IFS= read -r first
@@ -97,4 +106,74 @@ fn claude_leads_plans_with_a_dependency_answers_the_pushed_question_and_finishes
     // The answer went to T1's worker through orch mcp.
     let results: Vec<String> = mock.turn_requests().iter().flat_map(|r| tool_results(&r.body)).collect();
     assert!(results.iter().any(|r| r.contains("\"to\":\"w1\"")), "{results:?}");
+}
+
+/// The lead's flags, with the scripted workers (`command`, live) of `worker`.
+fn lead_flags(worker: &str) -> Vec<String> {
+    let flags = ["--lead", "claude", "--goal", "Ship login", "--run", "R1", "--command", worker, "--live"];
+    flags.iter().map(|s| s.to_string()).chain(["--grace-seconds".into(), "60".into()]).collect()
+}
+
+/// A Claude Code lead killed mid-run (its whole process group, `orch mcp` with it) is
+/// started again: its new session's prompt says it was restarted and where the run stands,
+/// the worker it dispatched goes on, and the restarted lead finishes the run.
+#[test]
+fn a_killed_claude_code_lead_is_restarted_with_the_runs_state_and_finishes_the_run() {
+    let Some(claude) = agent_cli("claude") else { return };
+    let p = Project::new();
+    std::fs::create_dir_all(p.path().join(".agents")).unwrap();
+    std::fs::write(
+        p.path().join(".agents/launch.toml"),
+        format!("[agents.lead]\nprogram = {:?}\n", claude.display().to_string()),
+    )
+    .unwrap();
+    let gate = gate(&p);
+    // The worker claims T1, then waits for the test before it is done.
+    let worker = format!(
+        "IFS= read -r first; inbox claim --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" >/dev/null; \
+         read go < '{}'; inbox done --agent \"$COORD_AGENT\" --thread \"$COORD_THREAD\" --summary finished >/dev/null; \
+         while IFS= read -r line; do :; done",
+        gate.display()
+    );
+    let t1 = json!({"task_id": "T1", "title": "Schema", "kind": "thread", "assign_to": "w1"});
+    // Each session is a conversation of its own: the restarted one plays its own script.
+    let first = Scenario::new(vec![
+        Turn::reply(vec![tool("mcp__orch__add_task", t1)]),
+        Turn::reply(vec![tool("mcp__orch__dispatch", json!({}))]),
+        Turn::reply(vec![text("Planned and dispatched; waiting.")]),
+    ]);
+    let restarted = Scenario::new(vec![
+        Turn::reply(vec![text("Back; T1 is with its worker.")]),
+        Turn::reply(vec![tool("mcp__orch__finish_run", json!({}))])
+            .before(&after(&p, &["\"event_type\":\"run.done\""])),
+        Turn::reply(vec![text("The run is finished.")]),
+    ])
+    .cwd(p.path());
+    let routes = vec![Route::new("you were restarted", restarted), Route::new("", first.cwd(p.path()))];
+    let mock = MockModel::routed(Anthropic, routes);
+    let config = tempfile::tempdir().unwrap();
+    let mut l = p.launch().args(lead_flags(&worker));
+    for (k, v) in claude_env(&mock, config.path()) {
+        l = l.env(&k, &v);
+    }
+    let mut b = l.spawn();
+    said(&mut b, "T1 a1 started");
+    let bound = Duration::from_secs(120);
+    let planned = mock.wait_for(bound, |r| r.route == 1 && r.turn == Some(2));
+    assert!(planned.is_some(), "the first lead never ended its planning turn\n{}", mock.transcript());
+    let pid: i64 =
+        std::fs::read_to_string(p.path().join(".agents/launch/R1/lead.pid")).unwrap().trim().parse().unwrap();
+    kill_group(pid);
+    said(&mut b, "restarting it with the run's state");
+    let back = mock.wait_for(bound, |r| r.route == 0 && r.turn == Some(0));
+    let back = back.unwrap_or_else(|| panic!("the restarted lead never asked its model\n{}", mock.transcript()));
+    let prompt = back.user_input.join("\n");
+    assert!(prompt.contains("- T1 [in_progress] Schema (worker w1)"), "{prompt}");
+    std::fs::write(&gate, "go\n").unwrap();
+    let out = finish(b);
+    assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, mock.transcript());
+    let view = p.orch().json_flag().args(["run", "show", "--run", "R1"]).run().ok().json();
+    assert_eq!(view["run"]["status"], "done", "{view}");
+    let finished = mock.turn_requests().iter().any(|r| r.route == 0 && r.turn == Some(2));
+    assert!(finished, "the restarted lead called finish_run\n{}", mock.transcript());
 }
