@@ -47,9 +47,11 @@ fn tmux(args: &[&str]) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// What the `bridge` window runs: the bridge's log, followed.
-fn follow(bridge_log: &Path) -> String {
-    format!("tail -n +1 -F {}", quote(&bridge_log.display().to_string()))
+/// What the `bridge` window runs: the bridge's log, followed (as a program and its
+/// arguments, which tmux runs itself: see [`spawn`]).
+fn follow(bridge_log: &Path) -> Vec<String> {
+    let path = bridge_log.display().to_string();
+    ["tail", "-n", "+1", "-F", &path].map(String::from).to_vec()
 }
 
 /// Make sure the run's tmux session exists with its `bridge` window following
@@ -57,18 +59,18 @@ fn follow(bridge_log: &Path) -> String {
 pub fn open(run_id: &str, bridge_log: &Path) -> std::io::Result<()> {
     let session = session_name(run_id);
     let follow = follow(bridge_log);
+    let with =
+        |args: &[&str]| -> Vec<String> { args.iter().map(|a| a.to_string()).chain(follow.iter().cloned()).collect() };
+    let run = |args: Vec<String>| tmux(&args.iter().map(String::as_str).collect::<Vec<_>>()).map(drop);
     if tmux(&["has-session", "-t", &format!("={session}")]).is_err() {
-        tmux(&["new-session", "-d", "-s", &session, "-n", "bridge", &follow])?;
-        return Ok(());
+        return run(with(&["new-session", "-d", "-s", &session, "-n", "bridge"]));
     }
     let windows = tmux(&["list-windows", "-t", &format!("={session}"), "-F", "#{window_name}"])?;
-    let target = format!("={session}:bridge");
     if windows.lines().any(|w| w == "bridge") {
-        tmux(&["respawn-window", "-k", "-t", &target, &follow])?;
+        run(with(&["respawn-window", "-k", "-t", &format!("={session}:bridge")]))
     } else {
-        tmux(&["new-window", "-d", "-t", &format!("={session}:"), "-n", "bridge", &follow])?;
+        run(with(&["new-window", "-d", "-t", &format!("={session}:"), "-n", "bridge"]))
     }
-    Ok(())
 }
 
 /// The bridge is exiting: close its window. With no session window left, that ends the
@@ -182,7 +184,10 @@ pub fn spawn(
     let window = format!("{}-a{}", w.task_id, w.attempt);
     let cwd = spec.cwd.display().to_string();
     let target = format!("={session}:");
-    let pid = tmux(&["new-window", "-d", "-t", &target, "-n", &window, "-c", &cwd, "-P", "-F", "#{pane_pid}", &line])?;
+    // The line is sh's, whatever the tmux server's default shell is (a shell command
+    // given as several words is run by tmux itself, not through that shell).
+    let args = ["new-window", "-d", "-t", &target, "-n", &window, "-c", &cwd, "-P", "-F", "#{pane_pid}", "sh", "-c"];
+    let pid = tmux(&[&args[..], &[line.as_str()]].concat())?;
     let pid: i32 = pid.parse().map_err(|_| std::io::Error::other(format!("tmux gave no pane pid: '{pid}'")))?;
     let waiter = process::attach(pid, Some(status))?;
     Ok((pid, waiter, format!("{session}:{window}")))

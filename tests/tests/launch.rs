@@ -8,7 +8,7 @@
 mod support;
 
 use coord_proto::types::*;
-use coord_tests::{Project, finish, git_in, git_project, pid_alive};
+use coord_tests::{Project, finish, finish_within, git_in, git_project, pid_alive};
 use serde_json::Value;
 use support::*;
 
@@ -221,6 +221,39 @@ fn tmux_runs_each_session_in_a_window_of_the_runs_tmux_session() {
     assert_eq!(list.len(), 1, "{list:?}");
     assert_eq!((list[0].state, list[0].exit_code), (SessionState::Exited, Some(0)), "{:?}", list[0]);
     assert_eq!(list[0].tmux_window.as_deref().map(|w| w.ends_with("T1-a1")), Some(true), "{:?}", list[0]);
+}
+
+/// The window's line is sh's: a tmux server whose default shell is something else (fish,
+/// say) still runs the session and the bridge's window.
+#[test]
+fn a_tmux_session_runs_whatever_the_tmux_servers_default_shell_is() {
+    if !coord_tests::have("tmux", "coord-launch --tmux") {
+        return;
+    }
+    let p = Project::new();
+    thread_run(&p, &[], &["T1"]);
+    // A "shell" that runs nothing it is given.
+    let shell = p.path().join("not-sh");
+    std::fs::write(&shell, "#!/bin/sh\necho \"not sh: $*\" >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The test's tmux server, started with that shell as its default (a command of several
+    // words is run by tmux itself), held up by a session of its own.
+    let tmux = Tmux::new();
+    let started = std::process::Command::new("tmux")
+        .env("TMUX_TMPDIR", tmux.dir())
+        .env("SHELL", &shell)
+        .args(["new-session", "-d", "-s", "held", "sleep", "100000"])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let (_, default_shell) = tmux.run(&["show-options", "-gv", "default-shell"]);
+    assert_eq!(default_shell.trim(), shell.display().to_string(), "the tmux server's default shell");
+    let out = finish_within(tmux.bridge(&p, &worker("true")), std::time::Duration::from_secs(120));
+    drop(tmux);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let list = rt.block_on(async { sessions(&p.client().await).await });
+    assert_eq!((list.len(), list[0].state, list[0].exit_code), (1, SessionState::Exited, Some(0)), "{list:?}");
 }
 
 #[test]
