@@ -99,9 +99,16 @@ fn hand_over(spec: &Spec, log: &Path) -> std::io::Result<(String, String)> {
         let unset: Vec<String> = unset.iter().map(|k| format!("-u {k}")).collect();
         return Ok((String::new(), unset.join(" ")));
     };
-    let file = secret_file(&log.with_extension("secret"), secret.expose())?;
+    let file = secret_file(&secret_path(spec, log, "secret"), secret.expose())?;
     let unset: Vec<String> = unset.iter().filter(|k| *k != secret_var).map(|k| format!("-u {k}")).collect();
     Ok((format!("{secret_var}=$(cat {file}); rm -f {file}; export {secret_var}; "), unset.join(" ")))
+}
+
+/// Where the window's shell finds a secret handed over to it: beside the log, named for
+/// the session (two bridges starting the same attempt never share one).
+fn secret_path(spec: &Spec, log: &Path, what: &str) -> PathBuf {
+    let session = spec.env.iter().find(|(k, _)| k == process::SESSION_VAR).map(|(_, v)| v.as_str());
+    log.with_extension(session.map_or_else(|| what.to_string(), |s| format!("{s}.{what}")))
 }
 
 /// Write `secret` to a new `0600` file at `path`; the path, quoted for `sh`.
@@ -120,8 +127,10 @@ fn secret_file(path: &Path, secret: &str) -> std::io::Result<String> {
 const FILTER_SECRET: &str = "coord_filter_secret";
 
 /// The output filter's part of the window's line, as `process::spawn` starts a filter:
-/// the session's id as `COORD_FILTER_SESSION` (the filter is not one of the session's
-/// processes), the session's other variables, and the bridge's own secret (the filter
+/// a process group of its own (`setsid`: stopping the session signals the pane's group,
+/// and the filter reports the session's last lines once its output ends), the session's
+/// id as `COORD_FILTER_SESSION` (the filter is not one of the session's processes), the
+/// session's other variables, and the bridge's own secret (the filter
 /// reports the session's usage and last lines, calls that are the launcher's), handed
 /// over as the session's is: a `0600` file the window's shell reads into an unexported
 /// variable and deletes before either part starts, exported in the filter's part alone.
@@ -132,7 +141,7 @@ fn filter_part(spec: &Spec, filter: &[String], log: &Path) -> std::io::Result<(S
         credentials::scrub().into_iter().filter(|k| k != secret_var).map(|k| format!("-u {k}")).collect();
     let (first, export) = match std::env::var(secret_var) {
         Ok(secret) if !secret.is_empty() => {
-            let file = secret_file(&log.with_extension("filter-secret"), &secret)?;
+            let file = secret_file(&secret_path(spec, log, "filter-secret"), &secret)?;
             (
                 format!("{FILTER_SECRET}=$(cat {file}); rm -f {file}; "),
                 format!("{secret_var}=\"${FILTER_SECRET}\"; export {secret_var}; "),
@@ -149,7 +158,7 @@ fn filter_part(spec: &Spec, filter: &[String], log: &Path) -> std::io::Result<(S
         })
         .collect();
     let argv: Vec<String> = filter.iter().map(|a| quote(a)).collect();
-    Ok((first, format!("{{ {export}exec env {} {} {}; }}", unset.join(" "), env.join(" "), argv.join(" "))))
+    Ok((first, format!("{{ {export}exec setsid env {} {} {}; }}", unset.join(" "), env.join(" "), argv.join(" "))))
 }
 
 /// Start `spec` in a new window; returns the pane's pid, its waiter and the window's name.
@@ -167,6 +176,25 @@ pub fn spawn(
     let session = session_name(run_id);
     let status = status_file(log);
     let _ = std::fs::remove_file(&status);
+    let started = start(spec, log, &status, &session, &window_name(w));
+    if started.is_err() {
+        // Nothing will read the secrets handed over: they go.
+        for what in ["secret", "filter-secret"] {
+            let _ = std::fs::remove_file(secret_path(spec, log, what));
+        }
+    }
+    let pid = started?;
+    let waiter = process::attach(pid, Some(status))?;
+    Ok((pid, waiter, format!("{session}:{}", window_name(w))))
+}
+
+/// A session's window: `<task>-a<attempt>`.
+fn window_name(w: &Work) -> String {
+    format!("{}-a{}", w.task_id, w.attempt)
+}
+
+/// Open `spec`'s window `window` in the tmux session `session`; the pane's pid.
+fn start(spec: &Spec, log: &Path, status: &Path, session: &str, window: &str) -> std::io::Result<i32> {
     let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={}", quote(v))).collect();
     let argv: Vec<String> = std::iter::once(&spec.program).chain(&spec.args).map(|a| quote(a)).collect();
     let (give, unset) = hand_over(spec, log)?;
@@ -181,14 +209,12 @@ pub fn spawn(
         }
         None => format!("{run} >> {log_q} 2>&1; echo $? > {status_q}"),
     };
-    let window = format!("{}-a{}", w.task_id, w.attempt);
-    let cwd = spec.cwd.display().to_string();
+    // tmux expands formats (`#{…}`, `#(…)`) in the directory: a `#` of the path is doubled.
+    let cwd = spec.cwd.display().to_string().replace('#', "##");
     let target = format!("={session}:");
     // The line is sh's, whatever the tmux server's default shell is (a shell command
     // given as several words is run by tmux itself, not through that shell).
-    let args = ["new-window", "-d", "-t", &target, "-n", &window, "-c", &cwd, "-P", "-F", "#{pane_pid}", "sh", "-c"];
+    let args = ["new-window", "-d", "-t", &target, "-n", window, "-c", &cwd, "-P", "-F", "#{pane_pid}", "sh", "-c"];
     let pid = tmux(&[&args[..], &[line.as_str()]].concat())?;
-    let pid: i32 = pid.parse().map_err(|_| std::io::Error::other(format!("tmux gave no pane pid: '{pid}'")))?;
-    let waiter = process::attach(pid, Some(status))?;
-    Ok((pid, waiter, format!("{session}:{window}")))
+    pid.parse().map_err(|_| std::io::Error::other(format!("tmux gave no pane pid: '{pid}'")))
 }

@@ -111,7 +111,13 @@ async fn a_tmux_session_gets_its_secret_off_the_command_line() {
     let ours = processes_of(&s.session_id);
     let leaf = descendant_among(&children, &ours).expect("the pane's client");
     assert_only_its_own_secret(&p, leaf, &lead, &[std::path::PathBuf::from(&s.log_path)]);
-    assert!(!std::path::Path::new(&s.log_path).with_extension("secret").exists(), "the hand-over file is left");
+    let logs = std::path::Path::new(&s.log_path).parent().unwrap();
+    let left: Vec<String> = std::fs::read_dir(logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("secret"))
+        .collect();
+    assert!(left.is_empty(), "hand-over files are left: {left:?}");
     // The pane's output filter, which reports the session's last lines and usage (the
     // launcher's calls), holds the bridge's own secret, handed over the same way, and no
     // other.
@@ -121,8 +127,11 @@ async fn a_tmux_session_gets_its_secret_off_the_command_line() {
     let held: Vec<&String> = env.iter().filter(|kv| kv.starts_with(&format!("{SECRET}="))).collect();
     assert_eq!(held, [&format!("{SECRET}={lead}")], "the filter holds the bridge's secret alone");
     assert!(env.iter().all(|kv| !kv.starts_with(OTHER.0)), "{} reached the filter", OTHER.0);
-    let filter_file = std::path::Path::new(&s.log_path).with_extension("filter-secret");
-    assert!(!filter_file.exists(), "the filter's hand-over file is left");
+    // A process group of its own: stopping the session (its pane's group) leaves the filter
+    // to report the last lines once the output ends.
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", filter[0])).unwrap();
+    let group: i64 = stat.rsplit_once(") ").unwrap().1.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert_ne!(group, s.pid, "the filter is in the pane's process group");
     std::fs::write(&gate, "go\n").unwrap();
     assert_eq!(finish(b).code, 0);
 }
