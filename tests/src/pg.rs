@@ -178,6 +178,13 @@ impl Server {
         }
     }
 
+    /// The server's main process (its postmaster: every connection's process is its child),
+    /// from `postmaster.pid` in its data directory; `None` when it is not running.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        let pidfile = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
+        pidfile.lines().next()?.trim().parse().ok()
+    }
+
     /// `pgbench` against the database `db` of this server (Debian ships it with the server):
     /// a command to add the rest of its arguments to.
     pub fn pgbench(&self, db: &str) -> Command {

@@ -17,9 +17,10 @@ use std::time::Instant;
 
 use coord_client::Client;
 use coord_tests::Project;
+use coord_tests::pg::Server;
 
 use super::pg_bench::{clients, settle};
-use super::procfs::{comm_cpu_secs, cpu_secs, pids_of};
+use super::procfs::{cpu_secs, pids_cpu_secs, with_children};
 use super::sends_bench::sends;
 use super::{pg_writer, report};
 
@@ -57,11 +58,13 @@ impl Budgets {
     }
 }
 
-/// One cgroup with a CPU budget; everything in it goes back to the root group when
-/// dropped, and the group is removed.
+/// One cgroup with a CPU budget; when dropped, everything in it goes back to the group the
+/// first process it took came from (else the root), and the group is removed.
 struct Group {
     dir: PathBuf,
     root: PathBuf,
+    v1: bool,
+    origin: std::cell::RefCell<Option<PathBuf>>,
 }
 
 /// The cgroup hierarchy holding the `cpu` controller: v1's `cpu` mount, or v2's root.
@@ -81,11 +84,53 @@ fn cpu_root() -> Result<(PathBuf, bool), String> {
     Err("no cgroup cpu controller (neither /sys/fs/cgroup/cpu nor cgroup v2's cpu)".into())
 }
 
+/// The directory of the group `pid` is in, in the hierarchy at `root` (`/proc/PID/cgroup`:
+/// v1's line of the `cpu` controller, v2's `0::` line).
+fn cgroup_of(pid: u32, root: &Path, v1: bool) -> Option<PathBuf> {
+    let lines = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let path = lines.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (id, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        let ours = if v1 { controllers.split(',').any(|c| c == "cpu") } else { id == "0" && controllers.is_empty() };
+        ours.then(|| path.to_string())
+    })?;
+    Some(root.join(path.trim_start_matches('/')))
+}
+
+/// Put every process of the group `dir` into the group `to` (else the root `root`).
+fn empty_into(dir: &Path, to: &Path, root: &Path) {
+    let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+    for pid in procs.split_whitespace() {
+        if std::fs::write(to.join("cgroup.procs"), pid).is_err() {
+            let _ = std::fs::write(root.join("cgroup.procs"), pid);
+        }
+    }
+}
+
+/// This bench's groups are named `coord-bench-PID-…`.
+const PREFIX: &str = "coord-bench-";
+
+/// Remove the groups a bench that did not end cleanly (killed) left behind, their
+/// processes put back in the root group.
+fn remove_stale(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(PREFIX).and_then(|r| r.split('-').next()?.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            empty_into(&e.path(), root, root);
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
 impl Group {
     fn new(root: &Path, v1: bool, name: &str, cores: f64) -> Result<Group, String> {
-        let dir = root.join(format!("coord-bench-{}-{name}", std::process::id()));
+        let dir = root.join(format!("{PREFIX}{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create the cgroup {}: {e}", dir.display()))?;
-        let group = Group { dir, root: root.to_path_buf() };
+        let group = Group { dir, root: root.to_path_buf(), v1, origin: Default::default() };
         let quota = (cores * PERIOD_US as f64).round() as u64;
         let set = |file: &str, value: String| {
             std::fs::write(group.dir.join(file), &value)
@@ -105,6 +150,9 @@ impl Group {
 
     /// Move a process (all its threads) into the group.
     fn take(&self, pid: u32) -> Result<(), String> {
+        if self.origin.borrow().is_none() {
+            *self.origin.borrow_mut() = cgroup_of(pid, &self.root, self.v1);
+        }
         std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
             .map_err(|e| format!("cannot move process {pid} into {}: {e}", self.dir.display()))
     }
@@ -112,10 +160,8 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.split_whitespace() {
-            let _ = std::fs::write(self.root.join("cgroup.procs"), pid);
-        }
+        let to = self.origin.borrow().clone().unwrap_or_else(|| self.root.clone());
+        empty_into(&self.dir, &to, &self.root);
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
@@ -130,11 +176,14 @@ struct Hosts {
 }
 
 impl Hosts {
-    fn new(budgets: Budgets) -> Result<Hosts, String> {
+    /// The groups, the bench's server (`postmaster`, its main process: its connections'
+    /// processes are its children) and the bench's own process in theirs.
+    fn new(budgets: Budgets, postmaster: u32) -> Result<Hosts, String> {
         if !cfg!(target_os = "linux") {
             return Err("needs Linux's cgroups".into());
         }
         let (root, v1) = cpu_root()?;
+        remove_stale(&root);
         let hosts = Hosts {
             a: Group::new(&root, v1, "a", budgets.daemon)?,
             b: Group::new(&root, v1, "b", budgets.daemon)?,
@@ -142,9 +191,9 @@ impl Hosts {
             clients: Group::new(&root, v1, "clients", budgets.clients)?,
             budgets,
         };
-        // The server's processes: those running now; the ones it starts later (a new
+        // The bench's server: its processes running now; the ones it starts later (a new
         // connection's) are born in its group.
-        for pid in pids_of("postgres") {
+        for pid in with_children(postmaster) {
             hosts.server.take(pid)?;
         }
         hosts.clients.take(std::process::id())?;
@@ -156,22 +205,23 @@ impl Hosts {
 struct Used {
     t0: Instant,
     daemons: Vec<u32>,
+    postmaster: u32,
     cpu: [f64; 3],
 }
 
 impl Used {
-    fn start(daemons: &[u32]) -> Used {
-        Used { t0: Instant::now(), daemons: daemons.to_vec(), cpu: Self::now(daemons) }
+    fn start(daemons: &[u32], postmaster: u32) -> Used {
+        Used { t0: Instant::now(), daemons: daemons.to_vec(), postmaster, cpu: Self::now(daemons, postmaster) }
     }
 
-    fn now(daemons: &[u32]) -> [f64; 3] {
-        [daemons.iter().map(|p| cpu_secs(*p)).sum(), comm_cpu_secs("postgres"), cpu_secs(std::process::id())]
+    fn now(daemons: &[u32], postmaster: u32) -> [f64; 3] {
+        [pids_cpu_secs(daemons), pids_cpu_secs(&with_children(postmaster)), cpu_secs(std::process::id())]
     }
 
     /// `daemon A 98%, server 61%, clients 44%` (of each budget, over the phase).
     fn describe(&self, b: &Budgets) -> String {
         let secs = self.t0.elapsed().as_secs_f64();
-        let now = Self::now(&self.daemons);
+        let now = Self::now(&self.daemons, self.postmaster);
         let share = |i: usize, cores: f64| 100.0 * (now[i] - self.cpu[i]) / (cores * secs);
         let who = if self.daemons.len() == 1 { "daemon A" } else { "daemons A and B" };
         let cores = b.daemon * self.daemons.len() as f64;
@@ -183,6 +233,7 @@ impl Used {
 /// before each round and started again for its second phase (`db`; None if a round
 /// failed after stopping it). The ratios, or why they were not measured.
 pub async fn rounds(
+    server: &Server,
     (a, da): (&Project, u32),
     b: &Project,
     db: &mut Option<coord_tests::Daemon>,
@@ -190,13 +241,14 @@ pub async fn rounds(
     per_client: usize,
     (budgets, rounds): (Budgets, usize),
 ) -> Result<Vec<f64>, String> {
-    let hosts = Hosts::new(budgets)?;
+    let postmaster = server.postmaster_pid().ok_or("the bench's PostgreSQL server is not running")?;
+    let hosts = Hosts::new(budgets, postmaster)?;
     hosts.a.take(da)?;
     let mut ratios = Vec::new();
     for round in 1..=rounds {
         drop(db.take());
         settle(stats_a).await;
-        let used = Used::start(&[da]);
+        let used = Used::start(&[da], postmaster);
         let one = sends(clients(a, 32).await, per_client).await;
         let used_one = used.describe(&hosts.budgets);
         let (d, _) = pg_writer::serve(b);
@@ -206,7 +258,7 @@ pub async fn rounds(
         settle(stats_a).await;
         let mut both: Vec<Arc<Client>> = clients(a, 16).await;
         both.extend(clients(b, 16).await);
-        let used = Used::start(&[da, pid_b]);
+        let used = Used::start(&[da, pid_b], postmaster);
         let two = sends(both, per_client).await;
         report(
             &format!("  hosts emulated, round {round}: one instance, then two"),

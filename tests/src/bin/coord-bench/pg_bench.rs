@@ -202,7 +202,7 @@ pub async fn run(quick: bool, budgets: Budgets) {
     // The same rounds with each daemon on a host of its own, emulated: what a second host
     // adds, where the plain rounds measure this machine's cores.
     let rounds = if quick { 1 } else { ROUNDS };
-    let hosted = hosts::rounds((&a, da.pid()), &b, &mut db, &stats_a, per_client, (budgets, rounds)).await;
+    let hosted = hosts::rounds(&server, (&a, da.pid()), &b, &mut db, &stats_a, per_client, (budgets, rounds)).await;
     if let Err(e) = &hosted {
         report("  hosts emulated", format!("not measured: {e}"));
     }

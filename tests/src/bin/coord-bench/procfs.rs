@@ -44,11 +44,29 @@ pub(crate) fn comm_cpu_secs(comm: &str) -> f64 {
 }
 
 /// Every live process whose command name is `comm`.
-pub(crate) fn pids_of(comm: &str) -> Vec<u32> {
+fn pids_of(comm: &str) -> Vec<u32> {
     let Ok(procs) = std::fs::read_dir("/proc") else { return Vec::new() };
     procs
         .flatten()
         .filter_map(|p| p.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == comm))
         .collect()
+}
+
+/// `pid` and every live process whose parent it is (for PostgreSQL's postmaster: the
+/// server's processes, one per connection among them).
+pub(crate) fn with_children(pid: u32) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return vec![pid] };
+    let parent = |child: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+        // The fields after the command name: state, then the parent's pid.
+        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    };
+    let children = procs.flatten().filter_map(|p| p.file_name().to_str()?.parse::<u32>().ok());
+    std::iter::once(pid).chain(children.filter(|c| parent(*c) == Some(pid))).collect()
+}
+
+/// CPU seconds used so far by `pids` (the live ones).
+pub(crate) fn pids_cpu_secs(pids: &[u32]) -> f64 {
+    pids.iter().map(|p| cpu_secs(*p)).filter(|s| s.is_finite()).sum()
 }
