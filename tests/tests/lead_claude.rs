@@ -14,12 +14,13 @@ mod support;
 
 use std::time::Duration;
 
+use coord_proto::types::EventType;
 use coord_tests::mock_model::anthropic::{Anthropic, claude_env, tool_results};
 use coord_tests::mock_model::routes::Route;
 use coord_tests::mock_model::{MockModel, Scenario, Turn, text, tool};
-use coord_tests::{Project, agent_cli, bin, finish};
+use coord_tests::{Project, agent_cli, bin, finish, finish_within};
 use serde_json::json;
-use support::{gate, kill_group, said};
+use support::{gate, kill_group_if_running, next_event, said, within};
 
 /// The scripted worker (live): T1 asks and waits for the answer on its feed; T2 just works.
 const WORKER: &str = r#"IFS= read -r first
@@ -158,22 +159,38 @@ fn a_killed_claude_code_lead_is_restarted_with_the_runs_state_and_finishes_the_r
     }
     let mut b = l.spawn();
     said(&mut b, "T1 a1 started");
+    // The worker has claimed T1 (the restarted lead is to be told it is in progress).
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = p.client().await;
+        within("T1 in progress", next_event(&c, 0, &[EventType::TaskInProgress])).await
+    });
     let bound = Duration::from_secs(120);
     let planned = mock.wait_for(bound, |r| r.route == 1 && r.turn == Some(2));
     assert!(planned.is_some(), "the first lead never ended its planning turn\n{}", mock.transcript());
     let pid: i64 =
         std::fs::read_to_string(p.path().join(".agents/launch/R1/lead.pid")).unwrap().trim().parse().unwrap();
-    kill_group(pid);
+    kill_group_if_running(pid);
     said(&mut b, "restarting it with the run's state");
     let back = mock.wait_for(bound, |r| r.route == 0 && r.turn == Some(0));
     let back = back.unwrap_or_else(|| panic!("the restarted lead never asked its model\n{}", mock.transcript()));
     let prompt = back.user_input.join("\n");
     assert!(prompt.contains("- T1 [in_progress] Schema (worker w1)"), "{prompt}");
-    std::fs::write(&gate, "go\n").unwrap();
-    let out = finish(b);
+    open_gate(&gate);
+    let out = finish_within(b, Duration::from_secs(300));
     assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, mock.transcript());
     let view = p.orch().json_flag().args(["run", "show", "--run", "R1"]).run().ok().json();
     assert_eq!(view["run"]["status"], "done", "{view}");
     let finished = mock.turn_requests().iter().any(|r| r.route == 0 && r.turn == Some(2));
     assert!(finished, "the restarted lead called finish_run\n{}", mock.transcript());
+}
+
+/// Let the waiting worker go: write to its fifo, which blocks until the worker reads it
+/// (bounded: a worker that is gone fails the test instead of hanging it).
+fn open_gate(gate: &std::path::Path) {
+    let (wrote, written) = std::sync::mpsc::channel();
+    let gate = gate.to_path_buf();
+    std::thread::spawn(move || wrote.send(std::fs::write(&gate, "go\n")));
+    let r = written.recv_timeout(Duration::from_secs(120));
+    assert!(matches!(r, Ok(Ok(()))), "the worker never read its gate: {r:?}");
 }

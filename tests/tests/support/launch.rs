@@ -79,18 +79,33 @@ pub fn kill_group_if_running(pid: i64) {
 }
 
 /// Read the bridge's stdout until it holds `needle` (the bridge says it once the thing is
-/// done); what it said so far. Byte by byte, so nothing after it leaves the pipe.
+/// done); what it said so far. Byte by byte, so nothing after it leaves the pipe. Bounded
+/// against a hang (not a speed target): a bridge that has not said it within 120 s is
+/// sent SIGTERM, and the test fails with what it said.
 #[track_caller]
 #[allow(dead_code, reason = "launch_bridge.rs uses it, launch.rs does not")]
 pub fn said(b: &mut Child, needle: &str) -> String {
+    let pid = b.id().to_string();
+    let (heard, watch) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(std::time::Duration::from_secs(120))
+        {
+            let _ = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+        }
+    });
     let out = b.stdout.as_mut().expect("the bridge's stdout");
     let mut said = Vec::new();
     while !String::from_utf8_lossy(&said).contains(needle) {
         let mut byte = [0u8; 1];
         let n = std::io::Read::read(out, &mut byte).expect("read the bridge's stdout");
-        assert!(n > 0, "the bridge ended before saying '{needle}': {}", String::from_utf8_lossy(&said));
+        assert!(
+            n > 0,
+            "the bridge ended (or was stopped after 120 s) before saying '{needle}': {}",
+            String::from_utf8_lossy(&said)
+        );
         said.push(byte[0]);
     }
+    drop(heard);
     String::from_utf8_lossy(&said).into_owned()
 }
 
