@@ -130,11 +130,11 @@ const FILTER_SECRET: &str = "coord_filter_secret";
 /// a process group of its own (`setsid`: stopping the session signals the pane's group,
 /// and the filter reports the session's last lines once its output ends), the session's
 /// id as `COORD_FILTER_SESSION` (the filter is not one of the session's processes), the
-/// session's other variables, and the bridge's own secret (the filter
-/// reports the session's usage and last lines, calls that are the launcher's), handed
-/// over as the session's is: a `0600` file the window's shell reads into an unexported
-/// variable and deletes before either part starts, exported in the filter's part alone.
-/// Returns that first step and the filter's part.
+/// session's other variables, and the bridge's own secret (the filter reports the
+/// session's usage and last lines, calls that are the launcher's), handed over as the
+/// session's is: a `0600` file the window's shell reads into an unexported variable and
+/// deletes before either part starts, exported in the filter's part alone. Returns that
+/// first step and the filter's part.
 fn filter_part(spec: &Spec, filter: &[String], log: &Path) -> std::io::Result<(String, String)> {
     let secret_var = coord_proto::types::AGENT_SECRET_ENV;
     let unset: Vec<String> =

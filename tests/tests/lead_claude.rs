@@ -44,9 +44,10 @@ fn after(p: &Project, needles: &[&str]) -> String {
     )
 }
 
-#[test]
-fn claude_leads_plans_with_a_dependency_answers_the_pushed_question_and_finishes_the_run() {
-    let Some(claude) = agent_cli("claude") else { return };
+/// A project whose lead agent runs the real Claude Code (`None`: it is not installed, and
+/// outside CI the test is skipped).
+fn project_with_a_claude_lead() -> Option<Project> {
+    let claude = agent_cli("claude")?;
     let p = Project::new();
     std::fs::create_dir_all(p.path().join(".agents")).unwrap();
     std::fs::write(
@@ -54,6 +55,12 @@ fn claude_leads_plans_with_a_dependency_answers_the_pushed_question_and_finishes
         format!("[agents.lead]\nprogram = {:?}\n", claude.display().to_string()),
     )
     .unwrap();
+    Some(p)
+}
+
+#[test]
+fn claude_leads_plans_with_a_dependency_answers_the_pushed_question_and_finishes_the_run() {
+    let Some(p) = project_with_a_claude_lead() else { return };
     let t1 = json!({"task_id": "T1", "title": "Schema", "kind": "thread", "assign_to": "w1",
                     "acceptance": "the schema is chosen"});
     let t2 = json!({"task_id": "T2", "title": "Login", "kind": "thread", "assign_to": "w2", "depends_on": ["T1"]});
@@ -120,14 +127,7 @@ fn lead_flags(worker: &str) -> Vec<String> {
 /// the worker it dispatched goes on, and the restarted lead finishes the run.
 #[test]
 fn a_killed_claude_code_lead_is_restarted_with_the_runs_state_and_finishes_the_run() {
-    let Some(claude) = agent_cli("claude") else { return };
-    let p = Project::new();
-    std::fs::create_dir_all(p.path().join(".agents")).unwrap();
-    std::fs::write(
-        p.path().join(".agents/launch.toml"),
-        format!("[agents.lead]\nprogram = {:?}\n", claude.display().to_string()),
-    )
-    .unwrap();
+    let Some(p) = project_with_a_claude_lead() else { return };
     let gate = gate(&p);
     // The worker claims T1, then waits for the test before it is done.
     let worker = format!(

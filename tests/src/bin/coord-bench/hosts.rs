@@ -59,12 +59,14 @@ impl Budgets {
 }
 
 /// One cgroup with a CPU budget; when dropped, everything in it goes back to the group the
-/// first process it took came from (else the root), and the group is removed.
+/// first process it took came from (the bench's own first group when that process was
+/// born in one of the bench's), and the group is removed.
 struct Group {
     dir: PathBuf,
     root: PathBuf,
     v1: bool,
-    origin: std::cell::RefCell<Option<PathBuf>>,
+    origin: std::cell::RefCell<PathBuf>,
+    taken: std::cell::Cell<bool>,
 }
 
 /// The cgroup hierarchy holding the `cpu` controller: v1's `cpu` mount, or v2's root.
@@ -127,10 +129,12 @@ fn remove_stale(root: &Path) {
 }
 
 impl Group {
-    fn new(root: &Path, v1: bool, name: &str, cores: f64) -> Result<Group, String> {
+    /// The group `name` with `cores`; `home`: the group the bench itself came from.
+    fn new(root: &Path, v1: bool, name: &str, cores: f64, home: &Path) -> Result<Group, String> {
         let dir = root.join(format!("{PREFIX}{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create the cgroup {}: {e}", dir.display()))?;
-        let group = Group { dir, root: root.to_path_buf(), v1, origin: Default::default() };
+        let (origin, taken) = (home.to_path_buf().into(), false.into());
+        let group = Group { dir, root: root.to_path_buf(), v1, origin, taken };
         let quota = (cores * PERIOD_US as f64).round() as u64;
         let set = |file: &str, value: String| {
             std::fs::write(group.dir.join(file), &value)
@@ -150,8 +154,12 @@ impl Group {
 
     /// Move a process (all its threads) into the group.
     fn take(&self, pid: u32) -> Result<(), String> {
-        if self.origin.borrow().is_none() {
-            *self.origin.borrow_mut() = cgroup_of(pid, &self.root, self.v1);
+        if !self.taken.replace(true) {
+            let from = cgroup_of(pid, &self.root, self.v1);
+            let ours = |d: &PathBuf| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with(PREFIX));
+            if let Some(from) = from.filter(|d| !ours(d)) {
+                *self.origin.borrow_mut() = from;
+            }
         }
         std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
             .map_err(|e| format!("cannot move process {pid} into {}: {e}", self.dir.display()))
@@ -160,8 +168,7 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        let to = self.origin.borrow().clone().unwrap_or_else(|| self.root.clone());
-        empty_into(&self.dir, &to, &self.root);
+        empty_into(&self.dir, &self.origin.borrow(), &self.root);
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
@@ -184,11 +191,12 @@ impl Hosts {
         }
         let (root, v1) = cpu_root()?;
         remove_stale(&root);
+        let home = cgroup_of(std::process::id(), &root, v1).unwrap_or_else(|| root.clone());
         let hosts = Hosts {
-            a: Group::new(&root, v1, "a", budgets.daemon)?,
-            b: Group::new(&root, v1, "b", budgets.daemon)?,
-            server: Group::new(&root, v1, "server", budgets.server)?,
-            clients: Group::new(&root, v1, "clients", budgets.clients)?,
+            a: Group::new(&root, v1, "a", budgets.daemon, &home)?,
+            b: Group::new(&root, v1, "b", budgets.daemon, &home)?,
+            server: Group::new(&root, v1, "server", budgets.server, &home)?,
+            clients: Group::new(&root, v1, "clients", budgets.clients, &home)?,
             budgets,
         };
         // The bench's server: its processes running now; the ones it starts later (a new
