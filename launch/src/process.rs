@@ -90,6 +90,13 @@ impl Waiter {
     }
 }
 
+/// The environment of `spec`'s output filter: the session's, its id as
+/// [`FILTER_SESSION_VAR`] instead of [`SESSION_VAR`] (the filter is not one of the
+/// session's processes). Also the tmux window's (`tmux.rs`).
+pub fn filter_env(spec: &Spec) -> impl Iterator<Item = (&str, &str)> {
+    spec.env.iter().map(|(k, v)| (if k == SESSION_VAR { FILTER_SESSION_VAR } else { k.as_str() }, v.as_str()))
+}
+
 /// Start `spec` in a new process group with stdin from /dev/null and stdout and stderr
 /// appended to `log` (through its filter, which joins the group). Returns the pid (also
 /// the group id) and its waiter.
@@ -134,9 +141,7 @@ pub fn spawn(spec: &Spec, log: &Path) -> std::io::Result<(i32, Waiter)> {
         // Not one of the session's processes (no `COORD_SESSION`, a group of its own): it
         // ends by itself at the session's end of output, after what it was given (the
         // last turn's usage report) is done, rather than being killed with the session.
-        let env =
-            spec.env.iter().map(|(k, v)| if k == SESSION_VAR { (FILTER_SESSION_VAR, v) } else { (k.as_str(), v) });
-        f.args(args).current_dir(&spec.cwd).envs(env);
+        f.args(args).current_dir(&spec.cwd).envs(filter_env(spec));
         // It reports the session's usage (`launch.usage`, the launcher's to call), so it
         // keeps the bridge's own agent secret, and only that one.
         for k in inherited.iter().filter(|k| *k != AGENT_SECRET_ENV) {

@@ -59,17 +59,16 @@ fn follow(bridge_log: &Path) -> Vec<String> {
 pub fn open(run_id: &str, bridge_log: &Path) -> std::io::Result<()> {
     let session = session_name(run_id);
     let follow = follow(bridge_log);
-    let with =
-        |args: &[&str]| -> Vec<String> { args.iter().map(|a| a.to_string()).chain(follow.iter().cloned()).collect() };
-    let run = |args: Vec<String>| tmux(&args.iter().map(String::as_str).collect::<Vec<_>>()).map(drop);
+    // The window's command goes last, as its words.
+    let with = |args: &[&str]| tmux(&[args, &follow.iter().map(String::as_str).collect::<Vec<_>>()].concat()).map(drop);
     if tmux(&["has-session", "-t", &format!("={session}")]).is_err() {
-        return run(with(&["new-session", "-d", "-s", &session, "-n", "bridge"]));
+        return with(&["new-session", "-d", "-s", &session, "-n", "bridge"]);
     }
     let windows = tmux(&["list-windows", "-t", &format!("={session}"), "-F", "#{window_name}"])?;
     if windows.lines().any(|w| w == "bridge") {
-        run(with(&["respawn-window", "-k", "-t", &format!("={session}:bridge")]))
+        with(&["respawn-window", "-k", "-t", &format!("={session}:bridge")])
     } else {
-        run(with(&["new-window", "-d", "-t", &format!("={session}:"), "-n", "bridge"]))
+        with(&["new-window", "-d", "-t", &format!("={session}:"), "-n", "bridge"])
     }
 }
 
@@ -149,14 +148,7 @@ fn filter_part(spec: &Spec, filter: &[String], log: &Path) -> std::io::Result<(S
         }
         _ => (String::new(), String::new()),
     };
-    let env: Vec<String> = spec
-        .env
-        .iter()
-        .map(|(k, v)| {
-            let k = if k == process::SESSION_VAR { process::FILTER_SESSION_VAR } else { k.as_str() };
-            format!("{k}={}", quote(v))
-        })
-        .collect();
+    let env: Vec<String> = process::filter_env(spec).map(|(k, v)| format!("{k}={}", quote(v))).collect();
     let argv: Vec<String> = filter.iter().map(|a| quote(a)).collect();
     Ok((first, format!("{{ {export}exec setsid env {} {} {}; }}", unset.join(" "), env.join(" "), argv.join(" "))))
 }

@@ -79,20 +79,7 @@ fn claude_leads_plans_with_a_dependency_answers_the_pushed_question_and_finishes
     ];
     let mock = MockModel::start(Anthropic, Scenario::new(turns).cwd(p.path()));
     let config = tempfile::tempdir().unwrap();
-    let args = [
-        "--lead",
-        "claude",
-        "--goal",
-        "Ship login",
-        "--run",
-        "R1",
-        "--command",
-        WORKER,
-        "--live",
-        "--grace-seconds",
-        "60",
-    ];
-    let mut l = p.launch().args(args);
+    let mut l = p.launch().args(lead_flags(WORKER));
     for (k, v) in claude_env(&mock, config.path()) {
         l = l.env(&k, &v);
     }
@@ -117,9 +104,8 @@ fn claude_leads_plans_with_a_dependency_answers_the_pushed_question_and_finishes
 }
 
 /// The lead's flags, with the scripted workers (`command`, live) of `worker`.
-fn lead_flags(worker: &str) -> Vec<String> {
-    let flags = ["--lead", "claude", "--goal", "Ship login", "--run", "R1", "--command", worker, "--live"];
-    flags.iter().map(|s| s.to_string()).chain(["--grace-seconds".into(), "60".into()]).collect()
+fn lead_flags(worker: &str) -> [&str; 11] {
+    ["--lead", "claude", "--goal", "Ship login", "--run", "R1", "--command", worker, "--live", "--grace-seconds", "60"]
 }
 
 /// A Claude Code lead killed mid-run (its whole process group, `orch mcp` with it) is

@@ -65,8 +65,8 @@ struct Group {
     dir: PathBuf,
     root: PathBuf,
     v1: bool,
-    origin: std::cell::RefCell<PathBuf>,
-    taken: std::cell::Cell<bool>,
+    origin: PathBuf,
+    taken: bool,
 }
 
 /// The cgroup hierarchy holding the `cpu` controller: v1's `cpu` mount, or v2's root.
@@ -133,8 +133,7 @@ impl Group {
     fn new(root: &Path, v1: bool, name: &str, cores: f64, home: &Path) -> Result<Group, String> {
         let dir = root.join(format!("{PREFIX}{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create the cgroup {}: {e}", dir.display()))?;
-        let (origin, taken) = (home.to_path_buf().into(), false.into());
-        let group = Group { dir, root: root.to_path_buf(), v1, origin, taken };
+        let group = Group { dir, root: root.to_path_buf(), v1, origin: home.to_path_buf(), taken: false };
         let quota = (cores * PERIOD_US as f64).round() as u64;
         let set = |file: &str, value: String| {
             std::fs::write(group.dir.join(file), &value)
@@ -153,12 +152,12 @@ impl Group {
     }
 
     /// Move a process (all its threads) into the group.
-    fn take(&self, pid: u32) -> Result<(), String> {
-        if !self.taken.replace(true) {
+    fn take(&mut self, pid: u32) -> Result<(), String> {
+        if !std::mem::replace(&mut self.taken, true) {
             let from = cgroup_of(pid, &self.root, self.v1);
             let ours = |d: &PathBuf| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with(PREFIX));
             if let Some(from) = from.filter(|d| !ours(d)) {
-                *self.origin.borrow_mut() = from;
+                self.origin = from;
             }
         }
         std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
@@ -168,7 +167,7 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        empty_into(&self.dir, &self.origin.borrow(), &self.root);
+        empty_into(&self.dir, &self.origin, &self.root);
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
@@ -192,7 +191,7 @@ impl Hosts {
         let (root, v1) = cpu_root()?;
         remove_stale(&root);
         let home = cgroup_of(std::process::id(), &root, v1).unwrap_or_else(|| root.clone());
-        let hosts = Hosts {
+        let mut hosts = Hosts {
             a: Group::new(&root, v1, "a", budgets.daemon, &home)?,
             b: Group::new(&root, v1, "b", budgets.daemon, &home)?,
             server: Group::new(&root, v1, "server", budgets.server, &home)?,
@@ -250,7 +249,7 @@ pub async fn rounds(
     (budgets, rounds): (Budgets, usize),
 ) -> Result<Vec<f64>, String> {
     let postmaster = server.postmaster_pid().ok_or("the bench's PostgreSQL server is not running")?;
-    let hosts = Hosts::new(budgets, postmaster)?;
+    let mut hosts = Hosts::new(budgets, postmaster)?;
     hosts.a.take(da)?;
     let mut ratios = Vec::new();
     for round in 1..=rounds {
